@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# localdb.sh makes sure a PostgreSQL 17 with pgvector >= 0.8 answers on DATABASE_URL.
+#
+# Order of preference:
+#   1. DATABASE_URL is set: use it as it is (nothing is installed or started).
+#   2. A server already listens on 127.0.0.1:54322 (for example `supabase start`): use it.
+#   3. Provision the project's own server: a Debian trixie root filesystem made with
+#      debootstrap (it ships postgresql-17-pgvector; bookworm does not), started from a chroot
+#      on 127.0.0.1:54322 with the same credentials `supabase start` uses.
+#   4. Otherwise say what is missing and fail.
+#
+# It is quick when the database is already there, and safe to run again.
+set -euo pipefail
+
+PORT=${AGENTMEM_DB_PORT:-54322}
+ROOTFS=${AGENTMEM_PG_ROOTFS:-/var/lib/agentmem/pg17-trixie}
+PGDATA_IN=/var/lib/agentmem/data
+PGBIN=/usr/lib/postgresql/17/bin
+DEFAULT_URL="postgresql://postgres:postgres@127.0.0.1:${PORT}/postgres"
+
+log() { printf 'localdb: %s\n' "$*" >&2; }
+die() { printf 'localdb: error: %s\n' "$*" >&2; exit 1; }
+
+port_open() {
+	(exec 3<>"/dev/tcp/127.0.0.1/${PORT}") 2>/dev/null
+}
+
+if [ -n "${DATABASE_URL:-}" ]; then
+	log "using DATABASE_URL from the environment"
+	exit 0
+fi
+
+in_chroot() {
+	chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
+}
+
+mount_rootfs() {
+	mountpoint -q "$ROOTFS/proc" || mount -t proc proc "$ROOTFS/proc"
+	mountpoint -q "$ROOTFS/dev" || mount --bind /dev "$ROOTFS/dev"
+}
+
+if port_open; then
+	log "a server already listens on 127.0.0.1:${PORT}; using it"
+	exit 0
+fi
+
+[ "$(id -u)" = 0 ] || die "nothing listens on 127.0.0.1:${PORT} and provisioning a local PostgreSQL 17 needs root.
+Start one yourself (for example 'supabase start'), or set DATABASE_URL to a PostgreSQL 17 with pgvector >= 0.8."
+
+if [ ! -x "$ROOTFS$PGBIN/postgres" ] || [ ! -f "$ROOTFS/usr/share/postgresql/17/extension/vector.control" ]; then
+	if ! command -v debootstrap >/dev/null 2>&1; then
+		command -v apt-get >/dev/null 2>&1 || die "debootstrap is missing and there is no apt-get to install it.
+Set DATABASE_URL to a PostgreSQL 17 with pgvector >= 0.8 instead."
+		log "installing debootstrap"
+		(apt-get install -y -qq debootstrap >/dev/null 2>&1) || {
+			apt-get update -qq >/dev/null && apt-get install -y -qq debootstrap >/dev/null
+		} || die "could not install debootstrap"
+	fi
+	log "provisioning PostgreSQL 17 + pgvector in $ROOTFS (about a minute, once)"
+	rm -rf "$ROOTFS.partial"
+	mkdir -p "$(dirname "$ROOTFS")"
+	debootstrap --variant=minbase --include=postgresql-17-pgvector,locales-all trixie "$ROOTFS.partial" \
+		>"$(dirname "$ROOTFS")/debootstrap.log" 2>&1 ||
+		die "debootstrap failed; see $(dirname "$ROOTFS")/debootstrap.log"
+	mv "$ROOTFS.partial" "$ROOTFS"
+fi
+
+mount_rootfs
+
+if [ ! -f "$ROOTFS$PGDATA_IN/PG_VERSION" ]; then
+	log "initialising the database cluster"
+	mkdir -p "$ROOTFS$PGDATA_IN"
+	in_chroot chown postgres:postgres "$PGDATA_IN"
+	printf 'postgres\n' >"$ROOTFS/tmp/pwfile"
+	in_chroot chown postgres "/tmp/pwfile"
+	in_chroot su postgres -s /bin/sh -c "$PGBIN/initdb -D $PGDATA_IN -U postgres --pwfile=/tmp/pwfile -A scram-sha-256 -E UTF8 --locale=C.UTF-8" >/dev/null
+	rm -f "$ROOTFS/tmp/pwfile"
+	cat >>"$ROOTFS$PGDATA_IN/postgresql.conf" <<EOF
+listen_addresses = '127.0.0.1'
+port = ${PORT}
+unix_socket_directories = '/tmp'
+max_connections = 200
+shared_buffers = 512MB
+work_mem = 16MB
+maintenance_work_mem = 512MB
+fsync = on
+synchronous_commit = on
+max_wal_size = 4GB
+checkpoint_timeout = 15min
+log_min_messages = warning
+EOF
+fi
+
+log "starting PostgreSQL 17 on 127.0.0.1:${PORT}"
+in_chroot su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $PGDATA_IN -l $PGDATA_IN/server.log -w -t 60 start" >/dev/null ||
+	die "PostgreSQL did not start; see $ROOTFS$PGDATA_IN/server.log"
+
+for _ in $(seq 1 50); do
+	port_open && break
+	sleep 0.1
+done
+port_open || die "PostgreSQL started but does not answer on 127.0.0.1:${PORT}"
+log "ready: $DEFAULT_URL"

@@ -1,0 +1,23 @@
+// Package auth verifies Supabase access tokens and says who is calling.
+package auth
+
+import "github.com/google/uuid"
+
+// The roles a verified caller may have.
+const (
+	RoleUser    = "authenticated"
+	RoleService = "service_role"
+)
+
+// Principal is a verified caller.
+type Principal struct {
+	// Role is RoleUser or RoleService.
+	Role string
+	// UserID is the token's subject for user callers; zero for service callers.
+	UserID uuid.UUID
+	// TenantID is app_metadata.tenant_id of a user token, "" when absent or for service callers.
+	TenantID string
+}
+
+// IsService reports whether the caller is a trusted server (service_role).
+func (p Principal) IsService() bool { return p.Role == RoleService }
