@@ -97,7 +97,9 @@ func Invalid(field, message string) *Error {
 type Fields []FieldError
 
 // Add records that field is invalid.
-func (f *Fields) Add(field, message string) { *f = append(*f, FieldError{Field: field, Message: message}) }
+func (f *Fields) Add(field, message string) {
+	*f = append(*f, FieldError{Field: field, Message: message})
+}
 
 // Addf records that field is invalid, with a formatted message.
 func (f *Fields) Addf(field, format string, args ...any) {

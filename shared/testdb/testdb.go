@@ -1,0 +1,213 @@
+// Package testdb gives tests a real PostgreSQL database with the project's migrations applied.
+//
+// The server comes from AGENTMEM_TEST_DATABASE_URL (a superuser URL; `make test` provides it).
+// The migrations are applied once per migration set into a template database; every New clones
+// that template, so each test (or test package) gets a database of its own in milliseconds.
+package testdb
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem"
+)
+
+// EnvURL names the variable holding the superuser URL of the test server.
+const EnvURL = "AGENTMEM_TEST_DATABASE_URL"
+
+// EnvPoolerURL names the variable holding the same server behind PgBouncer in transaction mode.
+const EnvPoolerURL = "AGENTMEM_TEST_POOLER_URL"
+
+// DB is a fresh database for a test.
+type DB struct {
+	// Name is the database name.
+	Name string
+	// URL connects to it directly as the superuser.
+	URL string
+}
+
+// PoolerURL is the URL of the same database through the transaction-mode pooler, or "" when
+// no pooler is configured.
+func (d DB) PoolerURL() string {
+	p := os.Getenv(EnvPoolerURL)
+	if p == "" {
+		return ""
+	}
+	return withDatabase(p, d.Name)
+}
+
+// ServerURL returns the test server's superuser URL, failing the test when it is not set.
+func ServerURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(EnvURL)
+	if u == "" {
+		t.Fatalf("%s is not set: run the tests with `make test`, which starts PostgreSQL with pgvector", EnvURL)
+	}
+	return u
+}
+
+// New creates a database with the migrations applied and drops it when the test ends.
+func New(t testing.TB) DB {
+	t.Helper()
+	server := ServerURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	tmpl, err := ensureTemplate(ctx, server)
+	if err != nil {
+		t.Fatalf("prepare template database: %v", err)
+	}
+	name := "agentmem_test_" + randomHex(8)
+	conn, err := pgx.Connect(ctx, server)
+	if err != nil {
+		t.Fatalf("connect to test server: %v", err)
+	}
+	defer conn.Close(ctx)
+	if err := createFromTemplate(ctx, conn, name, tmpl); err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, server)
+		if err != nil {
+			t.Logf("drop test database: %v", err)
+			return
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, "drop database if exists "+pgx.Identifier{name}.Sanitize()+" with (force)"); err != nil {
+			t.Logf("drop test database: %v", err)
+		}
+	})
+	return DB{Name: name, URL: withDatabase(server, name)}
+}
+
+// createFromTemplate retries briefly: PostgreSQL refuses to copy a template while another
+// session is connected to it, which happens when packages create their databases at once.
+func createFromTemplate(ctx context.Context, conn *pgx.Conn, name, tmpl string) error {
+	var err error
+	for i := 0; i < 100; i++ {
+		_, err = conn.Exec(ctx, fmt.Sprintf("create database %s template %s",
+			pgx.Identifier{name}.Sanitize(), pgx.Identifier{tmpl}.Sanitize()))
+		if err == nil || !strings.Contains(err.Error(), "is being accessed by other users") {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return err
+}
+
+// ensureTemplate creates the template database for the current migration set once per server.
+func ensureTemplate(ctx context.Context, server string) (string, error) {
+	migs, err := agentmem.Migrations()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	h.Write([]byte(agentmem.LocalBootstrap()))
+	for _, m := range migs {
+		h.Write([]byte(m.Name))
+		h.Write([]byte(m.SQL))
+	}
+	tmpl := "agentmem_template_" + hex.EncodeToString(h.Sum(nil))[:16]
+
+	conn, err := pgx.Connect(ctx, server)
+	if err != nil {
+		return "", fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	// One process builds the template; the others wait for it.
+	if _, err := conn.Exec(ctx, "select pg_advisory_lock(7214031)"); err != nil {
+		return "", fmt.Errorf("lock: %w", err)
+	}
+	defer conn.Exec(context.Background(), "select pg_advisory_unlock(7214031)") //nolint:errcheck
+
+	var exists bool
+	if err := conn.QueryRow(ctx, "select exists(select 1 from pg_database where datname = $1 and datistemplate)", tmpl).Scan(&exists); err != nil {
+		return "", err
+	}
+	if exists {
+		return tmpl, nil
+	}
+	building := tmpl + "_building"
+	if _, err := conn.Exec(ctx, "drop database if exists "+pgx.Identifier{building}.Sanitize()+" with (force)"); err != nil {
+		return "", err
+	}
+	if _, err := conn.Exec(ctx, "create database "+pgx.Identifier{building}.Sanitize()+" template template0"); err != nil {
+		return "", err
+	}
+	if err := Migrate(ctx, withDatabase(server, building), true); err != nil {
+		return "", err
+	}
+	if _, err := conn.Exec(ctx, fmt.Sprintf("alter database %s rename to %s",
+		pgx.Identifier{building}.Sanitize(), pgx.Identifier{tmpl}.Sanitize())); err != nil {
+		return "", err
+	}
+	if _, err := conn.Exec(ctx, "alter database "+pgx.Identifier{tmpl}.Sanitize()+" is_template true"); err != nil {
+		return "", err
+	}
+	return tmpl, nil
+}
+
+// Migrate applies the local bootstrap (when bootstrap is true) and every migration, in order,
+// each file in one transaction, to the database at url.
+func Migrate(ctx context.Context, url string, bootstrap bool) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	if bootstrap {
+		if err := execFile(ctx, conn, agentmem.LocalBootstrap()); err != nil {
+			return fmt.Errorf("apply local bootstrap: %w", err)
+		}
+	}
+	migs, err := agentmem.Migrations()
+	if err != nil {
+		return err
+	}
+	for _, m := range migs {
+		if err := execFile(ctx, conn, m.SQL); err != nil {
+			return fmt.Errorf("apply %s: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+func execFile(ctx context.Context, conn *pgx.Conn, sql string) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	// The simple protocol runs a whole file of statements in one call.
+	if _, err := tx.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+func withDatabase(raw, name string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
