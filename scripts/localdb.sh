@@ -10,6 +10,12 @@
 #   4. Otherwise say what is missing and fail.
 #
 # It is quick when the database is already there, and safe to run again.
+#
+# `localdb.sh stop` stops the project's own server (and the pooler started by pgbouncer.sh)
+# and leaves the data in place; the next run starts it again in a second.
+#
+# AGENTMEM_PG_ROOTFS and AGENTMEM_DB_PORT move the root filesystem and the port, to try a clean
+# provision beside a running server.
 set -euo pipefail
 
 PORT=${AGENTMEM_DB_PORT:-54322}
@@ -25,11 +31,6 @@ port_open() {
 	(exec 3<>"/dev/tcp/127.0.0.1/${PORT}") 2>/dev/null
 }
 
-if [ -n "${DATABASE_URL:-}" ]; then
-	log "using DATABASE_URL from the environment"
-	exit 0
-fi
-
 in_chroot() {
 	chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
 }
@@ -38,6 +39,34 @@ mount_rootfs() {
 	mountpoint -q "$ROOTFS/proc" || mount -t proc proc "$ROOTFS/proc"
 	mountpoint -q "$ROOTFS/dev" || mount --bind /dev "$ROOTFS/dev"
 }
+
+if [ "${1:-}" = stop ]; then
+	if [ ! -f "$ROOTFS$PGDATA_IN/PG_VERSION" ]; then
+		log "no local server in $ROOTFS; nothing to stop"
+		exit 0
+	fi
+	[ "$(id -u)" = 0 ] || die "stopping the local server needs root"
+	mount_rootfs
+	if [ -f "$ROOTFS/var/lib/agentmem/pgbouncer/pgbouncer.pid" ]; then
+		pid=$(cat "$ROOTFS/var/lib/agentmem/pgbouncer/pgbouncer.pid")
+		if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
+			log "stopped the pooler (pid $pid)"
+		fi
+		rm -f "$ROOTFS/var/lib/agentmem/pgbouncer/pgbouncer.pid"
+	fi
+	if [ -f "$ROOTFS$PGDATA_IN/postmaster.pid" ]; then
+		in_chroot su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $PGDATA_IN -m fast -w stop" >/dev/null &&
+			log "stopped PostgreSQL on 127.0.0.1:${PORT}"
+	else
+		log "PostgreSQL is not running"
+	fi
+	exit 0
+fi
+
+if [ -n "${DATABASE_URL:-}" ]; then
+	log "using DATABASE_URL from the environment"
+	exit 0
+fi
 
 if port_open; then
 	log "a server already listens on 127.0.0.1:${PORT}; using it"
@@ -59,7 +88,7 @@ Set DATABASE_URL to a PostgreSQL 17 with pgvector >= 0.8 instead."
 	log "provisioning PostgreSQL 17 + pgvector in $ROOTFS (about a minute, once)"
 	rm -rf "$ROOTFS.partial"
 	mkdir -p "$(dirname "$ROOTFS")"
-	debootstrap --variant=minbase --include=postgresql-17-pgvector,locales-all trixie "$ROOTFS.partial" \
+	debootstrap --variant=minbase --include=postgresql-17-pgvector,pgbouncer,locales-all trixie "$ROOTFS.partial" \
 		>"$(dirname "$ROOTFS")/debootstrap.log" 2>&1 ||
 		die "debootstrap failed; see $(dirname "$ROOTFS")/debootstrap.log"
 	mv "$ROOTFS.partial" "$ROOTFS"
