@@ -1,0 +1,547 @@
+package auth
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+)
+
+const testSecret = "super-secret-jwt-token-with-at-least-32-characters-long"
+
+var testUser = uuid.MustParse("6f1c2b9e-3d4a-4e5f-8a7b-9c0d1e2f3a4b")
+
+// Keys are generated once: RSA generation is slow enough to matter across many tests.
+var (
+	ecKey    = sync.OnceValue(func() *ecdsa.PrivateKey { return mustEC() })
+	ecOther  = sync.OnceValue(func() *ecdsa.PrivateKey { return mustEC() })
+	rsaKey   = sync.OnceValue(func() *rsa.PrivateKey { return mustRSA() })
+	rsaLater = sync.OnceValue(func() *rsa.PrivateKey { return mustRSA() })
+)
+
+func mustEC() *ecdsa.PrivateKey {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+func mustRSA() *rsa.PrivateKey {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+// jwk renders the public half of key as a JWK with kid.
+func jwk(kid string, key any) map[string]string {
+	switch k := key.(type) {
+	case *ecdsa.PrivateKey:
+		pub, err := k.PublicKey.ECDH()
+		if err != nil {
+			panic(err)
+		}
+		p := pub.Bytes() // 0x04 || X || Y
+		return map[string]string{"kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig",
+			"kid": kid, "x": b64(p[1:33]), "y": b64(p[33:])}
+	case *rsa.PrivateKey:
+		return map[string]string{"kty": "RSA", "alg": "RS256", "use": "sig", "kid": kid,
+			"n": b64(k.N.Bytes()), "e": b64(big.NewInt(int64(k.E)).Bytes())}
+	}
+	panic("unsupported key")
+}
+
+// jwksServer serves a JWK Set that a test can grow, and counts the fetches.
+type jwksServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	keys []map[string]string
+	hits atomic.Int32
+}
+
+func newJWKSServer(t testing.TB, keys ...map[string]string) *jwksServer {
+	t.Helper()
+	s := &jwksServer{keys: keys}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.hits.Add(1)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"keys": s.keys})
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *jwksServer) add(k map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keys = append(s.keys, k)
+}
+
+func (s *jwksServer) url() string { return s.URL + "/auth/v1/.well-known/jwks.json" }
+
+func newVerifier(t testing.TB, ctx context.Context, cfg Config) *Verifier {
+	t.Helper()
+	v, err := NewVerifier(ctx, cfg)
+	if err != nil {
+		t.Fatalf("NewVerifier: %v", err)
+	}
+	return v
+}
+
+// userClaims are the claims of a valid Supabase user token; cases change one thing.
+func userClaims(mod ...func(jwt.MapClaims)) jwt.MapClaims {
+	now := time.Now()
+	c := jwt.MapClaims{
+		"role": RoleUser,
+		"sub":  testUser.String(),
+		"aud":  "authenticated",
+		"iat":  now.Unix(),
+		"exp":  now.Add(time.Hour).Unix(),
+		"iss":  "https://project.supabase.co/auth/v1",
+	}
+	for _, m := range mod {
+		m(c)
+	}
+	return c
+}
+
+// serviceClaims are the claims of a Supabase service_role key: no sub, no aud.
+func serviceClaims(mod ...func(jwt.MapClaims)) jwt.MapClaims {
+	c := jwt.MapClaims{"role": RoleService, "iss": "supabase", "exp": time.Now().Add(time.Hour).Unix()}
+	for _, m := range mod {
+		m(c)
+	}
+	return c
+}
+
+func set(k string, v any) func(jwt.MapClaims) { return func(c jwt.MapClaims) { c[k] = v } }
+func del(k string) func(jwt.MapClaims)        { return func(c jwt.MapClaims) { delete(c, k) } }
+
+func sign(t testing.TB, method jwt.SigningMethod, kid string, key any, c jwt.MapClaims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(method, c)
+	if kid != "" {
+		tok.Header["kid"] = kid
+	}
+	s, err := tok.SignedString(key)
+	if err != nil {
+		t.Fatalf("sign: %v", err)
+	}
+	return s
+}
+
+func hs(t testing.TB, c jwt.MapClaims) string {
+	return sign(t, jwt.SigningMethodHS256, "", []byte(testSecret), c)
+}
+
+func mint(t testing.TB, c MintClaims) string {
+	t.Helper()
+	s, err := MintHS256(testSecret, c)
+	if err != nil {
+		t.Fatalf("MintHS256: %v", err)
+	}
+	return s
+}
+
+// rsaPublicPEM is what an attacker would use as an HMAC secret in an HS/RS confusion attack.
+func rsaPublicPEM(t testing.TB) []byte {
+	t.Helper()
+	der, err := x509.MarshalPKIXPublicKey(&rsaKey().PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+}
+
+// wantUnauthenticated fails unless err is a 401 *apierror.Error that does not quote secret.
+func wantUnauthenticated(t testing.TB, err error, secret string) {
+	t.Helper()
+	var ae *apierror.Error
+	if !errors.As(err, &ae) {
+		t.Fatalf("error %v (%T) is not an *apierror.Error", err, err)
+	}
+	if ae.Code != apierror.Unauthenticated {
+		t.Fatalf("code = %q, want %q", ae.Code, apierror.Unauthenticated)
+	}
+	if secret != "" && strings.Contains(err.Error(), secret) {
+		t.Fatalf("error %q quotes the credential", err)
+	}
+}
+
+func TestVerify(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	srv := newJWKSServer(t, jwk("ec-1", ecKey()), jwk("rsa-1", rsaKey()))
+	verifiers := map[string]*Verifier{
+		"hs":     newVerifier(t, ctx, Config{JWTSecret: testSecret}),
+		"iss":    newVerifier(t, ctx, Config{JWTSecret: testSecret, Issuer: "https://project.supabase.co/auth/v1"}),
+		"aud":    newVerifier(t, ctx, Config{JWTSecret: testSecret, Audience: "agents"}),
+		"leeway": newVerifier(t, ctx, Config{JWTSecret: testSecret, Leeway: time.Minute}),
+		"jwks":   newVerifier(t, ctx, Config{JWKSURL: srv.url()}),
+		"both":   newVerifier(t, ctx, Config{JWTSecret: testSecret, JWKSURL: srv.url()}),
+	}
+	user := Principal{Role: RoleUser, UserID: testUser}
+	service := Principal{Role: RoleService}
+	past := time.Now().Add(-time.Hour).Unix()
+	future := time.Now().Add(time.Hour).Unix()
+	tests := []struct {
+		name     string
+		verifier string
+		token    string
+		want     *Principal // nil: want a 401
+	}{
+		{"hs user", "hs", hs(t, userClaims()), &user},
+		{"hs user with tenant", "hs", hs(t, userClaims(set("app_metadata", map[string]any{"tenant_id": "acme", "provider": "email"}))),
+			&Principal{Role: RoleUser, UserID: testUser, TenantID: "acme"}},
+		{"hs user empty tenant", "hs", hs(t, userClaims(set("app_metadata", map[string]any{"tenant_id": ""}))), &user},
+		{"hs user null tenant", "hs", hs(t, userClaims(set("app_metadata", map[string]any{"tenant_id": nil}))), &user},
+		{"hs user aud array", "hs", hs(t, userClaims(set("aud", []string{"other", "authenticated"}))), &user},
+		{"hs user tenant 128 chars", "hs", hs(t, userClaims(set("app_metadata", map[string]any{"tenant_id": strings.Repeat("é", 128)}))),
+			&Principal{Role: RoleUser, UserID: testUser, TenantID: strings.Repeat("é", 128)}},
+		{"hs service", "hs", hs(t, serviceClaims()), &service},
+		{"hs service ignores sub and tenant", "hs", hs(t, serviceClaims(set("sub", "not-a-uuid"), set("app_metadata", map[string]any{"tenant_id": "acme"}))), &service},
+		{"minted user", "hs", mint(t, MintClaims{Role: RoleUser, Subject: testUser.String(), TenantID: "acme"}),
+			&Principal{Role: RoleUser, UserID: testUser, TenantID: "acme"}},
+		{"minted service", "hs", mint(t, MintClaims{Role: RoleService, Issuer: "supabase"}), &service},
+		{"minted expired", "hs", mint(t, MintClaims{Role: RoleUser, Subject: testUser.String(), TTL: -time.Minute}), nil},
+
+		{"expired", "hs", hs(t, userClaims(set("exp", past))), nil},
+		{"expired within leeway", "leeway", hs(t, userClaims(set("exp", time.Now().Add(-10*time.Second).Unix()))), &user},
+		{"expired beyond leeway", "leeway", hs(t, userClaims(set("exp", past))), nil},
+		{"expired service", "hs", hs(t, serviceClaims(set("exp", past))), nil},
+		{"no exp", "hs", hs(t, userClaims(del("exp"))), nil},
+		{"no exp service", "hs", hs(t, serviceClaims(del("exp"))), nil},
+		{"exp not a number", "hs", hs(t, userClaims(set("exp", "tomorrow"))), nil},
+		{"not valid yet", "hs", hs(t, userClaims(set("nbf", future))), nil},
+		{"wrong secret", "hs", sign(t, jwt.SigningMethodHS256, "", []byte("another-secret-of-at-least-32-characters"), userClaims()), nil},
+		{"tampered payload", "hs", tamper(hs(t, userClaims()), serviceClaims()), nil},
+		{"alg none", "hs", sign(t, jwt.SigningMethodNone, "", jwt.UnsafeAllowNoneSignatureType, userClaims()), nil},
+		{"alg none service", "both", sign(t, jwt.SigningMethodNone, "", jwt.UnsafeAllowNoneSignatureType, serviceClaims()), nil},
+		{"HS384", "hs", sign(t, jwt.SigningMethodHS384, "", []byte(testSecret), userClaims()), nil},
+		{"wrong audience", "hs", hs(t, userClaims(set("aud", "anon"))), nil},
+		{"no audience", "hs", hs(t, userClaims(del("aud"))), nil},
+		{"configured audience", "aud", hs(t, userClaims(set("aud", "agents"))), &user},
+		{"default audience refused when configured", "aud", hs(t, userClaims()), nil},
+		{"issuer matches", "iss", hs(t, userClaims()), &user},
+		{"wrong issuer", "iss", hs(t, userClaims(set("iss", "https://evil.example/auth/v1"))), nil},
+		{"no issuer", "iss", hs(t, userClaims(del("iss"))), nil},
+		{"service skips issuer", "iss", hs(t, serviceClaims()), &service},
+		{"anon role", "hs", hs(t, userClaims(set("role", "anon"))), nil},
+		{"missing role", "hs", hs(t, userClaims(del("role"))), nil},
+		{"role wrong case", "hs", hs(t, userClaims(set("role", "Authenticated"))), nil},
+		{"role not a string", "hs", hs(t, userClaims(set("role", 1))), nil},
+		{"sub not a uuid", "hs", hs(t, userClaims(set("sub", "user-42"))), nil},
+		{"sub nil uuid", "hs", hs(t, userClaims(set("sub", uuid.Nil.String()))), nil},
+		{"sub uuid without hyphens", "hs", hs(t, userClaims(set("sub", strings.ReplaceAll(testUser.String(), "-", "")))), nil},
+		{"no sub", "hs", hs(t, userClaims(del("sub"))), nil},
+		{"tenant not a string", "hs", hs(t, userClaims(set("app_metadata", map[string]any{"tenant_id": 7}))), nil},
+		{"app_metadata not an object", "hs", hs(t, userClaims(set("app_metadata", "acme"))), nil},
+		{"tenant too long", "hs", hs(t, userClaims(set("app_metadata", map[string]any{"tenant_id": strings.Repeat("a", 129)}))), nil},
+		{"tenant with NUL", "hs", hs(t, userClaims(set("app_metadata", map[string]any{"tenant_id": "ac\x00me"}))), nil},
+		{"empty", "hs", "", nil},
+		{"garbage", "hs", "not-a-jwt", nil},
+		{"three garbage parts", "hs", "aaaa.bbbb.cccc", nil},
+		{"too long", "hs", hs(t, userClaims(set("pad", strings.Repeat("x", maxTokenLen)))), nil},
+		{"es256 in hs mode", "hs", sign(t, jwt.SigningMethodES256, "ec-1", ecKey(), userClaims()), nil},
+
+		{"es256 user", "jwks", sign(t, jwt.SigningMethodES256, "ec-1", ecKey(), userClaims()), &user},
+		{"rs256 user", "jwks", sign(t, jwt.SigningMethodRS256, "rsa-1", rsaKey(), userClaims()), &user},
+		{"es256 service", "jwks", sign(t, jwt.SigningMethodES256, "ec-1", ecKey(), serviceClaims()), &service},
+		{"es256 user in both", "both", sign(t, jwt.SigningMethodES256, "ec-1", ecKey(), userClaims()), &user},
+		{"hs user in both", "both", hs(t, userClaims()), &user},
+		{"hs in jwks mode", "jwks", hs(t, userClaims()), nil},
+		{"hs/rs confusion in jwks mode", "jwks", sign(t, jwt.SigningMethodHS256, "rsa-1", rsaPublicPEM(t), userClaims()), nil},
+		{"hs/rs confusion in both", "both", sign(t, jwt.SigningMethodHS256, "rsa-1", rsaPublicPEM(t), userClaims()), nil},
+		{"es256 signed by another key", "jwks", sign(t, jwt.SigningMethodES256, "ec-1", ecOther(), userClaims()), nil},
+		{"rs256 naming the ec key", "jwks", sign(t, jwt.SigningMethodRS256, "ec-1", rsaKey(), userClaims()), nil},
+		{"es256 naming the rsa key", "jwks", sign(t, jwt.SigningMethodES256, "rsa-1", ecKey(), userClaims()), nil},
+		{"rs512", "jwks", sign(t, jwt.SigningMethodRS512, "rsa-1", rsaKey(), userClaims()), nil},
+		{"unknown kid", "jwks", sign(t, jwt.SigningMethodES256, "nope", ecKey(), userClaims()), nil},
+		{"no kid", "jwks", sign(t, jwt.SigningMethodES256, "", ecKey(), userClaims()), nil},
+		{"expired es256", "jwks", sign(t, jwt.SigningMethodES256, "ec-1", ecKey(), userClaims(set("exp", past))), nil},
+		{"anon es256", "jwks", sign(t, jwt.SigningMethodES256, "ec-1", ecKey(), userClaims(set("role", "anon"))), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := verifiers[tt.verifier].Verify(t.Context(), tt.token)
+			if tt.want == nil {
+				wantUnauthenticated(t, err, tt.token)
+				if got != (Principal{}) {
+					t.Errorf("principal = %+v alongside an error", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			if got != *tt.want {
+				t.Errorf("principal = %+v, want %+v", got, *tt.want)
+			}
+		})
+	}
+}
+
+// tamper swaps a token's payload for c, keeping the original signature.
+func tamper(token string, c jwt.MapClaims) string {
+	parts := strings.Split(token, ".")
+	b, err := json.Marshal(c)
+	if err != nil {
+		panic(err)
+	}
+	parts[1] = b64(b)
+	return strings.Join(parts, ".")
+}
+
+func TestJWKSPicksUpAddedKey(t *testing.T) {
+	t.Parallel()
+	srv := newJWKSServer(t, jwk("ec-1", ecKey()))
+	v := newVerifier(t, t.Context(), Config{JWKSURL: srv.url()})
+	srv.add(jwk("rsa-later", rsaLater()))
+
+	tok := sign(t, jwt.SigningMethodRS256, "rsa-later", rsaLater(), userClaims())
+	got, err := v.Verify(t.Context(), tok)
+	if err != nil {
+		t.Fatalf("token signed by a key added after start: %v", err)
+	}
+	if got.UserID != testUser {
+		t.Errorf("UserID = %v, want %v", got.UserID, testUser)
+	}
+	if n := srv.hits.Load(); n != 2 {
+		t.Errorf("jwks fetched %d times, want 2 (start, then the unknown kid)", n)
+	}
+}
+
+func TestJWKSUnknownKIDRefreshIsRateLimited(t *testing.T) {
+	t.Parallel()
+	srv := newJWKSServer(t, jwk("ec-1", ecKey()))
+	v := newVerifier(t, t.Context(), Config{JWKSURL: srv.url()})
+
+	start := time.Now()
+	for i := range 50 {
+		tok := sign(t, jwt.SigningMethodES256, uuid.NewString(), ecKey(), userClaims())
+		_, err := v.Verify(t.Context(), tok)
+		wantUnauthenticated(t, err, tok)
+		if i == 0 {
+			// Once the refresh budget is spent, a new key is not fetched until it refills.
+			srv.add(jwk("rsa-later", rsaLater()))
+		}
+	}
+	if n := srv.hits.Load(); n != 2 {
+		t.Errorf("jwks fetched %d times for 50 unknown kids, want 2", n)
+	}
+	if d := time.Since(start); d > jwksWaitMax {
+		t.Errorf("50 unknown kids took %v: requests waited for the refresh limiter", d)
+	}
+	tok := sign(t, jwt.SigningMethodRS256, "rsa-later", rsaLater(), userClaims())
+	_, err := v.Verify(t.Context(), tok)
+	wantUnauthenticated(t, err, tok)
+	// Known keys keep working while the limiter is spent.
+	if _, err := v.Verify(t.Context(), sign(t, jwt.SigningMethodES256, "ec-1", ecKey(), userClaims())); err != nil {
+		t.Errorf("known key rejected: %v", err)
+	}
+}
+
+func TestNewVerifierConfig(t *testing.T) {
+	t.Parallel()
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(down.Close)
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"neither secret nor jwks", Config{Issuer: "x"}},
+		{"negative leeway", Config{JWTSecret: testSecret, Leeway: -time.Second}},
+		{"jwks unreachable", Config{JWKSURL: down.URL}},
+		{"jwks not a url", Config{JWKSURL: "::"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if v, err := NewVerifier(t.Context(), tt.cfg); err == nil {
+				t.Fatalf("NewVerifier = %v, want an error", v)
+			}
+		})
+	}
+}
+
+func TestMintHS256(t *testing.T) {
+	t.Parallel()
+	if _, err := MintHS256("", MintClaims{Role: RoleUser}); err == nil {
+		t.Error("MintHS256 with an empty secret succeeded")
+	}
+	tok := mint(t, MintClaims{Role: RoleUser, Subject: testUser.String(), TenantID: "acme", Issuer: "local"})
+	var c jwt.MapClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(tok, &c); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"role": RoleUser, "sub": testUser.String(), "aud": "authenticated", "iss": "local",
+		"app_metadata": map[string]any{"tenant_id": "acme"}}
+	for k, v := range want {
+		if got, _ := json.Marshal(c[k]); string(got) != mustJSON(v) {
+			t.Errorf("claim %s = %s, want %s", k, got, mustJSON(v))
+		}
+	}
+	exp, _ := c.GetExpirationTime()
+	if exp == nil || time.Until(exp.Time) < DefaultMintTTL-time.Minute || time.Until(exp.Time) > DefaultMintTTL {
+		t.Errorf("exp = %v, want about %v from now", exp, DefaultMintTTL)
+	}
+	svc := mint(t, MintClaims{Role: RoleService})
+	c = jwt.MapClaims{}
+	if _, _, err := jwt.NewParser().ParseUnverified(svc, &c); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"sub", "aud", "iss", "app_metadata"} {
+		if _, ok := c[k]; ok {
+			t.Errorf("service token has claim %s", k)
+		}
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+const bearerToken = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl"
+
+var bearerTests = []struct {
+	name   string
+	header string
+	want   string // "": want a 401
+}{
+	{"bearer", "Bearer " + bearerToken, bearerToken},
+	{"lower case scheme", "bearer " + bearerToken, bearerToken},
+	{"upper case scheme", "BEARER " + bearerToken, bearerToken},
+	{"surrounding space", "  Bearer " + bearerToken + " ", bearerToken},
+	{"padding", "Bearer abc.def==", "abc.def=="},
+	{"missing", "", ""},
+	{"blank", "   ", ""},
+	{"bearer alone", "Bearer", ""},
+	{"bearer and space", "Bearer ", ""},
+	{"basic", "Basic dXNlcjpwYXNzd29yZA==", ""},
+	{"token alone", bearerToken, ""},
+	{"no space", "Bearer" + bearerToken, ""},
+	{"two spaces", "Bearer  " + bearerToken, ""},
+	{"tab", "Bearer\t" + bearerToken, ""},
+	{"extra part", "Bearer " + bearerToken + " extra.part", ""},
+	{"comma", "Bearer " + bearerToken + ", Basic x.y", ""},
+	{"only padding", "Bearer ===", ""},
+	{"padding inside", "Bearer ab=c.d", ""},
+	{"control char", "Bearer abc\x00.def", ""},
+	{"non ascii", "Bearer abç.def", ""},
+}
+
+func TestParseBearer(t *testing.T) {
+	t.Parallel()
+	for _, tt := range bearerTests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ParseBearer(tt.header)
+			if tt.want == "" {
+				wantUnauthenticated(t, err, credential(tt.header))
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseBearer: %v", err)
+			}
+			if got != tt.want {
+				t.Errorf("token = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// credential is the part of an Authorization header after the scheme, when it could not be
+// mistaken for words of an error message (those contain no '.').
+func credential(header string) string {
+	_, c, _ := strings.Cut(strings.TrimSpace(header), " ")
+	if !strings.Contains(c, ".") {
+		return ""
+	}
+	return c
+}
+
+func FuzzParseBearer(f *testing.F) {
+	for _, tt := range bearerTests {
+		f.Add(tt.header)
+	}
+	f.Fuzz(func(t *testing.T, header string) {
+		got, err := ParseBearer(header)
+		if err != nil {
+			wantUnauthenticated(t, err, credential(header))
+			return
+		}
+		if got == "" || !strings.Contains(header, got) || !isB64Token(got) {
+			t.Fatalf("ParseBearer(%q) = %q", header, got)
+		}
+	})
+}
+
+func FuzzVerify(f *testing.F) {
+	srv := newJWKSServer(f, jwk("ec-1", ecKey()), jwk("rsa-1", rsaKey()))
+	v := newVerifier(f, f.Context(), Config{JWTSecret: testSecret, JWKSURL: srv.url()})
+	for _, tok := range []string{
+		hs(f, userClaims()),
+		hs(f, userClaims(set("app_metadata", map[string]any{"tenant_id": "acme"}))),
+		hs(f, serviceClaims()),
+		hs(f, userClaims(set("exp", time.Now().Add(-time.Hour).Unix()))),
+		hs(f, userClaims(set("role", "anon"))),
+		hs(f, userClaims(set("sub", "user-42"))),
+		hs(f, userClaims(del("exp"))),
+		sign(f, jwt.SigningMethodNone, "", jwt.UnsafeAllowNoneSignatureType, userClaims()),
+		sign(f, jwt.SigningMethodHS256, "rsa-1", rsaPublicPEM(f), userClaims()),
+		sign(f, jwt.SigningMethodES256, "ec-1", ecKey(), userClaims()),
+		sign(f, jwt.SigningMethodRS256, "rsa-1", rsaKey(), userClaims()),
+		sign(f, jwt.SigningMethodES256, "nope", ecKey(), userClaims()),
+		"", "not-a-jwt", "aaaa.bbbb.cccc",
+	} {
+		f.Add(tok)
+	}
+	f.Fuzz(func(t *testing.T, token string) {
+		p, err := v.Verify(t.Context(), token)
+		if err != nil {
+			if !strings.Contains(token, ".") {
+				token = "" // too short to be told apart from the words of a message
+			}
+			wantUnauthenticated(t, err, token)
+			return
+		}
+		switch {
+		case p.Role == RoleService && p == Principal{Role: RoleService}:
+		case p.Role == RoleUser && p.UserID != uuid.Nil:
+		default:
+			t.Fatalf("Verify accepted a token as %+v", p)
+		}
+	})
+}

@@ -1,0 +1,287 @@
+package auth
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/MicahParks/jwkset"
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+	"golang.org/x/time/rate"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+)
+
+// DefaultAudience is the audience Supabase puts in user access tokens.
+const DefaultAudience = "authenticated"
+
+const (
+	// maxTokenLen bounds the work done on a token before its signature is checked.
+	maxTokenLen = 16 << 10
+	// maxTenantLen is the longest tenant_id accepted, in characters.
+	maxTenantLen = 128
+
+	// jwksRefreshInterval is how often the cached key set is refetched in the background, so a
+	// revoked key stops being trusted within this time.
+	jwksRefreshInterval = 10 * time.Minute
+	// jwksUnknownKIDEvery is the least time between refetches caused by a token naming a key the
+	// cache does not hold; a flood of made-up kids costs at most one fetch per interval.
+	jwksUnknownKIDEvery = time.Minute
+	// jwksWaitMax bounds how long a request waits for a refetch slot, and the refetch itself.
+	// A request that would wait longer fails at once.
+	jwksWaitMax = 5 * time.Second
+	// jwksHTTPTimeout bounds the first fetch and each background refetch.
+	jwksHTTPTimeout = 10 * time.Second
+)
+
+// Config says how access tokens are verified. At least one of JWTSecret and JWKSURL is required;
+// with both, HS256 tokens are checked against the secret and ES256/RS256 tokens against the JWKS.
+type Config struct {
+	// JWTSecret is the project's legacy HS256 secret (SUPABASE_JWT_SECRET). Default: none, which
+	// rejects every HS256 token.
+	JWTSecret string
+	// JWKSURL is the project's JSON Web Key Set (SUPABASE_JWKS_URL), whose ES256 and RS256 keys
+	// sign access tokens. Default: none, which rejects every ES256 and RS256 token.
+	JWKSURL string
+	// Issuer, when set (JWT_ISSUER), is the exact iss that user tokens must carry. It is not
+	// checked on service_role tokens: Supabase's service keys carry iss "supabase". Default: none,
+	// no issuer check.
+	Issuer string
+	// Audience must be among a user token's aud. Default: "authenticated".
+	Audience string
+	// Leeway is the clock skew allowed when checking exp and nbf. Default: 0, none.
+	Leeway time.Duration
+	// Logger receives failures to refresh the JWKS. Default: nil, discard.
+	Logger *slog.Logger
+}
+
+// Verifier checks access tokens. It is safe for concurrent use; build one per process.
+type Verifier struct {
+	secret   []byte
+	jwks     keyfunc.Keyfunc
+	issuer   string
+	audience string
+	parser   *jwt.Parser
+}
+
+// NewVerifier builds a Verifier from cfg. In JWKS mode it fetches the key set before returning,
+// so a wrong or unreachable URL fails here rather than turning every request into a 401; ctx
+// then bounds the life of the cache's background refresh, so pass one that lives as long as
+// the process.
+func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
+	if cfg.JWTSecret == "" && cfg.JWKSURL == "" {
+		return nil, errors.New("auth: configure a JWT secret or a JWKS URL")
+	}
+	if cfg.Leeway < 0 {
+		return nil, errors.New("auth: leeway must not be negative")
+	}
+	v := &Verifier{issuer: cfg.Issuer, audience: cfg.Audience}
+	if v.audience == "" {
+		v.audience = DefaultAudience
+	}
+	var methods []string
+	if cfg.JWTSecret != "" {
+		v.secret = []byte(cfg.JWTSecret)
+		methods = append(methods, jwt.SigningMethodHS256.Alg())
+	}
+	if cfg.JWKSURL != "" {
+		kf, err := newJWKS(ctx, cfg.JWKSURL, cfg.Logger)
+		if err != nil {
+			return nil, err
+		}
+		v.jwks = kf
+		methods = append(methods, jwt.SigningMethodES256.Alg(), jwt.SigningMethodRS256.Alg())
+	}
+	v.parser = jwt.NewParser(
+		jwt.WithValidMethods(methods),
+		jwt.WithExpirationRequired(),
+		jwt.WithLeeway(cfg.Leeway),
+	)
+	return v, nil
+}
+
+func newJWKS(ctx context.Context, url string, logger *slog.Logger) (keyfunc.Keyfunc, error) {
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	store, err := jwkset.NewStorageFromHTTP(url, jwkset.HTTPClientStorageOptions{
+		Ctx:             ctx,
+		HTTPTimeout:     jwksHTTPTimeout,
+		RefreshInterval: jwksRefreshInterval,
+		RefreshErrorHandler: func(ctx context.Context, err error) {
+			logger.WarnContext(ctx, "refresh jwks", "error", err)
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("auth: fetch jwks: %w", err)
+	}
+	client, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
+		HTTPURLs:          map[string]jwkset.Storage{url: store},
+		RateLimitWaitMax:  jwksWaitMax,
+		RefreshUnknownKID: rate.NewLimiter(rate.Every(jwksUnknownKIDEvery), 1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("auth: jwks client: %w", err)
+	}
+	kf, err := keyfunc.New(keyfunc.Options{Ctx: ctx, Storage: client})
+	if err != nil {
+		return nil, fmt.Errorf("auth: jwks keyfunc: %w", err)
+	}
+	return kf, nil
+}
+
+// claims is the part of a Supabase access token that agentmem reads. A claim of the wrong JSON
+// type fails decoding, so the token is rejected as malformed.
+type claims struct {
+	jwt.RegisteredClaims
+	Role        string `json:"role"`
+	AppMetadata struct {
+		TenantID string `json:"tenant_id"`
+	} `json:"app_metadata"`
+}
+
+// Messages a caller may see. None of them quotes the token, and none contains a '.', so no JWT
+// can appear inside one.
+const (
+	errMalformed   = "malformed token"
+	errExpired     = "token has expired"
+	errNoExpiry    = "token has no expiry"
+	errNotYetValid = "token is not valid yet"
+	errSignature   = "invalid token signature"
+	errKey         = "token signing key is not accepted"
+	errRole        = "token role is not accepted"
+	errSubject     = "token subject must be a user id"
+	errAudience    = "token audience is not accepted"
+	errIssuer      = "token issuer is not accepted"
+	errTenant      = "token tenant_id is invalid"
+)
+
+// errKeyMismatch means a token's alg does not fit the key its kid names.
+var errKeyMismatch = errors.New("key type does not match token algorithm")
+
+// Verify checks token and returns who it names. Every failure is an unauthenticated
+// *apierror.Error whose message is safe to show.
+func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) {
+	if token == "" || len(token) > maxTokenLen {
+		return Principal{}, apierror.New(apierror.Unauthenticated, errMalformed)
+	}
+	var c claims
+	if _, err := v.parser.ParseWithClaims(token, &c, v.keyfunc(ctx)); err != nil {
+		return Principal{}, parseError(err)
+	}
+	switch c.Role {
+	case RoleService:
+		return Principal{Role: RoleService}, nil
+	case RoleUser:
+		return v.user(&c)
+	default:
+		return Principal{}, apierror.New(apierror.Unauthenticated, errRole)
+	}
+}
+
+// user checks the claims only user tokens must carry.
+func (v *Verifier) user(c *claims) (Principal, error) {
+	// Only the canonical 36-character form, as Supabase writes it.
+	id, err := uuid.Parse(c.Subject)
+	if err != nil || len(c.Subject) != 36 || id == uuid.Nil {
+		return Principal{}, apierror.New(apierror.Unauthenticated, errSubject)
+	}
+	audOK := false
+	for _, a := range c.Audience {
+		if a == v.audience {
+			audOK = true
+			break
+		}
+	}
+	if !audOK {
+		return Principal{}, apierror.New(apierror.Unauthenticated, errAudience)
+	}
+	if v.issuer != "" && c.Issuer != v.issuer {
+		return Principal{}, apierror.New(apierror.Unauthenticated, errIssuer)
+	}
+	tenant := c.AppMetadata.TenantID
+	if !validTenant(tenant) {
+		return Principal{}, apierror.New(apierror.Unauthenticated, errTenant)
+	}
+	return Principal{Role: RoleUser, UserID: id, TenantID: tenant}, nil
+}
+
+// validTenant accepts "" (no tenant) or up to maxTenantLen printable characters: the value ends
+// up in Postgres, which cannot store a NUL.
+func validTenant(s string) bool {
+	if utf8.RuneCountInString(s) > maxTenantLen {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// keyfunc pins each algorithm to its kind of key: HS256 only ever meets the secret, ES256 and
+// RS256 only the JWKS, so a token cannot choose how it is checked.
+func (v *Verifier) keyfunc(ctx context.Context) jwt.Keyfunc {
+	return func(t *jwt.Token) (any, error) {
+		switch t.Method {
+		case jwt.SigningMethodHS256:
+			if v.secret == nil {
+				return nil, errKeyMismatch
+			}
+			return v.secret, nil
+		case jwt.SigningMethodES256, jwt.SigningMethodRS256:
+			if v.jwks == nil {
+				return nil, errKeyMismatch
+			}
+			key, err := v.jwks.KeyfuncCtx(ctx)(t)
+			if err != nil {
+				return nil, err
+			}
+			switch k := key.(type) {
+			case *ecdsa.PublicKey:
+				if t.Method == jwt.SigningMethodES256 && k.Curve == elliptic.P256() {
+					return k, nil
+				}
+			case *rsa.PublicKey:
+				if t.Method == jwt.SigningMethodRS256 {
+					return k, nil
+				}
+			}
+			return nil, errKeyMismatch
+		default:
+			return nil, errKeyMismatch
+		}
+	}
+}
+
+// parseError turns a jwt parse failure into a safe 401. The cause kept is the library's
+// sentinel only: the full error can quote header values chosen by the caller.
+func parseError(err error) error {
+	for _, m := range []struct {
+		sentinel error
+		detail   string
+	}{
+		{jwt.ErrTokenMalformed, errMalformed},
+		{jwt.ErrTokenExpired, errExpired},
+		{jwt.ErrTokenRequiredClaimMissing, errNoExpiry},
+		{jwt.ErrTokenNotValidYet, errNotYetValid},
+		{jwt.ErrTokenUnverifiable, errKey},
+		{jwt.ErrTokenSignatureInvalid, errSignature},
+	} {
+		if errors.Is(err, m.sentinel) {
+			return apierror.Wrap(apierror.Unauthenticated, m.detail, m.sentinel)
+		}
+	}
+	return apierror.Wrap(apierror.Unauthenticated, errMalformed, jwt.ErrTokenInvalidClaims)
+}
