@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem"
+	"github.com/agentmem/agentmem/shared/schema"
 )
 
 // EnvURL names the variable holding the superuser URL of the test server.
@@ -159,8 +160,8 @@ func ensureTemplate(ctx context.Context, server string) (string, error) {
 	return tmpl, nil
 }
 
-// Migrate applies the local bootstrap (when bootstrap is true) and every migration, in order,
-// each file in one transaction, to the database at url.
+// Migrate applies the local bootstrap (when bootstrap is true) and every migration to the
+// database at url.
 func Migrate(ctx context.Context, url string, bootstrap bool) error {
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
@@ -168,33 +169,11 @@ func Migrate(ctx context.Context, url string, bootstrap bool) error {
 	}
 	defer conn.Close(ctx)
 	if bootstrap {
-		if err := execFile(ctx, conn, agentmem.LocalBootstrap()); err != nil {
-			return fmt.Errorf("apply local bootstrap: %w", err)
+		if err := schema.Bootstrap(ctx, conn); err != nil {
+			return err
 		}
 	}
-	migs, err := agentmem.Migrations()
-	if err != nil {
-		return err
-	}
-	for _, m := range migs {
-		if err := execFile(ctx, conn, m.SQL); err != nil {
-			return fmt.Errorf("apply %s: %w", m.Name, err)
-		}
-	}
-	return nil
-}
-
-func execFile(ctx context.Context, conn *pgx.Conn, sql string) error {
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx) //nolint:errcheck
-	// The simple protocol runs a whole file of statements in one call.
-	if _, err := tx.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
+	return schema.Migrate(ctx, conn)
 }
 
 func withDatabase(raw, name string) string {

@@ -1,0 +1,162 @@
+// Command agentmem is the operator's tool: it serves every function on one port for local
+// development, prepares a local database, mints local tokens and runs the sweep.
+//
+//	agentmem serve                 serve POST /v1/<name> for every function (ADDR, default 127.0.0.1:9000)
+//	agentmem bootstrap             create the Supabase roles and auth helpers a local database lacks
+//	agentmem token [flags]         print a local HS256 access token
+//	agentmem sweep [flags]         delete expired rows now
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/config"
+	"github.com/agentmem/agentmem/shared/schema"
+	"github.com/agentmem/agentmem/shared/service"
+)
+
+const usage = `usage: agentmem <command> [flags]
+
+commands:
+  serve       serve every function at POST /v1/<name> (ADDR, default 127.0.0.1:9000)
+  bootstrap   create the Supabase roles and auth helpers a local database lacks (DATABASE_URL)
+  token       print a local HS256 access token (SUPABASE_JWT_SECRET or the local default)
+  sweep       delete expired rows now
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = serve(ctx)
+	case "bootstrap":
+		err = bootstrap(ctx)
+	case "token":
+		err = token(os.Args[2:])
+	case "sweep":
+		err = sweep(ctx, os.Args[2:])
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "agentmem: unknown command %q\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "agentmem %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+func serve(ctx context.Context) error {
+	if os.Getenv("DB_MAX_CONNS") == "" {
+		// One process serves every function locally: a bigger pool than one Lambda's.
+		os.Setenv("DB_MAX_CONNS", "16")
+	}
+	svc, err := service.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	srv := &http.Server{
+		Addr:              svc.Config.Addr,
+		Handler:           svc.Server.Mux(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	fmt.Fprintf(os.Stderr, "agentmem: serving %d functions at http://%s/v1/<name>\n", len(svc.Server.Functions()), svc.Config.Addr)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func bootstrap(ctx context.Context) error {
+	cfg, err := config.Load(os.Getenv)
+	if err != nil {
+		return err
+	}
+	conn, err := pgx.Connect(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	return schema.Bootstrap(ctx, conn)
+}
+
+func token(args []string) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	sub := fs.String("sub", "", "the user's UUID (default: a new random one, for user tokens)")
+	role := fs.String("role", auth.RoleUser, "authenticated or service_role")
+	tenant := fs.String("tenant", "", "app_metadata.tenant_id")
+	ttl := fs.Duration("ttl", time.Hour, "lifetime")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if cfg.JWTSecret == "" {
+		return errors.New("no SUPABASE_JWT_SECRET: tokens of a JWKS-configured project come from Supabase Auth")
+	}
+	if *role == auth.RoleUser && *sub == "" {
+		*sub = uuid.NewString()
+	}
+	tok, err := auth.MintHS256(cfg.JWTSecret, auth.MintClaims{Role: *role, Subject: *sub, TenantID: *tenant, TTL: *ttl})
+	if err != nil {
+		return err
+	}
+	fmt.Println(tok)
+	return nil
+}
+
+func sweep(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+	dry := fs.Bool("dry-run", false, "count expired rows, delete nothing")
+	batch := fs.Int("batch-size", 5000, "rows per batch")
+	budget := fs.Duration("max-duration", time.Minute, "time budget")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	svc, err := service.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	res, err := svc.Server.Sweep(ctx, *dry, *batch, *budget)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(res)
+}

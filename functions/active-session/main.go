@@ -1,0 +1,6 @@
+// Command active-session is the active-session function as an AWS Lambda (Function URL, API Gateway HTTP API).
+package main
+
+import "github.com/agentmem/agentmem/shared/service"
+
+func main() { service.RunLambda("active-session") }

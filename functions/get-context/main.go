@@ -1,0 +1,6 @@
+// Command get-context is the get-context function as an AWS Lambda (Function URL, API Gateway HTTP API).
+package main
+
+import "github.com/agentmem/agentmem/shared/service"
+
+func main() { service.RunLambda("get-context") }

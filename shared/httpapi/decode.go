@@ -1,0 +1,125 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+)
+
+// MaxBody is the largest request body accepted.
+const MaxBody = 1 << 20
+
+func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxBody {
+		return nil, apierror.Newf(apierror.PayloadTooLarge, "the body is over %d bytes", MaxBody)
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	if err != nil {
+		return nil, apierror.Wrap(apierror.InvalidRequest, "the body could not be read", err)
+	}
+	if len(body) > MaxBody {
+		return nil, apierror.Newf(apierror.PayloadTooLarge, "the body is over %d bytes", MaxBody)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		// No body at all means no parameters, whatever the content type says.
+		return []byte("{}"), nil
+	}
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if ct == "" || err != nil || !(mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))) {
+		return nil, apierror.New(apierror.UnsupportedMediaType, "the body must be JSON (Content-Type: application/json)")
+	}
+	if !utf8.Valid(body) {
+		return nil, apierror.New(apierror.InvalidRequest, "the body is not valid UTF-8")
+	}
+	return body, nil
+}
+
+// decode reads a JSON object into dst strictly: unknown fields, trailing data, NUL characters
+// and invalid JSON are all 400s naming what is wrong.
+func decode(body []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return apierror.New(apierror.InvalidRequest, "the body must hold exactly one JSON object; found data after it")
+	}
+	if hasNUL(body) {
+		return apierror.New(apierror.InvalidRequest, `strings must not contain the NUL character (\u0000)`)
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return apierror.Newf(apierror.InvalidRequest, "malformed JSON at byte %d", syntax.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return apierror.New(apierror.InvalidRequest, "malformed JSON: the body ends early")
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return apierror.Newf(apierror.InvalidRequest, "the body must be a JSON object, not %s", typ.Value)
+		}
+		return apierror.Invalid(field, fmt.Sprintf("must be %s, not %s", jsonKind(typ.Type.String()), typ.Value))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return apierror.Invalid(name, "is not a known field")
+	}
+	return apierror.Wrap(apierror.InvalidRequest, "malformed JSON", err)
+}
+
+func jsonKind(goType string) string {
+	switch {
+	case strings.Contains(goType, "string"):
+		return "a string"
+	case strings.Contains(goType, "int"), strings.Contains(goType, "float"), strings.Contains(goType, "Number"):
+		return "a number"
+	case strings.Contains(goType, "bool"):
+		return "a boolean"
+	case strings.HasPrefix(goType, "[]"), strings.HasPrefix(goType, "*[]"):
+		return "an array"
+	}
+	return "an object"
+}
+
+// hasNUL reports whether a JSON text has a \u0000 escape inside a string. Raw control
+// characters cannot appear in valid JSON strings, so escapes are the only way in.
+func hasNUL(body []byte) bool {
+	if !bytes.Contains(body, []byte(`u0000`)) {
+		return false
+	}
+	in := false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !in {
+			if c == '"' {
+				in = true
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			in = false
+		case '\\':
+			if i+1 < len(body) && body[i+1] == 'u' && i+5 < len(body) && string(body[i+2:i+6]) == "0000" {
+				return true
+			}
+			i++ // skip the escaped character
+		}
+	}
+	return false
+}

@@ -1,0 +1,153 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+// actingFor is what a service caller names to act for a user; a user caller may repeat its own.
+type actingFor struct {
+	UserID   *string `json:"user_id"`
+	TenantID *string `json:"tenant_id"`
+}
+
+var agentPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+
+const maxTenantLen = 128
+
+// scope works out whose data a request touches. A user acts for themself; a service names
+// user_id (and tenant_id). A user naming someone else is refused.
+func (c *call) scope(a actingFor, agent *string, defaultAgent string, f *apierror.Fields) (memory.Scope, error) {
+	sc := memory.Scope{Agent: defaultAgent}
+	if agent != nil {
+		if !agentPattern.MatchString(*agent) {
+			f.Add("agent", "must be 1 to 64 characters of A-Z a-z 0-9 _ . : -")
+		} else {
+			sc.Agent = *agent
+		}
+	}
+	if a.TenantID != nil && (len(*a.TenantID) > maxTenantLen || !printableUTF8(*a.TenantID)) {
+		f.Addf("tenant_id", "must be at most %d printable characters", maxTenantLen)
+		return sc, nil
+	}
+	p := c.principal
+	if p.IsService() {
+		if a.UserID == nil {
+			f.Add("user_id", "is required for service callers")
+			return sc, nil
+		}
+		id, err := uuid.Parse(*a.UserID)
+		if err != nil || id == uuid.Nil || len(*a.UserID) != 36 {
+			f.Add("user_id", "must be a UUID")
+			return sc, nil
+		}
+		sc.UserID = id
+		if a.TenantID != nil {
+			sc.TenantID = *a.TenantID
+		}
+		return sc, nil
+	}
+	sc.UserID, sc.TenantID = p.UserID, p.TenantID
+	if a.UserID != nil {
+		if id, err := uuid.Parse(*a.UserID); err != nil || id != p.UserID {
+			return sc, apierror.New(apierror.Forbidden, "user_id may name only the caller; acting for another user needs a service token")
+		}
+	}
+	if a.TenantID != nil && *a.TenantID != p.TenantID {
+		return sc, apierror.New(apierror.Forbidden, "tenant_id may name only the caller's tenant")
+	}
+	return sc, nil
+}
+
+// parseUUID validates a required or optional UUID field in its canonical 36-character form.
+func parseUUID(f *apierror.Fields, field string, v *string, required bool) *uuid.UUID {
+	if v == nil {
+		if required {
+			f.Add(field, "is required")
+		}
+		return nil
+	}
+	id, err := uuid.Parse(*v)
+	if err != nil || len(*v) != 36 {
+		f.Add(field, "must be a UUID")
+		return nil
+	}
+	return &id
+}
+
+// intField checks an optional integer field against its range and returns it or def.
+func intField(f *apierror.Fields, field string, v *int64, def, lo, hi int64) int64 {
+	if v == nil {
+		return def
+	}
+	if *v < lo || *v > hi {
+		f.Addf(field, "must be between %d and %d", lo, hi)
+		return def
+	}
+	return *v
+}
+
+// objectField checks that raw, when given, is a JSON object of at most maxBytes, and returns
+// it compacted (nil when absent or null).
+func objectField(f *apierror.Fields, field string, raw json.RawMessage, maxBytes int) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if raw[0] != '{' {
+		f.Add(field, "must be a JSON object")
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		f.Add(field, "must be a JSON object")
+		return nil
+	}
+	if buf.Len() > maxBytes {
+		f.Addf(field, "must be at most %d bytes of JSON", maxBytes)
+		return nil
+	}
+	return buf.Bytes()
+}
+
+func printableUTF8(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func oneOf(f *apierror.Fields, field string, v *string, def string, allowed ...string) string {
+	if v == nil {
+		return def
+	}
+	for _, a := range allowed {
+		if *v == a {
+			return a
+		}
+	}
+	f.Addf(field, "must be one of %s", joinOr(allowed))
+	return def
+}
+
+func joinOr(xs []string) string {
+	out := ""
+	for i, x := range xs {
+		if i > 0 {
+			out += ", "
+		}
+		out += x
+	}
+	return out
+}
+
+func idx(field string, i int, sub string) string { return fmt.Sprintf("%s[%d].%s", field, i, sub) }

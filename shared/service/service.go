@@ -1,0 +1,57 @@
+// Package service assembles agentmem from its configuration: the database pool, the token
+// verifier and the functions. Every entry point (Lambda binaries, the local server, the
+// operator command) starts it the same way.
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/config"
+	"github.com/agentmem/agentmem/shared/httpapi"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// Service is a started agentmem.
+type Service struct {
+	Config config.Config
+	Log    *slog.Logger
+	Store  *store.Store
+	Server *httpapi.Server
+}
+
+// Start reads the configuration from the environment and builds everything. ctx bounds
+// background work (the JWKS refresh) and should live as long as the process.
+func Start(ctx context.Context) (*Service, error) {
+	cfg, err := config.Load(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	return New(ctx, cfg, log)
+}
+
+// New builds a Service from cfg.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, error) {
+	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, MaxConns: cfg.MaxConns})
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	v, err := auth.NewVerifier(ctx, auth.Config{
+		JWTSecret: cfg.JWTSecret, JWKSURL: cfg.JWKSURL, Issuer: cfg.JWTIssuer, Logger: log,
+	})
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("token verifier: %w", err)
+	}
+	srv := httpapi.NewServer(st, v, log, httpapi.Config{
+		AllowedOrigins: cfg.AllowedOrigins, DefaultRetention: cfg.DefaultRetention,
+	})
+	return &Service{Config: cfg, Log: log, Store: st, Server: srv}, nil
+}
+
+// Close releases the pool.
+func (s *Service) Close() { s.Store.Close() }

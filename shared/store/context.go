@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+// ContextParams asks for what the next prompt of a session needs.
+type ContextParams struct {
+	Scope     memory.Scope
+	SessionID uuid.UUID
+	// MaxMessages is how many of the most recent messages to consider.
+	MaxMessages int
+	// MaxTokens, when > 0, bounds the window's token estimate.
+	MaxTokens int
+	// Query, when not empty, recalls up to RecallK long-term memories.
+	Query   string
+	RecallK int
+}
+
+// Usage describes the window returned.
+type Usage struct {
+	Messages      int  `json:"messages"`
+	TokenEstimate int  `json:"token_estimate"`
+	Truncated     bool `json:"truncated"`
+}
+
+// Context is everything GetContext returns.
+type Context struct {
+	SessionID  uuid.UUID                  `json:"session_id"`
+	Messages   []memory.Message           `json:"messages"`
+	Memories   []memory.Hit               `json:"memories"`
+	UserMemory map[string]json.RawMessage `json:"user_memory"`
+	State      *string                    `json:"state"`
+	Notes      *string                    `json:"notes"`
+	Usage      Usage                      `json:"usage"`
+}
+
+// GetContext reads the recent window of a session, the memories relevant to a query and the
+// user's key/value memory, state and notes, in one read-only transaction. A session that does
+// not exist, or is not the caller's, has no messages.
+func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error) {
+	out := Context{SessionID: p.SessionID, Memories: []memory.Hit{}, UserMemory: map[string]json.RawMessage{}}
+	var rp *RecallParams
+	if p.Query != "" && p.RecallK > 0 {
+		r, err := s.prepareRecall(ctx, RecallParams{Scope: p.Scope, Query: p.Query, K: p.RecallK, Mode: memory.ModeHybrid})
+		if err != nil {
+			return out, err
+		}
+		rp = &r
+	}
+	err := s.inScope(ctx, p.Scope, func(tx pgx.Tx) error {
+		sc := p.Scope
+		rows, err := tx.Query(ctx, `
+			select id, seq, role, content, name, tool_calls, tool_call_id, metadata, created_at, token_estimate
+			from agentmem.messages
+			where session_id = $1 and user_id = $2 and tenant_id = $3 and agent = $4 and expires_at > now()
+			order by seq desc
+			limit $5`, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages)
+		if err != nil {
+			return fmt.Errorf("select messages: %w", err)
+		}
+		msgs, err := pgx.CollectRows(rows, scanMessage)
+		if err != nil {
+			return fmt.Errorf("select messages: %w", err)
+		}
+		slices.Reverse(msgs)
+		var tokens int
+		out.Messages, tokens, out.Usage.Truncated = memory.Window(msgs, p.MaxTokens)
+		out.Usage.Messages = len(out.Messages)
+		out.Usage.TokenEstimate = tokens
+
+		if rp != nil {
+			if out.Memories, err = recallTx(ctx, tx, *rp); err != nil {
+				return err
+			}
+		}
+
+		var key string
+		var value json.RawMessage
+		rows, err = tx.Query(ctx, `select key, value from agentmem.user_memory
+			where user_id = $1 and tenant_id = $2 order by key`, sc.UserID, sc.TenantID)
+		if err != nil {
+			return fmt.Errorf("select user memory: %w", err)
+		}
+		if _, err := pgx.ForEachRow(rows, []any{&key, &value}, func() error {
+			out.UserMemory[key] = slices.Clone(value)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("select user memory: %w", err)
+		}
+
+		err = tx.QueryRow(ctx, `
+			select (select mode from agentmem.user_state where user_id = $1 and tenant_id = $2),
+			       (select content from agentmem.notes where user_id = $1 and tenant_id = $2 and agent = $3)`,
+			sc.UserID, sc.TenantID, sc.Agent).Scan(&out.State, &out.Notes)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("select state and notes: %w", err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func scanMessage(row pgx.CollectableRow) (memory.Message, error) {
+	var m memory.Message
+	var toolCalls []byte
+	var metadata []byte
+	var tokens int32
+	if err := row.Scan(&m.ID, &m.Seq, &m.Role, &m.Content, &m.Name, &toolCalls, &m.ToolCallID, &metadata, &m.CreatedAt, &tokens); err != nil {
+		return m, err
+	}
+	m.Tokens = int(tokens)
+	m.CreatedAt = m.CreatedAt.UTC()
+	if len(toolCalls) > 0 {
+		if err := json.Unmarshal(toolCalls, &m.ToolCalls); err != nil {
+			return m, fmt.Errorf("decode tool_calls: %w", err)
+		}
+	}
+	if len(metadata) > 0 {
+		m.Metadata = json.RawMessage(metadata)
+	}
+	return m, nil
+}

@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	pgvector "github.com/pgvector/pgvector-go"
+
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+// Ranking constants of hybrid search (reciprocal rank fusion, as Supabase's hybrid search).
+const (
+	rrfK         = 50
+	textWeight   = 1.0
+	vectorWeight = 1.0
+)
+
+// RecallParams is a search over a user's long-term memories.
+type RecallParams struct {
+	// Scope.Agent, when set, limits the search to that agent's and agent-less memories.
+	Scope memory.Scope
+	Query string
+	K     int
+	// Mode is memory.ModeHybrid, ModeVector or ModeText.
+	Mode string
+	// Filter, a JSON object or nil, keeps memories whose top-level metadata keys equal its values.
+	Filter json.RawMessage
+	// MinScore drops results scoring below it.
+	MinScore float64
+
+	embedding string
+}
+
+// Recall searches the user's unexpired memories, best first.
+func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error) {
+	p, err := s.prepareRecall(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var hits []memory.Hit
+	err = s.inScope(ctx, p.Scope, func(tx pgx.Tx) error {
+		hits, err = recallTx(ctx, tx, p)
+		return err
+	})
+	return hits, err
+}
+
+func (s *Store) prepareRecall(ctx context.Context, p RecallParams) (RecallParams, error) {
+	if p.Mode == "" {
+		p.Mode = memory.ModeHybrid
+	}
+	if p.Mode != memory.ModeText {
+		vs, err := s.embedder.Embed(ctx, []string{p.Query})
+		if err != nil {
+			return p, fmt.Errorf("embed query: %w", err)
+		}
+		p.embedding = pgvector.NewVector(vs[0]).String()
+	}
+	if len(p.Filter) == 0 || string(p.Filter) == "null" {
+		p.Filter = json.RawMessage("{}")
+	}
+	return p, nil
+}
+
+// The candidates of each ranked list: enough that fusion has room to reorder.
+func candidates(k int) int { return max(2*k, 20) }
+
+// recallSQL ranks by full text, by vector distance, or fuses both ranks. The owner filter is
+// repeated (row-level security applies as well) so the indexes serve it; the HNSW scan goes on
+// until enough rows pass the filter (iterative scan), so a selective user still gets k results.
+const recallSQL = `
+with
+ftq as (select agentmem.any_words_query($1::text) as q),
+scoped as (
+  select m.* from agentmem.memories m
+  where m.user_id = $2 and m.tenant_id = $3
+    and ($4::text = '' or m.agent in ($4::text, ''))
+    and m.expires_at > now()
+    and m.metadata @> $5::jsonb
+    and not exists (select 1 from jsonb_each($5::jsonb) f where m.metadata -> f.key <> f.value)
+),
+text_hits as (
+  select s.id, ts_rank_cd(s.fts, ftq.q) as score,
+         row_number() over (order by ts_rank_cd(s.fts, ftq.q) desc, s.id) as rank
+  from scoped s, ftq
+  where $6::text <> 'vector' and s.fts @@ ftq.q
+  order by rank
+  limit $7
+),
+vector_hits as (
+  select s.id, 1 - (s.embedding operator(extensions.<=>) $8::extensions.vector) as score,
+         row_number() over (order by s.embedding operator(extensions.<=>) $8::extensions.vector, s.id) as rank
+  from scoped s
+  where $6::text <> 'text' and s.embedding is not null
+  order by rank
+  limit $7
+),
+fused as (
+  select coalesce(t.id, v.id) as id,
+         case $6::text
+           when 'text' then t.score
+           when 'vector' then v.score
+           else coalesce($9::float8 / ($11::int + t.rank), 0) + coalesce($10::float8 / ($11::int + v.rank), 0)
+         end as score
+  from text_hits t full join vector_hits v on v.id = t.id
+)
+select m.id, m.content, f.score::float8, m.metadata, m.created_at
+from fused f join agentmem.memories m on m.id = f.id
+where f.score >= $12::float8
+order by f.score desc, m.id
+limit $13`
+
+func recallTx(ctx context.Context, tx pgx.Tx, p RecallParams) ([]memory.Hit, error) {
+	if p.Mode != memory.ModeText {
+		if _, err := tx.Exec(ctx, `select set_config('hnsw.iterative_scan', 'strict_order', true),
+			set_config('hnsw.ef_search', $1::text, true)`, fmt.Sprint(max(40, candidates(p.K)))); err != nil {
+			return nil, fmt.Errorf("configure vector search: %w", err)
+		}
+	}
+	var emb *string
+	if p.embedding != "" {
+		emb = &p.embedding
+	}
+	rows, err := tx.Query(ctx, recallSQL, p.Query, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent,
+		string(p.Filter), p.Mode, candidates(p.K), emb, textWeight, vectorWeight, rrfK, p.MinScore, p.K)
+	if err != nil {
+		return nil, fmt.Errorf("recall: %w", err)
+	}
+	hits, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (memory.Hit, error) {
+		var h memory.Hit
+		err := r.Scan(&h.ID, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt)
+		h.CreatedAt = h.CreatedAt.UTC()
+		return h, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("recall: %w", err)
+	}
+	if hits == nil {
+		hits = []memory.Hit{}
+	}
+	return hits, nil
+}

@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+// The modes of ActiveSession.
+const (
+	ModeResolve  = "resolve"
+	ModeActivate = "activate"
+	ModeNew      = "new"
+)
+
+// ActiveSessionParams asks for the current session of a (tenant, user, agent).
+type ActiveSessionParams struct {
+	Scope memory.Scope
+	// Mode is ModeResolve, ModeActivate or ModeNew.
+	Mode string
+	// SessionID is the client's remembered id (resolve) or the session to activate.
+	SessionID *uuid.UUID
+	// TTL is the retention of a session created here.
+	TTL time.Duration
+}
+
+// ActiveSession is the answer of ActiveSession.
+type ActiveSession struct {
+	SessionID    uuid.UUID `json:"session_id"`
+	Agent        string    `json:"agent"`
+	Created      bool      `json:"created"`
+	Matched      bool      `json:"matched"`
+	LastActiveAt time.Time `json:"last_active_at"`
+}
+
+// ActiveSession resolves, activates or starts the current session of a scope.
+func (s *Store) ActiveSession(ctx context.Context, p ActiveSessionParams) (ActiveSession, error) {
+	var out ActiveSession
+	err := s.inScope(ctx, p.Scope, func(tx pgx.Tx) error {
+		var err error
+		switch p.Mode {
+		case ModeActivate:
+			out, err = activate(ctx, tx, p)
+		case ModeNew:
+			// Serialise with resolves of the scope so none of them sees no active session
+			// half-way and creates a second one.
+			if err = lockScope(ctx, tx, p.Scope); err != nil {
+				return err
+			}
+			out, err = createActive(ctx, tx, p.Scope, uuid.New(), p.TTL)
+		default:
+			out, err = resolve(ctx, tx, p)
+		}
+		return err
+	})
+	if err != nil {
+		return ActiveSession{}, err
+	}
+	out.Agent = p.Scope.Agent
+	if p.SessionID != nil && *p.SessionID == out.SessionID {
+		out.Matched = true
+	}
+	return out, nil
+}
+
+const selectActive = `
+	select s.id, s.last_active_at
+	from agentmem.active_sessions a
+	join agentmem.sessions s on s.id = a.session_id
+	where a.user_id = $1 and a.tenant_id = $2 and a.agent = $3 and s.expires_at > now()`
+
+func resolve(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (ActiveSession, error) {
+	sc := p.Scope
+	var out ActiveSession
+	err := tx.QueryRow(ctx, selectActive, sc.UserID, sc.TenantID, sc.Agent).Scan(&out.SessionID, &out.LastActiveAt)
+	if err == nil {
+		return out, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return out, fmt.Errorf("select active session: %w", err)
+	}
+	// None yet: take the scope's lock and look again, so that concurrent resolves from several
+	// devices create exactly one session.
+	if err := lockScope(ctx, tx, sc); err != nil {
+		return out, err
+	}
+	err = tx.QueryRow(ctx, selectActive, sc.UserID, sc.TenantID, sc.Agent).Scan(&out.SessionID, &out.LastActiveAt)
+	if err == nil {
+		return out, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return out, fmt.Errorf("select active session: %w", err)
+	}
+	return createActive(ctx, tx, sc, uuid.New(), p.TTL)
+}
+
+func lockScope(ctx context.Context, tx pgx.Tx, sc memory.Scope) error {
+	_, err := tx.Exec(ctx, `select pg_advisory_xact_lock(hashtextextended($1::text, 7214))`,
+		fmt.Sprintf("%d:%s/%s/%s", len(sc.TenantID), sc.TenantID, sc.UserID, sc.Agent))
+	if err != nil {
+		return fmt.Errorf("lock scope: %w", err)
+	}
+	return nil
+}
+
+func createActive(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID, ttl time.Duration) (ActiveSession, error) {
+	out := ActiveSession{SessionID: id, Created: true}
+	err := tx.QueryRow(ctx, `
+		insert into agentmem.sessions (id, tenant_id, user_id, agent, expires_at)
+		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8))
+		returning last_active_at`, id, sc.TenantID, sc.UserID, sc.Agent, ttl.Seconds()).Scan(&out.LastActiveAt)
+	if err != nil {
+		return out, fmt.Errorf("insert session: %w", err)
+	}
+	return out, setActive(ctx, tx, sc, id)
+}
+
+func setActive(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID) error {
+	_, err := tx.Exec(ctx, `
+		insert into agentmem.active_sessions (tenant_id, user_id, agent, session_id)
+		values ($1, $2, $3, $4)
+		on conflict (user_id, tenant_id, agent)
+		do update set session_id = excluded.session_id, updated_at = now()`,
+		sc.TenantID, sc.UserID, sc.Agent, id)
+	if err != nil {
+		return fmt.Errorf("set active session: %w", err)
+	}
+	return nil
+}
+
+// activate makes p.SessionID the active session: the caller's own (unexpired, same agent), or
+// an id nobody uses yet, which starts a session. Anyone else's session looks like a missing one.
+func activate(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (ActiveSession, error) {
+	sc, id := p.Scope, *p.SessionID
+	if err := lockScope(ctx, tx, sc); err != nil {
+		return ActiveSession{}, err
+	}
+	// The insert does nothing when the id exists, whoever owns it; the select below sees only
+	// the caller's rows.
+	tag, err := tx.Exec(ctx, `
+		insert into agentmem.sessions (id, tenant_id, user_id, agent, expires_at)
+		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8))
+		on conflict (id) do nothing`, id, sc.TenantID, sc.UserID, sc.Agent, p.TTL.Seconds())
+	if err != nil {
+		return ActiveSession{}, fmt.Errorf("insert session: %w", err)
+	}
+	out := ActiveSession{SessionID: id, Created: tag.RowsAffected() == 1}
+	err = tx.QueryRow(ctx, `
+		select last_active_at from agentmem.sessions
+		where id = $1 and user_id = $2 and tenant_id = $3 and agent = $4 and expires_at > now()`,
+		id, sc.UserID, sc.TenantID, sc.Agent).Scan(&out.LastActiveAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return out, apierror.New(apierror.NotFound, "session not found")
+	}
+	if err != nil {
+		return out, fmt.Errorf("select session: %w", err)
+	}
+	return out, setActive(ctx, tx, sc, id)
+}

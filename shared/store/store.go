@@ -1,0 +1,152 @@
+// Package store keeps agentmem's data in PostgreSQL. Every user request runs in one
+// transaction under the `authenticated` role with the caller's claims set, as PostgREST does,
+// so row-level security decides what it may see; the queries repeat the owner filter so the
+// indexes serve them.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+// Config configures a Store.
+type Config struct {
+	// DatabaseURL is the PostgreSQL URL; it may point at a transaction-mode pooler.
+	DatabaseURL string
+	// MaxConns caps the pool; default 4, enough for one Lambda container.
+	MaxConns int32
+	// Embedder embeds memories and queries; default embedding.Hash.
+	Embedder embedding.Embedder
+	// IdempotencyWindow is how long responses are kept for replay; default 24h.
+	IdempotencyWindow time.Duration
+}
+
+// Store is the database side of every function. It is safe for concurrent use.
+type Store struct {
+	pool     *pgxpool.Pool
+	embedder embedding.Embedder
+	idemTTL  time.Duration
+}
+
+// Open connects a pool. Unless the URL chooses a query mode, statements are described once and
+// cached per connection without named prepared statements, which works through transaction-mode
+// poolers (Supabase's Supavisor, PgBouncer) that do not keep them.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if _, set := pc.ConnConfig.RuntimeParams["default_query_exec_mode"]; !set {
+		pc.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	}
+	if _, set := pc.ConnConfig.Config.RuntimeParams["application_name"]; !set {
+		pc.ConnConfig.Config.RuntimeParams["application_name"] = "agentmem"
+	}
+	pc.MaxConns = 4
+	if cfg.MaxConns > 0 {
+		pc.MaxConns = cfg.MaxConns
+	}
+	pc.MinConns = 0
+	pc.MaxConnIdleTime = 5 * time.Minute
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("create pool: %w", err)
+	}
+	s := &Store{pool: pool, embedder: cfg.Embedder, idemTTL: cfg.IdempotencyWindow}
+	if s.embedder == nil {
+		s.embedder = embedding.Hash{}
+	}
+	if s.idemTTL <= 0 {
+		s.idemTTL = 24 * time.Hour
+	}
+	return s, nil
+}
+
+// Close closes the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return interpret(s.pool.Ping(ctx)) }
+
+// Embedder is the embedder the store uses.
+func (s *Store) Embedder() embedding.Embedder { return s.embedder }
+
+// claimsJSON is what auth.jwt() returns inside a user transaction.
+func claimsJSON(sc memory.Scope) (string, error) {
+	claims := map[string]any{"sub": sc.UserID.String(), "role": "authenticated", "aud": "authenticated"}
+	if sc.TenantID != "" {
+		claims["app_metadata"] = map[string]any{"tenant_id": sc.TenantID}
+	}
+	b, err := json.Marshal(claims)
+	return string(b), err
+}
+
+// inScope runs fn in one transaction as the scope's user: role `authenticated` and the
+// user's claims set for the transaction only, so row-level security applies.
+func (s *Store) inScope(ctx context.Context, sc memory.Scope, fn func(tx pgx.Tx) error) error {
+	claims, err := claimsJSON(sc)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `select set_config('role', 'authenticated', true),
+			set_config('request.jwt.claims', $1::text, true)`, claims); err != nil {
+			return fmt.Errorf("set claims: %w", err)
+		}
+		return fn(tx)
+	})
+}
+
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	err := pgx.BeginFunc(ctx, s.pool, fn)
+	return interpret(err)
+}
+
+// interpret translates database errors into the project's vocabulary: what a client can cause
+// becomes a 4xx, an unreachable or overloaded database a 503; the rest stays an internal error.
+func interpret(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ae *apierror.Error
+	if errors.As(err, &ae) {
+		return err
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return &apierror.Error{Code: apierror.Unavailable, Detail: "the request ran out of time; retry", RetryAfter: 1, Cause: err}
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "57014": // query_canceled (statement timeout)
+			return &apierror.Error{Code: apierror.Unavailable, Detail: "the request ran out of time; retry", RetryAfter: 1, Cause: err}
+		case "53300", "53400", "57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08004", "40001", "40P01", "55P03":
+			// too many connections, shutting down, connection failures, serialization and deadlock
+			// failures, lock timeouts: nothing was written; a retry may succeed.
+			return &apierror.Error{Code: apierror.Unavailable, Detail: "the database is busy or unavailable; retry", RetryAfter: 1, Cause: err}
+		case "22P05", "22021", "54000":
+			// untranslatable character, invalid byte sequence, program limit (e.g. text too long
+			// for a search index)
+			return &apierror.Error{Code: apierror.InvalidRequest, Detail: "the request holds text the database cannot store", Cause: err}
+		}
+		return fmt.Errorf("database: %w", err)
+	}
+	var netErr net.Error
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err) {
+		return &apierror.Error{Code: apierror.Unavailable, Detail: "the database is unavailable; retry", RetryAfter: 2, Cause: err}
+	}
+	return err
+}

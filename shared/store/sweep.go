@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// SweepParams bounds one sweep.
+type SweepParams struct {
+	// DryRun counts what is expired and deletes nothing.
+	DryRun bool
+	// BatchSize is the most rows one statement deletes.
+	BatchSize int
+	// Deadline is when the sweep stops starting batches.
+	Deadline time.Time
+}
+
+// SweepCounts counts rows per kind.
+type SweepCounts struct {
+	Messages        int64 `json:"messages"`
+	Memories        int64 `json:"memories"`
+	Sessions        int64 `json:"sessions"`
+	IdempotencyKeys int64 `json:"idempotency_keys"`
+}
+
+// SweepResult is the answer of Sweep.
+type SweepResult struct {
+	Deleted SweepCounts `json:"deleted"`
+	Batches int         `json:"batches"`
+	// More reports that expired rows remain because the time ran out.
+	More bool `json:"more"`
+}
+
+// sweepSteps delete expired rows in batches. Each batch is its own short transaction that
+// skips rows a live request has locked, so the sweep never makes a commit or a read wait.
+// Sessions go after their messages: only sessions left empty are deleted.
+var sweepSteps = []struct {
+	count func(*SweepCounts) *int64
+	del   string
+	dry   string
+}{
+	{
+		func(c *SweepCounts) *int64 { return &c.Messages },
+		`with doomed as (
+		   select ctid from agentmem.messages where expires_at <= now() limit $1 for update skip locked)
+		 delete from agentmem.messages m using doomed where m.ctid = doomed.ctid`,
+		`select count(*) from agentmem.messages where expires_at <= now()`,
+	},
+	{
+		func(c *SweepCounts) *int64 { return &c.Memories },
+		`with doomed as (
+		   select id from agentmem.memories where expires_at <= now() limit $1 for update skip locked)
+		 delete from agentmem.memories m using doomed where m.id = doomed.id`,
+		`select count(*) from agentmem.memories where expires_at <= now()`,
+	},
+	{
+		func(c *SweepCounts) *int64 { return &c.Sessions },
+		`with doomed as (
+		   select s.id from agentmem.sessions s
+		   where s.expires_at <= now()
+		     and not exists (select 1 from agentmem.messages m where m.session_id = s.id)
+		   limit $1 for update of s skip locked)
+		 delete from agentmem.sessions s using doomed where s.id = doomed.id`,
+		`select count(*) from agentmem.sessions s where s.expires_at <= now()
+		   and not exists (select 1 from agentmem.messages m where m.session_id = s.id
+		                   and m.expires_at > now())`,
+	},
+	{
+		func(c *SweepCounts) *int64 { return &c.IdempotencyKeys },
+		`with doomed as (
+		   select ctid from agentmem.idempotency_keys where expires_at <= now() limit $1 for update skip locked)
+		 delete from agentmem.idempotency_keys k using doomed where k.ctid = doomed.ctid`,
+		`select count(*) from agentmem.idempotency_keys where expires_at <= now()`,
+	},
+}
+
+// Sweep deletes expired rows of every user. It runs with the service's own database role (the
+// tables' owner), not as a user: it is for trusted callers only.
+func (s *Store) Sweep(ctx context.Context, p SweepParams) (SweepResult, error) {
+	var res SweepResult
+	if p.DryRun {
+		for _, step := range sweepSteps {
+			if err := s.pool.QueryRow(ctx, step.dry).Scan(step.count(&res.Deleted)); err != nil {
+				return res, interpret(fmt.Errorf("count expired: %w", err))
+			}
+		}
+		return res, nil
+	}
+	for _, step := range sweepSteps {
+		for {
+			if time.Now().After(p.Deadline) {
+				res.More = true
+				return res, nil
+			}
+			tag, err := s.pool.Exec(ctx, step.del, p.BatchSize)
+			if err != nil {
+				return res, interpret(fmt.Errorf("sweep: %w", err))
+			}
+			res.Batches++
+			*step.count(&res.Deleted) += tag.RowsAffected()
+			if tag.RowsAffected() < int64(p.BatchSize) {
+				break
+			}
+		}
+	}
+	return res, nil
+}
