@@ -1,0 +1,69 @@
+# agentmem: `make dev` runs the service locally, `make test` runs every test.
+# `make help` lists the rest.
+
+SHELL := /usr/bin/env bash
+.DEFAULT_GOAL := help
+
+FUNCTIONS := $(notdir $(patsubst %/,%,$(wildcard functions/*/)))
+
+.PHONY: help
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "; printf "Usage: make <target>\n\n"} \
+		/^[a-zA-Z_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@printf '\nmake dev and make test set up everything they need (PostgreSQL 17 + pgvector,\nPgBouncer, the Supabase CLI) on first use; see README.md.\n'
+
+.PHONY: dev
+dev: ## Run every function locally on http://127.0.0.1:9000/v1/<name>
+	@scripts/dev.sh
+
+.PHONY: test
+test: ## Run all tests: local stack, migrations, advisors, go vet, go test (ARGS=-run ...)
+	@scripts/test.sh $(ARGS)
+
+.PHONY: build
+build: ## Build every function for Lambda (linux/arm64) into build/<name>/bootstrap
+	@if [ -z "$(FUNCTIONS)" ]; then echo "build: no functions/*/ yet"; exit 0; fi; \
+	for fn in $(FUNCTIONS); do \
+		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath \
+			-ldflags='-s -w' -o build/$$fn/bootstrap ./functions/$$fn || exit 1; \
+		printf '  %-20s %6s KiB\n' "$$fn" "$$(( $$(stat -c %s build/$$fn/bootstrap) / 1024 ))"; \
+	done
+
+.PHONY: token
+token: ## Print a local token (SUB=<uuid> ROLE=authenticated|service_role TENANT=<t> ARGS=...)
+	@go run ./cmd/agentmem token $(if $(SUB),--sub $(SUB)) $(if $(ROLE),--role $(ROLE)) \
+		$(if $(TENANT),--tenant $(TENANT)) $(ARGS)
+
+.PHONY: migrate
+migrate: ## Apply supabase/migrations to DATABASE_URL (default: the local database)
+	@scripts/migrate.sh
+
+.PHONY: lint
+lint: ## gofmt check, go vet, Supabase advisors on the local database, template check
+	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './node_modules/*' -not -path './build/*')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt: not formatted:"; echo "$$unformatted"; exit 1; fi
+	@go vet ./...
+	@scripts/localdb.sh && scripts/migrate.sh && scripts/advisors.sh
+	@if [ -x scripts/check-template.sh ]; then scripts/check-template.sh; \
+	elif [ -f scripts/check-template.sh ]; then bash scripts/check-template.sh; fi
+
+.PHONY: db
+db: ## Make sure PostgreSQL 17 + pgvector listens on 127.0.0.1:54322
+	@scripts/localdb.sh
+
+.PHONY: db-stop
+db-stop: ## Stop the local PostgreSQL and PgBouncer (data is kept)
+	@scripts/localdb.sh stop
+
+.PHONY: pooler
+pooler: ## Make sure PgBouncer (transaction mode) listens on 127.0.0.1:6543
+	@scripts/localdb.sh && scripts/pgbouncer.sh
+
+.PHONY: bench
+bench: ## Run the benchmarks (cmd/agentmem-bench)
+	@if [ -d cmd/agentmem-bench ]; then go run ./cmd/agentmem-bench $(ARGS); \
+	else echo "bench: cmd/agentmem-bench does not exist yet"; fi
+
+.PHONY: clean
+clean: ## Remove build outputs (build/, bin/); the database and node_modules stay
+	rm -rf build bin

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# test.sh is `make test`: everything the tests need, then every test.
+#
+#   1. PostgreSQL 17 + pgvector on 127.0.0.1:54322 (localdb.sh; provisioned once, about a minute)
+#   2. PgBouncer in transaction mode on 127.0.0.1:6543 (pgbouncer.sh)
+#   3. the migrations on the main local database (migrate.sh), then Supabase's advisors on it
+#      (advisors.sh): a security finding fails the run
+#   4. go vet ./... and go test -count=1 ./..., with AGENTMEM_TEST_DATABASE_URL (the tests make
+#      their own databases from it) and AGENTMEM_TEST_POOLER_URL (the function suite again,
+#      through the pooler)
+#
+# Works from a fresh clone on a machine with only Go, as root, without Docker; quick when the
+# stack is already there. Arguments are passed to go test (e.g. scripts/test.sh -run TestRecall).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+
+started=$(date +%s)
+log() { printf 'test: %s\n' "$*" >&2; }
+die() { printf 'test: error: %s\n' "$*" >&2; exit 1; }
+
+command -v go >/dev/null 2>&1 || export PATH="$PATH:/usr/local/go/bin"
+command -v go >/dev/null 2>&1 || die "go is missing; install Go (see go.mod for the version)"
+
+LOCAL_URL=postgresql://postgres:postgres@127.0.0.1:54322/postgres
+POOLER_URL=postgresql://postgres:postgres@127.0.0.1:6543/postgres
+
+scripts/localdb.sh
+scripts/pgbouncer.sh
+scripts/migrate.sh
+scripts/advisors.sh
+
+export AGENTMEM_TEST_DATABASE_URL=${AGENTMEM_TEST_DATABASE_URL:-${DATABASE_URL:-$LOCAL_URL}}
+if [ -z "${AGENTMEM_TEST_POOLER_URL:-}" ] && (exec 3<>/dev/tcp/127.0.0.1/6543) 2>/dev/null; then
+	export AGENTMEM_TEST_POOLER_URL=$POOLER_URL
+fi
+[ -n "${AGENTMEM_TEST_POOLER_URL:-}" ] || log "no pooler: the pooler suite is skipped"
+
+ready=$(date +%s)
+log "stack ready in $((ready - started))s"
+
+failed=0
+log "go vet ./..."
+go vet ./... || { failed=1; log "go vet failed"; }
+
+log "go test -count=1 ./...${*:+ $*}"
+# go test -json, rendered as the plain output plus the failing tests' logs and a count.
+counts=$(mktemp)
+trap 'rm -f "$counts"' EXIT
+set +e
+go test -count=1 -json "$@" ./... 2>&1 | COUNTS=$counts node -e '
+const rl = require("readline").createInterface({ input: process.stdin, crlfDelay: Infinity });
+const logs = new Map();
+const n = { pass: 0, fail: 0, skip: 0 };
+const key = (e) => e.Package + "\u0000" + (e.Test || "");
+rl.on("line", (line) => {
+	let e;
+	try { e = JSON.parse(line); } catch { console.log(line); return; }
+	if (!e || typeof e !== "object" || !e.Action) { console.log(line); return; }
+	if (e.Action === "build-output") { process.stdout.write(e.Output || ""); return; }
+	if (e.Action === "output") {
+		const k = key(e);
+		logs.set(k, (logs.get(k) || "") + (e.Output || ""));
+		return;
+	}
+	if (!["pass", "fail", "skip"].includes(e.Action)) return;
+	const k = key(e);
+	const out = logs.get(k) || "";
+	logs.delete(k);
+	if (e.Test) {
+		n[e.Action]++;
+		if (e.Action === "fail") process.stdout.write(out);
+		return;
+	}
+	const pkg = e.Package;
+	if (e.Action === "pass") console.log(`ok  \t${pkg}\t${(e.Elapsed || 0).toFixed(3)}s`);
+	else if (e.Action === "skip") console.log(`?   \t${pkg}\t[no test files]`);
+	else process.stdout.write(out.includes("FAIL") ? out : out + `FAIL\t${pkg}\n`);
+});
+rl.on("close", () => {
+	for (const out of logs.values()) process.stdout.write(out);
+	require("fs").writeFileSync(process.env.COUNTS, `${n.pass} passed, ${n.fail} failed, ${n.skip} skipped\n`);
+});
+'
+status=("${PIPESTATUS[@]}")
+set -e
+[ "${status[1]}" = 0 ] || die "could not read the go test output"
+[ "${status[0]}" = 0 ] || failed=1
+
+result=PASS
+[ "$failed" = 0 ] || result=FAIL
+log "$result in $(($(date +%s) - started))s (stack ready in $((ready - started))s)"
+# The last line: the count of tests, for people and for CI.
+printf 'summary: %s\n' "$(cat "$counts")"
+exit "$failed"
