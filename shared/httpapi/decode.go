@@ -123,3 +123,24 @@ func hasNUL(body []byte) bool {
 	}
 	return false
 }
+
+// opOf reads the "op" of a request to a function that takes several operations; the body is
+// then decoded strictly into that operation's request (which declares the op field too).
+func opOf(body []byte, allowed ...string) (string, error) {
+	var probe struct {
+		Op *string `json:"op"`
+	}
+	// Not strict here: the other fields belong to the operation's request.
+	if err := json.Unmarshal(body, &probe); err != nil {
+		return "", decodeError(err)
+	}
+	if probe.Op == nil {
+		return "", apierror.Invalid("op", "is required: one of "+strings.Join(allowed, ", "))
+	}
+	for _, a := range allowed {
+		if *probe.Op == a {
+			return a, nil
+		}
+	}
+	return "", apierror.Invalid("op", "must be one of "+strings.Join(allowed, ", "))
+}
