@@ -47,6 +47,10 @@ type Options struct {
 	// ({"source":"aws.events","detail-type":"Scheduled Event",...}); its result is the
 	// invocation's result. Functions that take no scheduled event leave it nil (the default);
 	// such an event is then an error.
+	//
+	// A scheduled event only arrives by direct invocation (EventBridge, or an IAM principal
+	// allowed lambda:InvokeFunction): Function URLs and API Gateway always wrap what a client
+	// sends in an HTTP event, so no HTTP client can pass one off as a schedule.
 	Scheduled func(ctx context.Context, event events.EventBridgeEvent) (any, error)
 }
 
