@@ -11,6 +11,7 @@ command -v go >/dev/null 2>&1 || export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null 2>&1 || { echo "dev: error: go is missing; install Go (see go.mod)" >&2; exit 1; }
 
 scripts/localdb.sh
+export DATABASE_URL=${DATABASE_URL:-postgresql://postgres:postgres@127.0.0.1:${AGENTMEM_DB_PORT:-54322}/postgres}
 scripts/migrate.sh
 
 cat >&2 <<'EOM'

@@ -49,7 +49,7 @@ if [ "${1:-}" = stop ]; then
 	mount_rootfs
 	if [ -f "$ROOTFS/var/lib/agentmem/pgbouncer/pgbouncer.pid" ]; then
 		pid=$(cat "$ROOTFS/var/lib/agentmem/pgbouncer/pgbouncer.pid")
-		if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
+		if [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = pgbouncer ] && kill "$pid"; then
 			log "stopped the pooler (pid $pid)"
 		fi
 		rm -f "$ROOTFS/var/lib/agentmem/pgbouncer/pgbouncer.pid"

@@ -23,8 +23,12 @@ die() { printf 'test: error: %s\n' "$*" >&2; exit 1; }
 command -v go >/dev/null 2>&1 || export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null 2>&1 || die "go is missing; install Go (see go.mod for the version)"
 
-LOCAL_URL=postgresql://postgres:postgres@127.0.0.1:54322/postgres
-POOLER_URL=postgresql://postgres:postgres@127.0.0.1:6543/postgres
+# AGENTMEM_DB_PORT and AGENTMEM_POOLER_PORT move the whole stack, e.g. to try a clean provision
+# (with AGENTMEM_PG_ROOTFS) beside a running one.
+DB_PORT=${AGENTMEM_DB_PORT:-54322}
+POOL_PORT=${AGENTMEM_POOLER_PORT:-6543}
+LOCAL_URL=postgresql://postgres:postgres@127.0.0.1:${DB_PORT}/postgres
+POOLER_URL=postgresql://postgres:postgres@127.0.0.1:${POOL_PORT}/postgres
 
 scripts/localdb.sh
 scripts/pgbouncer.sh
@@ -32,7 +36,7 @@ scripts/migrate.sh
 scripts/advisors.sh
 
 export AGENTMEM_TEST_DATABASE_URL=${AGENTMEM_TEST_DATABASE_URL:-${DATABASE_URL:-$LOCAL_URL}}
-if [ -z "${AGENTMEM_TEST_POOLER_URL:-}" ] && (exec 3<>/dev/tcp/127.0.0.1/6543) 2>/dev/null; then
+if [ -z "${AGENTMEM_TEST_POOLER_URL:-}" ] && (exec 3<>"/dev/tcp/127.0.0.1/${POOL_PORT}") 2>/dev/null; then
 	export AGENTMEM_TEST_POOLER_URL=$POOLER_URL
 fi
 [ -n "${AGENTMEM_TEST_POOLER_URL:-}" ] || log "no pooler: the pooler suite is skipped"
