@@ -70,7 +70,9 @@ func decodeError(err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return apierror.New(apierror.InvalidRequest, "malformed JSON: the body ends early")
 	case errors.As(err, &typ):
-		field := typ.Field
+		// Fields of the embedded actingFor are top-level JSON fields: drop the Go type name
+		// encoding/json puts in their path.
+		field := strings.TrimPrefix(typ.Field, "actingFor.")
 		if field == "" {
 			return apierror.Newf(apierror.InvalidRequest, "the body must be a JSON object, not %s", typ.Value)
 		}
