@@ -11,7 +11,8 @@
 # Locally, migrations older than the newest applied one (branches merged out of order) are
 # applied too (--include-all); against any other database the CLI refuses them, as it should.
 #
-# Quiet on success, the CLI's whole output on failure; quick when everything is applied.
+# It never asks (--yes): running it is the confirmation. Quiet on success, the CLI's whole output
+# on failure; quick when everything is applied.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,7 +86,7 @@ fi
 
 ensure_supabase_cli
 
-args=(migration up --remote="$DATABASE_URL")
+args=(migration up --remote="$DATABASE_URL" --yes)
 $local_target && args+=(--include-all)
 out=$(node_modules/.bin/supabase "${args[@]}" 2>&1) || {
 	printf '%s\n' "$out" >&2
