@@ -51,11 +51,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, rid string, 
 	w.Write(append(body, '\n')) //nolint:errcheck
 }
 
-func writeJSON(w http.ResponseWriter, status int, body any) {
+func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, rid string, status int, body any) {
 	b, err := json.Marshal(body)
 	if err != nil {
-		// Every response type marshals; reaching this is a bug.
-		http.Error(w, `{"code":"internal"}`, http.StatusInternalServerError)
+		// Every response marshals; reaching this is a bug, answered like any other.
+		s.log.Error("encode response", "request_id", rid, "error", err)
+		s.writeError(w, r, rid, apierror.As(err))
 		return
 	}
 	h := w.Header()

@@ -95,6 +95,8 @@ vector_hits as (
          row_number() over (order by s.embedding operator(extensions.<=>) $8::extensions.vector, s.id) as rank
   from scoped s
   where $6::text <> 'text' and s.embedding is not null
+    -- a text without words embeds to the zero vector, whose cosine distance is NaN: no rank
+    and (s.embedding operator(extensions.<=>) $8::extensions.vector) <> 'NaN'::float8
   order by rank
   limit $7
 ),
