@@ -105,7 +105,11 @@ func (s *Server) Mux() http.Handler {
 		w.Write([]byte("ok\n")) //nolint:errcheck
 	})
 	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, requestID(r), apierror.Newf(apierror.NotFound, "no function at %s; functions are served at POST /v1/<name>", r.URL.Path))
+		// Every answer carries a request id and, for a browser, the CORS headers.
+		rid := requestID(r)
+		w.Header().Set("X-Request-Id", rid)
+		s.cors(w, r)
+		s.writeError(w, r, rid, apierror.Newf(apierror.NotFound, "no function at %s; functions are served at POST /v1/<name>", r.URL.Path))
 	})
 	mux.Handle("/", notFound)
 	return mux
@@ -171,7 +175,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, fn f
 	if replayed {
 		rec.Header().Set("Idempotent-Replayed", "true")
 	}
-	writeJSON(rec, status, body)
+	s.writeJSON(rec, r, rid, status, body)
 }
 
 func (s *Server) handle(r *http.Request, rid, name string, fn function) (int, any, bool, error) {
