@@ -46,6 +46,10 @@ func readBody(r *http.Request) ([]byte, error) {
 // decode reads a JSON object into dst strictly: unknown fields, trailing data, NUL characters
 // and invalid JSON are all 400s naming what is wrong.
 func decode(body []byte, dst any) error {
+	// encoding/json takes null for a struct and leaves it empty: only an object is a request.
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) > 0 && b[0] != '{' {
+		return apierror.New(apierror.InvalidRequest, "the body must be a JSON object")
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
