@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/uuid"
@@ -19,9 +20,11 @@ type owner struct {
 	user   uuid.UUID
 }
 
-// rlsFixtures write one row (and what it depends on) per table of schema agentmem. A table
-// added to the schema without a fixture here fails TestRowLevelSecurity, so it cannot go
-// untested.
+func (o owner) String() string { return fmt.Sprintf("(tenant %q, user %s)", o.tenant, o.user) }
+
+// rlsFixtures write one row (and what it depends on) per table of schema agentmem, for tenant
+// $1 and user $2 (tables shared by a tenant take $1 only). A table added to the schema without
+// a fixture here fails TestRowLevelSecurity, so it cannot go untested.
 var rlsFixtures = map[string]string{
 	"sessions": `insert into agentmem.sessions (id, tenant_id, user_id, agent, expires_at)
 		values (gen_random_uuid(), $1, $2, 'default', now() + interval '1 day')`,
@@ -47,6 +50,8 @@ var rlsFixtures = map[string]string{
 		request_hash, response_status, response_body, expires_at)
 		values ($1, $2, 'authenticated', 'commit-turn', gen_random_uuid()::text, '\x00', 201, '{}',
 		  now() + interval '1 day')`,
+	"knowledge_chunks": `insert into agentmem.knowledge_chunks (tenant_id, source, chunk_index, content)
+		values ($1, gen_random_uuid()::text, 0, 'a chunk')`,
 }
 
 // rlsIntoOwnSession write a row for ($1, $2) that hangs off a session the caller can see, so
@@ -60,20 +65,57 @@ var rlsIntoOwnSession = map[string]string{
 		select $1, $2, 'rls-foreign', id from agentmem.sessions limit 1`,
 }
 
-func rlsTables(t *testing.T, conn *pgx.Conn) []string {
+// rlsTable is a table of schema agentmem and how its rows are scoped: per user and tenant
+// (a user_id column), or shared by a tenant.
+type rlsTable struct {
+	name    string
+	perUser bool
+}
+
+func rlsTables(t *testing.T, conn *pgx.Conn) []rlsTable {
 	t.Helper()
-	rows, err := conn.Query(t.Context(), `select tablename from pg_tables where schemaname = 'agentmem' order by 1`)
+	rows, err := conn.Query(t.Context(), `
+		select p.tablename,
+		       exists (select 1 from information_schema.columns c where c.table_schema = 'agentmem'
+		               and c.table_name = p.tablename and c.column_name = 'user_id'),
+		       exists (select 1 from information_schema.columns c where c.table_schema = 'agentmem'
+		               and c.table_name = p.tablename and c.column_name = 'tenant_id')
+		from pg_tables p where p.schemaname = 'agentmem' order by 1`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
+	var tables []rlsTable
+	var name string
+	var perUser, perTenant bool
+	if _, err := pgx.ForEachRow(rows, []any{&name, &perUser, &perTenant}, func() error {
+		if !perTenant {
+			t.Errorf("table agentmem.%s has no tenant_id: every row must be scoped", name)
+		}
+		tables = append(tables, rlsTable{name, perUser})
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if len(tables) < 8 {
 		t.Fatalf("schema agentmem has %d tables: %v", len(tables), tables)
 	}
 	return tables
+}
+
+// rlsArgs are the fixture arguments of a table for an owner.
+func rlsArgs(tb rlsTable, o owner) []any {
+	if tb.perUser {
+		return []any{o.tenant, o.user}
+	}
+	return []any{o.tenant}
+}
+
+// rlsVisible is the condition, for a superuser, of the rows an owner may see, and its arguments.
+func rlsVisible(tb rlsTable, o owner) (string, []any) {
+	if tb.perUser {
+		return "tenant_id = $1 and user_id = $2", []any{o.tenant, o.user}
+	}
+	return "tenant_id = $1", []any{o.tenant}
 }
 
 // asRole runs fn in a transaction under role with the claims set for the transaction, as the
@@ -115,7 +157,8 @@ func pgCode(err error) string {
 
 // Row-level security itself, without the store's own filters: under the authenticated role
 // with a user's claims, every table of schema agentmem shows only that user's rows of that
-// tenant, takes no row for anyone else, and the anon role reads nothing at all.
+// tenant (or, for a table shared by a tenant, the tenant's rows), takes no row for anyone
+// else, and the anon role reads nothing at all.
 func TestRowLevelSecurity(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
@@ -129,20 +172,20 @@ func TestRowLevelSecurity(t *testing.T) {
 	a, b := uuid.New(), uuid.New()
 	owners := []owner{{"", a}, {"", a}, {"", b}, {"t1", a}, {"t1", b}, {"t2", a}}
 	tables := rlsTables(t, conn)
-	for _, table := range tables {
-		fixture, ok := rlsFixtures[table]
+	for _, tb := range tables {
+		fixture, ok := rlsFixtures[tb.name]
 		if !ok {
-			t.Errorf("table agentmem.%s has no fixture in rlsFixtures: add one so its policies are tested", table)
+			t.Errorf("table agentmem.%s has no fixture in rlsFixtures: add one so its policies are tested", tb.name)
 			continue
 		}
 		seen := map[owner]bool{}
 		for _, o := range owners {
-			if table == "user_state" && seen[o] {
+			if tb.name == "user_state" && seen[o] {
 				continue // one row per user and tenant
 			}
 			seen[o] = true
-			if _, err := conn.Exec(ctx, fixture, o.tenant, o.user); err != nil {
-				t.Fatalf("fixture %s for %v: %v", table, o, err)
+			if _, err := conn.Exec(ctx, fixture, rlsArgs(tb, o)...); err != nil {
+				t.Fatalf("fixture %s for %v: %v", tb.name, o, err)
 			}
 		}
 	}
@@ -150,111 +193,135 @@ func TestRowLevelSecurity(t *testing.T) {
 		return
 	}
 
-	count := func(table string, o owner) int {
+	count := func(tb rlsTable, o owner) int {
+		t.Helper()
+		where, args := rlsVisible(tb, o)
 		var n int
-		if err := conn.QueryRow(ctx, "select count(*) from agentmem."+table+" where tenant_id = $1 and user_id = $2",
-			o.tenant, o.user).Scan(&n); err != nil {
+		if err := conn.QueryRow(ctx, "select count(*) from agentmem."+tb.name+" where "+where, args...).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	total := func(tb rlsTable) int {
+		t.Helper()
+		var n int
+		if err := conn.QueryRow(ctx, "select count(*) from agentmem."+tb.name).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
 
 	for _, viewer := range []owner{{"", a}, {"", b}, {"t1", a}, {"t2", a}, {"t3", a}} {
-		for _, table := range tables {
-			want := count(table, viewer)
-			var total int
-			if err := conn.QueryRow(ctx, "select count(*) from agentmem."+table).Scan(&total); err != nil {
-				t.Fatal(err)
-			}
+		for _, tb := range tables {
+			want := count(tb, viewer)
+			where, args := rlsVisible(tb, viewer)
 			var got, foreign int
 			err := asRole(t, conn, "authenticated", userClaims(viewer), func(tx pgx.Tx) error {
-				if err := tx.QueryRow(ctx, "select count(*) from agentmem."+table).Scan(&got); err != nil {
+				if err := tx.QueryRow(ctx, "select count(*) from agentmem."+tb.name).Scan(&got); err != nil {
 					return err
 				}
-				return tx.QueryRow(ctx, "select count(*) from agentmem."+table+
-					" where user_id <> $1 or tenant_id <> $2", viewer.user, viewer.tenant).Scan(&foreign)
+				return tx.QueryRow(ctx, "select count(*) from agentmem."+tb.name+" where not ("+where+")", args...).Scan(&foreign)
 			})
 			if err != nil {
-				t.Fatalf("%s as %v: %v", table, viewer, err)
+				t.Fatalf("%s as %v: %v", tb.name, viewer, err)
 			}
 			if got != want || foreign != 0 {
-				t.Errorf("%s as %v: sees %d rows (%d of others), owns %d of %d", table, viewer, got, foreign, want, total)
+				t.Errorf("%s as %v: sees %d rows (%d of others), may see %d of %d", tb.name, viewer, got, foreign, want, total(tb))
 			}
-			if viewer.tenant != "t3" && (want == 0 || want == total) {
-				t.Errorf("%s: fixture gives %v %d of %d rows; the check would prove nothing", table, viewer, want, total)
+			if viewer.tenant != "t3" && (want == 0 || want == total(tb)) {
+				t.Errorf("%s: fixture gives %v %d of %d rows; the check would prove nothing", tb.name, viewer, want, total(tb))
 			}
 		}
 	}
 
-	// A user's claims never let it write a row of another user or tenant, nor move its rows
-	// to one, nor touch another's rows.
+	// A user's claims never let it write a row of another user or tenant (nor, in a table
+	// shared by a tenant, any row), nor move its rows to someone else, nor touch others' rows.
 	me := owner{"t1", a}
-	for _, table := range tables {
-		for _, other := range []owner{{"t1", b}, {"t2", a}, {"", a}} {
-			insert := rlsFixtures[table]
-			if q, ok := rlsIntoOwnSession[table]; ok {
+	for _, tb := range tables {
+		others := []owner{{"t1", b}, {"t2", a}, {"", a}}
+		if !tb.perUser {
+			others = append(others, me)
+		}
+		for _, other := range others {
+			insert := rlsFixtures[tb.name]
+			if q, ok := rlsIntoOwnSession[tb.name]; ok {
 				insert = q
 			}
 			err := asRole(t, conn, "authenticated", userClaims(me), func(tx pgx.Tx) error {
-				_, err := tx.Exec(ctx, insert, other.tenant, other.user)
+				_, err := tx.Exec(ctx, insert, rlsArgs(tb, other)...)
 				return err
 			})
 			if pgCode(err) != "42501" {
-				t.Errorf("insert into %s as %v for %v: error %v, want a row-level security violation", table, me, other, err)
+				t.Errorf("insert into %s as %v for %v: error %v, want a row-level security violation", tb.name, me, other, err)
 			}
 		}
+		before := map[owner]int{}
+		for _, o := range owners {
+			before[o] = count(tb, o)
+		}
+		move := "update agentmem." + tb.name + " set tenant_id = 't2'"
+		if tb.perUser {
+			move = "update agentmem." + tb.name + " set user_id = '" + b.String() + "'"
+		}
+		var moved, deleted int64
 		err := asRole(t, conn, "authenticated", userClaims(me), func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, "update agentmem."+table+" set user_id = $1", b)
+			tag, err := tx.Exec(ctx, move)
+			moved = tag.RowsAffected()
 			return err
 		})
-		if pgCode(err) != "42501" {
-			t.Errorf("moving own %s rows to another user: error %v, want a row-level security violation", table, err)
+		if pgCode(err) != "42501" && !(err == nil && moved == 0 && !tb.perUser) {
+			t.Errorf("moving own %s rows to someone else: error %v (%d rows), want a row-level security violation", tb.name, err, moved)
 		}
-		before := count(table, owner{"t1", b})
 		err = asRole(t, conn, "authenticated", userClaims(me), func(tx pgx.Tx) error {
-			tag, err := tx.Exec(ctx, "delete from agentmem."+table+" where user_id = $1", b)
-			if err == nil && tag.RowsAffected() != 0 {
-				t.Errorf("deleted %d of another user's %s rows", tag.RowsAffected(), table)
-			}
+			where, args := rlsVisible(tb, owner{"t2", b})
+			tag, err := tx.Exec(ctx, "delete from agentmem."+tb.name+" where "+where, args...)
+			deleted = tag.RowsAffected()
 			return err
 		})
-		if err != nil {
-			t.Errorf("delete from %s: %v", table, err)
+		if deleted != 0 || (err != nil && pgCode(err) != "42501") {
+			t.Errorf("delete from %s of others' rows: %d rows, error %v", tb.name, deleted, err)
 		}
-		if count(table, owner{"t1", b}) != before {
-			t.Errorf("%s rows of another user changed", table)
+		for _, o := range owners {
+			if n := count(tb, o); n != before[o] {
+				t.Errorf("%s rows of %v changed from %d to %d", tb.name, o, before[o], n)
+			}
 		}
 	}
 
-	// The authenticated role without claims, and with claims naming no user, sees nothing.
+	// The authenticated role without claims, and with claims naming no user, sees no user's
+	// rows (and of a tenant's shared rows, those of no tenant).
 	for _, claims := range []map[string]any{nil, {"role": "authenticated"}} {
-		for _, table := range tables {
+		for _, tb := range tables {
+			want := 0
+			if !tb.perUser {
+				want = count(tb, owner{"", uuid.Nil})
+			}
 			var n int
 			err := asRole(t, conn, "authenticated", claims, func(tx pgx.Tx) error {
-				return tx.QueryRow(ctx, "select count(*) from agentmem."+table).Scan(&n)
+				return tx.QueryRow(ctx, "select count(*) from agentmem."+tb.name).Scan(&n)
 			})
-			if err != nil || n != 0 {
-				t.Errorf("%s with claims %v: %d rows, error %v", table, claims, n, err)
+			if err != nil || n != want {
+				t.Errorf("%s with claims %v: %d rows, want %d; error %v", tb.name, claims, n, want, err)
 			}
 		}
 	}
 
 	// anon may not even look, whatever its claims say.
-	for _, table := range tables {
+	for _, tb := range tables {
 		for _, claims := range []map[string]any{nil, userClaims(owner{"", a})} {
 			var n int
 			err := asRole(t, conn, "anon", claims, func(tx pgx.Tx) error {
-				return tx.QueryRow(ctx, "select count(*) from agentmem."+table).Scan(&n)
+				return tx.QueryRow(ctx, "select count(*) from agentmem."+tb.name).Scan(&n)
 			})
 			if pgCode(err) != "42501" {
-				t.Errorf("anon reading %s: %d rows, error %v; want permission denied", table, n, err)
+				t.Errorf("anon reading %s: %d rows, error %v; want permission denied", tb.name, n, err)
 			}
 			err = asRole(t, conn, "anon", claims, func(tx pgx.Tx) error {
-				_, err := tx.Exec(ctx, rlsFixtures[table], "", a)
+				_, err := tx.Exec(ctx, rlsFixtures[tb.name], rlsArgs(tb, owner{"", a})...)
 				return err
 			})
 			if pgCode(err) != "42501" {
-				t.Errorf("anon writing %s: error %v; want permission denied", table, err)
+				t.Errorf("anon writing %s: error %v; want permission denied", tb.name, err)
 			}
 		}
 	}
