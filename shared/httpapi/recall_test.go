@@ -44,7 +44,7 @@ func isoRemember(t *testing.T, e *env, token, agent string, mems ...isoMem) {
 	}
 }
 
-// isoAgentless stores a memory with agent '' (a memory of the user every agent may recall),
+// isoAgentless stores a memory with an empty agent (a memory of the user every agent may recall),
 // which no function writes, straight into the table.
 func isoAgentless(t *testing.T, e *env, u user, content string) {
 	t.Helper()
