@@ -1,0 +1,165 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+// UserMemoryItem is one key of a user's key/value memory. Value is the stored JSON object as
+// jsonb gives it back: the same value (numbers keep their digits), keys in jsonb's order and
+// without duplicates.
+type UserMemoryItem struct {
+	Key       string          `json:"key"`
+	Value     json.RawMessage `json:"value"`
+	UpdatedAt time.Time       `json:"updated_at"`
+}
+
+// LogValue keeps keys and values out of logs.
+func (i UserMemoryItem) LogValue() slog.Value {
+	return slog.GroupValue(slog.Int("key_len", len(i.Key)), slog.Int("value_len", len(i.Value)))
+}
+
+// SetUserMemoryParams stores Value under Key for the scope's user (Scope.Agent is not used:
+// key/value memory belongs to the user, every agent sees it).
+type SetUserMemoryParams struct {
+	Scope memory.Scope
+	Key   string
+	// Value is a JSON object.
+	Value json.RawMessage
+}
+
+// SetUserMemory inserts or replaces one key in a single statement, so concurrent sets of a key
+// never fail and the last one wins; created reports that the key was new.
+func (s *Store) SetUserMemory(ctx context.Context, p SetUserMemoryParams) (item UserMemoryItem, created bool, err error) {
+	sc := p.Scope
+	err = s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		var value []byte
+		// xmax is 0 on a freshly inserted row and the locking transaction's id on one the
+		// conflict clause updated.
+		err := tx.QueryRow(ctx, `
+			insert into agentmem.user_memory as m (tenant_id, user_id, key, value)
+			values ($1, $2, $3, $4::jsonb)
+			on conflict (user_id, tenant_id, key)
+			do update set value = excluded.value, updated_at = now()
+			returning m.value, m.updated_at, (m.xmax = 0)`,
+			sc.TenantID, sc.UserID, p.Key, string(p.Value)).Scan(&value, &item.UpdatedAt, &created)
+		if err != nil {
+			return userMemoryValueError(fmt.Errorf("upsert user memory: %w", err))
+		}
+		item.Key, item.Value = p.Key, value
+		return nil
+	})
+	item.UpdatedAt = item.UpdatedAt.UTC()
+	return item, created, err
+}
+
+// GetUserMemory reads one key; a key the user has not set is not_found.
+func (s *Store) GetUserMemory(ctx context.Context, sc memory.Scope, key string) (UserMemoryItem, error) {
+	var item UserMemoryItem
+	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `select key, value, updated_at from agentmem.user_memory
+			where user_id = $1 and tenant_id = $2 and key = $3`, sc.UserID, sc.TenantID, key)
+		if err != nil {
+			return fmt.Errorf("select user memory: %w", err)
+		}
+		item, err = pgx.CollectExactlyOneRow(rows, scanUserMemoryItem)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return userMemoryNotFound()
+		}
+		if err != nil {
+			return fmt.Errorf("select user memory: %w", err)
+		}
+		return nil
+	})
+	return item, err
+}
+
+// ListUserMemory reads every key of the user, ordered by key (bytewise).
+func (s *Store) ListUserMemory(ctx context.Context, sc memory.Scope) ([]UserMemoryItem, error) {
+	items := []UserMemoryItem{}
+	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `select key, value, updated_at from agentmem.user_memory
+			where user_id = $1 and tenant_id = $2 order by key collate "C"`, sc.UserID, sc.TenantID)
+		if err != nil {
+			return fmt.Errorf("select user memory: %w", err)
+		}
+		list, err := pgx.CollectRows(rows, scanUserMemoryItem)
+		if err != nil {
+			return fmt.Errorf("select user memory: %w", err)
+		}
+		items = append(items, list...)
+		return nil
+	})
+	return items, err
+}
+
+// DeleteUserMemory deletes one key; a key the user has not set is not_found.
+func (s *Store) DeleteUserMemory(ctx context.Context, sc memory.Scope, key string) error {
+	return s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `delete from agentmem.user_memory
+			where user_id = $1 and tenant_id = $2 and key = $3`, sc.UserID, sc.TenantID, key)
+		if err != nil {
+			return fmt.Errorf("delete user memory: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return userMemoryNotFound()
+		}
+		return nil
+	})
+}
+
+// ClearUserMemory deletes every key of the user and counts them.
+func (s *Store) ClearUserMemory(ctx context.Context, sc memory.Scope) (int64, error) {
+	var n int64
+	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `delete from agentmem.user_memory where user_id = $1 and tenant_id = $2`,
+			sc.UserID, sc.TenantID)
+		if err != nil {
+			return fmt.Errorf("clear user memory: %w", err)
+		}
+		n = tag.RowsAffected()
+		return nil
+	})
+	return n, err
+}
+
+func scanUserMemoryItem(row pgx.CollectableRow) (UserMemoryItem, error) {
+	var item UserMemoryItem
+	var value []byte
+	if err := row.Scan(&item.Key, &value, &item.UpdatedAt); err != nil {
+		return item, err
+	}
+	item.Value = value
+	item.UpdatedAt = item.UpdatedAt.UTC()
+	return item, nil
+}
+
+func userMemoryNotFound() error {
+	return apierror.New(apierror.NotFound, "no value is stored under this key")
+}
+
+// userMemoryValueError turns what jsonb refuses in a value the JSON decoder accepted (an
+// unpaired UTF-16 surrogate escape such as "\ud800", a number beyond numeric's range, nesting
+// too deep for the server) into a 400 naming the value: the client can fix it, retrying cannot.
+func userMemoryValueError(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "22P02", "22P05", "22003", "54001":
+			return &apierror.Error{Code: apierror.InvalidRequest, Cause: err,
+				Detail: "value holds JSON the database cannot store (e.g. an unpaired surrogate escape)",
+				Fields: []apierror.FieldError{{Field: "value", Message: "holds JSON the database cannot store"}}}
+		}
+	}
+	return err
+}

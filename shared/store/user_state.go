@@ -1,0 +1,77 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+// UserState is the mode of a user (e.g. active, halted), one per user: every agent sees it.
+type UserState struct {
+	Mode      string    `json:"mode"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SetUserState sets the user's mode in a single statement; created reports that the user had
+// none. Scope.Agent is not used.
+func (s *Store) SetUserState(ctx context.Context, sc memory.Scope, mode string) (st UserState, created bool, err error) {
+	err = s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		// xmax is 0 on a freshly inserted row, not on one the conflict clause updated.
+		err := tx.QueryRow(ctx, `
+			insert into agentmem.user_state as u (tenant_id, user_id, mode)
+			values ($1, $2, $3)
+			on conflict (user_id, tenant_id)
+			do update set mode = excluded.mode, updated_at = now()
+			returning u.mode, u.updated_at, (u.xmax = 0)`,
+			sc.TenantID, sc.UserID, mode).Scan(&st.Mode, &st.UpdatedAt, &created)
+		if err != nil {
+			return fmt.Errorf("upsert user state: %w", err)
+		}
+		return nil
+	})
+	st.UpdatedAt = st.UpdatedAt.UTC()
+	return st, created, err
+}
+
+// GetUserState reads the user's mode; a user without one is not_found.
+func (s *Store) GetUserState(ctx context.Context, sc memory.Scope) (UserState, error) {
+	var st UserState
+	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `select mode, updated_at from agentmem.user_state
+			where user_id = $1 and tenant_id = $2`, sc.UserID, sc.TenantID).Scan(&st.Mode, &st.UpdatedAt)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return userStateNotFound()
+		}
+		if err != nil {
+			return fmt.Errorf("select user state: %w", err)
+		}
+		return nil
+	})
+	st.UpdatedAt = st.UpdatedAt.UTC()
+	return st, err
+}
+
+// DeleteUserState removes the user's mode; a user without one is not_found.
+func (s *Store) DeleteUserState(ctx context.Context, sc memory.Scope) error {
+	return s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `delete from agentmem.user_state where user_id = $1 and tenant_id = $2`,
+			sc.UserID, sc.TenantID)
+		if err != nil {
+			return fmt.Errorf("delete user state: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return userStateNotFound()
+		}
+		return nil
+	})
+}
+
+func userStateNotFound() error {
+	return apierror.New(apierror.NotFound, "the user has no state")
+}
