@@ -229,6 +229,11 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 		}
 	}
 
+	// Timestamps are answered in UTC, whatever the process's local time zone.
+	for i := range res.Messages {
+		res.Messages[i].CreatedAt = res.Messages[i].CreatedAt.UTC()
+	}
+
 	if len(p.Memories) > 0 {
 		ids, err := insertMemories(ctx, tx, sc, p.Memories, vectors, s.embedder.Model(), ttl)
 		if err != nil {

@@ -64,6 +64,7 @@ func (s *Store) ActiveSession(ctx context.Context, p ActiveSessionParams) (Activ
 		return ActiveSession{}, err
 	}
 	out.Agent = p.Scope.Agent
+	out.LastActiveAt = out.LastActiveAt.UTC()
 	if p.SessionID != nil && *p.SessionID == out.SessionID {
 		out.Matched = true
 	}
