@@ -252,9 +252,12 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 func insertMemories(ctx context.Context, tx pgx.Tx, sc memory.Scope, mems []memory.NewMemory, vectors []string, model string, ttl float64) ([]uuid.UUID, error) {
 	keys := make([]string, len(mems))
 	last := map[string]int{} // the last input of each key wins within one request
+	meta := map[string]json.RawMessage{}
 	for i, m := range mems {
 		keys[i] = ContentKey(m.Content)
 		last[keys[i]] = i
+		// Metadata merges across the repeats of one request as it does across requests.
+		meta[keys[i]] = mergeObjects(meta[keys[i]], objectOrEmpty(m.Metadata))
 	}
 	var contents, ckeys, metas, vecs []string
 	for i, m := range mems {
@@ -263,7 +266,7 @@ func insertMemories(ctx context.Context, tx pgx.Tx, sc memory.Scope, mems []memo
 		}
 		contents = append(contents, m.Content)
 		ckeys = append(ckeys, keys[i])
-		metas = append(metas, string(objectOrEmpty(m.Metadata)))
+		metas = append(metas, string(meta[keys[i]]))
 		vecs = append(vecs, vectors[i])
 	}
 	rows, err := tx.Query(ctx, `
@@ -378,6 +381,25 @@ func rawOrNil(raw json.RawMessage) *string {
 	}
 	s := string(raw)
 	return &s
+}
+
+// mergeObjects is a || b for two JSON objects, as jsonb's || merges them: b's top-level keys win.
+func mergeObjects(a, b json.RawMessage) json.RawMessage {
+	if len(a) == 0 {
+		return b
+	}
+	var ma, mb map[string]json.RawMessage
+	if json.Unmarshal(a, &ma) != nil || json.Unmarshal(b, &mb) != nil {
+		return b
+	}
+	for k, v := range mb {
+		ma[k] = v
+	}
+	out, err := json.Marshal(ma)
+	if err != nil {
+		return b
+	}
+	return out
 }
 
 func objectOrEmpty(raw json.RawMessage) json.RawMessage {
