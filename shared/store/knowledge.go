@@ -1,0 +1,261 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	pgvector "github.com/pgvector/pgvector-go"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+// embedBatch is the most texts sent to the embedder in one call: a model server takes bounded
+// batches, and a large document has a thousand chunks.
+const embedBatch = 64
+
+// IngestParams is a document to store in a tenant's knowledge base, already split.
+type IngestParams struct {
+	// TenantID is the tenant whose knowledge base gets the document; "" is the tenant-less one.
+	TenantID string
+	// Source names the document; an ingest replaces every earlier chunk of the same source.
+	Source string
+	// Chunks are the document's pieces, in order.
+	Chunks []string
+	// Metadata, a JSON object or nil, is stored with every chunk.
+	Metadata json.RawMessage
+}
+
+// LogValue keeps the document out of logs.
+func (p IngestParams) LogValue() slog.Value {
+	return slog.GroupValue(slog.Int("source_len", len(p.Source)), slog.Int("chunks", len(p.Chunks)))
+}
+
+// IngestResult is the answer of IngestKnowledge.
+type IngestResult struct {
+	Source   string `json:"source"`
+	TenantID string `json:"tenant_id"`
+	// Chunks is how many chunks the source has now.
+	Chunks int `json:"chunks"`
+	// Replaced is how many chunks of an earlier ingest of the source were removed.
+	Replaced int64 `json:"replaced"`
+}
+
+// KnowledgeHit is a chunk found by a search.
+type KnowledgeHit struct {
+	ID         uuid.UUID       `json:"id"`
+	Source     string          `json:"source"`
+	ChunkIndex int             `json:"chunk_index"`
+	Content    string          `json:"content"`
+	Score      float64         `json:"score"`
+	Metadata   json.RawMessage `json:"metadata"`
+}
+
+// LogValue keeps chunk content out of logs.
+func (h KnowledgeHit) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("id", h.ID.String()), slog.Int("chunk_index", h.ChunkIndex),
+		slog.Int("content_len", len(h.Content)))
+}
+
+// KnowledgeSearchParams is a search of one tenant's knowledge base.
+type KnowledgeSearchParams struct {
+	TenantID string
+	// UserID is the user who searches, under row-level security; uuid.Nil for a service
+	// caller, whose search runs as service_role limited to TenantID.
+	UserID uuid.UUID
+	Query  string
+	K      int
+	// Mode is memory.ModeHybrid (default), ModeVector or ModeText.
+	Mode string
+}
+
+// asServiceRole runs fn in one transaction as the service_role, as PostgREST does for a
+// service key: row-level security is bypassed, so every statement must name its tenant.
+func (s *Store) asServiceRole(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `select set_config('role', 'service_role', true),
+			set_config('request.jwt.claims', '{"role":"service_role"}', true)`); err != nil {
+			return fmt.Errorf("set service role: %w", err)
+		}
+		return fn(tx)
+	})
+}
+
+// lockSource serialises the writers of one source, so two ingests of it never mix their chunks:
+// the second waits, then replaces what the first wrote.
+func lockSource(ctx context.Context, tx pgx.Tx, tenant, source string) error {
+	_, err := tx.Exec(ctx, `select pg_advisory_xact_lock(hashtextextended($1::text, 7215))`,
+		fmt.Sprintf("%d:%s/%s", len(tenant), tenant, source))
+	if err != nil {
+		return fmt.Errorf("lock source: %w", err)
+	}
+	return nil
+}
+
+// IngestKnowledge stores a document's chunks with their embeddings, replacing an earlier ingest
+// of the same source in the same transaction: a concurrent search sees the old chunks or the
+// new ones, never a mix and never none.
+func (s *Store) IngestKnowledge(ctx context.Context, p IngestParams) (IngestResult, error) {
+	res := IngestResult{Source: p.Source, TenantID: p.TenantID, Chunks: len(p.Chunks)}
+	// Embed before the transaction: no lock is held while a model works.
+	vectors := make([]string, 0, len(p.Chunks))
+	for i := 0; i < len(p.Chunks); i += embedBatch {
+		batch := p.Chunks[i:min(i+embedBatch, len(p.Chunks))]
+		vs, err := s.embedder.Embed(ctx, batch)
+		if err != nil {
+			return res, fmt.Errorf("embed chunks: %w", err)
+		}
+		if len(vs) != len(batch) {
+			return res, fmt.Errorf("embed chunks: %d vectors for %d texts", len(vs), len(batch))
+		}
+		for _, v := range vs {
+			vectors = append(vectors, pgvector.NewVector(v).String())
+		}
+	}
+	indexes := make([]int32, len(p.Chunks))
+	for i := range indexes {
+		indexes[i] = int32(i)
+	}
+	err := s.asServiceRole(ctx, func(tx pgx.Tx) error {
+		if err := lockSource(ctx, tx, p.TenantID, p.Source); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `delete from agentmem.knowledge_chunks where tenant_id = $1 and source = $2`,
+			p.TenantID, p.Source)
+		if err != nil {
+			return fmt.Errorf("delete old chunks: %w", err)
+		}
+		res.Replaced = tag.RowsAffected()
+		_, err = tx.Exec(ctx, `
+			insert into agentmem.knowledge_chunks (tenant_id, source, chunk_index, content, metadata,
+			  embedding, embedding_model)
+			select $1, $2, c.idx, c.content, $3::jsonb, c.embedding::extensions.vector, $4
+			from unnest($5::int[], $6::text[], $7::text[]) as c(idx, content, embedding)`,
+			p.TenantID, p.Source, string(objectOrEmpty(p.Metadata)), s.embedder.Model(),
+			indexes, p.Chunks, vectors)
+		if err != nil {
+			return fmt.Errorf("insert chunks: %w", err)
+		}
+		return nil
+	})
+	return res, err
+}
+
+// DeleteKnowledge removes every chunk of a source. A source the tenant does not have is a
+// not_found error.
+func (s *Store) DeleteKnowledge(ctx context.Context, tenant, source string) (int64, error) {
+	var n int64
+	err := s.asServiceRole(ctx, func(tx pgx.Tx) error {
+		if err := lockSource(ctx, tx, tenant, source); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `delete from agentmem.knowledge_chunks where tenant_id = $1 and source = $2`,
+			tenant, source)
+		if err != nil {
+			return fmt.Errorf("delete chunks: %w", err)
+		}
+		n = tag.RowsAffected()
+		if n == 0 {
+			return apierror.New(apierror.NotFound, "source not found")
+		}
+		return nil
+	})
+	return n, err
+}
+
+// knowledgeSQL is recall's ranking over a tenant's chunks: full text, vector distance, or both
+// ranks fused. The tenant filter is repeated (row-level security applies as well for users) so
+// the indexes serve it.
+const knowledgeSQL = `
+with
+ftq as (select agentmem.any_words_query($1::text) as q),
+text_hits as (
+  select k.id, ts_rank_cd(k.fts, ftq.q) as score,
+         row_number() over (order by ts_rank_cd(k.fts, ftq.q) desc, k.id) as rank
+  from agentmem.knowledge_chunks k, ftq
+  where $3::text <> 'vector' and k.tenant_id = $2 and k.fts @@ ftq.q
+  order by rank
+  limit $4
+),
+vector_hits as (
+  select k.id, 1 - (k.embedding operator(extensions.<=>) $5::extensions.vector) as score,
+         row_number() over (order by k.embedding operator(extensions.<=>) $5::extensions.vector, k.id) as rank
+  from agentmem.knowledge_chunks k
+  where $3::text <> 'text' and k.tenant_id = $2 and k.embedding is not null
+  order by rank
+  limit $4
+),
+fused as (
+  select coalesce(t.id, v.id) as id,
+         case $3::text
+           when 'text' then t.score
+           when 'vector' then v.score
+           else coalesce($6::float8 / ($8::int + t.rank), 0) + coalesce($7::float8 / ($8::int + v.rank), 0)
+         end as score
+  from text_hits t full join vector_hits v on v.id = t.id
+)
+select k.id, k.source, k.chunk_index, k.content, f.score::float8, k.metadata
+from fused f join agentmem.knowledge_chunks k on k.id = f.id
+order by f.score desc, k.id
+limit $9`
+
+// SearchKnowledge searches a tenant's knowledge base, best first. A user searches under
+// row-level security, which shows only their own tenant's chunks.
+func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([]KnowledgeHit, error) {
+	if p.Mode == "" {
+		p.Mode = memory.ModeHybrid
+	}
+	var emb *string
+	if p.Mode != memory.ModeText {
+		vs, err := s.embedder.Embed(ctx, []string{p.Query})
+		if err != nil {
+			return nil, fmt.Errorf("embed query: %w", err)
+		}
+		e := pgvector.NewVector(vs[0]).String()
+		emb = &e
+	}
+	var hits []KnowledgeHit
+	search := func(tx pgx.Tx) error {
+		if p.Mode != memory.ModeText {
+			if _, err := tx.Exec(ctx, `select set_config('hnsw.iterative_scan', 'strict_order', true),
+				set_config('hnsw.ef_search', $1::text, true)`, fmt.Sprint(max(40, candidates(p.K)))); err != nil {
+				return fmt.Errorf("configure vector search: %w", err)
+			}
+		}
+		rows, err := tx.Query(ctx, knowledgeSQL, p.Query, p.TenantID, p.Mode, candidates(p.K), emb,
+			textWeight, vectorWeight, rrfK, p.K)
+		if err != nil {
+			return fmt.Errorf("search knowledge: %w", err)
+		}
+		hits, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (KnowledgeHit, error) {
+			var h KnowledgeHit
+			var idx int32
+			err := r.Scan(&h.ID, &h.Source, &idx, &h.Content, &h.Score, &h.Metadata)
+			h.ChunkIndex = int(idx)
+			if math.IsNaN(h.Score) {
+				// The cosine distance to a zero vector (a text without a single word) is NaN.
+				h.Score = 0
+			}
+			return h, err
+		})
+		if err != nil {
+			return fmt.Errorf("search knowledge: %w", err)
+		}
+		return nil
+	}
+	var err error
+	if p.UserID == uuid.Nil {
+		err = s.asServiceRole(ctx, search)
+	} else {
+		err = s.inScope(ctx, memory.Scope{TenantID: p.TenantID, UserID: p.UserID}, search)
+	}
+	if hits == nil {
+		hits = []KnowledgeHit{}
+	}
+	return hits, err
+}
