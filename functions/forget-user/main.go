@@ -1,0 +1,6 @@
+// Command forget-user is the forget-user function as an AWS Lambda (Function URL, API Gateway HTTP API).
+package main
+
+import "github.com/agentmem/agentmem/shared/service"
+
+func main() { service.RunLambda("forget-user") }

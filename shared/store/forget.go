@@ -1,0 +1,223 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+// ForgetParams names whose data to erase.
+type ForgetParams struct {
+	UserID uuid.UUID
+	// TenantID limits the erasure to one tenant ("" is the tenant-less one) unless AllTenants.
+	TenantID string
+	// AllTenants erases the user's rows of every tenant (a service's erasure of a person).
+	AllTenants bool
+	// AsUser runs the erasure as the user itself, under row-level security with the user's
+	// claims, wherever the authenticated role may delete; tables only the service may write are
+	// erased as service_role with the same filter. AsUser requires !AllTenants.
+	AsUser bool
+}
+
+// ForgetResult is the answer of ForgetUser.
+type ForgetResult struct {
+	UserID uuid.UUID `json:"user_id"`
+	// TenantID is the tenant erased; nil when every tenant was.
+	TenantID *string `json:"tenant_id"`
+	// Deleted counts the rows deleted per table, for every table that holds user rows (zero
+	// included), keyed by table name.
+	Deleted map[string]int64 `json:"deleted"`
+}
+
+// userTable is a table of schema agentmem with a user_id column.
+type userTable struct {
+	name       string
+	userType   string
+	hasTenant  bool
+	userDelete bool // the authenticated role may delete from it
+}
+
+// userTablesSQL finds, at run time, every table of schema agentmem that has a user_id column,
+// so a table added later is erased without anyone remembering to list it here.
+const userTablesSQL = `
+select c.relname::text, pg_catalog.format_type(u.atttypid, u.atttypmod),
+       exists (select 1 from pg_catalog.pg_attribute t
+               where t.attrelid = c.oid and t.attname = 'tenant_id' and t.attnum > 0 and not t.attisdropped),
+       pg_catalog.has_table_privilege('authenticated', c.oid, 'DELETE')
+from pg_catalog.pg_class c
+join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+join pg_catalog.pg_attribute u on u.attrelid = c.oid and u.attname = 'user_id' and u.attnum > 0 and not u.attisdropped
+where n.nspname = 'agentmem' and c.relkind in ('r', 'p') and not c.relispartition
+order by 1`
+
+// foreignKeysSQL lists which tables of schema agentmem reference which.
+const foreignKeysSQL = `
+select src.relname::text, dst.relname::text
+from pg_catalog.pg_constraint con
+join pg_catalog.pg_class src on src.oid = con.conrelid
+join pg_catalog.pg_namespace sn on sn.oid = src.relnamespace
+join pg_catalog.pg_class dst on dst.oid = con.confrelid
+join pg_catalog.pg_namespace dn on dn.oid = dst.relnamespace
+where con.contype = 'f' and sn.nspname = 'agentmem' and dn.nspname = 'agentmem' and src.oid <> dst.oid`
+
+// UserTables lists the tables of schema agentmem that have a user_id column, in the order
+// ForgetUser empties them.
+func (s *Store) UserTables(ctx context.Context) ([]string, error) {
+	var names []string
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tables, err := userTables(ctx, tx)
+		for _, t := range tables {
+			names = append(names, t.name)
+		}
+		return err
+	})
+	return names, err
+}
+
+// userTables returns the tables with user rows, each before the tables it references, so that
+// counted deletes come before cascades.
+func userTables(ctx context.Context, tx pgx.Tx) ([]userTable, error) {
+	rows, err := tx.Query(ctx, userTablesSQL)
+	if err != nil {
+		return nil, fmt.Errorf("list user tables: %w", err)
+	}
+	tables, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (userTable, error) {
+		var t userTable
+		err := r.Scan(&t.name, &t.userType, &t.hasTenant, &t.userDelete)
+		return t, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list user tables: %w", err)
+	}
+	rows, err = tx.Query(ctx, foreignKeysSQL)
+	if err != nil {
+		return nil, fmt.Errorf("list foreign keys: %w", err)
+	}
+	refs := map[string][]string{} // table -> tables it references
+	var src, dst string
+	if _, err := pgx.ForEachRow(rows, []any{&src, &dst}, func() error {
+		refs[src] = append(refs[src], dst)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("list foreign keys: %w", err)
+	}
+	return referencingFirst(tables, refs), nil
+}
+
+// referencingFirst orders tables so that each comes before every table it references (by
+// name where the references leave a choice, and in name order for any cycle).
+func referencingFirst(tables []userTable, refs map[string][]string) []userTable {
+	in := map[string]bool{}
+	for _, t := range tables {
+		in[t.name] = true
+	}
+	// referencedBy counts, per table, the not yet placed tables that reference it.
+	referencedBy := map[string]int{}
+	for _, t := range tables {
+		for _, d := range refs[t.name] {
+			if in[d] {
+				referencedBy[d]++
+			}
+		}
+	}
+	out := make([]userTable, 0, len(tables))
+	placed := map[string]bool{}
+	for len(out) < len(tables) {
+		progress := false
+		for _, t := range tables {
+			if placed[t.name] || referencedBy[t.name] > 0 {
+				continue
+			}
+			placed[t.name], progress = true, true
+			out = append(out, t)
+			for _, d := range refs[t.name] {
+				if in[d] {
+					referencedBy[d]--
+				}
+			}
+		}
+		if !progress { // a cycle: place the rest by name
+			for _, t := range tables {
+				if !placed[t.name] {
+					placed[t.name] = true
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ForgetUser erases every row of a user in every table of schema agentmem that has a user_id
+// column, in one transaction: all of it or, on any error, none. Rows that hang off the user's
+// rows through foreign keys (without a user_id of their own) go with them by cascade.
+func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (ForgetResult, error) {
+	res := ForgetResult{UserID: p.UserID, Deleted: map[string]int64{}}
+	if !p.AllTenants {
+		t := p.TenantID
+		res.TenantID = &t
+	}
+	if p.AsUser && p.AllTenants {
+		return res, fmt.Errorf("forget user: a user erases within its own tenant only")
+	}
+	claims, err := claimsJSON(memory.Scope{TenantID: p.TenantID, UserID: p.UserID})
+	if err != nil {
+		return res, err
+	}
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		if p.AsUser {
+			if _, err := tx.Exec(ctx, `select set_config('request.jwt.claims', $1::text, true)`, claims); err != nil {
+				return fmt.Errorf("set claims: %w", err)
+			}
+		} else if _, err := tx.Exec(ctx, `select set_config('request.jwt.claims', '{"role":"service_role"}', true)`); err != nil {
+			return fmt.Errorf("set claims: %w", err)
+		}
+		tables, err := userTables(ctx, tx)
+		if err != nil {
+			return err
+		}
+		role := ""
+		for _, t := range tables {
+			want := "service_role"
+			if p.AsUser && t.userDelete {
+				want = "authenticated"
+			}
+			if want != role {
+				if _, err := tx.Exec(ctx, `select set_config('role', $1::text, true)`, want); err != nil {
+					return fmt.Errorf("set role: %w", err)
+				}
+				role = want
+			}
+			q, args := forgetSQL(t, p)
+			tag, err := tx.Exec(ctx, q, args...)
+			if err != nil {
+				return fmt.Errorf("forget user in %s: %w", t.name, err)
+			}
+			res.Deleted[t.name] = tag.RowsAffected()
+		}
+		return nil
+	})
+	return res, err
+}
+
+func forgetSQL(t userTable, p ForgetParams) (string, []any) {
+	q := "delete from agentmem." + pgx.Identifier{t.name}.Sanitize()
+	switch t.userType {
+	case "uuid":
+		q += " where user_id = $1::uuid"
+	case "text":
+		q += " where user_id = $1::text"
+	default:
+		q += " where user_id::text = $1::text"
+	}
+	args := []any{p.UserID.String()}
+	if !p.AllTenants && t.hasTenant {
+		q += " and tenant_id = $2::text"
+		args = append(args, p.TenantID)
+	}
+	return q, args
+}
