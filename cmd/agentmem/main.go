@@ -1,10 +1,15 @@
 // Command agentmem is the operator's tool: it serves every function on one port for local
-// development, prepares a local database, mints local tokens and runs the sweep.
+// development, prepares a local database, mints local tokens, runs the sweep, erases a user and
+// fills the knowledge base from files.
 //
 //	agentmem serve                 serve POST /v1/<name> for every function (ADDR, default 127.0.0.1:9000)
 //	agentmem bootstrap             create the Supabase roles and auth helpers a local database lacks
 //	agentmem token [flags]         print a local HS256 access token
 //	agentmem sweep [flags]         delete expired rows now
+//	agentmem forget --user UUID [--tenant T]
+//	                               erase everything stored for a user (every tenant without --tenant)
+//	agentmem ingest [--tenant T] [--source-prefix P] PATH
+//	                               ingest a file or a folder's text and Markdown files into the knowledge base
 package main
 
 import (
@@ -35,6 +40,9 @@ commands:
   bootstrap   create the Supabase roles and auth helpers a local database lacks (DATABASE_URL)
   token       print a local HS256 access token (SUPABASE_JWT_SECRET or the local default)
   sweep       delete expired rows now
+  forget      erase everything stored for a user: --user UUID [--tenant T] (default: every tenant)
+  ingest      ingest a file or a folder's text and Markdown files into the knowledge base:
+              [--tenant T] [--source-prefix P] [--dry-run] PATH
 `
 
 func main() {
@@ -54,6 +62,10 @@ func main() {
 		err = token(os.Args[2:])
 	case "sweep":
 		err = sweep(ctx, os.Args[2:])
+	case "forget":
+		err = forget(ctx, os.Args[2:])
+	case "ingest":
+		err = ingest(ctx, os.Args[2:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return
@@ -159,4 +171,39 @@ func sweep(ctx context.Context, args []string) error {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// forget erases a user, as the forget-user function does for a service caller: in one tenant
+// with --tenant, else in every tenant.
+func forget(ctx context.Context, args []string) error {
+	flags := flag.NewFlagSet("forget", flag.ContinueOnError)
+	user := flags.String("user", "", "the user's UUID (required)")
+	var tenant *string
+	flags.Func("tenant", "erase only this tenant's rows of the user (\"\" is the tenant-less scope); default: every tenant", func(v string) error {
+		tenant = &v
+		return nil
+	})
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if flags.NArg() != 0 {
+		return fmt.Errorf("unexpected arguments %q", flags.Args())
+	}
+	id, err := uuid.Parse(*user)
+	if err != nil || id == uuid.Nil {
+		flags.Usage()
+		return errors.New("--user must be a UUID")
+	}
+	svc, err := service.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	res, err := svc.Server.ForgetUser(ctx, id, tenant)
+	if err != nil {
+		return errorText(err)
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
 }
