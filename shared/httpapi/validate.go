@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -33,7 +34,7 @@ func (c *call) scope(a actingFor, agent *string, defaultAgent string, f *apierro
 			sc.Agent = *agent
 		}
 	}
-	if a.TenantID != nil && (len(*a.TenantID) > maxTenantLen || !printableUTF8(*a.TenantID)) {
+	if a.TenantID != nil && (utf8.RuneCountInString(*a.TenantID) > maxTenantLen || !printableUTF8(*a.TenantID)) {
 		f.Addf("tenant_id", "must be at most %d printable characters", maxTenantLen)
 		return sc, nil
 	}
