@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -306,4 +307,24 @@ func TestIsolationServiceActsForUser(t *testing.T) {
 // isoNamesField reports whether a problem body lists field among its errors.
 func isoNamesField(r response, field string) bool {
 	return slices.ContainsFunc(list(r.body["errors"]), func(x any) bool { return str(obj(x)["field"]) == field })
+}
+
+// Any tenant a user token may carry, a service may name, and the user may repeat.
+func TestIsolationLongTenant(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	for _, tenant := range []string{strings.Repeat("é", 128), strings.Repeat("t", 128), "ünïcode tenant ✓"} {
+		u := e.newUser(tenant)
+		s := isoSeed(t, e, u.token)
+		isoSees(t, e, u.token, s, true, "tenant_id", tenant)
+		isoSees(t, e, e.serviceToken(), s, true, "user_id", u.id.String(), "tenant_id", tenant)
+	}
+	svc := e.serviceToken()
+	for _, bad := range []string{strings.Repeat("é", 129), strings.Repeat("t", 129), "tab\there", "ctl\x01"} {
+		r := e.call(svc, "recall", map[string]any{"query": "x", "user_id": uuid.NewString(), "tenant_id": bad}).
+			must(t, http.StatusBadRequest)
+		if !isoNamesField(r, "tenant_id") {
+			t.Errorf("tenant_id %q: %s", bad, r.raw)
+		}
+	}
 }
