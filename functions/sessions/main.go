@@ -1,0 +1,6 @@
+// Command sessions is the sessions function as an AWS Lambda (Function URL, API Gateway HTTP API).
+package main
+
+import "github.com/agentmem/agentmem/shared/service"
+
+func main() { service.RunLambda("sessions") }

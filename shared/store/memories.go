@@ -1,0 +1,275 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	pgvector "github.com/pgvector/pgvector-go"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+// MemoryItem is a stored long-term memory as the memories function shows it.
+type MemoryItem struct {
+	ID       uuid.UUID       `json:"id"`
+	Content  string          `json:"content"`
+	Metadata json.RawMessage `json:"metadata"`
+	// Agent is nil for a memory of the user that every agent recalls.
+	Agent     *string   `json:"agent"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// LogValue keeps memory content out of logs.
+func (m MemoryItem) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("id", m.ID.String()), slog.Int("content_len", len(m.Content)))
+}
+
+// MemoryKey is the place of a memory in a listing, which orders by creation time, then id, both
+// descending.
+type MemoryKey struct {
+	CreatedAt time.Time
+	ID        uuid.UUID
+}
+
+// ListMemoriesParams asks for one page of a user's memories.
+type ListMemoriesParams struct {
+	// Scope.Agent, when set, lists that agent's and agent-less memories: what the agent recalls.
+	Scope memory.Scope
+	Limit int
+	// After, when set, continues after that memory.
+	After *MemoryKey
+}
+
+// MemoryPage is one page of memories.
+type MemoryPage struct {
+	Items []MemoryItem
+	// Next continues the listing; nil on the last page.
+	Next *MemoryKey
+}
+
+const memoryColumns = `id, content, metadata, nullif(agent, ''), created_at, updated_at, expires_at`
+
+func scanMemoryItem(r pgx.CollectableRow) (MemoryItem, error) {
+	var m MemoryItem
+	var md []byte
+	if err := r.Scan(&m.ID, &m.Content, &md, &m.Agent, &m.CreatedAt, &m.UpdatedAt, &m.ExpiresAt); err != nil {
+		return m, err
+	}
+	m.Metadata = json.RawMessage(md)
+	m.CreatedAt, m.UpdatedAt, m.ExpiresAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC(), m.ExpiresAt.UTC()
+	return m, nil
+}
+
+// ListMemories reads a page of the user's unexpired memories, the newest first, in the order
+// of memories_owner_created_idx.
+func (s *Store) ListMemories(ctx context.Context, p ListMemoriesParams) (MemoryPage, error) {
+	out := MemoryPage{Items: []MemoryItem{}}
+	sc := p.Scope
+	var afterAt *time.Time
+	var afterID *uuid.UUID
+	if p.After != nil {
+		afterAt, afterID = &p.After.CreatedAt, &p.After.ID
+	}
+	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			select `+memoryColumns+`
+			from agentmem.memories
+			where user_id = $1 and tenant_id = $2 and expires_at > now()
+			  and ($3::text = '' or agent in ($3::text, ''))
+			  and ($4::timestamptz is null or (created_at, id) < ($4::timestamptz, $5::uuid))
+			order by created_at desc, id desc
+			limit $6`, sc.UserID, sc.TenantID, sc.Agent, afterAt, afterID, p.Limit+1)
+		if err != nil {
+			return fmt.Errorf("list memories: %w", err)
+		}
+		if out.Items, err = pgx.CollectRows(rows, scanMemoryItem); err != nil {
+			return fmt.Errorf("list memories: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return MemoryPage{}, err
+	}
+	if len(out.Items) > p.Limit {
+		out.Items = out.Items[:p.Limit]
+		last := out.Items[p.Limit-1]
+		out.Next = &MemoryKey{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+	return out, nil
+}
+
+// GetMemory reads one unexpired memory of the user.
+func (s *Store) GetMemory(ctx context.Context, sc memory.Scope, id uuid.UUID) (MemoryItem, error) {
+	var out MemoryItem
+	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		var err error
+		out, err = selectMemory(ctx, tx, sc, id, false)
+		return err
+	})
+	return out, err
+}
+
+func selectMemory(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID, lock bool) (MemoryItem, error) {
+	q := `select ` + memoryColumns + ` from agentmem.memories
+		where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()`
+	if lock {
+		q += ` for update`
+	}
+	rows, err := tx.Query(ctx, q, id, sc.UserID, sc.TenantID)
+	if err != nil {
+		return MemoryItem{}, fmt.Errorf("select memory: %w", err)
+	}
+	m, err := pgx.CollectExactlyOneRow(rows, scanMemoryItem)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, memoryNotFound()
+	}
+	if err != nil {
+		return m, fmt.Errorf("select memory: %w", err)
+	}
+	return m, nil
+}
+
+// UpdateMemoryParams changes a memory.
+type UpdateMemoryParams struct {
+	Scope memory.Scope
+	ID    uuid.UUID
+	// Content, when set, replaces the text; the memory is embedded again and its content key
+	// recomputed.
+	Content *string
+	// Metadata, when set (a JSON object), replaces the metadata as a whole.
+	Metadata json.RawMessage
+}
+
+// UpdateMemory changes the content and/or metadata of an unexpired memory and keeps its expiry.
+// New content that is the same fact (same content key) as another unexpired memory of the same
+// user and agent is a conflict: one row per fact and scope stays true, and the caller decides
+// which of the two to keep. An expired memory holding that key is deleted to make room.
+func (s *Store) UpdateMemory(ctx context.Context, p UpdateMemoryParams) (MemoryItem, error) {
+	sc := p.Scope
+	var vector, key *string
+	if p.Content != nil {
+		// Embed before the transaction: no row lock is held while a model works.
+		vs, err := s.embedder.Embed(ctx, []string{*p.Content})
+		if err != nil {
+			return MemoryItem{}, fmt.Errorf("embed memory: %w", err)
+		}
+		v := pgvector.NewVector(vs[0]).String()
+		k := ContentKey(*p.Content)
+		vector, key = &v, &k
+	}
+	var metadata *string
+	if p.Metadata != nil {
+		m := string(p.Metadata)
+		metadata = &m
+	}
+	var out MemoryItem
+	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		cur, err := selectMemory(ctx, tx, sc, p.ID, true)
+		if err != nil {
+			return err
+		}
+		agent := ""
+		if cur.Agent != nil {
+			agent = *cur.Agent
+		}
+		if key != nil {
+			if err := clearContentKey(ctx, tx, sc, agent, *key, p.ID); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.Query(ctx, `
+			update agentmem.memories set
+			  content = coalesce($4::text, content),
+			  content_key = coalesce($5::text, content_key),
+			  embedding = coalesce($6::extensions.vector, embedding),
+			  embedding_model = case when $6::extensions.vector is null then embedding_model else $7::text end,
+			  metadata = coalesce($8::jsonb, metadata),
+			  updated_at = now()
+			where id = $1 and user_id = $2 and tenant_id = $3
+			returning `+memoryColumns,
+			p.ID, sc.UserID, sc.TenantID, p.Content, key, vector, s.embedder.Model(), metadata)
+		if err != nil {
+			return fmt.Errorf("update memory: %w", err)
+		}
+		out, err = pgx.CollectExactlyOneRow(rows, scanMemoryItem)
+		if memoryKeyTaken(err) {
+			// A concurrent request stored the same fact between the check and the update.
+			return sameFactConflict(nil)
+		}
+		if err != nil {
+			return fmt.Errorf("update memory: %w", err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// clearContentKey makes room for a memory to take key in its scope: an expired memory holding
+// it is deleted (it is invisible already); an unexpired one is a conflict.
+func clearContentKey(ctx context.Context, tx pgx.Tx, sc memory.Scope, agent, key string, self uuid.UUID) error {
+	var other uuid.UUID
+	var expired bool
+	err := tx.QueryRow(ctx, `
+		select id, expires_at <= now() from agentmem.memories
+		where user_id = $1 and tenant_id = $2 and agent = $3 and content_key = $4 and id <> $5
+		for update`, sc.UserID, sc.TenantID, agent, key, self).Scan(&other, &expired)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("select same fact: %w", err)
+	}
+	if !expired {
+		return sameFactConflict(&other)
+	}
+	if _, err := tx.Exec(ctx, `delete from agentmem.memories where id = $1`, other); err != nil {
+		return fmt.Errorf("delete expired same fact: %w", err)
+	}
+	return nil
+}
+
+func sameFactConflict(other *uuid.UUID) error {
+	if other == nil {
+		return apierror.New(apierror.Conflict,
+			"another memory of this user and agent already holds the same content; update or delete that one instead")
+	}
+	return apierror.Newf(apierror.Conflict,
+		"memory %s of this user and agent already holds the same content; update or delete that one instead", other)
+}
+
+// DeleteMemory deletes one unexpired memory of the user.
+func (s *Store) DeleteMemory(ctx context.Context, sc memory.Scope, id uuid.UUID) error {
+	return s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			delete from agentmem.memories
+			where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()`,
+			id, sc.UserID, sc.TenantID)
+		if err != nil {
+			return fmt.Errorf("delete memory: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return memoryNotFound()
+		}
+		return nil
+	})
+}
+
+// memoryNotFound answers for a memory that is missing, expired or (row-level security hides
+// it) another user's.
+func memoryNotFound() error { return apierror.New(apierror.NotFound, "memory not found") }
+
+// memoryKeyTaken reports a unique violation: another row took the content key meanwhile.
+func memoryKeyTaken(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
+}

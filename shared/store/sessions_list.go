@@ -1,0 +1,299 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+// SessionSummary is one session of a listing.
+type SessionSummary struct {
+	SessionID uuid.UUID `json:"session_id"`
+	Agent     string    `json:"agent"`
+	Title     *string   `json:"title"`
+	// MessageCount counts the session's unexpired messages.
+	MessageCount int64     `json:"message_count"`
+	CreatedAt    time.Time `json:"created_at"`
+	LastActiveAt time.Time `json:"last_active_at"`
+}
+
+// LogValue keeps the title out of logs.
+func (s SessionSummary) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("session_id", s.SessionID.String()), slog.Int64("message_count", s.MessageCount))
+}
+
+// SessionKey is the place of a session in a listing, which orders by last activity, then id,
+// both descending.
+type SessionKey struct {
+	LastActiveAt time.Time
+	ID           uuid.UUID
+}
+
+// ListSessionsParams asks for one page of a user's sessions.
+type ListSessionsParams struct {
+	// Scope.Agent, when set, lists that agent's sessions only.
+	Scope memory.Scope
+	Limit int
+	// After, when set, continues after that session.
+	After *SessionKey
+}
+
+// SessionPage is one page of sessions.
+type SessionPage struct {
+	Sessions []SessionSummary
+	// Next continues the listing; nil on the last page.
+	Next *SessionKey
+}
+
+// listSessionsSQL reads one page in index order (sessions_owner_activity_idx, or
+// sessions_owner_idx for one agent) and only then counts the messages of the rows on the page,
+// each through the messages' primary key. The cursor comparison is a row comparison, which the
+// index serves as a range bound. %s is the agent condition.
+const listSessionsSQL = `
+select p.id, p.agent, p.title,
+       (select count(*) from agentmem.messages m
+         where m.session_id = p.id and m.expires_at > now()) as message_count,
+       p.created_at, p.last_active_at
+from (
+  select s.id, s.agent, s.title, s.created_at, s.last_active_at
+  from agentmem.sessions s
+  where s.user_id = $1 and s.tenant_id = $2 and s.expires_at > now() %s
+    and ($3::timestamptz is null or (s.last_active_at, s.id) < ($3::timestamptz, $4::uuid))
+  order by s.last_active_at desc, s.id desc
+  limit $5
+) p
+order by p.last_active_at desc, p.id desc`
+
+var (
+	listSessionsAllSQL   = fmt.Sprintf(listSessionsSQL, "")
+	listSessionsAgentSQL = fmt.Sprintf(listSessionsSQL, "and s.agent = $6")
+)
+
+// ListSessions reads a page of the user's unexpired sessions, the most recently active first.
+func (s *Store) ListSessions(ctx context.Context, p ListSessionsParams) (SessionPage, error) {
+	out := SessionPage{Sessions: []SessionSummary{}}
+	sc := p.Scope
+	var afterAt *time.Time
+	var afterID *uuid.UUID
+	if p.After != nil {
+		afterAt, afterID = &p.After.LastActiveAt, &p.After.ID
+	}
+	q, args := listSessionsAllSQL, []any{sc.UserID, sc.TenantID, afterAt, afterID, p.Limit + 1}
+	if sc.Agent != "" {
+		q, args = listSessionsAgentSQL, append(args, sc.Agent)
+	}
+	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("list sessions: %w", err)
+		}
+		out.Sessions, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionSummary, error) {
+			var v SessionSummary
+			err := r.Scan(&v.SessionID, &v.Agent, &v.Title, &v.MessageCount, &v.CreatedAt, &v.LastActiveAt)
+			v.CreatedAt, v.LastActiveAt = v.CreatedAt.UTC(), v.LastActiveAt.UTC()
+			return v, err
+		})
+		if err != nil {
+			return fmt.Errorf("list sessions: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return SessionPage{}, err
+	}
+	if len(out.Sessions) > p.Limit {
+		out.Sessions = out.Sessions[:p.Limit]
+		last := out.Sessions[p.Limit-1]
+		out.Next = &SessionKey{LastActiveAt: last.LastActiveAt, ID: last.SessionID}
+	}
+	return out, nil
+}
+
+// HistoryParams asks for one page of a session's messages.
+type HistoryParams struct {
+	// Scope.Agent, when set, must be the session's agent.
+	Scope     memory.Scope
+	SessionID uuid.UUID
+	// Newest pages from the latest message backwards; otherwise from the first forwards.
+	Newest bool
+	Limit  int
+	// After, when set, continues after the message with this seq (exclusive).
+	After *int64
+}
+
+// HistoryPage is one page of a session's messages.
+type HistoryPage struct {
+	Messages []memory.Message
+	// Next is the seq to continue after; nil when no further message existed.
+	Next *int64
+	// Total counts the session's unexpired messages.
+	Total int64
+}
+
+// SessionHistory pages through a session's unexpired messages by seq. Seqs only grow and a
+// session's commits become visible in seq order, so a page continued from a cursor neither
+// skips nor repeats a message, however many are committed between pages. A session that does
+// not exist, has expired or is not the caller's is not found.
+func (s *Store) SessionHistory(ctx context.Context, p HistoryParams) (HistoryPage, error) {
+	var out HistoryPage
+	sc := p.Scope
+	q := `
+		select id, seq, role, content, name, tool_calls, tool_call_id, metadata, created_at, token_estimate
+		from agentmem.messages
+		where session_id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
+		  and ($4::bigint is null or seq > $4::bigint)
+		order by seq
+		limit $5`
+	if p.Newest {
+		q = `
+		select id, seq, role, content, name, tool_calls, tool_call_id, metadata, created_at, token_estimate
+		from agentmem.messages
+		where session_id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
+		  and ($4::bigint is null or seq < $4::bigint)
+		order by seq desc
+		limit $5`
+	}
+	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		if err := findSession(ctx, tx, sc, p.SessionID, false); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, q, p.SessionID, sc.UserID, sc.TenantID, p.After, p.Limit+1)
+		if err != nil {
+			return fmt.Errorf("select history: %w", err)
+		}
+		if out.Messages, err = pgx.CollectRows(rows, scanMessage); err != nil {
+			return fmt.Errorf("select history: %w", err)
+		}
+		err = tx.QueryRow(ctx, `
+			select count(*) from agentmem.messages
+			where session_id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()`,
+			p.SessionID, sc.UserID, sc.TenantID).Scan(&out.Total)
+		if err != nil {
+			return fmt.Errorf("count messages: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return HistoryPage{}, err
+	}
+	if len(out.Messages) > p.Limit {
+		out.Messages = out.Messages[:p.Limit]
+		next := out.Messages[p.Limit-1].Seq
+		out.Next = &next
+	}
+	if out.Messages == nil {
+		out.Messages = []memory.Message{}
+	}
+	return out, nil
+}
+
+// ResetSession deletes every message of a session and keeps the session with its seq counter,
+// so later messages go on numbering after the deleted ones. It waits for a commit in progress
+// on the session and so deletes whole turns. It returns how many unexpired messages it deleted.
+func (s *Store) ResetSession(ctx context.Context, sc memory.Scope, id uuid.UUID) (int64, error) {
+	var n int64
+	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		if err := findSession(ctx, tx, sc, id, true); err != nil {
+			return err
+		}
+		err := tx.QueryRow(ctx, `
+			with gone as (
+			  delete from agentmem.messages
+			  where session_id = $1 and user_id = $2 and tenant_id = $3
+			  returning expires_at)
+			select count(*) filter (where expires_at > now()) from gone`,
+			id, sc.UserID, sc.TenantID).Scan(&n)
+		if err != nil {
+			return fmt.Errorf("delete messages: %w", err)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// DeleteSession deletes a session; its messages and any active-session pointer to it go with
+// it (foreign keys cascade).
+func (s *Store) DeleteSession(ctx context.Context, sc memory.Scope, id uuid.UUID) error {
+	return s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			delete from agentmem.sessions
+			where id = $1 and user_id = $2 and tenant_id = $3 and ($4::text = '' or agent = $4::text)
+			  and expires_at > now()`, id, sc.UserID, sc.TenantID, sc.Agent)
+		if err != nil {
+			return fmt.Errorf("delete session: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return sessionNotFound()
+		}
+		return nil
+	})
+}
+
+// DeleteMessage deletes one unexpired message of a session.
+func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, sessionID, messageID uuid.UUID) error {
+	return s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		if err := findSession(ctx, tx, sc, sessionID, false); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `
+			delete from agentmem.messages
+			where session_id = $1 and id = $2 and user_id = $3 and tenant_id = $4 and expires_at > now()`,
+			sessionID, messageID, sc.UserID, sc.TenantID)
+		if err != nil {
+			return fmt.Errorf("delete message: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return apierror.New(apierror.NotFound, "message not found in this session")
+		}
+		return nil
+	})
+}
+
+// SetSessionTitle sets a session's title; nil clears it.
+func (s *Store) SetSessionTitle(ctx context.Context, sc memory.Scope, id uuid.UUID, title *string) error {
+	return s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			update agentmem.sessions set title = $5
+			where id = $1 and user_id = $2 and tenant_id = $3 and ($4::text = '' or agent = $4::text)
+			  and expires_at > now()`, id, sc.UserID, sc.TenantID, sc.Agent, title)
+		if err != nil {
+			return fmt.Errorf("set session title: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return sessionNotFound()
+		}
+		return nil
+	})
+}
+
+// sessionNotFound is the answer for a session that is missing, expired, another agent's or
+// (row-level security hides it) another user's: the caller cannot tell them apart.
+func sessionNotFound() error { return apierror.New(apierror.NotFound, "session not found") }
+
+// findSession checks that a session exists for the caller, is unexpired and, when sc.Agent is
+// set, belongs to that agent; with lock it also takes the row lock commits take.
+func findSession(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID, lock bool) error {
+	q := `select 1 from agentmem.sessions
+		where id = $1 and user_id = $2 and tenant_id = $3 and ($4::text = '' or agent = $4::text)
+		  and expires_at > now()`
+	if lock {
+		q += ` for update`
+	}
+	var one int
+	err := tx.QueryRow(ctx, q, id, sc.UserID, sc.TenantID, sc.Agent).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sessionNotFound()
+	}
+	if err != nil {
+		return fmt.Errorf("select session: %w", err)
+	}
+	return nil
+}
