@@ -38,21 +38,23 @@ type SweepResult struct {
 var sweepSteps = []struct {
 	count func(*SweepCounts) *int64
 	del   string
-	dry   string
+	// expired is the FROM clause of the rows a dry run counts and a sweep out of time
+	// looks for.
+	expired string
 }{
 	{
 		func(c *SweepCounts) *int64 { return &c.Messages },
 		`with doomed as (
 		   select ctid from agentmem.messages where expires_at <= now() limit $1 for update skip locked)
 		 delete from agentmem.messages m using doomed where m.ctid = doomed.ctid`,
-		`select count(*) from agentmem.messages where expires_at <= now()`,
+		`agentmem.messages where expires_at <= now()`,
 	},
 	{
 		func(c *SweepCounts) *int64 { return &c.Memories },
 		`with doomed as (
 		   select id from agentmem.memories where expires_at <= now() limit $1 for update skip locked)
 		 delete from agentmem.memories m using doomed where m.id = doomed.id`,
-		`select count(*) from agentmem.memories where expires_at <= now()`,
+		`agentmem.memories where expires_at <= now()`,
 	},
 	{
 		func(c *SweepCounts) *int64 { return &c.Sessions },
@@ -62,7 +64,7 @@ var sweepSteps = []struct {
 		     and not exists (select 1 from agentmem.messages m where m.session_id = s.id)
 		   limit $1 for update of s skip locked)
 		 delete from agentmem.sessions s using doomed where s.id = doomed.id`,
-		`select count(*) from agentmem.sessions s where s.expires_at <= now()
+		`agentmem.sessions s where s.expires_at <= now()
 		   and not exists (select 1 from agentmem.messages m where m.session_id = s.id
 		                   and m.expires_at > now())`,
 	},
@@ -71,7 +73,7 @@ var sweepSteps = []struct {
 		`with doomed as (
 		   select ctid from agentmem.idempotency_keys where expires_at <= now() limit $1 for update skip locked)
 		 delete from agentmem.idempotency_keys k using doomed where k.ctid = doomed.ctid`,
-		`select count(*) from agentmem.idempotency_keys where expires_at <= now()`,
+		`agentmem.idempotency_keys where expires_at <= now()`,
 	},
 }
 
@@ -81,16 +83,26 @@ func (s *Store) Sweep(ctx context.Context, p SweepParams) (SweepResult, error) {
 	var res SweepResult
 	if p.DryRun {
 		for _, step := range sweepSteps {
-			if err := s.pool.QueryRow(ctx, step.dry).Scan(step.count(&res.Deleted)); err != nil {
+			if err := s.pool.QueryRow(ctx, "select count(*) from "+step.expired).Scan(step.count(&res.Deleted)); err != nil {
 				return res, interpret(fmt.Errorf("count expired: %w", err))
 			}
 		}
 		return res, nil
 	}
-	for _, step := range sweepSteps {
+	for i, step := range sweepSteps {
 		for {
 			if time.Now().After(p.Deadline) {
-				res.More = true
+				// More only when something is left: a sweep of nothing must not ask for another.
+				for _, rest := range sweepSteps[i:] {
+					var left bool
+					if err := s.pool.QueryRow(ctx, "select exists (select 1 from "+rest.expired+")").Scan(&left); err != nil {
+						return res, interpret(fmt.Errorf("look for expired rows: %w", err))
+					}
+					if left {
+						res.More = true
+						break
+					}
+				}
 				return res, nil
 			}
 			tag, err := s.pool.Exec(ctx, step.del, p.BatchSize)
