@@ -228,6 +228,21 @@ func TestSweepTimeBudget(t *testing.T) {
 	if left := db.count("messages", ""); left != 0 {
 		t.Errorf("%d messages left", left)
 	}
+	// With nothing left, running out of time does not ask for another sweep.
+	for range 3 {
+		if a := isoSweep(t, e, map[string]any{"batch_size": 1, "max_duration_ms": 1}); *a.More || a.Deleted != (isoCounts{}) {
+			t.Errorf("sweep of nothing within 1 ms: %+v, more %v", a.Deleted, *a.More)
+		}
+	}
+	// With rows left of a later kind only, it does.
+	db.exec(`insert into agentmem.idempotency_keys (user_id, caller_role, function, key, request_hash, response_status,
+		  response_body, expires_at)
+		select gen_random_uuid(), 'authenticated', 'commit-turn', g::text, '\x00', 201, '{}', now() - interval '1 minute'
+		from generate_series(1, 3000) g`)
+	a := isoSweep(t, e, map[string]any{"batch_size": 1, "max_duration_ms": 1})
+	if !*a.More || a.Deleted.IdempotencyKeys >= 3000 {
+		t.Errorf("sweep of 3000 keys one by one within 1 ms: %+v, more %v", a.Deleted, *a.More)
+	}
 }
 
 func TestSweepValidation(t *testing.T) {
