@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -65,8 +67,8 @@ func (s *Server) ForgetUser(ctx context.Context, userID uuid.UUID, tenant *strin
 	}
 	p := store.ForgetParams{UserID: userID, AllTenants: tenant == nil}
 	if tenant != nil {
-		if len(*tenant) > maxTenantLen || !printableUTF8(*tenant) {
-			return store.ForgetResult{}, apierror.Invalid("tenant_id", "must be at most 128 printable characters")
+		if memory.CharCount(*tenant) > maxTenantLen || !printableUTF8(*tenant) {
+			return store.ForgetResult{}, apierror.Invalid("tenant_id", fmt.Sprintf("must be at most %d printable characters", maxTenantLen))
 		}
 		p.TenantID = *tenant
 	}

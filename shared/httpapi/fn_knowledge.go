@@ -220,7 +220,7 @@ func knowledgeSource(f *apierror.Fields, v *string) string {
 // knowledgeTenant is the tenant whose knowledge base a request touches: a service names it
 // (default ""), a user has its token's and may only repeat it.
 func (c *call) knowledgeTenant(tenantID *string, f *apierror.Fields) (string, error) {
-	if tenantID != nil && (len(*tenantID) > maxTenantLen || !printableUTF8(*tenantID)) {
+	if tenantID != nil && (memory.CharCount(*tenantID) > maxTenantLen || !printableUTF8(*tenantID)) {
 		f.Addf("tenant_id", "must be at most %d printable characters", maxTenantLen)
 		return "", nil
 	}

@@ -174,6 +174,7 @@ func TestKnowledgeBadInput(t *testing.T) {
 		{"k too big", u.token, map[string]any{"op": "search", "query": "x", "k": 101}, 400, "k"},
 		{"bad mode", u.token, map[string]any{"op": "search", "query": "x", "mode": "fuzzy"}, 400, "mode"},
 		{"tenant_id too long", svc, map[string]any{"op": "search", "query": "x", "tenant_id": strings.Repeat("t", 129)}, 400, "tenant_id"},
+		{"tenant_id of 128 characters", svc, map[string]any{"op": "search", "query": "x", "tenant_id": strings.Repeat("é", 128)}, 200, ""},
 		{"delete without source", svc, map[string]any{"op": "delete"}, 400, "source"},
 		{"delete a missing source", svc, map[string]any{"op": "delete", "tenant_id": knTenant(), "source": "nope"}, 404, ""},
 		{"no token", "", map[string]any{"op": "search", "query": "x"}, 401, ""},
