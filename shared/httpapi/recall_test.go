@@ -236,6 +236,10 @@ func TestRecallFilter(t *testing.T) {
 			}
 		}
 	}
+	// Values JSON allows and the database's jsonb refuses are the client's mistake too.
+	for _, bad := range []string{`{"kind":"\ud800"}`, `{"kind":1e200000}`} {
+		e.call(u.token, "recall", `{"query":"walrus","filter":`+bad+`}`).must(t, http.StatusBadRequest)
+	}
 	for _, bad := range []string{`[]`, `"kind"`, `1`, `true`, `[{"kind":"preference"}]`} {
 		r := e.call(u.token, "recall", `{"query":"walrus","filter":`+bad+`}`).must(t, http.StatusBadRequest)
 		if !isoNamesField(r, "filter") {

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/httpapi"
 )
 
 var isoFunctions = []string{"active-session", "commit-turn", "get-context", "recall", "sweep-expired"}
@@ -264,6 +267,27 @@ func TestTransportCORS(t *testing.T) {
 	// Without an Origin there is nothing to say.
 	if got := e.call(u.token, "active-session", nil).header.Get("Access-Control-Allow-Origin"); got != "" {
 		t.Errorf("answer without Origin: Access-Control-Allow-Origin = %q", got)
+	}
+}
+
+// Without configured origins every origin may call, as locally.
+func TestTransportCORSDefaultAnyOrigin(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	v, err := auth.NewVerifier(t.Context(), auth.Config{JWTSecret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httpapi.NewServer(e.store, v, slog.New(slog.NewTextHandler(io.Discard, nil)), httpapi.Config{})
+	e.h = srv.Mux()
+	r := isoPreflight(e, "http://localhost:5173")
+	if r.status != http.StatusNoContent || r.header.Get("Access-Control-Allow-Origin") != "*" ||
+		!isoHasTokens(r.header.Get("Access-Control-Allow-Headers"), "Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id") {
+		t.Errorf("preflight: %d %v", r.status, r.header)
+	}
+	r = e.call("", "recall", `{}`, "Origin", "https://anywhere.example").must(t, http.StatusUnauthorized)
+	if r.header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("401: Access-Control-Allow-Origin %q", r.header.Get("Access-Control-Allow-Origin"))
 	}
 }
 
