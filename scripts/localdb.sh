@@ -88,9 +88,11 @@ Set DATABASE_URL to a PostgreSQL 17 with pgvector >= 0.8 instead."
 	log "provisioning PostgreSQL 17 + pgvector in $ROOTFS (about a minute, once)"
 	rm -rf "$ROOTFS.partial"
 	mkdir -p "$(dirname "$ROOTFS")"
-	debootstrap --variant=minbase --include=postgresql-17-pgvector,pgbouncer,locales-all trixie "$ROOTFS.partial" \
+	# C.UTF-8, the only locale the cluster uses, comes with libc-bin: no locales package needed.
+	debootstrap --variant=minbase --include=postgresql-17-pgvector,pgbouncer trixie "$ROOTFS.partial" \
 		>"$(dirname "$ROOTFS")/debootstrap.log" 2>&1 ||
 		die "debootstrap failed; see $(dirname "$ROOTFS")/debootstrap.log"
+	rm -rf "$ROOTFS.partial"/var/cache/apt/archives/*.deb
 	mv "$ROOTFS.partial" "$ROOTFS"
 fi
 
@@ -121,8 +123,16 @@ EOF
 fi
 
 log "starting PostgreSQL 17 on 127.0.0.1:${PORT}"
-in_chroot su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $PGDATA_IN -l $PGDATA_IN/server.log -w -t 60 start" >/dev/null ||
-	die "PostgreSQL did not start; see $ROOTFS$PGDATA_IN/server.log"
+# The port lies in Linux's ephemeral range: on a busy machine an outgoing connection may hold it
+# for a moment, so a failed bind is retried.
+for attempt in $(seq 1 10); do
+	in_chroot su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $PGDATA_IN -l $PGDATA_IN/server.log -w -t 60 start" >/dev/null && break
+	if [ "$attempt" = 10 ] || ! tail -n 20 "$ROOTFS$PGDATA_IN/server.log" | grep -q 'Address already in use'; then
+		die "PostgreSQL did not start; see $ROOTFS$PGDATA_IN/server.log"
+	fi
+	log "127.0.0.1:${PORT} is busy; trying again"
+	sleep 3
+done
 
 for _ in $(seq 1 50); do
 	port_open && break
