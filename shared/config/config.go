@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentmem/agentmem/shared/memory"
 )
 
 // Local defaults, the same as `supabase start` uses.
@@ -38,6 +40,9 @@ type Config struct {
 	LogLevel slog.Level
 	// MaxConns (DB_MAX_CONNS) caps the database pool; default 4.
 	MaxConns int32
+	// NotesMaxChars (NOTES_MAX_CHARS) limits one agent's notes about a user, in characters;
+	// default 20,000.
+	NotesMaxChars int
 	// Addr (ADDR) is where the local server listens; default 127.0.0.1:9000.
 	Addr string
 }
@@ -93,6 +98,14 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("DB_MAX_CONNS must be a number from 1 to 1000, not %q", v)
 		}
 		c.MaxConns = int32(n)
+	}
+	c.NotesMaxChars = memory.DefaultNotesMaxChars
+	if v := getenv("NOTES_MAX_CHARS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1_000_000 {
+			return c, fmt.Errorf("NOTES_MAX_CHARS must be a number from 1 to 1000000, not %q", v)
+		}
+		c.NotesMaxChars = n
 	}
 	return c, nil
 }

@@ -11,11 +11,6 @@ import (
 	"github.com/agentmem/agentmem/shared/store"
 )
 
-// NotesMaxChars is the size limit of one agent's notes about a user, in characters; default
-// memory.DefaultNotesMaxChars (20,000). Set it before serving (e.g. from NOTES_MAX_CHARS);
-// values below 1 mean the default.
-var NotesMaxChars = memory.DefaultNotesMaxChars
-
 // notesSectionMaxChars bounds a section name: one heading line.
 const notesSectionMaxChars = 512
 
@@ -112,7 +107,7 @@ func (s *Server) notes(ctx context.Context, c *call) (int, any, error) {
 		return 0, nil, err
 	}
 
-	limit := NotesMaxChars
+	limit := s.cfg.NotesMaxChars
 	if limit < 1 {
 		limit = memory.DefaultNotesMaxChars
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -31,6 +32,9 @@ type Config struct {
 	AllowedOrigins []string
 	// DefaultRetention is the lifetime of stored rows when a request sets none; default 720h.
 	DefaultRetention time.Duration
+	// NotesMaxChars is the size limit of one agent's notes about a user, in characters;
+	// default memory.DefaultNotesMaxChars (20,000).
+	NotesMaxChars int
 	// RequestTimeout bounds one request when the caller's context has no sooner deadline;
 	// default 25s.
 	RequestTimeout time.Duration
@@ -53,6 +57,9 @@ func NewServer(st *store.Store, v Verifier, log *slog.Logger, cfg Config) *Serve
 	}
 	if cfg.DefaultRetention <= 0 {
 		cfg.DefaultRetention = 720 * time.Hour
+	}
+	if cfg.NotesMaxChars <= 0 {
+		cfg.NotesMaxChars = memory.DefaultNotesMaxChars
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 25 * time.Second
