@@ -122,6 +122,17 @@ log_min_messages = warning
 EOF
 fi
 
+# A server killed with its session leaves postmaster.pid behind; should its pid now belong to
+# another process, PostgreSQL would refuse to start. Nothing listens, so a lock whose pid is not a
+# live postgres is stale.
+for lock in "$ROOTFS$PGDATA_IN/postmaster.pid" "$ROOTFS/tmp/.s.PGSQL.${PORT}.lock"; do
+	[ -f "$lock" ] || continue
+	pid=$(head -n 1 "$lock" | tr -dc 0-9)
+	if [ -z "$pid" ] || [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != postgres ]; then
+		rm -f "$lock"
+	fi
+done
+
 log "starting PostgreSQL 17 on 127.0.0.1:${PORT}"
 # The port lies in Linux's ephemeral range: on a busy machine an outgoing connection may hold it
 # for a moment, so a failed bind is retried.
