@@ -55,7 +55,7 @@ pending() {
 	versions=$(find supabase/migrations -maxdepth 1 -name '*.sql' -printf '%f\n' 2>/dev/null | sed 's/_.*//' | sort)
 	[ -n "$versions" ] || return 0
 	command -v psql >/dev/null 2>&1 || { echo unknown; return 0; }
-	applied=$(psql "$DATABASE_URL" -XAtq -v ON_ERROR_STOP=1 \
+	applied=$(PGCONNECT_TIMEOUT=10 psql "$DATABASE_URL" -wXAtq -v ON_ERROR_STOP=1 \
 		-c "select version from supabase_migrations.schema_migrations" 2>/dev/null) || { echo unknown; return 0; }
 	for v in $versions; do
 		grep -qx "$v" <<<"$applied" || out="$out $v"
