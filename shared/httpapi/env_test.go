@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -92,9 +93,19 @@ func newEnv(t *testing.T, own bool) *env {
 	return &env{t: t, db: db, store: st, srv: srv, h: srv.Mux(), logBuf: buf}
 }
 
-// cleanupLess keeps the shared database for the whole package run (it is dropped with the
-// server's other test databases when the next run starts... or by hand): a test's Cleanup
-// would drop it under the tests still using it.
+// TestMain drops the package's shared database once every test is done with it.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedDB.Name != "" {
+		if err := sharedDB.Drop(); err != nil {
+			fmt.Fprintf(os.Stderr, "drop shared test database: %v\n", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// cleanupLess keeps the shared database for the whole package run (TestMain drops it): a
+// test's Cleanup would drop it under the tests still using it.
 type cleanupLess struct{ *testing.T }
 
 func (c *cleanupLess) Cleanup(func()) {}

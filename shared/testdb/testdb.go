@@ -35,6 +35,8 @@ type DB struct {
 	Name string
 	// URL connects to it directly as the superuser.
 	URL string
+
+	server string
 }
 
 // PoolerURL is the URL of the same database through the transaction-mode pooler, or "" when
@@ -77,20 +79,27 @@ func New(t testing.TB) DB {
 	if err := createFromTemplate(ctx, conn, name, tmpl); err != nil {
 		t.Fatalf("create test database: %v", err)
 	}
+	db := DB{Name: name, URL: withDatabase(server, name), server: server}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, server)
-		if err != nil {
-			t.Logf("drop test database: %v", err)
-			return
-		}
-		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "drop database if exists "+pgx.Identifier{name}.Sanitize()+" with (force)"); err != nil {
+		if err := db.Drop(); err != nil {
 			t.Logf("drop test database: %v", err)
 		}
 	})
-	return DB{Name: name, URL: withDatabase(server, name)}
+	return db
+}
+
+// Drop removes the database, closing any connection still open to it.
+func (d DB) Drop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, d.server)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	_, err = c.Exec(ctx, "drop database if exists "+pgx.Identifier{d.Name}.Sanitize()+" with (force)")
+	return err
+
 }
 
 // createFromTemplate retries briefly: PostgreSQL refuses to copy a template while another
@@ -156,6 +165,21 @@ func ensureTemplate(ctx context.Context, server string) (string, error) {
 	}
 	if _, err := conn.Exec(ctx, "alter database "+pgx.Identifier{tmpl}.Sanitize()+" is_template true"); err != nil {
 		return "", err
+	}
+	// Templates of earlier migration sets are of no further use.
+	rows, err := conn.Query(ctx, `select datname from pg_database
+		where datname like 'agentmem\_template\_%' and datname <> $1`, tmpl)
+	if err != nil {
+		return "", err
+	}
+	stale, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", err
+	}
+	for _, name := range stale {
+		id := pgx.Identifier{name}.Sanitize()
+		conn.Exec(ctx, "alter database "+id+" is_template false")     //nolint:errcheck
+		conn.Exec(ctx, "drop database if exists "+id+" with (force)") //nolint:errcheck
 	}
 	return tmpl, nil
 }
