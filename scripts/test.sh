@@ -48,12 +48,7 @@ failed=0
 log "go vet ./..."
 go vet ./... || { failed=1; log "go vet failed"; }
 
-log "go test -count=1 ./...${*:+ $*}"
-# go test -json, rendered as the plain output plus the failing tests' logs and a count.
-counts=$(mktemp)
-trap 'rm -f "$counts"' EXIT
-set +e
-go test -count=1 -json "$@" ./... 2>&1 | COUNTS=$counts node -e '
+RENDER='
 const rl = require("readline").createInterface({ input: process.stdin, crlfDelay: Infinity });
 const logs = new Map();
 const n = { pass: 0, fail: 0, skip: 0 };
@@ -87,14 +82,35 @@ rl.on("close", () => {
 	require("fs").writeFileSync(process.env.COUNTS, `${n.pass} passed, ${n.fail} failed, ${n.skip} skipped\n`);
 });
 '
-status=("${PIPESTATUS[@]}")
-set -e
-[ "${status[1]}" = 0 ] || die "could not read the go test output"
-[ "${status[0]}" = 0 ] || failed=1
+
+# run_tests LABEL COUNTS_FILE ARGS...: go test -json, rendered as the plain output plus the
+# failing tests' logs, with the counts written to COUNTS_FILE.
+run_tests() {
+	local label=$1 counts=$2
+	shift 2
+	log "go test -count=1 $label"
+	set +e
+	go test -count=1 -json "$@" 2>&1 | COUNTS=$counts node -e "$RENDER"
+	local status=("${PIPESTATUS[@]}")
+	set -e
+	[ "${status[1]}" = 0 ] || die "could not read the go test output"
+	[ "${status[0]}" = 0 ] || failed=1
+}
+
+counts=$(mktemp)
+pooler_counts=$(mktemp)
+echo "0 passed, 0 failed, 0 skipped" >"$pooler_counts"
+trap 'rm -f "$counts" "$pooler_counts"' EXIT
+run_tests "./...${*:+ $*}" "$counts" "$@" ./...
+# The function suite again, every request through the transaction-mode pooler.
+if [ -n "${AGENTMEM_TEST_POOLER_URL:-}" ]; then
+	AGENTMEM_TEST_VIA_POOLER=1 run_tests "./shared/httpapi/ through the pooler${*:+ $*}" "$pooler_counts" "$@" ./shared/httpapi/
+fi
 
 result=PASS
 [ "$failed" = 0 ] || result=FAIL
 log "$result in $(($(date +%s) - started))s (stack ready in $((ready - started))s)"
 # The last line: the count of tests, for people and for CI.
-printf 'summary: %s\n' "$(cat "$counts")"
+# Both runs' counts added up.
+printf 'summary: %s\n' "$(cat "$counts" "$pooler_counts" | awk '{p += $1; f += $3; k += $5} END {printf "%d passed, %d failed, %d skipped", p, f, k}')"
 exit "$failed"
