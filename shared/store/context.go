@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -57,56 +56,60 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 		}
 		rp = &r
 	}
-	err := s.inScope(ctx, p.Scope, func(tx pgx.Tx) error {
-		sc := p.Scope
-		rows, err := tx.Query(ctx, `
+	sc := p.Scope
+	var msgs []memory.Message
+	err := s.readInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`
 			select id, seq, role, content, name, tool_calls, tool_call_id, metadata, created_at, token_estimate
 			from agentmem.messages
 			where session_id = $1 and user_id = $2 and tenant_id = $3 and agent = $4 and expires_at > now()
 			order by seq desc
-			limit $5`, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages)
-		if err != nil {
-			return fmt.Errorf("select messages: %w", err)
-		}
-		msgs, err := pgx.CollectRows(rows, scanMessage)
-		if err != nil {
-			return fmt.Errorf("select messages: %w", err)
-		}
-		slices.Reverse(msgs)
-		var tokens int
-		out.Messages, tokens, out.Usage.Truncated = memory.Window(msgs, p.MaxTokens)
-		out.Usage.Messages = len(out.Messages)
-		out.Usage.TokenEstimate = tokens
-
-		if rp != nil {
-			if out.Memories, err = recallTx(ctx, tx, *rp); err != nil {
-				return err
+			limit $5`, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages).Query(func(rows pgx.Rows) error {
+			var err error
+			if msgs, err = pgx.CollectRows(rows, scanMessage); err != nil {
+				return fmt.Errorf("select messages: %w", err)
 			}
-		}
-
-		var key string
-		var value json.RawMessage
-		rows, err = tx.Query(ctx, `select key, value from agentmem.user_memory
-			where user_id = $1 and tenant_id = $2 order by key`, sc.UserID, sc.TenantID)
-		if err != nil {
-			return fmt.Errorf("select user memory: %w", err)
-		}
-		if _, err := pgx.ForEachRow(rows, []any{&key, &value}, func() error {
-			out.UserMemory[key] = slices.Clone(value)
 			return nil
-		}); err != nil {
-			return fmt.Errorf("select user memory: %w", err)
+		})
+		if rp != nil {
+			b.Queue(recallSettings, recallSettingsArgs(*rp)...)
+			b.Queue(recallSQL, recallArgs(*rp)...).Query(func(rows pgx.Rows) error {
+				var err error
+				out.Memories, err = scanHits(rows)
+				return err
+			})
 		}
-
-		err = tx.QueryRow(ctx, `
+		b.Queue(`select key, value from agentmem.user_memory
+			where user_id = $1 and tenant_id = $2 order by key`, sc.UserID, sc.TenantID).Query(func(rows pgx.Rows) error {
+			var key string
+			var value json.RawMessage
+			_, err := pgx.ForEachRow(rows, []any{&key, &value}, func() error {
+				out.UserMemory[key] = slices.Clone(value)
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("select user memory: %w", err)
+			}
+			return nil
+		})
+		b.Queue(`
 			select (select mode from agentmem.user_state where user_id = $1 and tenant_id = $2),
 			       (select content from agentmem.notes where user_id = $1 and tenant_id = $2 and agent = $3)`,
-			sc.UserID, sc.TenantID, sc.Agent).Scan(&out.State, &out.Notes)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("select state and notes: %w", err)
-		}
-		return nil
+			sc.UserID, sc.TenantID, sc.Agent).QueryRow(func(row pgx.Row) error {
+			if err := row.Scan(&out.State, &out.Notes); err != nil {
+				return fmt.Errorf("select state and notes: %w", err)
+			}
+			return nil
+		})
 	})
+	if err != nil {
+		return out, err
+	}
+	slices.Reverse(msgs)
+	var tokens int
+	out.Messages, tokens, out.Usage.Truncated = memory.Window(msgs, p.MaxTokens)
+	out.Usage.Messages = len(out.Messages)
+	out.Usage.TokenEstimate = tokens
 	return out, err
 }
 

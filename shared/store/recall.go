@@ -41,9 +41,12 @@ func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error
 		return nil, err
 	}
 	var hits []memory.Hit
-	err = s.inScope(ctx, p.Scope, func(tx pgx.Tx) error {
-		hits, err = recallTx(ctx, tx, p)
-		return err
+	err = s.readInScope(ctx, p.Scope, func(b *pgx.Batch) {
+		b.Queue(recallSettings, recallSettingsArgs(p)...)
+		b.Queue(recallSQL, recallArgs(p)...).Query(func(rows pgx.Rows) error {
+			hits, err = scanHits(rows)
+			return err
+		})
 	})
 	return hits, err
 }
@@ -115,22 +118,23 @@ where f.score >= $12::float8
 order by f.score desc, m.id
 limit $13`
 
-func recallTx(ctx context.Context, tx pgx.Tx, p RecallParams) ([]memory.Hit, error) {
-	if p.Mode != memory.ModeText {
-		if _, err := tx.Exec(ctx, `select set_config('hnsw.iterative_scan', 'strict_order', true),
-			set_config('hnsw.ef_search', $1::text, true)`, fmt.Sprint(max(40, candidates(p.K)))); err != nil {
-			return nil, fmt.Errorf("configure vector search: %w", err)
-		}
-	}
+// recallSettings tunes the vector search of one transaction: the HNSW scan goes on until
+// enough rows pass the owner filter (iterative scan) with a candidate list sized for k.
+const recallSettings = `select set_config('hnsw.iterative_scan', 'strict_order', true),
+	set_config('hnsw.ef_search', $1::text, true)`
+
+func recallSettingsArgs(p RecallParams) []any { return []any{fmt.Sprint(max(40, candidates(p.K)))} }
+
+func recallArgs(p RecallParams) []any {
 	var emb *string
 	if p.embedding != "" {
 		emb = &p.embedding
 	}
-	rows, err := tx.Query(ctx, recallSQL, p.Query, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent,
-		string(p.Filter), p.Mode, candidates(p.K), emb, textWeight, vectorWeight, rrfK, p.MinScore, p.K)
-	if err != nil {
-		return nil, fmt.Errorf("recall: %w", err)
-	}
+	return []any{p.Query, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent,
+		string(p.Filter), p.Mode, candidates(p.K), emb, textWeight, vectorWeight, rrfK, p.MinScore, p.K}
+}
+
+func scanHits(rows pgx.Rows) ([]memory.Hit, error) {
 	hits, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (memory.Hit, error) {
 		var h memory.Hit
 		err := r.Scan(&h.ID, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt)

@@ -101,12 +101,29 @@ func (s *Store) inScope(ctx context.Context, sc memory.Scope, fn func(tx pgx.Tx)
 		return err
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `select set_config('role', 'authenticated', true),
-			set_config('request.jwt.claims', $1::text, true)`, claims); err != nil {
+		if _, err := tx.Exec(ctx, setClaimsSQL, claims); err != nil {
 			return fmt.Errorf("set claims: %w", err)
 		}
 		return fn(tx)
 	})
+}
+
+const setClaimsSQL = `select set_config('role', 'authenticated', true),
+	set_config('request.jwt.claims', $1::text, true)`
+
+// readInScope runs the statements queue adds as the scope's user in one round trip: a batch
+// is one pipeline with one Sync, so PostgreSQL runs it as one implicit transaction and the
+// role and claims set first hold for every statement after them, and only for them. For reads
+// that need no decision between statements.
+func (s *Store) readInScope(ctx context.Context, sc memory.Scope, queue func(b *pgx.Batch)) error {
+	claims, err := claimsJSON(sc)
+	if err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	b.Queue(setClaimsSQL, claims)
+	queue(b)
+	return interpret(s.pool.SendBatch(ctx, b).Close())
 }
 
 func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
