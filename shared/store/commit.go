@@ -85,6 +85,12 @@ func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res CommitResul
 			vectors[i] = pgvector.NewVector(v).String()
 		}
 	}
+	if p.Idempotency == nil && !hasClientIDs(p.Messages) {
+		// Every message is new and nothing needs deciding between statements: the whole turn
+		// goes in one round trip, one implicit transaction.
+		res, err = s.appendTurn(ctx, p, vectors)
+		return res, false, err
+	}
 	err = s.inScope(ctx, p.Scope, func(tx pgx.Tx) error {
 		if p.Idempotency != nil {
 			prior, found, err := s.claimKey(ctx, tx, p.Scope, *p.Idempotency)
@@ -109,43 +115,145 @@ func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res CommitResul
 	return res, replayed, err
 }
 
+// appendSQL creates the session or locks it, takes the next numbers for the new messages and
+// stores them, in one statement. It stores nothing, and returns no row, when the session
+// belongs to another agent; another user's session fails it with a row-level security error.
+const appendSQL = `
+with sess as (
+  insert into agentmem.sessions as s (id, tenant_id, user_id, agent, last_seq, expires_at)
+  values ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::float8))
+  on conflict (id) do update
+    set last_seq = s.last_seq + excluded.last_seq,
+        last_active_at = now(),
+        expires_at = greatest(s.expires_at, excluded.expires_at)
+    where s.agent = excluded.agent
+  returning last_seq
+)
+insert into agentmem.messages (session_id, seq, id, tenant_id, user_id, agent, role, content,
+  name, tool_calls, tool_call_id, metadata, token_estimate, expires_at)
+select $1, sess.last_seq - $5 + m.ord, m.id, $2, $3, $4, m.role, m.content, m.name,
+  m.tool_calls::jsonb, m.tool_call_id, m.metadata::jsonb, m.tokens,
+  now() + make_interval(secs => $6::float8)
+from sess, unnest($7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
+  $13::text[], $14::int[])
+  with ordinality as m(id, role, content, name, tool_calls, tool_call_id, metadata, tokens, ord)
+returning id, seq, created_at`
+
+// newMessages holds the columns of the messages to insert, and where each answer goes.
+type newMessages struct {
+	ids                                  []uuid.UUID
+	roles, contents                      []string
+	names, toolCalls, toolCallIDs, metas []*string
+	tokens                               []int32
+	slot                                 []int // the index in the request of each row
+}
+
+func collectNew(msgs []memory.NewMessage, stored map[uuid.UUID]StoredMessage) newMessages {
+	var n newMessages
+	for i, m := range msgs {
+		id := uuid.New()
+		if m.ID != nil {
+			if _, ok := stored[*m.ID]; ok {
+				continue
+			}
+			id = *m.ID
+		}
+		n.ids = append(n.ids, id)
+		n.roles = append(n.roles, m.Role)
+		n.contents = append(n.contents, m.Content)
+		n.names = append(n.names, m.Name)
+		n.toolCallIDs = append(n.toolCallIDs, m.ToolCallID)
+		n.toolCalls = append(n.toolCalls, jsonOrNil(m.ToolCalls))
+		n.metas = append(n.metas, rawOrNil(m.Metadata))
+		n.tokens = append(n.tokens, int32(memory.EstimateTokens(m.Content, m.Name, m.ToolCalls, m.ToolCallID)))
+		n.slot = append(n.slot, i)
+	}
+	return n
+}
+
+func appendArgs(p CommitParams, n newMessages) []any {
+	sc := p.Scope
+	return []any{p.SessionID, sc.TenantID, sc.UserID, sc.Agent, len(n.ids), p.TTL.Seconds(),
+		n.ids, n.roles, n.contents, n.names, n.toolCalls, n.toolCallIDs, n.metas, n.tokens}
+}
+
+// placeAppended puts the rows appendSQL returned at their places in res.
+func placeAppended(rows pgx.Rows, n newMessages, res *CommitResult) error {
+	stored, err := pgx.CollectRows(rows, pgx.RowToStructByPos[StoredMessage])
+	if err != nil {
+		return fmt.Errorf("insert messages: %w", err)
+	}
+	if len(stored) != len(n.ids) {
+		// Another agent's session: the statement stored nothing.
+		return apierror.New(apierror.NotFound, "session not found")
+	}
+	sort.Slice(stored, func(a, b int) bool { return stored[a].Seq < stored[b].Seq })
+	for k, st := range stored {
+		st.CreatedAt = st.CreatedAt.UTC()
+		res.Messages[n.slot[k]] = st
+	}
+	return nil
+}
+
+func newResult(p CommitParams) CommitResult {
+	return CommitResult{SessionID: p.SessionID, Messages: make([]StoredMessage, len(p.Messages)), Memories: []StoredMemory{}}
+}
+
+// appendTurn commits a turn whose messages are all new in one round trip.
+func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors []string) (CommitResult, error) {
+	res := newResult(p)
+	n := collectNew(p.Messages, nil)
+	var mems memoryRows
+	err := s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
+		b.Queue(appendSQL, appendArgs(p, n)...).Query(func(rows pgx.Rows) error {
+			return placeAppended(rows, n, &res)
+		})
+		if len(p.Memories) > 0 {
+			mems = newMemoryRows(p.Memories, vectors)
+			b.Queue(insertMemoriesSQL, mems.args(p, s.embedder.Model())...).Query(func(rows pgx.Rows) error {
+				ids, err := mems.ids(rows)
+				for _, id := range ids {
+					res.Memories = append(res.Memories, StoredMemory{ID: id})
+				}
+				return err
+			})
+		}
+	})
+	if isRLSViolation(err) {
+		return res, apierror.New(apierror.NotFound, "session not found")
+	}
+	return res, err
+}
+
 func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors []string) (CommitResult, error) {
 	sc := p.Scope
-	res := CommitResult{SessionID: p.SessionID, Messages: make([]StoredMessage, len(p.Messages)), Memories: []StoredMemory{}}
-	ttl := p.TTL.Seconds()
+	res := newResult(p)
+	// Lock the session (creating it if need be) before looking for the client ids it holds, so
+	// that concurrent retries of the same messages store them once.
+	var lastSeq int64
+	err := tx.QueryRow(ctx, `
+		insert into agentmem.sessions as s (id, tenant_id, user_id, agent, expires_at)
+		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8))
+		on conflict (id) do update
+		  set last_active_at = now(), expires_at = greatest(s.expires_at, excluded.expires_at)
+		  where s.agent = excluded.agent
+		returning last_seq`,
+		p.SessionID, sc.TenantID, sc.UserID, sc.Agent, p.TTL.Seconds()).Scan(&lastSeq)
+	if errors.Is(err, pgx.ErrNoRows) || isRLSViolation(err) {
+		// Another agent's session, or (row-level security says) another user's.
+		return res, apierror.New(apierror.NotFound, "session not found")
+	}
+	if err != nil {
+		return res, fmt.Errorf("lock session: %w", err)
+	}
 
+	stored := map[uuid.UUID]StoredMessage{}
 	var clientIDs []uuid.UUID
 	for _, m := range p.Messages {
 		if m.ID != nil {
 			clientIDs = append(clientIDs, *m.ID)
 		}
 	}
-	// Without client ids every message is new and one statement creates or locks the session
-	// and reserves their numbers. With them, lock first, then see which ids are stored already.
-	reserve := len(p.Messages)
-	if len(clientIDs) > 0 {
-		reserve = 0
-	}
-	var lastSeq int64
-	err := tx.QueryRow(ctx, `
-		insert into agentmem.sessions as s (id, tenant_id, user_id, agent, last_seq, expires_at)
-		values ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::float8))
-		on conflict (id) do update
-		  set last_seq = s.last_seq + excluded.last_seq,
-		      last_active_at = now(),
-		      expires_at = greatest(s.expires_at, excluded.expires_at)
-		  where s.agent = excluded.agent
-		returning last_seq`,
-		p.SessionID, sc.TenantID, sc.UserID, sc.Agent, reserve, ttl).Scan(&lastSeq)
-	if errors.Is(err, pgx.ErrNoRows) || isRLSViolation(err) {
-		// Another agent's session, or (row-level security says) another user's.
-		return res, apierror.New(apierror.NotFound, "session not found")
-	}
-	if err != nil {
-		return res, fmt.Errorf("upsert session: %w", err)
-	}
-
-	existing := map[uuid.UUID]StoredMessage{}
 	if len(clientIDs) > 0 {
 		rows, err := tx.Query(ctx, `
 			select id, seq, created_at from agentmem.messages
@@ -153,89 +261,40 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 		if err != nil {
 			return res, fmt.Errorf("select stored messages: %w", err)
 		}
-		stored, err := pgx.CollectRows(rows, pgx.RowToStructByPos[StoredMessage])
+		found, err := pgx.CollectRows(rows, pgx.RowToStructByPos[StoredMessage])
 		if err != nil {
 			return res, fmt.Errorf("select stored messages: %w", err)
 		}
-		for _, m := range stored {
-			existing[m.ID] = m
+		for _, m := range found {
+			m.CreatedAt = m.CreatedAt.UTC()
+			stored[m.ID] = m
 		}
-		reserve = 0
-		for _, m := range p.Messages {
-			if m.ID == nil || !has(existing, *m.ID) {
-				reserve++
+		for i, m := range p.Messages {
+			if m.ID != nil {
+				if st, ok := stored[*m.ID]; ok {
+					res.Messages[i] = st
+				}
 			}
-		}
-		if err := tx.QueryRow(ctx, `update agentmem.sessions set last_seq = last_seq + $2 where id = $1 returning last_seq`,
-			p.SessionID, reserve).Scan(&lastSeq); err != nil {
-			return res, fmt.Errorf("reserve seq: %w", err)
 		}
 	}
 
-	base := lastSeq - int64(reserve)
-	var (
-		ids                              []uuid.UUID
-		seqs                             []int64
-		roles, contents                  []string
-		names, toolCalls, toolIDs, metas []*string
-		tokens                           []int32
-		slot                             = make([]int, 0, reserve)
-	)
-	for i, m := range p.Messages {
-		if m.ID != nil {
-			if st, ok := existing[*m.ID]; ok {
-				res.Messages[i] = st
-				continue
-			}
-		}
-		id := uuid.New()
-		if m.ID != nil {
-			id = *m.ID
-		}
-		base++
-		ids = append(ids, id)
-		seqs = append(seqs, base)
-		roles = append(roles, m.Role)
-		contents = append(contents, m.Content)
-		names = append(names, m.Name)
-		toolIDs = append(toolIDs, m.ToolCallID)
-		toolCalls = append(toolCalls, jsonOrNil(m.ToolCalls))
-		metas = append(metas, rawOrNil(m.Metadata))
-		tokens = append(tokens, int32(memory.EstimateTokens(m.Content, m.Name, m.ToolCalls, m.ToolCallID)))
-		slot = append(slot, i)
-	}
-	if len(ids) > 0 {
-		rows, err := tx.Query(ctx, `
-			insert into agentmem.messages (session_id, seq, id, tenant_id, user_id, agent, role, content,
-			  name, tool_calls, tool_call_id, metadata, token_estimate, expires_at)
-			select $1, m.seq, m.id, $2, $3, $4, m.role, m.content, m.name, m.tool_calls::jsonb,
-			  m.tool_call_id, m.metadata::jsonb, m.tokens, now() + make_interval(secs => $5::float8)
-			from unnest($6::bigint[], $7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[],
-			  $12::text[], $13::text[], $14::int[])
-			  as m(seq, id, role, content, name, tool_calls, tool_call_id, metadata, tokens)
-			returning id, seq, created_at`,
-			p.SessionID, sc.TenantID, sc.UserID, sc.Agent, ttl,
-			seqs, ids, roles, contents, names, toolCalls, toolIDs, metas, tokens)
+	if n := collectNew(p.Messages, stored); len(n.ids) > 0 {
+		rows, err := tx.Query(ctx, appendSQL, appendArgs(p, n)...)
 		if err != nil {
 			return res, fmt.Errorf("insert messages: %w", err)
 		}
-		stored, err := pgx.CollectRows(rows, pgx.RowToStructByPos[StoredMessage])
-		if err != nil {
-			return res, fmt.Errorf("insert messages: %w", err)
+		if err := placeAppended(rows, n, &res); err != nil {
+			return res, err
 		}
-		sort.Slice(stored, func(a, b int) bool { return stored[a].Seq < stored[b].Seq })
-		for k, st := range stored {
-			res.Messages[slot[k]] = st
-		}
-	}
-
-	// Timestamps are answered in UTC, whatever the process's local time zone.
-	for i := range res.Messages {
-		res.Messages[i].CreatedAt = res.Messages[i].CreatedAt.UTC()
 	}
 
 	if len(p.Memories) > 0 {
-		ids, err := insertMemories(ctx, tx, sc, p.Memories, vectors, s.embedder.Model(), ttl)
+		mems := newMemoryRows(p.Memories, vectors)
+		rows, err := tx.Query(ctx, insertMemoriesSQL, mems.args(p, s.embedder.Model())...)
+		if err != nil {
+			return res, fmt.Errorf("insert memories: %w", err)
+		}
+		ids, err := mems.ids(rows)
 		if err != nil {
 			return res, err
 		}
@@ -246,58 +305,75 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 	return res, nil
 }
 
-// insertMemories stores facts, one row per normalised text and scope: storing a fact again
-// refreshes it (content, embedding, expiry) and merges its metadata. It returns one id per
-// input, in order.
-func insertMemories(ctx context.Context, tx pgx.Tx, sc memory.Scope, mems []memory.NewMemory, vectors []string, model string, ttl float64) ([]uuid.UUID, error) {
-	keys := make([]string, len(mems))
-	last := map[string]int{} // the last input of each key wins within one request
+// insertMemoriesSQL stores facts, one row per normalised text and scope: storing a fact again
+// refreshes it (content, embedding, expiry) and merges its metadata. It stores nothing unless
+// the turn's session is the caller's and this agent's, so that a turn refused for its session
+// keeps none of its memories even when both statements share one implicit transaction.
+const insertMemoriesSQL = `
+insert into agentmem.memories as m (tenant_id, user_id, agent, content, content_key, metadata,
+  embedding, embedding_model, expires_at)
+select $1, $2, $3, x.content, x.key, x.metadata::jsonb, x.embedding::extensions.vector, $4,
+  now() + make_interval(secs => $5::float8)
+from unnest($6::text[], $7::text[], $8::text[], $9::text[]) as x(content, key, metadata, embedding)
+where exists (select 1 from agentmem.sessions s
+              where s.id = $10 and s.user_id = $2 and s.tenant_id = $1 and s.agent = $3)
+on conflict (user_id, tenant_id, agent, content_key) do update
+  set content = excluded.content,
+      metadata = m.metadata || excluded.metadata,
+      embedding = excluded.embedding,
+      embedding_model = excluded.embedding_model,
+      updated_at = now(),
+      expires_at = case when m.expires_at <= now() then excluded.expires_at
+                        else greatest(m.expires_at, excluded.expires_at) end,
+      created_at = case when m.expires_at <= now() then now() else m.created_at end
+returning id, content_key`
+
+// memoryRows are the memories of one request, one row per fact: repeats of a fact within the
+// request merge their metadata in order, and the last repeat's text wins.
+type memoryRows struct {
+	keys                           []string // per input
+	contents, ckeys, metas, embeds []string // per row
+}
+
+func newMemoryRows(mems []memory.NewMemory, vectors []string) memoryRows {
+	r := memoryRows{keys: make([]string, len(mems))}
+	last := map[string]int{}
 	meta := map[string]json.RawMessage{}
 	for i, m := range mems {
-		keys[i] = ContentKey(m.Content)
-		last[keys[i]] = i
-		// Metadata merges across the repeats of one request as it does across requests.
-		meta[keys[i]] = mergeObjects(meta[keys[i]], objectOrEmpty(m.Metadata))
+		r.keys[i] = ContentKey(m.Content)
+		last[r.keys[i]] = i
+		meta[r.keys[i]] = mergeObjects(meta[r.keys[i]], objectOrEmpty(m.Metadata))
 	}
-	var contents, ckeys, metas, vecs []string
 	for i, m := range mems {
-		if last[keys[i]] != i {
+		if last[r.keys[i]] != i {
 			continue
 		}
-		contents = append(contents, m.Content)
-		ckeys = append(ckeys, keys[i])
-		metas = append(metas, string(meta[keys[i]]))
-		vecs = append(vecs, vectors[i])
+		r.contents = append(r.contents, m.Content)
+		r.ckeys = append(r.ckeys, r.keys[i])
+		r.metas = append(r.metas, string(meta[r.keys[i]]))
+		r.embeds = append(r.embeds, vectors[i])
 	}
-	rows, err := tx.Query(ctx, `
-		insert into agentmem.memories as m (tenant_id, user_id, agent, content, content_key, metadata,
-		  embedding, embedding_model, expires_at)
-		select $1, $2, $3, x.content, x.key, x.metadata::jsonb, x.embedding::extensions.vector, $4,
-		  now() + make_interval(secs => $5::float8)
-		from unnest($6::text[], $7::text[], $8::text[], $9::text[]) as x(content, key, metadata, embedding)
-		on conflict (user_id, tenant_id, agent, content_key) do update
-		  set content = excluded.content,
-		      metadata = m.metadata || excluded.metadata,
-		      embedding = excluded.embedding,
-		      embedding_model = excluded.embedding_model,
-		      updated_at = now(),
-		      expires_at = case when m.expires_at <= now() then excluded.expires_at
-		                        else greatest(m.expires_at, excluded.expires_at) end,
-		      created_at = case when m.expires_at <= now() then now() else m.created_at end
-		returning id, content_key`,
-		sc.TenantID, sc.UserID, sc.Agent, model, ttl, contents, ckeys, metas, vecs)
-	if err != nil {
-		return nil, fmt.Errorf("insert memories: %w", err)
-	}
+	return r
+}
+
+func (r memoryRows) args(p CommitParams, model string) []any {
+	sc := p.Scope
+	return []any{sc.TenantID, sc.UserID, sc.Agent, model, p.TTL.Seconds(), r.contents, r.ckeys, r.metas, r.embeds, p.SessionID}
+}
+
+// ids reads the statement's rows into one id per input, in order.
+func (r memoryRows) ids(rows pgx.Rows) ([]uuid.UUID, error) {
 	byKey := map[string]uuid.UUID{}
 	var id uuid.UUID
 	var key string
 	if _, err := pgx.ForEachRow(rows, []any{&id, &key}, func() error { byKey[key] = id; return nil }); err != nil {
 		return nil, fmt.Errorf("insert memories: %w", err)
 	}
-	out := make([]uuid.UUID, len(mems))
-	for i := range mems {
-		out[i] = byKey[keys[i]]
+	out := make([]uuid.UUID, 0, len(r.keys))
+	for _, k := range r.keys {
+		if id, ok := byKey[k]; ok {
+			out = append(out, id)
+		}
 	}
 	return out, nil
 }
@@ -364,7 +440,14 @@ func isRLSViolation(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "42501"
 }
 
-func has(m map[uuid.UUID]StoredMessage, id uuid.UUID) bool { _, ok := m[id]; return ok }
+func hasClientIDs(msgs []memory.NewMessage) bool {
+	for _, m := range msgs {
+		if m.ID != nil {
+			return true
+		}
+	}
+	return false
+}
 
 func jsonOrNil(calls []memory.ToolCall) *string {
 	if len(calls) == 0 {

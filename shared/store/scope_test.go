@@ -36,7 +36,7 @@ func TestScopedReadsAndTransactionsRunUnderRLS(t *testing.T) {
 
 	var n int
 	var role string
-	if err := st.readInScope(ctx, a, func(batch *pgx.Batch) {
+	if err := st.batchInScope(ctx, a, func(batch *pgx.Batch) {
 		batch.Queue(unfiltered).QueryRow(func(row pgx.Row) error { return row.Scan(&n, &role) })
 	}); err != nil {
 		t.Fatal(err)

@@ -111,11 +111,11 @@ func (s *Store) inScope(ctx context.Context, sc memory.Scope, fn func(tx pgx.Tx)
 const setClaimsSQL = `select set_config('role', 'authenticated', true),
 	set_config('request.jwt.claims', $1::text, true)`
 
-// readInScope runs the statements queue adds as the scope's user in one round trip: a batch
-// is one pipeline with one Sync, so PostgreSQL runs it as one implicit transaction and the
-// role and claims set first hold for every statement after them, and only for them. For reads
-// that need no decision between statements.
-func (s *Store) readInScope(ctx context.Context, sc memory.Scope, queue func(b *pgx.Batch)) error {
+// batchInScope runs the statements queue adds as the scope's user in one round trip: a batch
+// is one pipeline with one Sync, so PostgreSQL runs it as one implicit transaction (all or
+// nothing) and the role and claims set first hold for every statement after them, and only for
+// them. For work that needs no decision between statements.
+func (s *Store) batchInScope(ctx context.Context, sc memory.Scope, queue func(b *pgx.Batch)) error {
 	claims, err := claimsJSON(sc)
 	if err != nil {
 		return err
