@@ -58,7 +58,7 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 	}
 	sc := p.Scope
 	var msgs []memory.Message
-	err := s.readInScope(ctx, sc, func(b *pgx.Batch) {
+	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(`
 			select id, seq, role, content, name, tool_calls, tool_call_id, metadata, created_at, token_estimate
 			from agentmem.messages

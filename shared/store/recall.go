@@ -41,7 +41,7 @@ func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error
 		return nil, err
 	}
 	var hits []memory.Hit
-	err = s.readInScope(ctx, p.Scope, func(b *pgx.Batch) {
+	err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
 		b.Queue(recallSettings, recallSettingsArgs(p)...)
 		b.Queue(recallSQL, recallArgs(p)...).Query(func(rows pgx.Rows) error {
 			hits, err = scanHits(rows)
