@@ -212,6 +212,21 @@ func TestActiveSessionActivate(t *testing.T) {
 		t.Errorf("active %q after a refused activate", got)
 	}
 
+	// The caller's own expired session comes back when activated, as a commit to it would bring
+	// it back; its expired messages stay invisible.
+	e.exec(`update agentmem.sessions set expires_at = now() - interval '1 second' where id = $1`, own)
+	e.exec(`update agentmem.messages set expires_at = now() - interval '1 second' where session_id = $1`, own)
+	a = ctSession(t, e, u.token, map[string]any{"mode": "activate", "session_id": own.String()}, http.StatusOK)
+	if a.SessionID != own.String() || a.Created {
+		t.Errorf("activate own expired: %+v", a)
+	}
+	if n := e.count("sessions", "id = $1 and expires_at > now()", own); n != 1 {
+		t.Errorf("the activated expired session is still expired")
+	}
+	if r := e.call(u.token, "get-context", map[string]any{"session_id": own.String()}).must(t, http.StatusOK); len(list(r.body["messages"])) != 0 {
+		t.Errorf("expired messages came back with their session: %s", r.raw)
+	}
+
 	ctHasField(t, e.call(u.token, "active-session", map[string]any{"mode": "activate"}), http.StatusBadRequest, "invalid_request", "session_id")
 	ctHasField(t, e.call(u.token, "active-session", map[string]any{"mode": "activate", "session_id": "x"}), http.StatusBadRequest, "invalid_request", "session_id")
 	_ = active

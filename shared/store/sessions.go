@@ -143,25 +143,24 @@ func activate(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (ActiveSess
 	if err := lockScope(ctx, tx, sc); err != nil {
 		return ActiveSession{}, err
 	}
-	// The insert does nothing when the id exists, whoever owns it; the select below sees only
-	// the caller's rows.
-	tag, err := tx.Exec(ctx, `
-		insert into agentmem.sessions (id, tenant_id, user_id, agent, expires_at)
+	// A new id starts a session; the caller's own session of this agent is kept (an expired one
+	// comes back for the retention, as a commit to it would). Another agent's session returns
+	// no row, and another user's fails row-level security: both look like a missing session.
+	out := ActiveSession{SessionID: id}
+	err := tx.QueryRow(ctx, `
+		insert into agentmem.sessions as s (id, tenant_id, user_id, agent, expires_at)
 		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8))
-		on conflict (id) do nothing`, id, sc.TenantID, sc.UserID, sc.Agent, p.TTL.Seconds())
-	if err != nil {
-		return ActiveSession{}, fmt.Errorf("insert session: %w", err)
-	}
-	out := ActiveSession{SessionID: id, Created: tag.RowsAffected() == 1}
-	err = tx.QueryRow(ctx, `
-		select last_active_at from agentmem.sessions
-		where id = $1 and user_id = $2 and tenant_id = $3 and agent = $4 and expires_at > now()`,
-		id, sc.UserID, sc.TenantID, sc.Agent).Scan(&out.LastActiveAt)
-	if errors.Is(err, pgx.ErrNoRows) {
+		on conflict (id) do update
+		  set expires_at = greatest(s.expires_at, excluded.expires_at)
+		  where s.agent = excluded.agent
+		returning xmax = 0, last_active_at`,
+		id, sc.TenantID, sc.UserID, sc.Agent, p.TTL.Seconds()).Scan(&out.Created, &out.LastActiveAt)
+	if errors.Is(err, pgx.ErrNoRows) || isRLSViolation(err) {
 		return out, apierror.New(apierror.NotFound, "session not found")
 	}
 	if err != nil {
-		return out, fmt.Errorf("select session: %w", err)
+		return out, fmt.Errorf("upsert session: %w", err)
 	}
+	out.LastActiveAt = out.LastActiveAt.UTC()
 	return out, setActive(ctx, tx, sc, id)
 }
