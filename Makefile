@@ -60,9 +60,9 @@ pooler: ## Make sure PgBouncer (transaction mode) listens on 127.0.0.1:6543
 	@scripts/localdb.sh && scripts/pgbouncer.sh
 
 .PHONY: bench
-bench: ## Run the benchmarks (cmd/agentmem-bench)
-	@if [ -d cmd/agentmem-bench ]; then go run ./cmd/agentmem-bench $(ARGS); \
-	else echo "bench: cmd/agentmem-bench does not exist yet"; fi
+bench: ## Run the benchmark workloads into bench-results/<time>/ (QUICK=1: small and quick; ARGS=-large ...)
+	@scripts/localdb.sh && scripts/pgbouncer.sh && scripts/migrate.sh
+	@PATH="$$PATH:/usr/local/go/bin" go run ./cmd/agentmem-bench $(if $(QUICK),-quick) $(ARGS)
 
 .PHONY: clean
 clean: ## Remove build outputs (build/, bin/); the database and node_modules stay

@@ -1,0 +1,198 @@
+// Command agentmem-bench measures agentmem on the standard workloads of shared/WORKLOADS.md
+// (W1 commit, W2 context and its growth variant, W3 recall, W4 sweep, W5 end to end, W6
+// start-up) against a PostgreSQL server, and writes bench-results/<timestamp>/results.json,
+// results.md and PNG charts.
+//
+//	agentmem-bench [-quick] [-large] [-only w1,w2,...] [-database-url URL] [-out DIR] [-keep]
+//
+// It creates its own database (default agentmem_bench) on the server named by -database-url
+// (default: $DATABASE_URL, else the local stack's postgresql://postgres:postgres@127.0.0.1:54322),
+// which must be a superuser URL: the data is bulk-loaded with COPY. The database is dropped at
+// the end unless -keep is given.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentmem/agentmem/shared/bench"
+	"github.com/agentmem/agentmem/shared/config"
+)
+
+// The workloads, as -only names them.
+var allWorkloads = []string{"w1", "w2", "w2growth", "w3", "w4", "w5", "w6"}
+
+// Config is one benchmark run.
+type Config struct {
+	// Mode names the sizes: "full", "quick" or "tiny" (the test's).
+	Mode string
+	// ServerURL is a superuser URL of the server; its database part is replaced by Database.
+	ServerURL string
+	// Database is the name of the bench database; it is dropped and created again.
+	Database string
+	// Keep leaves the database in place after the run.
+	Keep bool
+	// OutDir receives results.json, results.md and the charts.
+	OutDir string
+	// Only runs these workloads (allWorkloads names); empty runs them all.
+	Only map[string]bool
+	// Large also runs W3 at Sizes.LargeUsers users.
+	Large bool
+	// Repo is the repository root, where W6 builds the binaries.
+	Repo string
+	// DeployBuild builds W6's binaries with the flags of a deployment (-tags lambda.norpc
+	// -trimpath -ldflags=-s -w, CGO_ENABLED=0); otherwise plain go build, which reuses the
+	// test build cache.
+	DeployBuild bool
+	// Log receives progress lines.
+	Log   io.Writer
+	Sizes bench.Sizes
+
+	started time.Time
+}
+
+func (c Config) runs(w string) bool { return len(c.Only) == 0 || c.Only[w] }
+
+func (c Config) logf(format string, a ...any) {
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, "bench: [%5.1fs] %s\n", time.Since(c.started).Seconds(), fmt.Sprintf(format, a...))
+	}
+}
+
+// SizesFor returns the sizes of a mode.
+func SizesFor(mode string) (bench.Sizes, error) {
+	switch mode {
+	case "full":
+		return bench.Sizes{
+			Sessions: 2000, MessagesPerSession: 200,
+			GrowthLengths: []int{20, 200, 2000, 10000}, GrowthPerLength: 3, GrowthReads: 100,
+			Users: 1000, MemoriesPerUser: 100, LargeUsers: 10000, Queries: 500, WarmupQueries: 50,
+			Turns: 2000, Reads: 2000, Warmup: 50, Clients: 8,
+			SweepExpired: 1_000_000, SweepLive: 1_000_000, SweepBatch: 5000,
+			W5Clients: 16, W5Seconds: 30, W6Runs: 5,
+		}, nil
+	case "quick":
+		return bench.Sizes{
+			Sessions: 50, MessagesPerSession: 200,
+			GrowthLengths: []int{20, 200, 2000, 10000}, GrowthPerLength: 3, GrowthReads: 100,
+			Users: 50, MemoriesPerUser: 100, LargeUsers: 500, Queries: 500, WarmupQueries: 50,
+			Turns: 200, Reads: 200, Warmup: 20, Clients: 8,
+			SweepExpired: 50_000, SweepLive: 50_000, SweepBatch: 5000,
+			W5Clients: 16, W5Seconds: 5, W6Functions: []string{"commit-turn", "get-context"}, W6Runs: 3,
+		}, nil
+	case "tiny":
+		return bench.Sizes{
+			Sessions: 10, MessagesPerSession: 20,
+			GrowthLengths: []int{20, 200}, GrowthPerLength: 3, GrowthReads: 12,
+			Users: 10, MemoriesPerUser: 100, LargeUsers: 20, Queries: 20, WarmupQueries: 5,
+			Turns: 24, Reads: 24, Warmup: 4, Clients: 8,
+			SweepExpired: 3000, SweepLive: 1000, SweepBatch: 500,
+			W5Clients: 16, W5Seconds: 1.5, W6Functions: []string{"get-context"}, W6Runs: 1,
+		}, nil
+	}
+	return bench.Sizes{}, fmt.Errorf("unknown mode %q: full, quick or tiny", mode)
+}
+
+func main() {
+	quick := flag.Bool("quick", false, "small sizes: a smoke run in under two minutes")
+	mode := flag.String("mode", "", "sizes: full (default), quick or tiny")
+	large := flag.Bool("large", false, "also run W3 at 1,000,000 memories (10,000 users; slow to load)")
+	only := flag.String("only", "", "comma-separated workloads to run: "+strings.Join(allWorkloads, ","))
+	dbURL := flag.String("database-url", "", "superuser URL of the PostgreSQL server (default $DATABASE_URL, else the local stack)")
+	dbName := flag.String("db", "agentmem_bench", "name of the database to create for the run (dropped first)")
+	keep := flag.Bool("keep", false, "keep the bench database after the run")
+	out := flag.String("out", "bench-results", "where to write <timestamp>/results.{json,md} and the charts")
+	functions := flag.String("functions", "", "comma-separated functions for W6 (default: all; quick: two)")
+	runs := flag.Int("w6-runs", 0, "start-ups per binary in W6 (default 5; quick 3)")
+	plainBuild := flag.Bool("plain-build", false, "build W6's binaries with plain go build rather than the deployment's flags")
+	flag.Parse()
+
+	cfg := Config{Mode: "full", Database: *dbName, Keep: *keep, Large: *large, Log: os.Stderr, DeployBuild: !*plainBuild}
+	if *quick {
+		cfg.Mode = "quick"
+	}
+	if *mode != "" {
+		cfg.Mode = *mode
+	}
+	sizes, err := SizesFor(cfg.Mode)
+	if err != nil {
+		fail(err)
+	}
+	cfg.Sizes = sizes
+	if *functions != "" {
+		cfg.Sizes.W6Functions = strings.Split(*functions, ",")
+	}
+	if *runs > 0 {
+		cfg.Sizes.W6Runs = *runs
+	}
+	if *only != "" {
+		cfg.Only = map[string]bool{}
+		for _, w := range strings.Split(*only, ",") {
+			w = strings.ToLower(strings.TrimSpace(w))
+			if !contains(allWorkloads, w) {
+				fail(fmt.Errorf("-only: unknown workload %q; known: %s", w, strings.Join(allWorkloads, ",")))
+			}
+			cfg.Only[w] = true
+		}
+	}
+	cfg.ServerURL = *dbURL
+	if cfg.ServerURL == "" {
+		cfg.ServerURL = os.Getenv("DATABASE_URL")
+	}
+	if cfg.ServerURL == "" {
+		cfg.ServerURL = config.LocalDatabaseURL
+	}
+	if cfg.Repo, err = repoRoot(); err != nil {
+		fail(err)
+	}
+	cfg.OutDir = filepath.Join(*out, time.Now().UTC().Format("20060102T150405Z"))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		fail(err)
+	}
+	fmt.Printf("%s", bench.Markdown(res, nil))
+	fmt.Fprintf(os.Stderr, "bench: results in %s\n", cfg.OutDir)
+}
+
+func fail(err error) {
+	fmt.Fprintf(os.Stderr, "agentmem-bench: %v\n", err)
+	os.Exit(1)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// repoRoot finds the module's root from the working directory up.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/agentmem/agentmem\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("run from inside the agentmem repository (no go.mod of github.com/agentmem/agentmem above %s)", dir)
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/shared/bench"
+	"github.com/agentmem/agentmem/shared/testdb"
+)
+
+// TestRunTiny runs every workload at the smallest sizes, through the same code as make bench,
+// and checks that results.json holds every figure: present, finite, not negative. It checks no
+// timing: the machine is shared.
+func TestRunTiny(t *testing.T) {
+	server := testdb.ServerURL(t)
+	repo, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes, err := SizesFor("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 6)
+	rand.Read(b) //nolint:errcheck
+	out := t.TempDir()
+	cfg := Config{
+		Mode: "tiny", ServerURL: server, Database: "agentmem_bench_test_" + hex.EncodeToString(b),
+		OutDir: out, Repo: repo, Sizes: sizes, Large: true, Log: testWriter{t},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if _, err := Run(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+
+	raw, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	checkNumbers(t, "", doc)
+
+	phase := []string{"clients", "ops", "errors", "seconds", "ops_per_sec", "latency.n", "latency.p50_ms", "latency.p90_ms", "latency.p99_ms"}
+	var want []string
+	for _, w := range []string{"w1_commit.store", "w1_commit.http"} {
+		for _, ph := range []string{"sequential", "concurrent"} {
+			for _, f := range phase {
+				want = append(want, w+"."+ph+"."+f)
+			}
+		}
+	}
+	for _, w := range []string{"w2_context.store", "w2_context.http"} {
+		for _, f := range phase {
+			want = append(want, w+".sequential."+f)
+		}
+	}
+	for _, w := range []string{"w3_recall.store", "w3_recall.http", "w3_recall_large.store", "w3_recall_large.http"} {
+		want = append(want, w+".recall_at_10", w+".memories", w+".load_seconds")
+		for _, ph := range []string{"sequential", "concurrent"} {
+			for _, f := range phase {
+				want = append(want, w+"."+ph+"."+f)
+			}
+		}
+	}
+	want = append(want, "w3_recall.store.hybrid.latency.p50_ms",
+		"w2_growth.store.p50_ratio_longest_to_shortest", "w2_growth.http.p50_ratio_longest_to_shortest",
+		"w4_sweep.rows_deleted", "w4_sweep.rows_deleted_per_sec", "w4_sweep.batches", "w4_sweep.sweep_errors",
+		"w4_sweep.deleted.messages", "w4_sweep.deleted.sessions", "w4_sweep.commit_p99_ratio",
+		"w4_sweep.commits_without_sweep.errors", "w4_sweep.commits_without_sweep.latency.p99_ms",
+		"w4_sweep.commits_during_sweep.errors", "w4_sweep.commits_during_sweep.latency.p99_ms",
+		"w5_end_to_end.requests", "w5_end_to_end.errors", "w5_end_to_end.requests_per_sec",
+		"w5_end_to_end.latency.p50_ms", "w5_end_to_end.latency.p99_ms",
+		"w5_end_to_end.get_context.p50_ms", "w5_end_to_end.commit_turn.p50_ms", "w5_end_to_end.errors_by_status",
+		"w6_startup.server.start_ms", "w6_startup.server.peak_rss_kib", "w6_startup.server.binary_bytes", "w6_startup.server.errors",
+	)
+	workloads := doc["workloads"].(map[string]any)
+	for _, path := range want {
+		if _, ok := lookup(workloads, path); !ok {
+			t.Errorf("results.json has no workloads.%s", path)
+		}
+	}
+	for _, path := range []string{"go", "postgresql", "pgvector", "commit", "machine.cores", "machine.memory_bytes",
+		"machine.cpu_model", "pg_settings.shared_buffers", "pg_settings.work_mem", "pg_settings.synchronous_commit",
+		"pg_settings.max_connections"} {
+		if _, ok := lookup(doc["env"].(map[string]any), path); !ok {
+			t.Errorf("results.json has no env.%s", path)
+		}
+	}
+	growth, _ := lookup(workloads, "w2_growth.store.points")
+	if pts, _ := growth.([]any); len(pts) != len(sizes.GrowthLengths) {
+		t.Errorf("w2_growth.store has %d points, want one per length (%d)", len(pts), len(sizes.GrowthLengths))
+	}
+	lambda, _ := lookup(workloads, "w6_startup.lambda")
+	if fns, _ := lambda.([]any); len(fns) != len(sizes.W6Functions) {
+		t.Errorf("w6_startup.lambda has %d functions, want %d", len(fns), len(sizes.W6Functions))
+	} else {
+		for _, f := range fns {
+			for _, k := range []string{"start_ms", "peak_rss_kib", "binary_bytes", "errors", "status"} {
+				if _, ok := f.(map[string]any)[k]; !ok {
+					t.Errorf("a w6_startup.lambda entry has no %s", k)
+				}
+			}
+		}
+	}
+	if goals, _ := doc["goals"].([]any); len(goals) != 7 {
+		t.Errorf("results.json has %d goals, want 7", len(goals))
+	}
+
+	md, err := os.ReadFile(filepath.Join(out, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"## Goals", "## W1", "## W2 ", "## W2-growth", "## W3", "## W4", "## W5", "## W6"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("results.md has no section %q", s)
+		}
+	}
+	for _, png := range []string{bench.ChartGrowth, bench.ChartHTTP, bench.ChartSweep} {
+		b, err := os.ReadFile(filepath.Join(out, png))
+		if err != nil || len(b) < 8 || string(b[1:4]) != "PNG" {
+			t.Errorf("%s is not a PNG: %v", png, err)
+		}
+	}
+}
+
+// checkNumbers fails on any number of v that is not finite or is negative.
+func checkNumbers(t *testing.T, path string, v any) {
+	t.Helper()
+	switch x := v.(type) {
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+			t.Errorf("%s = %v: want a finite number >= 0", path, x)
+		}
+	case map[string]any:
+		for k, e := range x {
+			checkNumbers(t, path+"."+k, e)
+		}
+	case []any:
+		for i, e := range x {
+			checkNumbers(t, fmt.Sprintf("%s[%d]", path, i), e)
+		}
+	}
+}
+
+func lookup(m map[string]any, path string) (any, bool) {
+	var cur any = m
+	for _, k := range strings.Split(path, ".") {
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = obj[k]; !ok || cur == nil {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"time"
+
+	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/bench"
+	"github.com/agentmem/agentmem/shared/config"
+	"github.com/agentmem/agentmem/shared/httpapi"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// poolSize is the connection pool of the store under test, as `agentmem serve` has it.
+const poolSize = 16
+
+// Run runs the workloads cfg asks for and writes the results into cfg.OutDir.
+func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
+	started := time.Now()
+	cfg.started = started
+	sz := cfg.Sizes
+	if len(sz.W6Functions) == 0 && cfg.runs("w6") {
+		fns, err := listFunctions(cfg.Repo)
+		if err != nil {
+			return nil, err
+		}
+		sz.W6Functions = fns
+		cfg.Sizes = sz
+	}
+	res := &bench.Results{SchemaVersion: bench.SchemaVersion, Mode: cfg.Mode, StartedAt: started.UTC(), Sizes: sz, Notes: []string{}}
+
+	cfg.logf("creating database %s", cfg.Database)
+	db, err := createDatabase(ctx, cfg.ServerURL, cfg.Database)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cfg.Keep {
+			cfg.logf("kept database %s", cfg.Database)
+			return
+		}
+		if err := db.drop(); err != nil {
+			cfg.logf("drop database %s: %v", cfg.Database, err)
+		}
+	}()
+	if res.Env, err = captureEnv(ctx, db, cfg.Repo); err != nil {
+		return nil, err
+	}
+	res.Env.Connection = "directly (no pooler), pool of 16 connections"
+
+	needChat := cfg.runs("w1") || cfg.runs("w2") || cfg.runs("w2growth") || cfg.runs("w4") || cfg.runs("w5") || cfg.runs("w6")
+	if needChat {
+		t := time.Now()
+		if err := loadChat(ctx, db, sz); err != nil {
+			return nil, err
+		}
+		cfg.logf("loaded %d chat sessions and %d growth sessions in %.1fs", sz.Sessions,
+			len(sz.GrowthLengths)*sz.GrowthPerLength, time.Since(t).Seconds())
+	}
+	var corpus *bench.Corpus
+	var memLoad float64
+	if cfg.runs("w3") || cfg.runs("w6") {
+		t := time.Now()
+		corpus = bench.GenerateCorpus(bench.Stream(bench.StreamMemories), sz.Users, sz.MemoriesPerUser)
+		if err := loadMemories(ctx, db, corpus, 0); err != nil {
+			return nil, err
+		}
+		memLoad = time.Since(t).Seconds()
+		cfg.logf("loaded %d memories across %d users in %.1fs", sz.Users*sz.MemoriesPerUser, sz.Users, memLoad)
+	}
+
+	st, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize, Embedder: bench.Embedder{}})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	httpStore, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize, Embedder: bench.Embedder{}})
+	if err != nil {
+		return nil, err
+	}
+	defer httpStore.Close()
+	verifier, err := auth.NewVerifier(ctx, auth.Config{JWTSecret: config.LocalJWTSecret})
+	if err != nil {
+		return nil, err
+	}
+	// Every request is logged as in production, to nowhere: the encoding is part of the cost.
+	logger := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv := httpapi.NewServer(httpStore, verifier, logger, httpapi.Config{})
+	ts := httptest.NewServer(srv.Mux())
+	defer ts.Close()
+
+	targets := []target{newStoreTarget(st), newHTTPTarget(ts.URL, config.LocalJWTSecret, max(sz.W5Clients, sz.Clients))}
+	ops := newOps(sz)
+	w := &res.Workloads
+
+	if cfg.runs("w1") {
+		w.W1 = &bench.Levels[bench.W1]{}
+		for _, t := range targets {
+			cfg.logf("W1 commit, %s", t.level())
+			r := runW1(ctx, t, ops, sz)
+			setLevel(w.W1, t.level(), &r)
+		}
+	}
+	if cfg.runs("w2") {
+		w.W2 = &bench.Levels[bench.W2]{}
+		for _, t := range targets {
+			cfg.logf("W2 context, %s", t.level())
+			r := runW2(ctx, t, ops, sz)
+			setLevel(w.W2, t.level(), &r)
+		}
+	}
+	if cfg.runs("w2growth") {
+		w.W2Growth = &bench.Levels[bench.W2Growth]{}
+		for _, t := range targets {
+			cfg.logf("W2-growth, %s", t.level())
+			r := runGrowth(ctx, t, sz)
+			setLevel(w.W2Growth, t.level(), &r)
+		}
+	}
+	if cfg.runs("w3") {
+		w.W3 = &bench.Levels[bench.W3]{}
+		for _, t := range targets {
+			cfg.logf("W3 recall, %s", t.level())
+			r := runW3(ctx, t, corpus, sz, t.level() == "store")
+			r.LoadSeconds = memLoad
+			setLevel(w.W3, t.level(), &r)
+		}
+		if cfg.Large && sz.LargeUsers > sz.Users {
+			t0 := time.Now()
+			large := bench.GenerateCorpus(bench.Stream(bench.StreamMemories), sz.LargeUsers, sz.MemoriesPerUser)
+			cfg.logf("loading %d more memories for W3 large", (sz.LargeUsers-sz.Users)*sz.MemoriesPerUser)
+			if err := loadMemories(ctx, db, large, sz.Users); err != nil {
+				return nil, err
+			}
+			load := time.Since(t0).Seconds()
+			corpus = large
+			w.W3Large = &bench.Levels[bench.W3]{}
+			for _, t := range targets {
+				cfg.logf("W3 recall large, %s", t.level())
+				r := runW3(ctx, t, large, sz, false)
+				r.LoadSeconds = load
+				setLevel(w.W3Large, t.level(), &r)
+			}
+		}
+	}
+	if cfg.runs("w5") {
+		cfg.logf("W5 end to end, %d clients for %.1fs", sz.W5Clients, sz.W5Seconds)
+		r := runW5(ctx, targets[1].(*httpTarget), ops, sz)
+		w.W5 = &r
+	}
+	if cfg.runs("w6") {
+		cfg.logf("W6 start-up of %d functions and agentmem serve", len(sz.W6Functions))
+		r, err := runW6(ctx, cfg, db, corpus)
+		if err != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("W6 did not run: %v", err))
+			cfg.logf("W6: %v", err)
+		} else {
+			w.W6 = r
+		}
+	}
+	if cfg.runs("w4") {
+		cfg.logf("W4 sweep: loading %d expired and %d live messages", sz.SweepExpired, sz.SweepLive)
+		r, err := runW4(ctx, cfg, db, st, ops, sz)
+		if err != nil {
+			return nil, err
+		}
+		w.W4 = r
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res.Goals = bench.EvaluateGoals(res)
+	res.DurationS = time.Since(started).Seconds()
+	if err := bench.Write(cfg.OutDir, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func setLevel[T any](l *bench.Levels[T], level string, v *T) {
+	if level == "store" {
+		l.Store = v
+	} else {
+		l.HTTP = v
+	}
+}

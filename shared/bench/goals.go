@@ -1,0 +1,57 @@
+package bench
+
+import "fmt"
+
+// Targets of the issue. The figures they are checked against are store-level unless the name
+// says otherwise.
+const (
+	GoalGrowthRatio        = 1.2
+	GoalContextP50MS       = 0.3
+	GoalCommitTurnsPerSec  = 4000
+	GoalCommitP99MS        = 10
+	GoalSweepRowsPerSec    = 100_000
+	GoalSweepCommitP99Rate = 2
+)
+
+// EvaluateGoals checks the issue's targets against the figures r holds; a target whose
+// workload did not run is left out.
+func EvaluateGoals(r *Results) []Goal {
+	goals := []Goal{}
+	w := r.Workloads
+	if w.W2Growth != nil && w.W2Growth.Store != nil && len(w.W2Growth.Store.Points) > 1 {
+		g := w.W2Growth.Store
+		first, last := g.Points[0].Length, g.Points[len(g.Points)-1].Length
+		goals = append(goals, Goal{
+			Name:   fmt.Sprintf("get-context p50 at %d messages / at %d (store)", last, first),
+			Target: fmt.Sprintf("<= %.1fx", GoalGrowthRatio), Value: g.P50Ratio, Unit: "x",
+			Met: g.P50Ratio <= GoalGrowthRatio,
+		})
+	}
+	if w.W2 != nil && w.W2.Store != nil {
+		v := w.W2.Store.Sequential.Latency.P50MS
+		goals = append(goals, Goal{Name: "get-context p50 (store, W2)", Target: fmt.Sprintf("<= %.1f ms", GoalContextP50MS),
+			Value: v, Unit: "ms", Met: v <= GoalContextP50MS})
+	}
+	if w.W1 != nil && w.W1.Store != nil {
+		c := w.W1.Store.Concurrent
+		goals = append(goals,
+			Goal{Name: fmt.Sprintf("commit-turn throughput, %d clients (store, W1)", c.Clients),
+				Target: fmt.Sprintf(">= %d turns/s", GoalCommitTurnsPerSec), Value: c.OpsPerSec, Unit: "turns/s",
+				Met: c.OpsPerSec >= GoalCommitTurnsPerSec},
+			Goal{Name: fmt.Sprintf("commit-turn p99, %d clients (store, W1)", c.Clients),
+				Target: fmt.Sprintf("<= %d ms", GoalCommitP99MS), Value: c.Latency.P99MS, Unit: "ms",
+				Met: c.Latency.P99MS <= GoalCommitP99MS})
+	}
+	if w.W5 != nil {
+		goals = append(goals, Goal{Name: "errors in W5 (HTTP, end to end)", Target: "0",
+			Value: float64(w.W5.Errors), Unit: "errors", Met: w.W5.Errors == 0})
+	}
+	if w.W4 != nil {
+		goals = append(goals,
+			Goal{Name: "sweep rate (W4)", Target: fmt.Sprintf(">= %d rows/s", GoalSweepRowsPerSec),
+				Value: w.W4.RowsPerSec, Unit: "rows/s", Met: w.W4.RowsPerSec >= GoalSweepRowsPerSec},
+			Goal{Name: "commit p99 during the sweep / without (W4)", Target: fmt.Sprintf("<= %dx", GoalSweepCommitP99Rate),
+				Value: w.W4.P99Ratio, Unit: "x", Met: w.W4.P99Ratio <= GoalSweepCommitP99Rate})
+	}
+	return goals
+}

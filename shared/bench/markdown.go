@@ -1,0 +1,186 @@
+package bench
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Markdown renders the results as a readable report; charts are the PNG files beside it.
+func Markdown(r *Results, charts []string) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("# agentmem benchmark (%s)\n\n", r.Mode)
+	dirty := ""
+	if r.Env.Dirty {
+		dirty = " (with uncommitted changes)"
+	}
+	p("%s, commit `%s`%s, %.0f s.\n\n", r.StartedAt.UTC().Format("2006-01-02 15:04 MST"), short(r.Env.Commit), dirty, r.DurationS)
+	m := r.Env.Machine
+	p("Machine: %d cores (%s), %.1f GiB, %s/%s, load average %.2f at start. Go %s, PostgreSQL %s, pgvector %s; store connects %s.\n\n",
+		m.Cores, m.CPUModel, float64(m.MemoryBytes)/(1<<30), m.OS, m.Arch, m.LoadAvg1, r.Env.Go, r.Env.PostgreSQL, r.Env.Pgvector, r.Env.Connection)
+	if len(r.Env.PGSettings) > 0 {
+		keys := make([]string, 0, len(r.Env.PGSettings))
+		for k := range r.Env.PGSettings {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s=%s", k, r.Env.PGSettings[k])
+		}
+		p("PostgreSQL settings: %s.\n\n", strings.Join(parts, ", "))
+	}
+	if len(r.Goals) > 0 {
+		p("## Goals\n\n| Goal | Target | This run | Met |\n|---|---|---|---|\n")
+		for _, g := range r.Goals {
+			met := "no"
+			if g.Met {
+				met = "yes"
+			}
+			p("| %s | %s | %s %s | %s |\n", g.Name, g.Target, num(g.Value), g.Unit, met)
+		}
+		p("\n")
+	}
+
+	phaseHeader := "| Level | Phase | Clients | Ops | Errors | ops/s | p50 ms | p90 ms | p99 ms | max ms |\n|---|---|---|---|---|---|---|---|---|---|\n"
+	phaseRow := func(level, name string, ph Phase) {
+		p("| %s | %s | %d | %d | %d | %s | %s | %s | %s | %s |\n", level, name, ph.Clients, ph.Ops, ph.Errors,
+			num(ph.OpsPerSec), ms(ph.Latency.P50MS), ms(ph.Latency.P90MS), ms(ph.Latency.P99MS), ms(ph.Latency.MaxMS))
+	}
+	w := r.Workloads
+	if w.W1 != nil {
+		p("## W1 commit-turn (%d turns per phase)\n\n%s", r.Sizes.Turns, phaseHeader)
+		eachLevel(w.W1, func(level string, v *W1) {
+			phaseRow(level, "sequential", v.Sequential)
+			phaseRow(level, "concurrent", v.Concurrent)
+		})
+		p("\n")
+	}
+	if w.W2 != nil {
+		p("## W2 get-context, last 12 messages (%d reads)\n\n%s", r.Sizes.Reads, phaseHeader)
+		eachLevel(w.W2, func(level string, v *W2) { phaseRow(level, "sequential", v.Sequential) })
+		p("\n")
+	}
+	if w.W2Growth != nil {
+		p("## W2-growth: get-context vs session length (%d reads per length)\n\n", r.Sizes.GrowthReads)
+		p("| Level | Messages in session | Reads | Errors | p50 ms | p99 ms |\n|---|---|---|---|---|---|\n")
+		eachLevel(w.W2Growth, func(level string, v *W2Growth) {
+			for _, pt := range v.Points {
+				p("| %s | %d | %d | %d | %s | %s |\n", level, pt.Length, pt.Phase.Ops, pt.Phase.Errors, ms(pt.Phase.Latency.P50MS), ms(pt.Phase.Latency.P99MS))
+			}
+		})
+		eachLevel(w.W2Growth, func(level string, v *W2Growth) {
+			p("\n%s: p50 of the longest sessions / p50 of the shortest = %.2fx", level, v.P50Ratio)
+		})
+		p("\n\n")
+	}
+	for _, w3 := range []struct {
+		title string
+		v     *Levels[W3]
+	}{{"W3 recall", w.W3}, {"W3 recall, large", w.W3Large}} {
+		if w3.v == nil {
+			continue
+		}
+		var any *W3
+		eachLevel(w3.v, func(_ string, v *W3) {
+			if any == nil {
+				any = v
+			}
+		})
+		if any == nil {
+			continue
+		}
+		p("## %s: %d memories across %d users, top 10, %d queries (mode %s)\n\n", w3.title, any.Memories, any.Users, r.Sizes.Queries, any.Mode)
+		p("Loaded and indexed in %.1f s.\n\n%s", any.LoadSeconds, phaseHeader)
+		eachLevel(w3.v, func(level string, v *W3) {
+			phaseRow(level, "sequential", v.Sequential)
+			phaseRow(level, "concurrent", v.Concurrent)
+			if v.Hybrid != nil {
+				phaseRow(level, "sequential, hybrid mode", *v.Hybrid)
+			}
+		})
+		eachLevel(w3.v, func(level string, v *W3) { p("\n%s: recall@10 = %.4f", level, v.RecallAt10) })
+		p("\n\n")
+	}
+	if s := w.W4; s != nil {
+		p("## W4 sweep: %d expired + %d live messages\n\n", s.ExpiredRows, s.LiveRows)
+		p("Loaded in %.1f s. Swept in %.2f s: %d rows deleted (%d messages, %d sessions, %d memories, %d idempotency keys) in %d batches of up to %d, **%s rows/s**, %d sweep errors.\n\n",
+			s.LoadSeconds, s.SweepSeconds, s.RowsDeleted, s.Deleted.Messages, s.Deleted.Sessions, s.Deleted.Memories,
+			s.Deleted.IdempotencyKeys, s.Batches, s.BatchSize, num(s.RowsPerSec), s.SweepErrors)
+		p("%s", phaseHeader)
+		phaseRow("store", "commits without sweep", s.CommitsWithout)
+		phaseRow("store", "commits during sweep", s.CommitsDuring)
+		p("\nCommit p99 during / without: %.2fx\n\n", s.P99Ratio)
+	}
+	if v := w.W5; v != nil {
+		p("## W5 end to end: %d clients for %.0f s, 80%% get-context / 20%% commit-turn\n\n", v.Clients, v.Seconds)
+		p("| Requests | Errors | req/s | p50 ms | p90 ms | p99 ms | get-context p50 / p99 ms | commit-turn p50 / p99 ms |\n|---|---|---|---|---|---|---|---|\n")
+		p("| %d | %d | %s | %s | %s | %s | %s / %s | %s / %s |\n\n", v.Requests, v.Errors, num(v.RequestsPerSec),
+			ms(v.Latency.P50MS), ms(v.Latency.P90MS), ms(v.Latency.P99MS), ms(v.GetContext.P50MS), ms(v.GetContext.P99MS),
+			ms(v.CommitTurn.P50MS), ms(v.CommitTurn.P99MS))
+		if v.FirstError != "" {
+			p("First error: `%s`\n\n", v.FirstError)
+		}
+	}
+	if v := w.W6; v != nil {
+		p("## W6 start-up (median of %d runs; built with `%s`)\n\n", r.Sizes.W6Runs, strings.Join(v.BuildFlags, " "))
+		p("| Binary | Started as | Size MiB | Start to first answer ms | Peak RSS MiB | Status | Errors |\n|---|---|---|---|---|---|---|\n")
+		row := func(s Startup, how string) {
+			p("| %s | %s | %.1f | %s | %.1f | %d | %d |\n", s.Name, how, float64(s.BinaryBytes)/(1<<20), ms(s.StartMS), s.PeakRSSKiB/1024, s.Status, s.Errors)
+		}
+		for _, s := range v.Lambda {
+			row(s, "Lambda (Runtime API)")
+		}
+		if v.Server != nil {
+			row(*v.Server, "agentmem serve, /healthz")
+		}
+		p("\n")
+	}
+	if len(charts) > 0 {
+		p("## Charts\n\n")
+		for _, c := range charts {
+			p("![%s](%s)\n\n", c, c)
+		}
+	}
+	if len(r.Notes) > 0 {
+		p("## Notes\n\n")
+		for _, n := range r.Notes {
+			p("- %s\n", n)
+		}
+	}
+	return b.String()
+}
+
+func eachLevel[T any](l *Levels[T], fn func(level string, v *T)) {
+	if l.Store != nil {
+		fn("store", l.Store)
+	}
+	if l.HTTP != nil {
+		fn("http", l.HTTP)
+	}
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}
+
+func ms(v float64) string {
+	switch {
+	case v < 1:
+		return fmt.Sprintf("%.3f", v)
+	case v < 100:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func num(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}

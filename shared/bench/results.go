@@ -1,0 +1,238 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// SchemaVersion numbers the layout of results.json; it changes when a figure moves or goes.
+const SchemaVersion = 1
+
+// Results is everything one run measured: results.json.
+type Results struct {
+	SchemaVersion int       `json:"schema_version"`
+	Mode          string    `json:"mode"`
+	StartedAt     time.Time `json:"started_at"`
+	DurationS     float64   `json:"duration_s"`
+	Sizes         Sizes     `json:"sizes"`
+	Env           Env       `json:"env"`
+	Workloads     Workloads `json:"workloads"`
+	Goals         []Goal    `json:"goals"`
+	// Notes are remarks of the run (a skipped part, a workload that failed).
+	Notes []string `json:"notes"`
+}
+
+// Sizes are the sizes a run used (the specification's at full size).
+type Sizes struct {
+	Sessions           int      `json:"sessions"`
+	MessagesPerSession int      `json:"messages_per_session"`
+	GrowthLengths      []int    `json:"growth_lengths"`
+	GrowthPerLength    int      `json:"growth_sessions_per_length"`
+	GrowthReads        int      `json:"growth_reads_per_length"`
+	Users              int      `json:"users"`
+	MemoriesPerUser    int      `json:"memories_per_user"`
+	LargeUsers         int      `json:"large_users"`
+	Queries            int      `json:"queries"`
+	WarmupQueries      int      `json:"warmup_queries"`
+	Turns              int      `json:"turns"`
+	Reads              int      `json:"reads"`
+	Warmup             int      `json:"warmup_ops"`
+	Clients            int      `json:"clients"`
+	SweepExpired       int      `json:"sweep_expired_rows"`
+	SweepLive          int      `json:"sweep_live_rows"`
+	SweepBatch         int      `json:"sweep_batch_size"`
+	W5Clients          int      `json:"w5_clients"`
+	W5Seconds          float64  `json:"w5_seconds"`
+	W6Functions        []string `json:"w6_functions"`
+	W6Runs             int      `json:"w6_runs"`
+}
+
+// Env says where the figures come from.
+type Env struct {
+	Go         string            `json:"go"`
+	PostgreSQL string            `json:"postgresql"`
+	Pgvector   string            `json:"pgvector"`
+	Commit     string            `json:"commit"`
+	Dirty      bool              `json:"dirty"`
+	Machine    Machine           `json:"machine"`
+	PGSettings map[string]string `json:"pg_settings"`
+	// Connection describes how the store reaches the database (direct or through a pooler).
+	Connection string `json:"connection"`
+}
+
+// Machine describes the host.
+type Machine struct {
+	Cores       int     `json:"cores"`
+	MemoryBytes int64   `json:"memory_bytes"`
+	CPUModel    string  `json:"cpu_model"`
+	OS          string  `json:"os"`
+	Arch        string  `json:"arch"`
+	LoadAvg1    float64 `json:"load_avg_1m_at_start"`
+}
+
+// Phase is one measured run of a workload: ops operations by clients clients.
+type Phase struct {
+	Clients   int     `json:"clients"`
+	Ops       int     `json:"ops"`
+	Errors    int     `json:"errors"`
+	Seconds   float64 `json:"seconds"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	Latency   Latency `json:"latency"`
+	// FirstError is the text of the first error, for the report ("" when none).
+	FirstError string `json:"first_error,omitempty"`
+}
+
+// Workloads holds each workload's figures; a workload not run is null.
+type Workloads struct {
+	W1       *Levels[W1]       `json:"w1_commit"`
+	W2       *Levels[W2]       `json:"w2_context"`
+	W2Growth *Levels[W2Growth] `json:"w2_growth"`
+	W3       *Levels[W3]       `json:"w3_recall"`
+	W3Large  *Levels[W3]       `json:"w3_recall_large"`
+	W4       *W4               `json:"w4_sweep"`
+	W5       *W5               `json:"w5_end_to_end"`
+	W6       *W6               `json:"w6_startup"`
+}
+
+// Levels are a workload's figures with the store called directly and through the HTTP
+// functions (real JWT verification, row-level security).
+type Levels[T any] struct {
+	Store *T `json:"store"`
+	HTTP  *T `json:"http"`
+}
+
+// W1 is the commit workload: turns/s and latency, sequential then concurrent.
+type W1 struct {
+	Sequential Phase `json:"sequential"`
+	Concurrent Phase `json:"concurrent"`
+}
+
+// W2 is the context workload: the last 12 messages of a session, sequential.
+type W2 struct {
+	Sequential Phase `json:"sequential"`
+}
+
+// GrowthPoint is W2 on sessions of one length.
+type GrowthPoint struct {
+	Length int   `json:"length"`
+	Phase  Phase `json:"phase"`
+}
+
+// W2Growth is W2 over sessions of growing length.
+type W2Growth struct {
+	Points []GrowthPoint `json:"points"`
+	// P50Ratio is the p50 of the longest sessions over the p50 of the shortest.
+	P50Ratio float64 `json:"p50_ratio_longest_to_shortest"`
+}
+
+// W3 is the recall workload.
+type W3 struct {
+	Memories   int    `json:"memories"`
+	Users      int    `json:"users"`
+	Mode       string `json:"mode"`
+	Sequential Phase  `json:"sequential"`
+	Concurrent Phase  `json:"concurrent"`
+	// RecallAt10 is the mean share of the exact top 10 returned (sequential run).
+	RecallAt10 float64 `json:"recall_at_10"`
+	// Hybrid is the default (hybrid) mode, sequential, for comparison; store level only.
+	Hybrid *Phase `json:"hybrid,omitempty"`
+	// LoadSeconds is the time to load the memories and build the indexes.
+	LoadSeconds float64 `json:"load_seconds"`
+}
+
+// SweepCounts counts deleted rows per kind.
+type SweepCounts struct {
+	Messages        int64 `json:"messages"`
+	Memories        int64 `json:"memories"`
+	Sessions        int64 `json:"sessions"`
+	IdempotencyKeys int64 `json:"idempotency_keys"`
+}
+
+// W4 is the sweep workload.
+type W4 struct {
+	ExpiredRows    int         `json:"expired_rows"`
+	LiveRows       int         `json:"live_rows"`
+	LoadSeconds    float64     `json:"load_seconds"`
+	SweepSeconds   float64     `json:"sweep_seconds"`
+	Deleted        SweepCounts `json:"deleted"`
+	RowsDeleted    int64       `json:"rows_deleted"`
+	RowsPerSec     float64     `json:"rows_deleted_per_sec"`
+	Batches        int         `json:"batches"`
+	BatchSize      int         `json:"batch_size"`
+	SweepErrors    int         `json:"sweep_errors"`
+	CommitsWithout Phase       `json:"commits_without_sweep"`
+	CommitsDuring  Phase       `json:"commits_during_sweep"`
+	// P99Ratio is the commit p99 during the sweep over the p99 without.
+	P99Ratio float64 `json:"commit_p99_ratio"`
+}
+
+// W5 is the end-to-end workload through the HTTP server.
+type W5 struct {
+	Clients        int            `json:"clients"`
+	Seconds        float64        `json:"seconds"`
+	Requests       int            `json:"requests"`
+	Errors         int            `json:"errors"`
+	RequestsPerSec float64        `json:"requests_per_sec"`
+	Latency        Latency        `json:"latency"`
+	GetContext     Latency        `json:"get_context"`
+	CommitTurn     Latency        `json:"commit_turn"`
+	ErrorsByStatus map[string]int `json:"errors_by_status"`
+	FirstError     string         `json:"first_error,omitempty"`
+}
+
+// Startup is the start-up of one binary, over several runs.
+type Startup struct {
+	Name        string `json:"name"`
+	BinaryBytes int64  `json:"binary_bytes"`
+	Runs        int    `json:"runs"`
+	Errors      int    `json:"errors"`
+	// StartMS is the median time from process start to the first answered request.
+	StartMS    float64   `json:"start_ms"`
+	StartAllMS []float64 `json:"start_all_ms"`
+	// PeakRSSKiB is the median of VmHWM after the first answer.
+	PeakRSSKiB float64 `json:"peak_rss_kib"`
+	// Status is the HTTP status of the first answer (the last run's).
+	Status     int    `json:"status"`
+	FirstError string `json:"first_error,omitempty"`
+}
+
+// W6 is the start-up workload.
+type W6 struct {
+	// Lambda holds each function binary started as Lambda starts it (Runtime API).
+	Lambda []Startup `json:"lambda"`
+	// Server is `agentmem serve` until /healthz answers.
+	Server *Startup `json:"server"`
+	// BuildFlags are the flags the binaries were built with.
+	BuildFlags []string `json:"build_flags"`
+}
+
+// Goal is one target of the issue, checked against this run.
+type Goal struct {
+	Name   string  `json:"name"`
+	Target string  `json:"target"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+	Met    bool    `json:"met"`
+}
+
+// Write writes results.json and results.md into dir, and the charts (PNG) beside them.
+func Write(dir string, r *Results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	charts, err := WriteCharts(dir, r)
+	if err != nil {
+		return fmt.Errorf("charts: %w", err)
+	}
+	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(Markdown(r, charts)), 0o644)
+}
