@@ -191,8 +191,19 @@ func loadChat(ctx context.Context, db *benchDB, sz bench.Sizes) error {
 	if err != nil {
 		return fmt.Errorf("copy growth messages: %w", err)
 	}
-	_, err = c.Exec(ctx, "vacuum (analyze) agentmem.sessions, agentmem.messages")
-	return err
+	return settle(ctx, c, "agentmem.sessions, agentmem.messages")
+}
+
+// settle vacuums and analyzes tables after a bulk load and forces a checkpoint, so that
+// neither autovacuum nor the load's checkpoint runs during the measurements that follow.
+func settle(ctx context.Context, c *pgx.Conn, tables string) error {
+	if _, err := c.Exec(ctx, "vacuum (analyze) "+tables); err != nil {
+		return fmt.Errorf("vacuum: %w", err)
+	}
+	if _, err := c.Exec(ctx, "checkpoint"); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
 }
 
 // memoryIndexes are rebuilt after a bulk load rather than maintained row by row; they are
@@ -250,6 +261,5 @@ func loadMemories(ctx context.Context, db *benchDB, corpus *bench.Corpus, from i
 			return fmt.Errorf("create %s: %w", name, err)
 		}
 	}
-	_, err = c.Exec(ctx, "vacuum (analyze) agentmem.memories")
-	return err
+	return settle(ctx, c, "agentmem.memories")
 }

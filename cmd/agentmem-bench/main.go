@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -76,7 +77,7 @@ func SizesFor(mode string) (bench.Sizes, error) {
 			GrowthLengths: []int{20, 200, 2000, 10000}, GrowthPerLength: 3, GrowthReads: 100,
 			Users: 1000, MemoriesPerUser: 100, LargeUsers: 10000, Queries: 500, WarmupQueries: 50,
 			Turns: 2000, Reads: 2000, Warmup: 50, Clients: 8,
-			SweepExpired: 1_000_000, SweepLive: 1_000_000, SweepBatch: 5000,
+			SweepExpired: 1_000_000, SweepLive: 1_000_000, SweepBatch: 5000, SweepBaseline: 2000,
 			W5Clients: 16, W5Seconds: 30, W6Runs: 5,
 		}, nil
 	case "quick":
@@ -85,7 +86,7 @@ func SizesFor(mode string) (bench.Sizes, error) {
 			GrowthLengths: []int{20, 200, 2000, 10000}, GrowthPerLength: 3, GrowthReads: 100,
 			Users: 50, MemoriesPerUser: 100, LargeUsers: 500, Queries: 500, WarmupQueries: 50,
 			Turns: 200, Reads: 200, Warmup: 20, Clients: 8,
-			SweepExpired: 50_000, SweepLive: 50_000, SweepBatch: 5000,
+			SweepExpired: 50_000, SweepLive: 50_000, SweepBatch: 5000, SweepBaseline: 1000,
 			W5Clients: 16, W5Seconds: 5, W6Functions: []string{"commit-turn", "get-context"}, W6Runs: 3,
 		}, nil
 	case "tiny":
@@ -94,7 +95,7 @@ func SizesFor(mode string) (bench.Sizes, error) {
 			GrowthLengths: []int{20, 200}, GrowthPerLength: 3, GrowthReads: 12,
 			Users: 10, MemoriesPerUser: 100, LargeUsers: 20, Queries: 20, WarmupQueries: 5,
 			Turns: 24, Reads: 24, Warmup: 4, Clients: 8,
-			SweepExpired: 3000, SweepLive: 1000, SweepBatch: 500,
+			SweepExpired: 3000, SweepLive: 1000, SweepBatch: 500, SweepBaseline: 24,
 			W5Clients: 16, W5Seconds: 1.5, W6Functions: []string{"get-context"}, W6Runs: 1,
 		}, nil
 	}
@@ -112,6 +113,7 @@ func main() {
 	out := flag.String("out", "bench-results", "where to write <timestamp>/results.{json,md} and the charts")
 	functions := flag.String("functions", "", "comma-separated functions for W6 (default: all; quick: two)")
 	runs := flag.Int("w6-runs", 0, "start-ups per binary in W6 (default 5; quick 3)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	plainBuild := flag.Bool("plain-build", false, "build W6's binaries with plain go build rather than the deployment's flags")
 	flag.Parse()
 
@@ -155,10 +157,21 @@ func main() {
 	}
 	cfg.OutDir = filepath.Join(*out, time.Now().UTC().Format("20060102T150405Z"))
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := Run(ctx, cfg)
 	if err != nil {
+		pprof.StopCPUProfile()
 		fail(err)
 	}
 	fmt.Printf("%s", bench.Markdown(res, nil))

@@ -76,6 +76,7 @@ func TestRunTiny(t *testing.T) {
 		}
 	}
 	want = append(want, "w3_recall.store.hybrid.latency.p50_ms",
+		"floor.select_1.latency.p50_ms", "floor.transaction.latency.p50_ms",
 		"w2_growth.store.p50_ratio_longest_to_shortest", "w2_growth.http.p50_ratio_longest_to_shortest",
 		"w4_sweep.rows_deleted", "w4_sweep.rows_deleted_per_sec", "w4_sweep.batches", "w4_sweep.sweep_errors",
 		"w4_sweep.deleted.messages", "w4_sweep.deleted.sessions", "w4_sweep.commit_p99_ratio",

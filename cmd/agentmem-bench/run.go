@@ -93,6 +93,12 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 	ts := httptest.NewServer(srv.Mux())
 	defer ts.Close()
 
+	if w := &res.Workloads; true {
+		cfg.logf("floor: select 1 and an empty transaction")
+		if w.Floor, err = runFloor(ctx, db, max(sz.Reads, 200)); err != nil {
+			return nil, err
+		}
+	}
 	targets := []target{newStoreTarget(st), newHTTPTarget(ts.URL, config.LocalJWTSecret, max(sz.W5Clients, sz.Clients))}
 	ops := newOps(sz)
 	w := &res.Workloads

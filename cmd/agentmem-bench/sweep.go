@@ -69,8 +69,7 @@ func loadSweep(ctx context.Context, db *benchDB, expired, live int) error {
 			}
 		}
 	}
-	_, err = c.Exec(ctx, "vacuum (analyze) agentmem.sessions, agentmem.messages")
-	return err
+	return settle(ctx, c, "agentmem.sessions, agentmem.messages")
 }
 
 // runW4 loads the sweep data, measures W1-style commits by sz.Clients clients without a sweep,
@@ -84,7 +83,7 @@ func runW4(ctx context.Context, cfg Config, db *benchDB, st *store.Store, ops *o
 	cfg.logf("W4: loaded in %.1fs; commits without a sweep", r.LoadSeconds)
 	t := newStoreTarget(st)
 	turns := ops.concTurns
-	r.CommitsWithout = measure(ctx, sz.Clients, len(turns), turnOp(t, turns))
+	r.CommitsWithout = measure(ctx, sz.Clients, max(sz.SweepBaseline, 1), turnOp(t, turns))
 
 	cfg.logf("W4: sweeping while %d clients commit", sz.Clients)
 	var done atomic.Bool

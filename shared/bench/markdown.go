@@ -49,6 +49,12 @@ func Markdown(r *Results, charts []string) string {
 			num(ph.OpsPerSec), ms(ph.Latency.P50MS), ms(ph.Latency.P90MS), ms(ph.Latency.P99MS), ms(ph.Latency.MaxMS))
 	}
 	w := r.Workloads
+	if f := w.Floor; f != nil {
+		p("## Floor: the simplest database calls from this process\n\n%s", phaseHeader)
+		phaseRow("pool", "select 1", f.SelectOne)
+		phaseRow("pool", "begin; select 1; commit", f.Transaction)
+		p("\n")
+	}
 	if w.W1 != nil {
 		p("## W1 commit-turn (%d turns per phase)\n\n%s", r.Sizes.Turns, phaseHeader)
 		eachLevel(w.W1, func(level string, v *W1) {

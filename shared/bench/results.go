@@ -44,6 +44,7 @@ type Sizes struct {
 	SweepExpired       int      `json:"sweep_expired_rows"`
 	SweepLive          int      `json:"sweep_live_rows"`
 	SweepBatch         int      `json:"sweep_batch_size"`
+	SweepBaseline      int      `json:"sweep_baseline_turns"`
 	W5Clients          int      `json:"w5_clients"`
 	W5Seconds          float64  `json:"w5_seconds"`
 	W6Functions        []string `json:"w6_functions"`
@@ -85,8 +86,18 @@ type Phase struct {
 	FirstError string `json:"first_error,omitempty"`
 }
 
+// Floor is what the simplest database calls cost from this process, for scale: a store call
+// cannot be cheaper than its round trips.
+type Floor struct {
+	// SelectOne is `select 1` on a pooled connection.
+	SelectOne Phase `json:"select_1"`
+	// Transaction is begin; select 1; commit.
+	Transaction Phase `json:"transaction"`
+}
+
 // Workloads holds each workload's figures; a workload not run is null.
 type Workloads struct {
+	Floor    *Floor            `json:"floor"`
 	W1       *Levels[W1]       `json:"w1_commit"`
 	W2       *Levels[W2]       `json:"w2_context"`
 	W2Growth *Levels[W2Growth] `json:"w2_growth"`
