@@ -15,7 +15,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	pgvector "github.com/pgvector/pgvector-go"
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
@@ -69,20 +68,18 @@ type CommitResult struct {
 // whose client id the session already holds is not stored again; its original place is
 // returned. With an idempotency key, a retry returns the first answer (replayed = true).
 func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res CommitResult, replayed bool, err error) {
-	// Embed before the transaction: no row lock is held while a model works.
-	var vectors []string
+	// Embed before the transaction: no row lock is held while a model works. When the provider
+	// fails, the memories are stored without vectors (nil) and embedded later: a turn is never
+	// lost for the provider's sake.
+	var vectors []*string
 	if len(p.Memories) > 0 {
 		texts := make([]string, len(p.Memories))
 		for i, m := range p.Memories {
 			texts[i] = m.Content
 		}
-		vs, err := s.embedder.Embed(ctx, texts)
-		if err != nil {
-			return res, false, fmt.Errorf("embed memories: %w", err)
-		}
-		vectors = make([]string, len(vs))
-		for i, v := range vs {
-			vectors[i] = pgvector.NewVector(v).String()
+		vectors, _ = s.embedForStorage(ctx, texts)
+		if err := callerGone(ctx); err != nil {
+			return res, false, err
 		}
 	}
 	if p.Idempotency == nil && !hasClientIDs(p.Messages) {
@@ -200,7 +197,7 @@ func newResult(p CommitParams) CommitResult {
 }
 
 // appendTurn commits a turn whose messages are all new in one round trip.
-func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors []string) (CommitResult, error) {
+func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors []*string) (CommitResult, error) {
 	res := newResult(p)
 	n := collectNew(p.Messages, nil)
 	var mems memoryRows
@@ -225,7 +222,7 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors []string
 	return res, err
 }
 
-func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors []string) (CommitResult, error) {
+func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors []*string) (CommitResult, error) {
 	sc := p.Scope
 	res := newResult(p)
 	// Lock the session (creating it if need be) before looking for the client ids it holds, so
@@ -306,22 +303,26 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 }
 
 // insertMemoriesSQL stores facts, one row per normalised text and scope: storing a fact again
-// refreshes it (content, embedding, expiry) and merges its metadata. It stores nothing unless
+// refreshes it (content, embedding, expiry) and merges its metadata. A row without a vector
+// records no model (EmbedPending embeds it later); a fact stored again without a vector keeps
+// the vector it has when its text is unchanged. It stores nothing unless
 // the turn's session is the caller's and this agent's, so that a turn refused for its session
 // keeps none of its memories even when both statements share one implicit transaction.
 const insertMemoriesSQL = `
 insert into agentmem.memories as m (tenant_id, user_id, agent, content, content_key, metadata,
   embedding, embedding_model, expires_at)
-select $1, $2, $3, x.content, x.key, x.metadata::jsonb, x.embedding::extensions.vector, $4,
-  now() + make_interval(secs => $5::float8)
+select $1, $2, $3, x.content, x.key, x.metadata::jsonb, x.embedding::extensions.vector,
+  case when x.embedding is not null then $4::text end, now() + make_interval(secs => $5::float8)
 from unnest($6::text[], $7::text[], $8::text[], $9::text[]) as x(content, key, metadata, embedding)
 where exists (select 1 from agentmem.sessions s
               where s.id = $10 and s.user_id = $2 and s.tenant_id = $1 and s.agent = $3)
 on conflict (user_id, tenant_id, agent, content_key) do update
   set content = excluded.content,
       metadata = m.metadata || excluded.metadata,
-      embedding = excluded.embedding,
-      embedding_model = excluded.embedding_model,
+      embedding = case when excluded.embedding is null and m.content = excluded.content then m.embedding
+                       else excluded.embedding end,
+      embedding_model = case when excluded.embedding is null and m.content = excluded.content then m.embedding_model
+                             else excluded.embedding_model end,
       updated_at = now(),
       expires_at = case when m.expires_at <= now() then excluded.expires_at
                         else greatest(m.expires_at, excluded.expires_at) end,
@@ -331,11 +332,12 @@ returning id, content_key`
 // memoryRows are the memories of one request, one row per fact: repeats of a fact within the
 // request merge their metadata in order, and the last repeat's text wins.
 type memoryRows struct {
-	keys                           []string // per input
-	contents, ckeys, metas, embeds []string // per row
+	keys                   []string  // per input
+	contents, ckeys, metas []string  // per row
+	embeds                 []*string // per row; nil while the provider is unavailable
 }
 
-func newMemoryRows(mems []memory.NewMemory, vectors []string) memoryRows {
+func newMemoryRows(mems []memory.NewMemory, vectors []*string) memoryRows {
 	r := memoryRows{keys: make([]string, len(mems))}
 	last := map[string]int{}
 	meta := map[string]json.RawMessage{}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	pgvector "github.com/pgvector/pgvector-go"
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
@@ -99,23 +98,24 @@ func lockSource(ctx context.Context, tx pgx.Tx, tenant, source string) error {
 
 // IngestKnowledge stores a document's chunks with their embeddings, replacing an earlier ingest
 // of the same source in the same transaction: a concurrent search sees the old chunks or the
-// new ones, never a mix and never none.
+// new ones, never a mix and never none. When the embedding provider fails, the chunks not yet
+// embedded are stored without vectors (full-text search finds them) and EmbedPending embeds
+// them later.
 func (s *Store) IngestKnowledge(ctx context.Context, p IngestParams) (IngestResult, error) {
 	res := IngestResult{Source: p.Source, TenantID: p.TenantID, Chunks: len(p.Chunks)}
 	// Embed before the transaction: no lock is held while a model works.
-	vectors := make([]string, 0, len(p.Chunks))
+	vectors := make([]*string, len(p.Chunks))
+	ectx, cancel := embedBudget(ctx)
+	defer cancel()
 	for i := 0; i < len(p.Chunks); i += embedBatch {
-		batch := p.Chunks[i:min(i+embedBatch, len(p.Chunks))]
-		vs, err := s.embedder.Embed(ctx, batch)
+		vs, err := s.embedVectors(ectx, p.Chunks[i:min(i+embedBatch, len(p.Chunks))])
 		if err != nil {
-			return res, fmt.Errorf("embed chunks: %w", err)
+			break // the provider failed: the rest waits for EmbedPending
 		}
-		if len(vs) != len(batch) {
-			return res, fmt.Errorf("embed chunks: %d vectors for %d texts", len(vs), len(batch))
-		}
-		for _, v := range vs {
-			vectors = append(vectors, pgvector.NewVector(v).String())
-		}
+		copy(vectors[i:], vs)
+	}
+	if err := callerGone(ctx); err != nil {
+		return res, err
 	}
 	indexes := make([]int32, len(p.Chunks))
 	for i := range indexes {
@@ -134,7 +134,8 @@ func (s *Store) IngestKnowledge(ctx context.Context, p IngestParams) (IngestResu
 		_, err = tx.Exec(ctx, `
 			insert into agentmem.knowledge_chunks (tenant_id, source, chunk_index, content, metadata,
 			  embedding, embedding_model)
-			select $1, $2, c.idx, c.content, $3::jsonb, c.embedding::extensions.vector, $4
+			select $1, $2, c.idx, c.content, $3::jsonb, c.embedding::extensions.vector,
+			  case when c.embedding is not null then $4::text end
 			from unnest($5::int[], $6::text[], $7::text[]) as c(idx, content, embedding)`,
 			p.TenantID, p.Source, string(objectOrEmpty(p.Metadata)), s.embedder.Model(),
 			indexes, p.Chunks, vectors)
@@ -186,7 +187,8 @@ vector_hits as (
   select k.id, 1 - (k.embedding operator(extensions.<=>) $5::extensions.vector) as score,
          row_number() over (order by k.embedding operator(extensions.<=>) $5::extensions.vector, k.id) as rank
   from agentmem.knowledge_chunks k
-  where $3::text <> 'text' and k.tenant_id = $2 and k.embedding is not null
+  where $3::text <> 'text' and $5::extensions.vector is not null and k.tenant_id = $2
+    and k.embedding is not null and k.embedding_model = $10::text
   order by rank
   limit $4
 ),
@@ -205,19 +207,25 @@ order by f.score desc, k.id
 limit $9`
 
 // SearchKnowledge searches a tenant's knowledge base, best first. A user searches under
-// row-level security, which shows only their own tenant's chunks.
+// row-level security, which shows only their own tenant's chunks. Only vectors of the
+// configured model rank; when the embedding provider fails, hybrid search ranks by full text
+// alone and vector search answers unavailable.
 func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([]KnowledgeHit, error) {
 	if p.Mode == "" {
 		p.Mode = memory.ModeHybrid
 	}
 	var emb *string
 	if p.Mode != memory.ModeText {
-		vs, err := s.embedder.Embed(ctx, []string{p.Query})
-		if err != nil {
-			return nil, fmt.Errorf("embed query: %w", err)
+		e, err := s.embedQuery(ctx, p.Query)
+		if err := callerGone(ctx); err != nil {
+			return nil, err
 		}
-		e := pgvector.NewVector(vs[0]).String()
-		emb = &e
+		if err != nil && p.Mode == memory.ModeVector {
+			return nil, vectorSearchUnavailable(err)
+		}
+		if err == nil {
+			emb = &e
+		}
 	}
 	var hits []KnowledgeHit
 	search := func(tx pgx.Tx) error {
@@ -228,7 +236,7 @@ func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([
 			}
 		}
 		rows, err := tx.Query(ctx, knowledgeSQL, p.Query, p.TenantID, p.Mode, candidates(p.K), emb,
-			textWeight, vectorWeight, rrfK, p.K)
+			textWeight, vectorWeight, rrfK, p.K, s.embedder.Model())
 		if err != nil {
 			return fmt.Errorf("search knowledge: %w", err)
 		}

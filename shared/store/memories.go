@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	pgvector "github.com/pgvector/pgvector-go"
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
@@ -143,8 +142,8 @@ func selectMemory(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID,
 type UpdateMemoryParams struct {
 	Scope memory.Scope
 	ID    uuid.UUID
-	// Content, when set, replaces the text; the memory is embedded again and its content key
-	// recomputed.
+	// Content, when set, replaces the text; the memory is embedded again (or, when the provider
+	// fails, left without a vector for EmbedPending) and its content key recomputed.
 	Content *string
 	// Metadata, when set (a JSON object), replaces the metadata as a whole.
 	Metadata json.RawMessage
@@ -159,13 +158,12 @@ func (s *Store) UpdateMemory(ctx context.Context, p UpdateMemoryParams) (MemoryI
 	var vector, key *string
 	if p.Content != nil {
 		// Embed before the transaction: no row lock is held while a model works.
-		vs, err := s.embedder.Embed(ctx, []string{*p.Content})
-		if err != nil {
-			return MemoryItem{}, fmt.Errorf("embed memory: %w", err)
+		vs, _ := s.embedForStorage(ctx, []string{*p.Content})
+		if err := callerGone(ctx); err != nil {
+			return MemoryItem{}, err
 		}
-		v := pgvector.NewVector(vs[0]).String()
 		k := ContentKey(*p.Content)
-		vector, key = &v, &k
+		vector, key = vs[0], &k
 	}
 	var metadata *string
 	if p.Metadata != nil {
@@ -191,8 +189,9 @@ func (s *Store) UpdateMemory(ctx context.Context, p UpdateMemoryParams) (MemoryI
 			update agentmem.memories set
 			  content = coalesce($4::text, content),
 			  content_key = coalesce($5::text, content_key),
-			  embedding = coalesce($6::extensions.vector, embedding),
-			  embedding_model = case when $6::extensions.vector is null then embedding_model else $7::text end,
+			  embedding = case when $4::text is null then embedding else $6::extensions.vector end,
+			  embedding_model = case when $4::text is null then embedding_model
+			                         when $6::extensions.vector is null then null else $7::text end,
 			  metadata = coalesce($8::jsonb, metadata),
 			  updated_at = now()
 			where id = $1 and user_id = $2 and tenant_id = $3

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	pgvector "github.com/pgvector/pgvector-go"
 
 	"github.com/agentmem/agentmem/shared/memory"
 )
@@ -32,9 +31,13 @@ type RecallParams struct {
 	MinScore float64
 
 	embedding string
+	// model is the embedding model of the query vector: only vectors of that model rank.
+	model string
 }
 
-// Recall searches the user's unexpired memories, best first.
+// Recall searches the user's unexpired memories, best first. Only vectors of the configured
+// model rank. When the embedding provider fails, hybrid recall ranks by full text alone and
+// vector recall answers unavailable.
 func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error) {
 	p, err := s.prepareRecall(ctx, p)
 	if err != nil {
@@ -56,12 +59,17 @@ func (s *Store) prepareRecall(ctx context.Context, p RecallParams) (RecallParams
 		p.Mode = memory.ModeHybrid
 	}
 	if p.Mode != memory.ModeText {
-		vs, err := s.embedder.Embed(ctx, []string{p.Query})
-		if err != nil {
-			return p, fmt.Errorf("embed query: %w", err)
+		var err error
+		p.embedding, err = s.embedQuery(ctx, p.Query)
+		if err := callerGone(ctx); err != nil {
+			return p, err
 		}
-		p.embedding = pgvector.NewVector(vs[0]).String()
+		if err != nil && p.Mode == memory.ModeVector {
+			return p, vectorSearchUnavailable(err)
+		}
+		// Without a query vector, hybrid ranks by full text alone: degraded, not failed.
 	}
+	p.model = s.embedder.Model()
 	if len(p.Filter) == 0 || string(p.Filter) == "null" {
 		p.Filter = json.RawMessage("{}")
 	}
@@ -97,7 +105,9 @@ vector_hits as (
   select s.id, 1 - (s.embedding operator(extensions.<=>) $8::extensions.vector) as score,
          row_number() over (order by s.embedding operator(extensions.<=>) $8::extensions.vector, s.id) as rank
   from scoped s
-  where $6::text <> 'text' and s.embedding is not null
+  where $6::text <> 'text' and $8::extensions.vector is not null and s.embedding is not null
+    -- vectors of another model do not compare: such a row waits to be embedded again
+    and s.embedding_model = $14::text
     -- a text without words embeds to the zero vector, whose cosine distance is NaN: no rank
     and (s.embedding operator(extensions.<=>) $8::extensions.vector) <> 'NaN'::float8
   order by rank
@@ -131,7 +141,7 @@ func recallArgs(p RecallParams) []any {
 		emb = &p.embedding
 	}
 	return []any{p.Query, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent,
-		string(p.Filter), p.Mode, candidates(p.K), emb, textWeight, vectorWeight, rrfK, p.MinScore, p.K}
+		string(p.Filter), p.Mode, candidates(p.K), emb, textWeight, vectorWeight, rrfK, p.MinScore, p.K, p.model}
 }
 
 func scanHits(rows pgx.Rows) ([]memory.Hit, error) {

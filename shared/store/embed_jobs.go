@@ -1,0 +1,264 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	pgvector "github.com/pgvector/pgvector-go"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/embedding"
+)
+
+// VectorDimensions is the size of the schema's vector columns (memories.embedding,
+// knowledge_chunks.embedding are vector(384)).
+const VectorDimensions = 384
+
+// CheckEmbedder refuses an embedder whose vectors the schema cannot store.
+func CheckEmbedder(e embedding.Embedder) error {
+	if d := e.Dimensions(); d != VectorDimensions {
+		return fmt.Errorf("embedding model %s gives %d dimensions, but the database stores vectors of %d "+
+			"(memories.embedding and knowledge_chunks.embedding are vector(%d)); storing other sizes is not "+
+			"supported yet: configure a model that gives %d dimensions (EMBEDDING_DIMENSIONS)",
+			e.Model(), d, VectorDimensions, VectorDimensions, VectorDimensions)
+	}
+	return nil
+}
+
+// embedShare is the part of a request's remaining time an embedding may take: the rest is left
+// to store or search without the vector when the provider is slow.
+const embedShare = 2
+
+// embedBudget bounds an embedding made while a client waits.
+func embedBudget(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok {
+		return context.WithTimeout(ctx, time.Until(d)/embedShare)
+	}
+	return context.WithCancel(ctx)
+}
+
+// embedForStorage embeds texts to be stored, before any transaction (no lock is held while a
+// model works). When the provider fails, every vector is nil: the rows are stored without one
+// and EmbedPending embeds them later, so a write never fails for the provider's sake. The
+// error is then reported (for the caller to log or ignore); only a caller that gave up (ctx
+// done) should fail the write.
+func (s *Store) embedForStorage(ctx context.Context, texts []string) ([]*string, error) {
+	ectx, cancel := embedBudget(ctx)
+	defer cancel()
+	return s.embedVectors(ectx, texts)
+}
+
+// embedVectors embeds texts as pgvector literals: all of them, or, with the error, none.
+func (s *Store) embedVectors(ctx context.Context, texts []string) ([]*string, error) {
+	out := make([]*string, len(texts))
+	vs, err := s.embedder.Embed(ctx, texts)
+	if err == nil && len(vs) != len(texts) {
+		err = fmt.Errorf("%w: %d vectors for %d texts", embedding.ErrInvalidResponse, len(vs), len(texts))
+	}
+	if err != nil {
+		return out, fmt.Errorf("embed: %w", err)
+	}
+	for i, v := range vs {
+		if len(v) != s.embedder.Dimensions() {
+			return make([]*string, len(texts)), fmt.Errorf("embed: %w: a vector of %d values, want %d",
+				embedding.ErrInvalidResponse, len(v), s.embedder.Dimensions())
+		}
+		str := pgvector.NewVector(v).String()
+		out[i] = &str
+	}
+	return out, nil
+}
+
+// callerGone is the error to answer when ctx ended, nil while it runs.
+func callerGone(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return interpret(ctx.Err())
+	}
+	return nil
+}
+
+// embedQuery embeds a search query. The error says why there is no vector; searches that can
+// rank by text alone go on without it.
+func (s *Store) embedQuery(ctx context.Context, query string) (string, error) {
+	vs, err := s.embedForStorage(ctx, []string{query})
+	if err != nil {
+		return "", err
+	}
+	return *vs[0], nil
+}
+
+// vectorSearchUnavailable is the answer to a vector-only search without a query vector.
+func vectorSearchUnavailable(err error) error {
+	if errors.Is(err, embedding.ErrUnavailable) {
+		return &apierror.Error{Code: apierror.Unavailable, RetryAfter: 5, Cause: err,
+			Detail: "the embedding provider is unavailable, so mode vector cannot rank; retry, or use mode hybrid or text"}
+	}
+	return fmt.Errorf("embed query: %w", err)
+}
+
+// EmbedPendingResult counts what EmbedPending did.
+type EmbedPendingResult struct {
+	// Memories and KnowledgeChunks count the rows embedded.
+	Memories        int64 `json:"memories"`
+	KnowledgeChunks int64 `json:"knowledge_chunks"`
+	// Failed counts rows the provider refused for good (an input the model does not take);
+	// they stay pending and are tried again by the next run.
+	Failed int64 `json:"failed"`
+	// More reports that pending rows may remain: the limit or the time ran out, or the
+	// provider is unavailable.
+	More bool `json:"more"`
+}
+
+// pendingTable is a table whose rows EmbedPending embeds.
+type pendingTable struct {
+	name  string
+	count func(*EmbedPendingResult) *int64
+	// live limits the rows worth embedding (memories expire; chunks do not).
+	live string
+}
+
+var pendingTables = []pendingTable{
+	{"memories", func(r *EmbedPendingResult) *int64 { return &r.Memories }, "and expires_at > now()"},
+	{"knowledge_chunks", func(r *EmbedPendingResult) *int64 { return &r.KnowledgeChunks }, ""},
+}
+
+// pendingWhere selects the rows to embed: without a vector, or with a vector of another model
+// than $1 (written so that the indexes of migration add_embedding_pending_indexes serve it).
+const pendingWhere = `(embedding is null or embedding_model is null
+  or embedding_model < $1::text or embedding_model > $1::text)`
+
+// embedPendingBatch is the most rows one transaction embeds.
+const embedPendingBatch = 64
+
+// EmbedPending embeds up to limit rows that have no vector of the configured model: memories
+// (unexpired ones) and knowledge chunks stored while the provider was down, or embedded by
+// another model. Each batch is one transaction that locks its rows with `for update skip
+// locked` while the provider works, so two runs never embed the same rows and a row deleted
+// or changed meanwhile is not overwritten; a request writing one of those rows waits for that
+// batch only. It stops at ctx's deadline, when limit rows are done, or when the provider is
+// unavailable (the error wraps embedding.ErrUnavailable; the result counts what was done).
+// It runs with the service's own database role, as Sweep does: for trusted callers only.
+func (s *Store) EmbedPending(ctx context.Context, limit int) (EmbedPendingResult, error) {
+	var res EmbedPendingResult
+	model := s.embedder.Model()
+	left := limit
+	for _, t := range pendingTables {
+		after := uuid.Nil
+		for {
+			if left <= 0 {
+				more, err := s.anyPending(ctx, model)
+				res.More = more
+				return res, err
+			}
+			if ctx.Err() != nil {
+				res.More = true
+				return res, nil
+			}
+			n, last, done, err := s.embedPendingBatch(ctx, t, model, after, min(left, embedPendingBatch), &res)
+			if err != nil {
+				if ctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) {
+					// Out of time mid-batch: the batch rolled back and waits for the next run.
+					res.More = true
+					return res, nil
+				}
+				res.More = true
+				return res, err
+			}
+			left -= n
+			after = last
+			if done {
+				break
+			}
+		}
+	}
+	return res, nil
+}
+
+// anyPending reports whether a row waits for an embedding.
+func (s *Store) anyPending(ctx context.Context, model string) (bool, error) {
+	var pending bool
+	err := s.pool.QueryRow(ctx, `select exists (select 1 from agentmem.memories where `+pendingWhere+` and expires_at > now())
+		or exists (select 1 from agentmem.knowledge_chunks where `+pendingWhere+`)`, model).Scan(&pending)
+	return pending, interpret(err)
+}
+
+// embedPendingBatch embeds up to n pending rows of t after id `after`, in id order. It returns
+// how many rows it took, the last id, and whether t has no more after them.
+func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, model string, after uuid.UUID, n int,
+	res *EmbedPendingResult) (took int, last uuid.UUID, done bool, err error) {
+	last = after
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `select id, content from agentmem.`+t.name+`
+			where `+pendingWhere+` `+t.live+` and id > $2
+			order by id limit $3 for update skip locked`, model, after, n)
+		if err != nil {
+			return fmt.Errorf("select pending %s: %w", t.name, err)
+		}
+		var ids []uuid.UUID
+		var texts []string
+		var id uuid.UUID
+		var text string
+		if _, err := pgx.ForEachRow(rows, []any{&id, &text}, func() error {
+			ids, texts = append(ids, id), append(texts, text)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("select pending %s: %w", t.name, err)
+		}
+		took, done = len(ids), len(ids) < n
+		if len(ids) == 0 {
+			return nil
+		}
+		last = ids[len(ids)-1]
+		vectors, err := s.embedPendingTexts(ctx, texts)
+		if err != nil {
+			return err
+		}
+		var keepIDs []uuid.UUID
+		var keepVecs []string
+		for i, v := range vectors {
+			if v == nil {
+				res.Failed++
+				continue
+			}
+			keepIDs, keepVecs = append(keepIDs, ids[i]), append(keepVecs, *v)
+		}
+		tag, err := tx.Exec(ctx, `update agentmem.`+t.name+` r
+			set embedding = x.embedding::extensions.vector, embedding_model = $1
+			from unnest($2::uuid[], $3::text[]) as x(id, embedding)
+			where r.id = x.id`, model, keepIDs, keepVecs)
+		if err != nil {
+			return fmt.Errorf("store %s embeddings: %w", t.name, err)
+		}
+		*t.count(res) += tag.RowsAffected()
+		return nil
+	})
+	return took, last, done, err
+}
+
+// embedPendingTexts embeds a batch. When the provider refuses the batch for good, the texts
+// are embedded one by one, so that one input the model does not take (nil in the answer)
+// does not hold back the others. An unavailable provider fails the whole batch.
+func (s *Store) embedPendingTexts(ctx context.Context, texts []string) ([]*string, error) {
+	out, err := s.embedVectors(ctx, texts)
+	if err == nil {
+		return out, nil
+	}
+	if errors.Is(err, embedding.ErrUnavailable) || ctx.Err() != nil {
+		return nil, fmt.Errorf("embed pending rows: %w", err)
+	}
+	if len(texts) == 1 {
+		return out, nil // refused for good: stays pending, counted as failed
+	}
+	for i, t := range texts {
+		one, err := s.embedPendingTexts(ctx, []string{t})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = one[0]
+	}
+	return out, nil
+}

@@ -1,0 +1,425 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/testdb"
+)
+
+// fakeModel is the model the fake provider serves; its vectors are the Hash embedder's, so
+// similar texts are near.
+const fakeModel = "fake-embed-384"
+
+// fakeProvider is an OpenAI-compatible embeddings server that can be taken down (503) and that
+// refuses one text for good (400), as a model refuses an input it cannot take.
+type fakeProvider struct {
+	*httptest.Server
+	down     atomic.Bool
+	refuse   atomic.Value // string
+	requests atomic.Int32
+}
+
+func newFakeProvider(t *testing.T) *fakeProvider {
+	t.Helper()
+	f := &fakeProvider{}
+	f.refuse.Store("")
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.requests.Add(1)
+		if f.down.Load() {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		var req struct {
+			Model string   `json:"model"`
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != fakeModel {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var data []item
+		for i, text := range req.Input {
+			if text == f.refuse.Load().(string) {
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write([]byte(`{"error":{"message":"input too long","type":"invalid_request_error"}}`))
+				return
+			}
+			data = append(data, item{i, embedding.Hash{}.Vector(text)})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+// embedEnv is a store over a fresh database whose embedder is the fake provider.
+type embedEnv struct {
+	t        *testing.T
+	db       testdb.DB
+	st       *store.Store
+	provider *fakeProvider
+}
+
+func newEmbedEnv(t *testing.T) *embedEnv {
+	t.Helper()
+	p := newFakeProvider(t)
+	emb, err := embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: p.URL, Model: fakeModel, Dimensions: 384,
+		Retry: embedding.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Millisecond, Cooldown: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := testdb.New(t)
+	st, err := store.Open(context.Background(), store.Config{DatabaseURL: db.URL, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return &embedEnv{t: t, db: db, st: st, provider: p}
+}
+
+// admin runs fn on a superuser connection, outside row-level security.
+func (e *embedEnv) admin(fn func(conn *pgx.Conn)) {
+	e.t.Helper()
+	conn, err := pgx.Connect(context.Background(), e.db.URL)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	fn(conn)
+}
+
+// vectorState is what a row holds: whether it has a vector, and its model ("" for none).
+type vectorState struct {
+	HasVector bool
+	Model     string
+}
+
+func (e *embedEnv) memoryState(id uuid.UUID) vectorState {
+	e.t.Helper()
+	var s vectorState
+	e.admin(func(conn *pgx.Conn) {
+		if err := conn.QueryRow(context.Background(), `select embedding is not null, coalesce(embedding_model, '')
+			from agentmem.memories where id = $1`, id).Scan(&s.HasVector, &s.Model); err != nil {
+			e.t.Fatal(err)
+		}
+	})
+	return s
+}
+
+func (e *embedEnv) commit(sc memory.Scope, facts ...string) []uuid.UUID {
+	e.t.Helper()
+	var mems []memory.NewMemory
+	for _, f := range facts {
+		mems = append(mems, memory.NewMemory{Content: f})
+	}
+	res, _, err := e.st.CommitTurn(context.Background(), store.CommitParams{Scope: sc, SessionID: uuid.New(),
+		TTL: time.Hour, Memories: mems, Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "hi"}}})
+	if err != nil {
+		e.t.Fatalf("commit while the provider is down=%v: %v", e.provider.down.Load(), err)
+	}
+	ids := make([]uuid.UUID, len(res.Memories))
+	for i, m := range res.Memories {
+		ids[i] = m.ID
+	}
+	return ids
+}
+
+func hitIDs(hits []memory.Hit) []uuid.UUID {
+	var ids []uuid.UUID
+	for _, h := range hits {
+		ids = append(ids, h.ID)
+	}
+	return ids
+}
+
+// With the provider down, a turn's memories are stored without vectors, full-text recall and
+// get-context still find them, vector recall answers unavailable; EmbedPending then embeds them
+// with the configured model, after which vector recall finds them.
+func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
+	t.Parallel()
+	e := newEmbedEnv(t)
+	ctx := context.Background()
+	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+
+	e.provider.down.Store(true)
+	ids := e.commit(sc, "User prefers metric units.", "Favourite colour is green")
+	if len(ids) != 2 {
+		t.Fatalf("stored %d memories, want 2", len(ids))
+	}
+	for _, id := range ids {
+		if s := e.memoryState(id); s != (vectorState{}) {
+			t.Errorf("memory stored during the outage: %+v, want no vector and no model", s)
+		}
+	}
+
+	hits, err := e.st.Recall(ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 5})
+	if err != nil {
+		t.Fatalf("hybrid recall during the outage: %v", err)
+	}
+	if len(hits) != 1 || hits[0].ID != ids[0] {
+		t.Errorf("hybrid recall during the outage found %v, want %v", hitIDs(hits), ids[:1])
+	}
+	got, err := e.st.GetContext(ctx, store.ContextParams{Scope: sc, SessionID: uuid.New(), MaxMessages: 10,
+		Query: "green colour", RecallK: 5})
+	if err != nil {
+		t.Fatalf("get-context during the outage: %v", err)
+	}
+	if len(got.Memories) != 1 || got.Memories[0].ID != ids[1] {
+		t.Errorf("get-context during the outage recalled %v, want %v", hitIDs(got.Memories), ids[1:])
+	}
+	_, err = e.st.Recall(ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 5, Mode: memory.ModeVector})
+	var ae *apierror.Error
+	if !errors.As(err, &ae) || ae.Code != apierror.Unavailable || ae.RetryAfter < 1 {
+		t.Errorf("vector recall during the outage: %v, want unavailable with Retry-After", err)
+	}
+
+	// Still down: the job embeds nothing, says so, and changes nothing.
+	res, err := e.st.EmbedPending(ctx, 100)
+	if !errors.Is(err, embedding.ErrUnavailable) || !res.More || res.Memories != 0 {
+		t.Errorf("EmbedPending while down: %+v, %v", res, err)
+	}
+
+	e.provider.down.Store(false)
+	res, err = e.st.EmbedPending(ctx, 100)
+	if err != nil || res.Memories != 2 || res.More || res.Failed != 0 {
+		t.Fatalf("EmbedPending: %+v, %v; want 2 memories embedded", res, err)
+	}
+	for _, id := range ids {
+		if s := e.memoryState(id); s != (vectorState{true, fakeModel}) {
+			t.Errorf("memory after EmbedPending: %+v", s)
+		}
+	}
+	hits, err = e.st.Recall(ctx, store.RecallParams{Scope: sc, Query: "which units does the user like", K: 1, Mode: memory.ModeVector})
+	if err != nil || len(hits) != 1 || hits[0].ID != ids[0] {
+		t.Errorf("vector recall after EmbedPending: %v, %v", hitIDs(hits), err)
+	}
+	// Nothing is left: a second run finds nothing and asks no more of the provider.
+	before := e.provider.requests.Load()
+	if res, err := e.st.EmbedPending(ctx, 100); err != nil || res != (store.EmbedPendingResult{}) {
+		t.Errorf("second EmbedPending: %+v, %v", res, err)
+	}
+	if e.provider.requests.Load() != before {
+		t.Error("EmbedPending with nothing pending called the provider")
+	}
+}
+
+// A row embedded by another model is neither ranked against the configured model's query
+// vectors nor left so: EmbedPending embeds it again, and records the model.
+func TestVectorsOfAnotherModelAreNotRanked(t *testing.T) {
+	t.Parallel()
+	e := newEmbedEnv(t)
+	ctx := context.Background()
+	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	ids := e.commit(sc, "User prefers metric units.", "User lives in Lisbon")
+	if s := e.memoryState(ids[0]); s != (vectorState{true, fakeModel}) {
+		t.Fatalf("memory stored with the provider up: %+v", s)
+	}
+	// The first memory holds a vector of another model: the right direction, the wrong model.
+	e.admin(func(conn *pgx.Conn) {
+		if _, err := conn.Exec(ctx, `update agentmem.memories set embedding_model = 'old-model' where id = $1`, ids[0]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// MinScore -1 keeps every ranked row, however far.
+	hits, err := e.st.Recall(ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 5, Mode: memory.ModeVector, MinScore: -1})
+	if err != nil || slices.Contains(hitIDs(hits), ids[0]) || !slices.Contains(hitIDs(hits), ids[1]) {
+		t.Errorf("vector recall ranked %v (%v); want the other model's row left out", hitIDs(hits), err)
+	}
+	res, err := e.st.EmbedPending(ctx, 100)
+	if err != nil || res.Memories != 1 {
+		t.Fatalf("EmbedPending: %+v, %v; want the other model's row embedded again", res, err)
+	}
+	if s := e.memoryState(ids[0]); s != (vectorState{true, fakeModel}) {
+		t.Errorf("after EmbedPending: %+v", s)
+	}
+	hits, err = e.st.Recall(ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 1, Mode: memory.ModeVector})
+	if err != nil || len(hits) != 1 || hits[0].ID != ids[0] {
+		t.Errorf("vector recall after EmbedPending: %v, %v", hitIDs(hits), err)
+	}
+}
+
+// Storing a fact again during an outage keeps the vector of its unchanged text; updating a
+// memory's text during an outage drops the stale vector, and the row waits for EmbedPending.
+func TestRewritesDuringAnOutage(t *testing.T) {
+	t.Parallel()
+	e := newEmbedEnv(t)
+	ctx := context.Background()
+	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	ids := e.commit(sc, "User prefers metric units.", "User lives in Lisbon")
+
+	e.provider.down.Store(true)
+	again := e.commit(sc, "User prefers metric units.")
+	if again[0] != ids[0] {
+		t.Fatalf("the same fact got a new row")
+	}
+	if s := e.memoryState(ids[0]); s != (vectorState{true, fakeModel}) {
+		t.Errorf("a fact stored again unchanged during the outage: %+v, want its vector kept", s)
+	}
+	// Same fact (same key), other text: the old vector no longer describes it.
+	e.commit(sc, "user prefers METRIC units")
+	if s := e.memoryState(ids[0]); s != (vectorState{}) {
+		t.Errorf("a fact stored again with other text during the outage: %+v, want it pending", s)
+	}
+	text := "User lives in Porto"
+	item, err := e.st.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: ids[1], Content: &text})
+	if err != nil || item.Content != text {
+		t.Fatalf("update during the outage: %+v, %v", item, err)
+	}
+	if s := e.memoryState(ids[1]); s != (vectorState{}) {
+		t.Errorf("memory updated during the outage: %+v, want it pending", s)
+	}
+	meta := json.RawMessage(`{"kind":"place"}`)
+	if _, err := e.st.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: ids[1], Metadata: meta}); err != nil {
+		t.Fatal(err)
+	}
+	e.provider.down.Store(false)
+	if res, err := e.st.EmbedPending(ctx, 100); err != nil || res.Memories != 2 {
+		t.Fatalf("EmbedPending: %+v, %v", res, err)
+	}
+	hits, err := e.st.Recall(ctx, store.RecallParams{Scope: sc, Query: "Porto", K: 1, Mode: memory.ModeVector})
+	if err != nil || len(hits) != 1 || hits[0].ID != ids[1] {
+		t.Errorf("vector recall of the updated text: %v, %v", hitIDs(hits), err)
+	}
+	// A metadata-only update keeps the vector.
+	if _, err := e.st.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: ids[1], Metadata: meta}); err != nil {
+		t.Fatal(err)
+	}
+	if s := e.memoryState(ids[1]); s != (vectorState{true, fakeModel}) {
+		t.Errorf("after a metadata update: %+v", s)
+	}
+}
+
+// Knowledge ingested during an outage is stored and found by text; EmbedPending embeds it.
+func TestKnowledgeOutlivesAnEmbeddingOutage(t *testing.T) {
+	t.Parallel()
+	e := newEmbedEnv(t)
+	ctx := context.Background()
+	e.provider.down.Store(true)
+	res, err := e.st.IngestKnowledge(ctx, store.IngestParams{TenantID: "acme", Source: "handbook.md",
+		Chunks: []string{"Refunds are paid within 14 days.", "Support answers on weekdays."}})
+	if err != nil || res.Chunks != 2 {
+		t.Fatalf("ingest during the outage: %+v, %v", res, err)
+	}
+	hits, err := e.st.SearchKnowledge(ctx, store.KnowledgeSearchParams{TenantID: "acme", Query: "refunds", K: 5})
+	if err != nil || len(hits) != 1 || hits[0].ChunkIndex != 0 {
+		t.Errorf("hybrid search during the outage: %+v, %v", hits, err)
+	}
+	if _, err := e.st.SearchKnowledge(ctx, store.KnowledgeSearchParams{TenantID: "acme", Query: "refunds", K: 5,
+		Mode: memory.ModeVector}); !errors.Is(err, embedding.ErrUnavailable) {
+		t.Errorf("vector search during the outage: %v, want unavailable", err)
+	}
+	e.provider.down.Store(false)
+	done, err := e.st.EmbedPending(ctx, 100)
+	if err != nil || done.KnowledgeChunks != 2 {
+		t.Fatalf("EmbedPending: %+v, %v", done, err)
+	}
+	var models []string
+	e.admin(func(conn *pgx.Conn) {
+		rows, _ := conn.Query(ctx, `select coalesce(embedding_model, '') from agentmem.knowledge_chunks
+			where embedding is not null order by chunk_index`)
+		models, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	})
+	if err != nil || !slices.Equal(models, []string{fakeModel, fakeModel}) {
+		t.Errorf("chunk models %v, %v", models, err)
+	}
+	hits, err = e.st.SearchKnowledge(ctx, store.KnowledgeSearchParams{TenantID: "acme", Query: "refund payment", K: 1,
+		Mode: memory.ModeVector})
+	if err != nil || len(hits) != 1 || hits[0].ChunkIndex != 0 {
+		t.Errorf("vector search after EmbedPending: %+v, %v", hits, err)
+	}
+}
+
+// A text the provider refuses for good stays pending without holding back the rest, and the
+// limit bounds a run.
+func TestEmbedPendingSkipsRefusedTextsAndHonoursTheLimit(t *testing.T) {
+	t.Parallel()
+	e := newEmbedEnv(t)
+	ctx := context.Background()
+	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	e.provider.down.Store(true)
+	facts := []string{"fact one", "fact two", "poison fact", "fact four", "fact five"}
+	ids := e.commit(sc, facts...)
+	e.provider.down.Store(false)
+	e.provider.refuse.Store("poison fact")
+
+	res, err := e.st.EmbedPending(ctx, 2)
+	if err != nil || res.Memories+res.Failed != 2 || !res.More {
+		t.Fatalf("EmbedPending(2): %+v, %v", res, err)
+	}
+	res, err = e.st.EmbedPending(ctx, 100)
+	if err != nil || res.Failed != 1 || res.Memories+res.Failed != 3 && res.Memories+res.Failed != 4 {
+		t.Fatalf("EmbedPending(100): %+v, %v", res, err)
+	}
+	for i, id := range ids {
+		want := vectorState{true, fakeModel}
+		if facts[i] == "poison fact" {
+			want = vectorState{}
+		}
+		if s := e.memoryState(id); s != want {
+			t.Errorf("%q: %+v, want %+v", facts[i], s, want)
+		}
+	}
+}
+
+// Two runs at once embed disjoint rows: each batch locks its rows, and the other skips them.
+func TestConcurrentEmbedPendingRunsShareTheWork(t *testing.T) {
+	t.Parallel()
+	e := newEmbedEnv(t)
+	ctx := context.Background()
+	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	e.provider.down.Store(true)
+	var facts []string
+	for i := range 150 {
+		facts = append(facts, "fact number "+uuid.NewString()[:8]+" "+string(rune('a'+i%26)))
+	}
+	e.commit(sc, facts...)
+	e.provider.down.Store(false)
+	results := make(chan store.EmbedPendingResult, 2)
+	for range 2 {
+		go func() {
+			res, err := e.st.EmbedPending(ctx, 1000)
+			if err != nil {
+				t.Error(err)
+			}
+			results <- res
+		}()
+	}
+	a, b := <-results, <-results
+	if a.Memories+b.Memories != 150 {
+		t.Errorf("runs embedded %d and %d memories, want 150 in all", a.Memories, b.Memories)
+	}
+}
+
+func TestCheckEmbedder(t *testing.T) {
+	t.Parallel()
+	if err := store.CheckEmbedder(embedding.Hash{}); err != nil {
+		t.Errorf("Hash: %v", err)
+	}
+	big, err := embedding.NewOpenAI(embedding.OpenAIConfig{Model: "text-embedding-3-large", Dimensions: 3072})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.CheckEmbedder(big); err == nil {
+		t.Error("an embedder of 3072 dimensions was accepted")
+	}
+}
