@@ -3,12 +3,14 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -45,6 +47,54 @@ type Config struct {
 	NotesMaxChars int
 	// Addr (ADDR) is where the local server listens; default 127.0.0.1:9000.
 	Addr string
+
+	// EmbeddingProvider (EMBEDDING_PROVIDER) chooses who embeds memories, knowledge and
+	// queries: "local" (default: the built-in hashing embedder, no network, no model),
+	// "openai" (any OpenAI-compatible embeddings API: OpenAI, Azure OpenAI, Ollama, vLLM,
+	// LM Studio, a Supabase Edge Function) or "bedrock" (Amazon Bedrock, Titan Text
+	// Embeddings v2).
+	EmbeddingProvider string
+	// EmbeddingModel (EMBEDDING_MODEL); default agentmem-hash-384-v1 (local, its only model),
+	// text-embedding-3-small (openai), amazon.titan-embed-text-v2:0 (bedrock). Every stored
+	// vector records it, and only vectors of this model rank: after a change, rows of the old
+	// model are re-embedded by the sweep's scheduled run or `agentmem embed-pending`.
+	EmbeddingModel string
+	// EmbeddingDimensions (EMBEDDING_DIMENSIONS) is the length of the vectors; default 384,
+	// what the schema's vector(384) columns hold (1024 for bedrock, Titan v2's own default).
+	// Start-up fails unless the embedder gives 384: other sizes need storage the schema does
+	// not have yet, which also keeps bedrock (256, 512 or 1024 only) from starting for now.
+	EmbeddingDimensions int
+	// EmbeddingSendDimensions sends "dimensions" to an OpenAI-compatible endpoint; true when
+	// EMBEDDING_DIMENSIONS is set, and always for OpenAI's text-embedding-3 models.
+	EmbeddingSendDimensions bool
+	// EmbeddingBaseURL (EMBEDDING_BASE_URL) locates an OpenAI-compatible endpoint; default
+	// https://api.openai.com/v1. A base ending in /v1 gets /embeddings, one ending in
+	// /embeddings is used as it is (Azure deployments: .../openai/deployments/<name>/embeddings
+	// ?api-version=...), any other gets /v1/embeddings (Ollama: http://localhost:11434). With
+	// bedrock it replaces the regional endpoint (a VPC endpoint); default none.
+	EmbeddingBaseURL string
+	// EmbeddingAPIKey (EMBEDDING_API_KEY) authenticates to an OpenAI-compatible endpoint, as
+	// a bearer token (an api-key header for Azure OpenAI hosts); default none, required with
+	// OpenAI's own API.
+	EmbeddingAPIKey string
+	// EmbeddingTimeout (EMBEDDING_TIMEOUT, a Go duration) bounds one request to the provider;
+	// default 10s.
+	EmbeddingTimeout time.Duration
+	// EmbeddingMaxRetryTime (EMBEDDING_MAX_RETRY_TIME, a Go duration) bounds one embedding
+	// with its retries (429, 5xx, network errors; exponential backoff with jitter, Retry-After
+	// honoured); default 20s. A request waiting for an answer gives it at most half of its
+	// remaining time, then stores without vectors or searches by text alone.
+	EmbeddingMaxRetryTime time.Duration
+	// EmbeddingBatchSize (EMBEDDING_BATCH_SIZE) is the most texts one request to an
+	// OpenAI-compatible endpoint carries; default 64.
+	EmbeddingBatchSize int
+	// EmbeddingConcurrency (EMBEDDING_CONCURRENCY) is the most Bedrock requests in flight per
+	// process (Titan v2 embeds one text per request); default 4.
+	EmbeddingConcurrency int
+	// AWSRegion (AWS_REGION) is the region of the Bedrock endpoint; default none (Lambda sets
+	// it; elsewhere the AWS shared configuration may name it). Credentials come from the AWS
+	// SDK's default chain (the Lambda role, AWS_ACCESS_KEY_ID..., shared files).
+	AWSRegion string
 }
 
 // Load reads the configuration through getenv (os.Getenv in production).
@@ -107,5 +157,84 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.NotesMaxChars = n
 	}
+	if err := c.loadEmbedding(getenv); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// loadEmbedding reads the EMBEDDING_* settings and AWS_REGION.
+func (c *Config) loadEmbedding(getenv func(string) string) error {
+	c.EmbeddingProvider = strings.TrimSpace(getenv("EMBEDDING_PROVIDER"))
+	switch c.EmbeddingProvider {
+	case "":
+		c.EmbeddingProvider = embedding.ProviderLocal
+	case embedding.ProviderLocal, embedding.ProviderOpenAI, embedding.ProviderBedrock:
+	default:
+		return fmt.Errorf("EMBEDDING_PROVIDER must be local, openai or bedrock, not %q", c.EmbeddingProvider)
+	}
+	c.EmbeddingModel = strings.TrimSpace(getenv("EMBEDDING_MODEL"))
+	if c.EmbeddingModel == "" {
+		c.EmbeddingModel = embedding.DefaultModel(c.EmbeddingProvider)
+	}
+	c.EmbeddingDimensions = embedding.DefaultDimensions(c.EmbeddingProvider, c.EmbeddingModel)
+	if v := getenv("EMBEDDING_DIMENSIONS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 16_000 {
+			return fmt.Errorf("EMBEDDING_DIMENSIONS must be a number from 1 to 16000, not %q", v)
+		}
+		c.EmbeddingDimensions, c.EmbeddingSendDimensions = n, true
+	}
+	c.EmbeddingBaseURL = strings.TrimSpace(getenv("EMBEDDING_BASE_URL"))
+	c.EmbeddingAPIKey = getenv("EMBEDDING_API_KEY")
+	if c.EmbeddingProvider == embedding.ProviderOpenAI {
+		if c.EmbeddingBaseURL == "" {
+			c.EmbeddingBaseURL = embedding.DefaultOpenAIBaseURL
+		}
+		if _, err := embedding.EndpointURL(c.EmbeddingBaseURL); err != nil {
+			return fmt.Errorf("EMBEDDING_BASE_URL must be an http or https URL, not %q", c.EmbeddingBaseURL)
+		}
+		if c.EmbeddingAPIKey == "" && strings.HasPrefix(c.EmbeddingBaseURL, "https://api.openai.com/") {
+			return errors.New("EMBEDDING_API_KEY is required with OpenAI's API (EMBEDDING_BASE_URL " + c.EmbeddingBaseURL + ")")
+		}
+	}
+	var err error
+	if c.EmbeddingTimeout, err = positiveDuration(getenv, "EMBEDDING_TIMEOUT", 10*time.Second); err != nil {
+		return err
+	}
+	if c.EmbeddingMaxRetryTime, err = positiveDuration(getenv, "EMBEDDING_MAX_RETRY_TIME", 20*time.Second); err != nil {
+		return err
+	}
+	if c.EmbeddingBatchSize, err = boundedInt(getenv, "EMBEDDING_BATCH_SIZE", 64, 1, 2048); err != nil {
+		return err
+	}
+	if c.EmbeddingConcurrency, err = boundedInt(getenv, "EMBEDDING_CONCURRENCY", 4, 1, 64); err != nil {
+		return err
+	}
+	c.AWSRegion = strings.TrimSpace(getenv("AWS_REGION"))
+	return nil
+}
+
+func positiveDuration(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s must be a positive Go duration such as %s, not %q", name, def, v)
+	}
+	return d, nil
+}
+
+func boundedInt(getenv func(string) string, name string, def, lo, hi int) (int, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s must be a number from %d to %d, not %q", name, lo, hi, v)
+	}
+	return n, nil
 }

@@ -39,7 +39,7 @@ type BedrockConfig struct {
 	// Concurrency is the most requests in flight at once across all calls of this embedder
 	// (Titan v2 embeds one text per request); default 4.
 	Concurrency int
-	// Timeout bounds one request; default 30s.
+	// Timeout bounds one request; default 10s.
 	Timeout time.Duration
 	// Retry bounds the retries of one Embed call. The SDK's own retries are turned off, so
 	// that this policy alone decides.
@@ -87,7 +87,7 @@ func NewBedrock(ctx context.Context, cfg BedrockConfig) (*Bedrock, error) {
 		cfg.Concurrency = 4
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 30 * time.Second
+		cfg.Timeout = 10 * time.Second
 	}
 	var ac aws.Config
 	if cfg.AWS != nil {

@@ -36,7 +36,7 @@ type Config struct {
 	BaseURL string
 	// APIKey authenticates to an OpenAI-compatible endpoint.
 	APIKey string
-	// Timeout bounds one request to the provider; default 30s.
+	// Timeout bounds one request to the provider; default 10s.
 	Timeout time.Duration
 	// MaxBatch is the most texts per request to an OpenAI-compatible endpoint; default 64.
 	MaxBatch int

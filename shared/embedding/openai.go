@@ -42,7 +42,7 @@ type OpenAIConfig struct {
 	SendDimensions bool
 	// MaxBatch is the most texts one request carries; default 64.
 	MaxBatch int
-	// Timeout bounds one request; default 30s.
+	// Timeout bounds one request; default 10s.
 	Timeout time.Duration
 	// Retry bounds the retries of one Embed call.
 	Retry RetryPolicy
@@ -81,7 +81,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		cfg.MaxBatch = 64
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 30 * time.Second
+		cfg.Timeout = 10 * time.Second
 	}
 	endpoint, err := EndpointURL(cfg.BaseURL)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
+	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/store"
 )
@@ -36,7 +37,11 @@ func Start(ctx context.Context) (*Service, error) {
 
 // New builds a Service from cfg.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, error) {
-	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, MaxConns: cfg.MaxConns})
+	emb, err := newEmbedder(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, MaxConns: cfg.MaxConns, Embedder: emb})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -52,6 +57,27 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 		NotesMaxChars: cfg.NotesMaxChars,
 	})
 	return &Service{Config: cfg, Log: log, Store: st, Server: srv}, nil
+}
+
+// newEmbedder builds the configured embedder and checks that the schema can store its vectors.
+func newEmbedder(ctx context.Context, cfg config.Config, log *slog.Logger) (embedding.Embedder, error) {
+	emb, err := embedding.New(ctx, embedding.Config{
+		Provider: cfg.EmbeddingProvider, Model: cfg.EmbeddingModel, Dimensions: cfg.EmbeddingDimensions,
+		SendDimensions: cfg.EmbeddingSendDimensions, BaseURL: cfg.EmbeddingBaseURL, APIKey: cfg.EmbeddingAPIKey,
+		Timeout: cfg.EmbeddingTimeout, MaxRetryTime: cfg.EmbeddingMaxRetryTime, MaxBatch: cfg.EmbeddingBatchSize,
+		Concurrency: cfg.EmbeddingConcurrency, Region: cfg.AWSRegion, Logger: log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedder: %w", err)
+	}
+	if err := store.CheckEmbedder(emb); err != nil {
+		if cfg.EmbeddingProvider == embedding.ProviderBedrock {
+			return nil, fmt.Errorf("%w; Titan Text Embeddings v2 gives 256, 512 or 1024 only, so "+
+				"EMBEDDING_PROVIDER=bedrock cannot start until the schema stores other sizes", err)
+		}
+		return nil, err
+	}
+	return emb, nil
 }
 
 // Close releases the pool.

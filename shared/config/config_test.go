@@ -1,0 +1,77 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentmem/agentmem/shared/config"
+)
+
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+func TestEmbeddingDefaults(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		vars       map[string]string
+		provider   string
+		model      string
+		dims       int
+		send       bool
+		baseURL    string
+		timeout    time.Duration
+		retryTime  time.Duration
+		batch, par int
+	}{
+		{map[string]string{}, "local", "agentmem-hash-384-v1", 384, false, "", 10 * time.Second, 20 * time.Second, 64, 4},
+		{map[string]string{"EMBEDDING_PROVIDER": "openai", "EMBEDDING_API_KEY": "sk"},
+			"openai", "text-embedding-3-small", 384, false, "https://api.openai.com/v1", 10 * time.Second, 20 * time.Second, 64, 4},
+		{map[string]string{"EMBEDDING_PROVIDER": "openai", "EMBEDDING_BASE_URL": "http://localhost:11434",
+			"EMBEDDING_MODEL": "all-minilm", "EMBEDDING_DIMENSIONS": "384", "EMBEDDING_TIMEOUT": "3s",
+			"EMBEDDING_MAX_RETRY_TIME": "1m", "EMBEDDING_BATCH_SIZE": "16"},
+			"openai", "all-minilm", 384, true, "http://localhost:11434", 3 * time.Second, time.Minute, 16, 4},
+		{map[string]string{"EMBEDDING_PROVIDER": "bedrock", "AWS_REGION": "eu-west-1", "EMBEDDING_CONCURRENCY": "8"},
+			"bedrock", "amazon.titan-embed-text-v2:0", 1024, false, "", 10 * time.Second, 20 * time.Second, 64, 8},
+	} {
+		c, err := config.Load(env(tc.vars))
+		if err != nil {
+			t.Errorf("%v: %v", tc.vars, err)
+			continue
+		}
+		if c.EmbeddingProvider != tc.provider || c.EmbeddingModel != tc.model || c.EmbeddingDimensions != tc.dims ||
+			c.EmbeddingSendDimensions != tc.send || c.EmbeddingBaseURL != tc.baseURL || c.EmbeddingTimeout != tc.timeout ||
+			c.EmbeddingMaxRetryTime != tc.retryTime || c.EmbeddingBatchSize != tc.batch || c.EmbeddingConcurrency != tc.par {
+			t.Errorf("%v: got %+v", tc.vars, c)
+		}
+		if tc.provider == "bedrock" && c.AWSRegion != "eu-west-1" {
+			t.Errorf("AWS_REGION read as %q", c.AWSRegion)
+		}
+	}
+}
+
+func TestEmbeddingSettingsAreChecked(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		vars map[string]string
+		want string // in the error
+	}{
+		{map[string]string{"EMBEDDING_PROVIDER": "cohere"}, "EMBEDDING_PROVIDER"},
+		{map[string]string{"EMBEDDING_PROVIDER": "OpenAI"}, "EMBEDDING_PROVIDER"},
+		{map[string]string{"EMBEDDING_DIMENSIONS": "0"}, "EMBEDDING_DIMENSIONS"},
+		{map[string]string{"EMBEDDING_DIMENSIONS": "big"}, "EMBEDDING_DIMENSIONS"},
+		{map[string]string{"EMBEDDING_TIMEOUT": "10"}, "EMBEDDING_TIMEOUT"},
+		{map[string]string{"EMBEDDING_TIMEOUT": "-1s"}, "EMBEDDING_TIMEOUT"},
+		{map[string]string{"EMBEDDING_MAX_RETRY_TIME": "soon"}, "EMBEDDING_MAX_RETRY_TIME"},
+		{map[string]string{"EMBEDDING_BATCH_SIZE": "0"}, "EMBEDDING_BATCH_SIZE"},
+		{map[string]string{"EMBEDDING_CONCURRENCY": "1000"}, "EMBEDDING_CONCURRENCY"},
+		{map[string]string{"EMBEDDING_PROVIDER": "openai"}, "EMBEDDING_API_KEY"},
+		{map[string]string{"EMBEDDING_PROVIDER": "openai", "EMBEDDING_BASE_URL": "localhost:11434"}, "EMBEDDING_BASE_URL"},
+	} {
+		_, err := config.Load(env(tc.vars))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one naming %s", tc.vars, err, tc.want)
+		}
+	}
+}
