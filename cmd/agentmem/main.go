@@ -10,6 +10,8 @@
 //	                               erase everything stored for a user (every tenant without --tenant)
 //	agentmem ingest [--tenant T] [--source-prefix P] PATH
 //	                               ingest a file or a folder's text and Markdown files into the knowledge base
+//	agentmem embed-pending [--limit N] [--max-duration D]
+//	                               embed rows stored without a vector of the configured model
 package main
 
 import (
@@ -43,6 +45,10 @@ commands:
   forget      erase everything stored for a user: --user UUID [--tenant T] (default: every tenant)
   ingest      ingest a file or a folder's text and Markdown files into the knowledge base:
               [--tenant T] [--source-prefix P] [--dry-run] PATH
+  embed-pending
+              embed the memories and knowledge chunks stored without a vector of the
+              configured model (after a provider outage or a model change):
+              [--limit N] [--max-duration D]
 `
 
 func main() {
@@ -66,6 +72,8 @@ func main() {
 		err = forget(ctx, os.Args[2:])
 	case "ingest":
 		err = ingest(ctx, os.Args[2:])
+	case "embed-pending":
+		err = embedPending(ctx, os.Args[2:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return

@@ -450,6 +450,15 @@ func (s *Server) Sweep(ctx context.Context, dryRun bool, batch int, budget time.
 
 // ScheduledSweep is the sweep a scheduler triggers (an EventBridge rule in AWS): the defaults of
 // the contract, bounded by ctx's deadline. Only AWS can deliver such an event to the function.
+// It then embeds the rows that wait for a vector (see EmbedPending).
 func (s *Server) ScheduledSweep(ctx context.Context) (any, error) {
-	return s.Sweep(ctx, false, 5000, 20*time.Second)
+	out, err := s.Sweep(ctx, false, 5000, 20*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	embedded, err := s.EmbedPending(ctx, scheduledEmbedLimit, 20*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return scheduledResponse{sweepResponse: out.(sweepResponse), Embedded: embedded}, nil
 }

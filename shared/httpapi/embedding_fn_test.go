@@ -1,0 +1,181 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/httpapi"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+const isoProviderModel = "iso-provider-384"
+
+// isoProvider is an OpenAI-compatible embeddings server answering 503 while down, the Hash
+// embedder's vectors while up.
+type isoProvider struct {
+	*httptest.Server
+	down atomic.Bool
+}
+
+func newIsoProvider(t *testing.T) *isoProvider {
+	t.Helper()
+	p := &isoProvider{}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"error":{"message":"overloaded","type":"server_error"}}`))
+			return
+		}
+		var req struct {
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		data := make([]item, len(req.Input))
+		for i, text := range req.Input {
+			data[i] = item{i, embedding.Hash{}.Vector(text)}
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+// newProviderEnv is newEnv over a database of its own whose store embeds with the provider.
+func newProviderEnv(t *testing.T, p *isoProvider) *env {
+	t.Helper()
+	e := newEnv(t, true)
+	emb, err := embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: p.URL, Model: isoProviderModel, Dimensions: 384,
+		Retry: embedding.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Millisecond, Cooldown: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := e.db.URL
+	if viaPooler() {
+		url = e.db.PoolerURL()
+	}
+	st, err := store.Open(context.Background(), store.Config{DatabaseURL: url, MaxConns: 4, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	v, err := auth.NewVerifier(context.Background(), auth.Config{JWTSecret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewJSONHandler(e.logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e.store = st
+	e.srv = httpapi.NewServer(st, v, log, httpapi.Config{AllowedOrigins: []string{"https://app.example.com"}})
+	e.h = e.srv.Mux()
+	return e
+}
+
+// With the embedding provider answering 503, a turn and its memories are still stored,
+// hybrid recall, get-context and knowledge search answer by full text, and only mode vector
+// answers 503 (with Retry-After). No stored text reaches the log.
+func TestFunctionsWithoutTheEmbeddingProvider(t *testing.T) {
+	t.Parallel()
+	p := newIsoProvider(t)
+	e := newProviderEnv(t, p)
+	p.down.Store(true)
+	u := e.newUser("")
+
+	session := uuid.New()
+	body := isoTurn(session, "", []string{"I am planning a trip to Kyoto"})
+	body["memories"] = []any{map[string]any{"content": "User is travelling to Kyoto in April"}}
+	r := e.call(u.token, "commit-turn", body).must(t, http.StatusCreated)
+	if len(list(r.body["memories"])) != 1 || len(list(r.body["messages"])) != 1 {
+		t.Fatalf("commit-turn during the outage: %s", r.raw)
+	}
+	if n := e.count("memories", "user_id = $1 and embedding is null and embedding_model is null", u.id); n != 1 {
+		t.Errorf("%d memories stored without a vector, want 1", n)
+	}
+
+	hits := isoRecall(t, e, u.token, map[string]any{"query": "Kyoto trip"})
+	if len(hits) != 1 || hits[0]["content"] != "User is travelling to Kyoto in April" {
+		t.Errorf("hybrid recall during the outage: %v", hits)
+	}
+	r = e.call(u.token, "get-context", map[string]any{"session_id": session, "query": "when is the Kyoto trip"}).must(t, http.StatusOK)
+	if mems := list(r.body["memories"]); len(mems) != 1 || len(list(r.body["messages"])) != 1 {
+		t.Errorf("get-context during the outage: %s", r.raw)
+	}
+	r = e.call(u.token, "recall", map[string]any{"query": "Kyoto trip", "mode": "vector"}).must(t, http.StatusServiceUnavailable)
+	if r.problemCode() != "unavailable" || r.header.Get("Retry-After") == "" {
+		t.Errorf("vector recall during the outage: %v %s", r.header, r.raw)
+	}
+
+	svc := e.serviceToken()
+	e.call(svc, "knowledge", map[string]any{"op": "ingest", "source": "kyoto.md",
+		"content": "Kyoto has over a thousand temples."}).must(t, http.StatusCreated)
+	r = e.call(u.token, "knowledge", map[string]any{"op": "search", "query": "temples"}).must(t, http.StatusOK)
+	if len(list(r.body["results"])) != 1 {
+		t.Errorf("knowledge search during the outage: %s", r.raw)
+	}
+
+	logs := e.logBuf.String()
+	for _, fixture := range []string{"Kyoto", "temples", "travelling"} {
+		if strings.Contains(logs, fixture) {
+			t.Errorf("the log holds %q", fixture)
+		}
+	}
+}
+
+// The scheduled run embeds what was stored during an outage, with the configured model.
+func TestScheduledRunEmbedsPendingRows(t *testing.T) {
+	t.Parallel()
+	p := newIsoProvider(t)
+	e := newProviderEnv(t, p)
+	u := e.newUser("")
+	p.down.Store(true)
+	isoRemember(t, e, u.token, "", isoMem{content: "User prefers tea"}, isoMem{content: "User has a cat"})
+	if n := e.count("memories", "user_id = $1 and embedding is null", u.id); n != 2 {
+		t.Fatalf("%d memories pending, want 2", n)
+	}
+	// Still down: the run sweeps, embeds nothing and says more.
+	out, err := e.srv.ScheduledSweep(isoLambdaCtx(t, 30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(out)
+	var got struct {
+		Deleted  map[string]int64         `json:"deleted"`
+		Embedded store.EmbedPendingResult `json:"embedded"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil || got.Deleted == nil || got.Embedded.Memories != 0 || !got.Embedded.More {
+		t.Errorf("scheduled run while down: %s", raw)
+	}
+
+	p.down.Store(false)
+	out, err = e.srv.ScheduledSweep(isoLambdaCtx(t, 30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ = json.Marshal(out)
+	if err := json.Unmarshal(raw, &got); err != nil || got.Embedded.Memories != 2 || got.Embedded.More {
+		t.Errorf("scheduled run: %s", raw)
+	}
+	if n := e.count("memories", "user_id = $1 and embedding is not null and embedding_model = $2", u.id, isoProviderModel); n != 2 {
+		t.Errorf("%d memories embedded with %s, want 2", n, isoProviderModel)
+	}
+	hits := isoRecall(t, e, u.token, map[string]any{"query": "tea", "mode": "vector", "k": 1})
+	if len(hits) != 1 || hits[0]["content"] != "User prefers tea" {
+		t.Errorf("vector recall after the run: %v", hits)
+	}
+}
