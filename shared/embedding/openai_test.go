@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -424,8 +425,15 @@ func TestOpenAIRefusalIsNotRetried(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 		io.WriteString(w, `{"error":{"message":"Incorrect API key provided: sk-secret","type":"invalid_request_error","code":"invalid_api_key"}}`)
 	})
-	e := newOpenAI(t, embedding.OpenAIConfig{BaseURL: srv.URL, APIKey: "sk-secret"})
+	var logs strings.Builder
+	e := newOpenAI(t, embedding.OpenAIConfig{BaseURL: srv.URL, APIKey: "sk-secret",
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	_, err := e.Embed(context.Background(), []string{"hello"})
+	// The operator learns of it from the log (callers carry on without vectors), without the
+	// key or the text.
+	if l := logs.String(); !strings.Contains(l, "invalid_api_key") || strings.Contains(l, "sk-secret") || strings.Contains(l, "hello") {
+		t.Errorf("log: %q", l)
+	}
 	var se *embedding.StatusError
 	if !errors.As(err, &se) || se.Status != 401 || se.Code != "invalid_api_key" {
 		t.Fatalf("error %v, want a 401 StatusError", err)

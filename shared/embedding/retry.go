@@ -188,6 +188,9 @@ func (r *retrier) do(ctx context.Context, attempt func(ctx context.Context) erro
 		case attemptTimedOut && errors.Is(err, context.DeadlineExceeded):
 			te = &temporaryError{err: fmt.Errorf("no answer within %s", r.timeout)}
 		default:
+			// Refused or unusable: retrying cannot help, and callers store without vectors,
+			// so this log is where a wrong key or model shows.
+			r.log.WarnContext(ctx, "embedding request failed", "provider", r.provider, "error", err.Error())
 			return err
 		}
 		last, lastRetryAfter = te.err, te.retryAfter
