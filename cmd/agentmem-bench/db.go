@@ -253,7 +253,7 @@ func loadMemories(ctx context.Context, db *benchDB, corpus *bench.Corpus, from i
 	if err != nil {
 		return fmt.Errorf("copy memories: %w", err)
 	}
-	if _, err := c.Exec(ctx, "set maintenance_work_mem = '1GB'"); err != nil {
+	if _, err := c.Exec(ctx, "set maintenance_work_mem = '3GB'"); err != nil {
 		return err
 	}
 	for _, name := range memoryIndexes {

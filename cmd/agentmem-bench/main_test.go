@@ -109,7 +109,7 @@ func TestRunTiny(t *testing.T) {
 		t.Errorf("w6_startup.lambda has %d functions, want %d", len(fns), len(sizes.W6Functions))
 	} else {
 		for _, f := range fns {
-			for _, k := range []string{"start_ms", "peak_rss_kib", "binary_bytes", "errors", "status"} {
+			for _, k := range []string{"start_ms", "init_ms", "peak_rss_kib", "binary_bytes", "errors", "status"} {
 				if _, ok := f.(map[string]any)[k]; !ok {
 					t.Errorf("a w6_startup.lambda entry has no %s", k)
 				}

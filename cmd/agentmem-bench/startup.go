@@ -128,9 +128,12 @@ type runtimeAPI struct {
 	event    []byte
 	answered chan invocationResult
 	handed   bool
+	// asked is when the process first asked for an invocation: its initialisation is done.
+	asked time.Time
 }
 
 type invocationResult struct {
+	asked  time.Time
 	at     time.Time
 	status int
 	err    string
@@ -150,6 +153,7 @@ func (a *runtimeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		a.handed = true
+		a.asked = time.Now()
 		h := w.Header()
 		h.Set("Lambda-Runtime-Aws-Request-Id", "bench-invocation-1")
 		h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(time.Now().Add(30*time.Second).UnixMilli(), 10))
@@ -165,7 +169,7 @@ func (a *runtimeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		json.Unmarshal(b, &resp) //nolint:errcheck
 		w.WriteHeader(http.StatusAccepted)
-		a.answered <- invocationResult{at: at, status: resp.StatusCode}
+		a.answered <- invocationResult{asked: a.asked, at: at, status: resp.StatusCode}
 	case r.Method == http.MethodPost && (strings.HasSuffix(path, "/error") || path == "init/error"):
 		b, _ := io.ReadAll(r.Body)
 		w.WriteHeader(http.StatusAccepted)
@@ -214,7 +218,7 @@ func stop(cmd *exec.Cmd) {
 }
 
 // startLambda starts a function binary as Lambda would and times it to its first answer.
-func startLambda(ctx context.Context, bin string, db *benchDB, event []byte) (ms, rssKiB float64, status int, err error) {
+func startLambda(ctx context.Context, bin string, db *benchDB, event []byte) (ms, initMS, rssKiB float64, status int, err error) {
 	api := newRuntimeAPI(event)
 	ts := httptest.NewServer(api)
 	defer ts.Close()
@@ -226,7 +230,7 @@ func startLambda(ctx context.Context, bin string, db *benchDB, event []byte) (ms
 	cmd.Stderr = &stderr
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	exited := make(chan struct{})
 	go func() {
@@ -240,6 +244,7 @@ func startLambda(ctx context.Context, bin string, db *benchDB, event []byte) (ms
 	select {
 	case res := <-api.answered:
 		ms = float64(res.at.Sub(t0)) / float64(time.Millisecond)
+		initMS = float64(res.asked.Sub(t0)) / float64(time.Millisecond)
 		rssKiB = peakRSSKiB(cmd.Process.Pid)
 		cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck
 		select {
@@ -247,23 +252,23 @@ func startLambda(ctx context.Context, bin string, db *benchDB, event []byte) (ms
 		case <-time.After(3 * time.Second):
 		}
 		if res.err != "" {
-			return ms, rssKiB, 0, errors.New(res.err)
+			return ms, initMS, rssKiB, 0, errors.New(res.err)
 		}
-		return ms, rssKiB, res.status, nil
+		return ms, initMS, rssKiB, res.status, nil
 	case <-exited:
-		return 0, 0, 0, fmt.Errorf("exited before answering: %s", lastLine(stderr.String()))
+		return 0, 0, 0, 0, fmt.Errorf("exited before answering: %s", lastLine(stderr.String()))
 	case <-time.After(startTimeout):
-		return 0, 0, 0, fmt.Errorf("no answer within %s", startTimeout)
+		return 0, 0, 0, 0, fmt.Errorf("no answer within %s", startTimeout)
 	case <-ctx.Done():
-		return 0, 0, 0, ctx.Err()
+		return 0, 0, 0, 0, ctx.Err()
 	}
 }
 
 // startServer starts `agentmem serve` and times it until /healthz answers 200.
-func startServer(ctx context.Context, bin string, db *benchDB) (ms, rssKiB float64, status int, err error) {
+func startServer(ctx context.Context, bin string, db *benchDB) (ms, initMS, rssKiB float64, status int, err error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	addr := l.Addr().String()
 	l.Close()
@@ -274,18 +279,22 @@ func startServer(ctx context.Context, bin string, db *benchDB) (ms, rssKiB float
 	client := &http.Client{Timeout: time.Second}
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	defer stop(cmd)
 	deadline := t0.Add(startTimeout)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		resp, err := client.Get("http://" + addr + "/healthz")
+		if err == nil && initMS == 0 {
+			// The first answer of any kind: the server listens.
+			initMS = float64(time.Since(t0)) / float64(time.Millisecond)
+		}
 		if err == nil {
 			io.Copy(io.Discard, resp.Body) //nolint:errcheck
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				ms = float64(time.Since(t0)) / float64(time.Millisecond)
-				return ms, peakRSSKiB(cmd.Process.Pid), resp.StatusCode, nil
+				return ms, initMS, peakRSSKiB(cmd.Process.Pid), resp.StatusCode, nil
 			}
 		}
 		if cmd.ProcessState != nil {
@@ -293,7 +302,7 @@ func startServer(ctx context.Context, bin string, db *benchDB) (ms, rssKiB float
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	return 0, 0, 0, fmt.Errorf("/healthz did not answer 200 within %s: %s", startTimeout, lastLine(stderr.String()))
+	return 0, 0, 0, 0, fmt.Errorf("/healthz did not answer 200 within %s: %s", startTimeout, lastLine(stderr.String()))
 }
 
 func lastLine(s string) string {
@@ -316,16 +325,16 @@ func runW6(ctx context.Context, cfg Config, db *benchDB, corpus *bench.Corpus) (
 	}
 	defer os.RemoveAll(dir)
 	r := &bench.W6{BuildFlags: append([]string{"go", "build"}, buildFlags(cfg.DeployBuild)...), Lambda: []bench.Startup{}}
-	collect := func(name, bin string, start func() (float64, float64, int, error)) (bench.Startup, error) {
+	collect := func(name, bin string, start func() (float64, float64, float64, int, error)) (bench.Startup, error) {
 		s := bench.Startup{Name: name, Runs: sz.W6Runs, StartAllMS: []float64{}}
 		fi, err := os.Stat(bin)
 		if err != nil {
 			return s, err
 		}
 		s.BinaryBytes = fi.Size()
-		var rss []float64
+		var rss, inits []float64
 		for i := 0; i < sz.W6Runs; i++ {
-			ms, kib, status, err := start()
+			ms, initMS, kib, status, err := start()
 			if err != nil {
 				s.Errors++
 				if s.FirstError == "" {
@@ -335,10 +344,12 @@ func runW6(ctx context.Context, cfg Config, db *benchDB, corpus *bench.Corpus) (
 			}
 			s.StartAllMS = append(s.StartAllMS, ms)
 			rss = append(rss, kib)
+			inits = append(inits, initMS)
 			s.Status = status
 		}
 		s.StartMS = bench.Median(s.StartAllMS)
 		s.PeakRSSKiB = bench.Median(rss)
+		s.InitMS = bench.Median(inits)
 		return s, nil
 	}
 	for _, fn := range sz.W6Functions {
@@ -348,14 +359,14 @@ func runW6(ctx context.Context, cfg Config, db *benchDB, corpus *bench.Corpus) (
 			return nil, err
 		}
 		role, user, body := w6Request(fn, corpus)
-		s, err := collect(fn, bin, func() (float64, float64, int, error) {
+		s, err := collect(fn, bin, func() (float64, float64, float64, int, error) {
 			claims := auth.MintClaims{Role: role, TTL: time.Hour}
 			if role == auth.RoleUser {
 				claims.Subject = user.String()
 			}
 			tok, err := auth.MintHS256(config.LocalJWTSecret, claims)
 			if err != nil {
-				return 0, 0, 0, err
+				return 0, 0, 0, 0, err
 			}
 			if fn == "commit-turn" {
 				body["session_id"] = uuid.New()
@@ -363,7 +374,7 @@ func runW6(ctx context.Context, cfg Config, db *benchDB, corpus *bench.Corpus) (
 			b, _ := json.Marshal(body)
 			ev, err := functionURLEvent(tok, b)
 			if err != nil {
-				return 0, 0, 0, err
+				return 0, 0, 0, 0, err
 			}
 			return startLambda(ctx, bin, db, ev)
 		})
@@ -377,7 +388,7 @@ func runW6(ctx context.Context, cfg Config, db *benchDB, corpus *bench.Corpus) (
 	if err := build(ctx, cfg, "./cmd/agentmem", bin); err != nil {
 		return nil, err
 	}
-	s, err := collect("agentmem", bin, func() (float64, float64, int, error) { return startServer(ctx, bin, db) })
+	s, err := collect("agentmem", bin, func() (float64, float64, float64, int, error) { return startServer(ctx, bin, db) })
 	if err != nil {
 		return nil, err
 	}

@@ -131,9 +131,9 @@ func Markdown(r *Results, charts []string) string {
 	}
 	if v := w.W6; v != nil {
 		p("## W6 start-up (median of %d runs; built with `%s`)\n\n", r.Sizes.W6Runs, strings.Join(v.BuildFlags, " "))
-		p("| Binary | Started as | Size MiB | Start to first answer ms | Peak RSS MiB | Status | Errors |\n|---|---|---|---|---|---|---|\n")
+		p("| Binary | Started as | Size MiB | Start to ready ms | Start to first answer ms | Peak RSS MiB | Status | Errors |\n|---|---|---|---|---|---|---|---|\n")
 		row := func(s Startup, how string) {
-			p("| %s | %s | %.1f | %s | %.1f | %d | %d |\n", s.Name, how, float64(s.BinaryBytes)/(1<<20), ms(s.StartMS), s.PeakRSSKiB/1024, s.Status, s.Errors)
+			p("| %s | %s | %.1f | %s | %s | %.1f | %d | %d |\n", s.Name, how, float64(s.BinaryBytes)/(1<<20), ms(s.InitMS), ms(s.StartMS), s.PeakRSSKiB/1024, s.Status, s.Errors)
 		}
 		for _, s := range v.Lambda {
 			row(s, "Lambda (Runtime API)")

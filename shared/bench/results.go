@@ -203,6 +203,9 @@ type Startup struct {
 	// StartMS is the median time from process start to the first answered request.
 	StartMS    float64   `json:"start_ms"`
 	StartAllMS []float64 `json:"start_all_ms"`
+	// InitMS is the median time from process start until it is ready: its first call for an
+	// invocation (Lambda), or its first answer of any kind (the server).
+	InitMS float64 `json:"init_ms"`
 	// PeakRSSKiB is the median of VmHWM after the first answer.
 	PeakRSSKiB float64 `json:"peak_rss_kib"`
 	// Status is the HTTP status of the first answer (the last run's).
