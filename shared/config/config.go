@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -26,8 +27,9 @@ type Config struct {
 	DatabaseURL string
 	// SupabaseURL (SUPABASE_URL); default none.
 	SupabaseURL string
-	// JWTSecret (SUPABASE_JWT_SECRET), the HS256 secret; default LocalJWTSecret when neither it
-	// nor a JWKS URL is configured.
+	// JWTSecret (SUPABASE_JWT_SECRET), the HS256 secret; default LocalJWTSecret only when no
+	// other way to verify tokens is configured, the database is on this machine and the
+	// process is not a Lambda function (elsewhere that is a start-up error).
 	JWTSecret string
 	// JWKSURL (SUPABASE_JWKS_URL); default $SUPABASE_URL/auth/v1/.well-known/jwks.json when
 	// SUPABASE_URL is set.
@@ -114,10 +116,15 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.Addr == "" {
 		c.Addr = "127.0.0.1:9000"
 	}
-	if c.JWKSURL == "" && c.SupabaseURL != "" && c.JWTSecret == "" {
+	if c.JWKSURL == "" && c.SupabaseURL != "" {
 		c.JWKSURL = c.SupabaseURL + "/auth/v1/.well-known/jwks.json"
 	}
 	if c.JWTSecret == "" && c.JWKSURL == "" {
+		// The local default secret is public: it may only ever guard a local database, never
+		// a deployed function, or anyone could mint a service token.
+		if getenv("AWS_LAMBDA_FUNCTION_NAME") != "" || !isLocalURL(c.DatabaseURL) {
+			return c, fmt.Errorf("no way to verify tokens: set SUPABASE_URL (its JWKS is used), SUPABASE_JWKS_URL or SUPABASE_JWT_SECRET; the local default secret only serves a local database")
+		}
 		c.JWTSecret = LocalJWTSecret
 	}
 	c.DefaultRetention = 720 * time.Hour
@@ -237,4 +244,17 @@ func boundedInt(getenv func(string) string, name string, def, lo, hi int) (int, 
 		return 0, fmt.Errorf("%s must be a number from %d to %d, not %q", name, lo, hi, v)
 	}
 	return n, nil
+}
+
+// isLocalURL reports whether a database URL points at this machine.
+func isLocalURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	switch u.Hostname() {
+	case "127.0.0.1", "localhost", "::1":
+		return true
+	}
+	return false
 }

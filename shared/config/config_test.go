@@ -75,3 +75,41 @@ func TestEmbeddingSettingsAreChecked(t *testing.T) {
 		}
 	}
 }
+
+func TestTokenVerificationSettings(t *testing.T) {
+	t.Parallel()
+	const remote = "postgresql://postgres.ref:pw@aws-0-eu-west-1.pooler.supabase.com:6543/postgres"
+	for _, tc := range []struct {
+		name         string
+		vars         map[string]string
+		secret, jwks string
+		fails        bool
+	}{
+		{"local stack", map[string]string{}, config.LocalJWTSecret, "", false},
+		{"local database by name", map[string]string{"DATABASE_URL": "postgres://u:p@localhost:5432/db"}, config.LocalJWTSecret, "", false},
+		{"deployed database, nothing to verify with", map[string]string{"DATABASE_URL": remote}, "", "", true},
+		{"Lambda, nothing to verify with", map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "recall"}, "", "", true},
+		{"secret", map[string]string{"DATABASE_URL": remote, "SUPABASE_JWT_SECRET": "s3cr3t"}, "s3cr3t", "", false},
+		{"project url", map[string]string{"DATABASE_URL": remote, "SUPABASE_URL": "https://ref.supabase.co/"},
+			"", "https://ref.supabase.co/auth/v1/.well-known/jwks.json", false},
+		{"project url and legacy secret", map[string]string{"DATABASE_URL": remote, "SUPABASE_URL": "https://ref.supabase.co", "SUPABASE_JWT_SECRET": "s"},
+			"s", "https://ref.supabase.co/auth/v1/.well-known/jwks.json", false},
+		{"explicit jwks", map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "recall", "SUPABASE_JWKS_URL": "https://keys.example/jwks.json"},
+			"", "https://keys.example/jwks.json", false},
+	} {
+		c, err := config.Load(env(tc.vars))
+		if tc.fails {
+			if err == nil || !strings.Contains(err.Error(), "SUPABASE_JWT_SECRET") {
+				t.Errorf("%s: err %v, want a start-up error naming the settings", tc.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if c.JWTSecret != tc.secret || c.JWKSURL != tc.jwks {
+			t.Errorf("%s: secret %q jwks %q, want %q %q", tc.name, c.JWTSecret, c.JWKSURL, tc.secret, tc.jwks)
+		}
+	}
+}

@@ -26,14 +26,7 @@ type scheduledResponse struct {
 // as more: true, not an error: the rows wait for the next run.
 func (s *Server) EmbedPending(ctx context.Context, limit int, budget time.Duration) (store.EmbedPendingResult, error) {
 	start := time.Now()
-	deadline := start.Add(budget)
-	if d, ok := ctx.Deadline(); ok {
-		headroom := min(time.Second, time.Until(d)/10)
-		if d.Add(-headroom).Before(deadline) {
-			deadline = d.Add(-headroom)
-		}
-	}
-	ctx, cancel := context.WithDeadline(ctx, deadline)
+	ctx, cancel := context.WithDeadline(ctx, workDeadline(ctx, budget))
 	defer cancel()
 	res, err := s.store.EmbedPending(ctx, limit)
 	unavailable := errors.Is(err, embedding.ErrUnavailable)

@@ -431,14 +431,7 @@ func (s *Server) sweepExpired(ctx context.Context, c *call) (int, any, error) {
 // Sweep deletes expired rows within budget, leaving headroom before ctx's deadline to answer.
 func (s *Server) Sweep(ctx context.Context, dryRun bool, batch int, budget time.Duration) (any, error) {
 	start := time.Now()
-	deadline := start.Add(budget)
-	if d, ok := ctx.Deadline(); ok {
-		headroom := min(time.Second, time.Until(d)/10)
-		if d.Add(-headroom).Before(deadline) {
-			deadline = d.Add(-headroom)
-		}
-	}
-	res, err := s.store.Sweep(ctx, store.SweepParams{DryRun: dryRun, BatchSize: batch, Deadline: deadline})
+	res, err := s.store.Sweep(ctx, store.SweepParams{DryRun: dryRun, BatchSize: batch, Deadline: workDeadline(ctx, budget)})
 	if err != nil {
 		return nil, err
 	}

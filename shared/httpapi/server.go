@@ -191,7 +191,7 @@ func (s *Server) handle(r *http.Request, rid, name string, fn function) (int, an
 	if err != nil {
 		return 0, nil, false, err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+	ctx, cancel := context.WithDeadline(r.Context(), workDeadline(r.Context(), s.cfg.RequestTimeout))
 	defer cancel()
 	principal, err := s.verifier.Verify(ctx, token)
 	if err != nil {
@@ -210,6 +210,20 @@ func (s *Server) handle(r *http.Request, rid, name string, fn function) (int, an
 	c := &call{principal: principal, body: body, r: r, requestID: rid}
 	status, out, err := fn.run(s, ctx, c)
 	return status, out, c.replayed, err
+}
+
+// workDeadline is when work given budget d from now must end: d from now, or sooner when ctx's
+// own deadline (a Lambda invocation's) leaves less, keeping headroom to send the answer, so a
+// client gets a 503 with Retry-After rather than the platform's bare timeout.
+func workDeadline(ctx context.Context, d time.Duration) time.Time {
+	end := time.Now().Add(d)
+	if cd, ok := ctx.Deadline(); ok {
+		headroom := min(time.Second, time.Until(cd)/10)
+		if cd.Add(-headroom).Before(end) {
+			end = cd.Add(-headroom)
+		}
+	}
+	return end
 }
 
 // errorForLog is the cause of an error without anything a client sent.
