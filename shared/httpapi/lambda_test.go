@@ -247,13 +247,48 @@ func TestLambdaScheduledSweep(t *testing.T) {
 	if b["code"] != "forbidden" {
 		t.Errorf("user sweep through the scheduled function: %v", b)
 	}
-	// A deadline shorter than the default budget bounds the sweep, and it still answers.
-	out, err = lambdaentry.Handler(e.srv.Handler("sweep-expired"), isoScheduled(e))(isoLambdaCtx(t, 2*time.Second), event)
+}
+
+// An invocation deadline shorter than the sweep's budget ends the sweep in time to answer:
+// with expired rows left over, the answer says more: true and comes before the deadline.
+func TestLambdaSweepBoundedByDeadline(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, true)
+	db := isoAdmin(t, e)
+	const expired = 50_000
+	sid, uid := uuid.New(), uuid.New()
+	db.exec(`insert into agentmem.sessions (id, user_id, agent, expires_at)
+		values ($1, $2, 'default', now() + interval '1 hour')`, sid, uid)
+	db.exec(`insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
+		select $1, g, gen_random_uuid(), $2, 'default', 'user', 'expired ' || g, 1, now() - interval '1 minute'
+		from generate_series(1, $3::int) g`, sid, uid, expired)
+
+	// Batches of 5 rows: finishing would take 10,000 statements in under two seconds.
+	const deadline = 2 * time.Second
+	ctx := isoLambdaCtx(t, deadline)
+	end, _ := ctx.Deadline()
+	event := isoHTTPEvent(t, "lambda-function-url.json", "sweep-expired", e.serviceToken(), map[string]any{"batch_size": 5}, false)
+	out, err := lambdaentry.Handler(e.srv.Handler("sweep-expired"), lambdaentry.Options{})(ctx, event)
+	returned := time.Now()
 	if err != nil {
-		t.Fatalf("scheduled sweep under a short deadline: %v", err)
+		t.Fatalf("sweep under a short deadline: %v", err)
 	}
-	if raw, _ := json.Marshal(out); !strings.Contains(string(raw), `"more":false`) {
-		t.Errorf("second scheduled sweep: %s", raw)
+	if !returned.Before(end) {
+		t.Errorf("the sweep answered %v after the invocation's deadline", returned.Sub(end))
+	}
+	res, ok := out.(events.APIGatewayV2HTTPResponse)
+	if !ok || res.StatusCode != http.StatusOK {
+		t.Fatalf("sweep under a short deadline: %#v", out)
+	}
+	var got isoSweepAnswer
+	if err := json.Unmarshal([]byte(res.Body), &got); err != nil || got.More == nil {
+		t.Fatalf("sweep answered %s (%v)", res.Body, err)
+	}
+	if !*got.More || got.Deleted.Messages == 0 || got.Deleted.Messages >= expired {
+		t.Errorf("sweep under a short deadline: %s; want more: true and some of %d messages deleted", res.Body, expired)
+	}
+	if left := db.count("messages", "session_id = $1", sid); int64(left) != expired-got.Deleted.Messages {
+		t.Errorf("%d messages left, want %d", left, expired-got.Deleted.Messages)
 	}
 }
 
