@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -114,9 +115,16 @@ func main() {
 	functions := flag.String("functions", "", "comma-separated functions for W6 (default: all; quick: two)")
 	runs := flag.Int("w6-runs", 0, "start-ups per binary in W6 (default 5; quick 3)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	render := flag.String("render", "", "write results.md and the charts again from DIR/results.json, and run nothing")
 	plainBuild := flag.Bool("plain-build", false, "build W6's binaries with plain go build rather than the deployment's flags")
 	flag.Parse()
 
+	if *render != "" {
+		if err := rerender(*render); err != nil {
+			fail(err)
+		}
+		return
+	}
 	cfg := Config{Mode: "full", Database: *dbName, Keep: *keep, Large: *large, Log: os.Stderr, DeployBuild: !*plainBuild}
 	if *quick {
 		cfg.Mode = "quick"
@@ -176,6 +184,19 @@ func main() {
 	}
 	fmt.Printf("%s", bench.Markdown(res, nil))
 	fmt.Fprintf(os.Stderr, "bench: results in %s\n", cfg.OutDir)
+}
+
+// rerender writes the report and charts of dir again from its results.json.
+func rerender(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return err
+	}
+	var res bench.Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("read %s: %w", filepath.Join(dir, "results.json"), err)
+	}
+	return bench.Write(dir, &res)
 }
 
 func fail(err error) {

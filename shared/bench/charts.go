@@ -68,6 +68,7 @@ func growthChart(path string, g *Levels[W2Growth]) error {
 	p.Y.Min = 0
 	p.Legend.Top = true
 	p.Legend.Left = true
+	top := 0.0
 	i := 0
 	for _, lv := range []struct {
 		name string
@@ -83,6 +84,7 @@ func growthChart(path string, g *Levels[W2Growth]) error {
 			xys := make(plotter.XYs, len(lv.g.Points))
 			for k, pt := range lv.g.Points {
 				xys[k] = plotter.XY{X: float64(pt.Length), Y: pc.get(pt.Phase.Latency)}
+				top = max(top, xys[k].Y)
 			}
 			l, s, err := plotter.NewLinePoints(xys)
 			if err != nil {
@@ -97,6 +99,8 @@ func growthChart(path string, g *Levels[W2Growth]) error {
 			i++
 		}
 	}
+	// Room above the lines for the legend.
+	p.Y.Max = top * 1.45
 	return p.Save(18*vg.Centimeter, 11*vg.Centimeter, path)
 }
 
@@ -108,8 +112,19 @@ func barChart(path, title, ylabel string, names, seriesNames []string, groups []
 	p.Y.Min = 0
 	p.Legend.Top = true
 	p.Legend.Left = true
-	w := vg.Points(14)
 	n := len(groups)
+	w := vg.Points(14)
+	if len(names) <= 3 {
+		w = vg.Points(40)
+	}
+	top := 0.0
+	for _, vals := range groups {
+		for _, v := range vals {
+			top = max(top, v)
+		}
+	}
+	// Room above the bars for the legend.
+	p.Y.Max = top * 1.3
 	for k, vals := range groups {
 		b, err := plotter.NewBarChart(plotter.Values(vals), w)
 		if err != nil {
