@@ -87,39 +87,62 @@ func (s *Server) Functions() []string {
 }
 
 // Handler is the http.Handler of one function; it ignores the path. It panics on an unknown
-// name: the set of functions is fixed at build time.
+// name: the set of functions is fixed at build time. It sets the request id and CORS headers
+// itself, as it is the whole server in Lambda.
 func (s *Server) Handler(name string) http.Handler {
 	fn, ok := functions[name]
 	if !ok {
 		panic("httpapi: unknown function " + name)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, name, fn) })
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, s.stamp(w, r), name, fn) })
 }
 
-// Mux serves every function at POST /v1/<name>, as the local server and API Gateway do.
+// Mux serves every function at POST /v1/<name>, as the local server and API Gateway do. The
+// request id and CORS headers are set once, around everything, so that every answer carries
+// them: the functions', the health check's, a 404 and the redirects ServeMux answers for
+// unclean paths.
 func (s *Server) Mux() http.Handler {
 	mux := http.NewServeMux()
 	for _, name := range s.Functions() {
-		mux.Handle("/v1/"+name, s.Handler(name))
+		fn := functions[name]
+		mux.HandleFunc("/v1/"+name, func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, stampedID(r), name, fn) })
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := s.store.Ping(ctx); err != nil {
-			http.Error(w, "database unavailable", http.StatusServiceUnavailable)
+			rid := stampedID(r)
+			s.log.WarnContext(r.Context(), "health check failed", "request_id", rid, "error", err)
+			s.writeError(w, r, rid, apierror.New(apierror.Unavailable, "the database is unavailable"))
 			return
 		}
 		w.Write([]byte("ok\n")) //nolint:errcheck
 	})
-	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Every answer carries a request id and, for a browser, the CORS headers.
-		rid := requestID(r)
-		w.Header().Set("X-Request-Id", rid)
-		s.cors(w, r)
-		s.writeError(w, r, rid, apierror.Newf(apierror.NotFound, "no function at %s; functions are served at POST /v1/<name>", r.URL.Path))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, stampedID(r), apierror.Newf(apierror.NotFound, "no function at %s; functions are served at POST /v1/<name>", r.URL.Path))
 	})
-	mux.Handle("/", notFound)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rid := s.stamp(w, r)
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, rid)))
+	})
+}
+
+// stamp sets what every answer carries, the request id and, for a browser, the CORS headers,
+// and returns the request id.
+func (s *Server) stamp(w http.ResponseWriter, r *http.Request) string {
+	rid := requestID(r)
+	w.Header().Set("X-Request-Id", rid)
+	s.cors(w, r)
+	return rid
+}
+
+// requestIDKey holds, in a request's context, the request id Mux stamped on its answer.
+type requestIDKey struct{}
+
+// stampedID is the request id Mux set for r.
+func stampedID(r *http.Request) string {
+	rid, _ := r.Context().Value(requestIDKey{}).(string)
+	return rid
 }
 
 // call is one request on its way through a function.
@@ -140,11 +163,9 @@ type function struct {
 
 var functions = map[string]function{}
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, name string, fn function) {
+// serve runs one function; the request id and CORS headers are already set on w.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid, name string, fn function) {
 	start := time.Now()
-	rid := requestID(r)
-	w.Header().Set("X-Request-Id", rid)
-	s.cors(w, r)
 	rec := &statusRecorder{ResponseWriter: w}
 	var code apierror.Code
 	defer func() {

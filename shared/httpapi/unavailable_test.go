@@ -17,11 +17,10 @@ import (
 	"github.com/agentmem/agentmem/shared/store"
 )
 
-// A database nobody listens on answers 503 unavailable, with Retry-After, the request id and
-// CORS, and without the driver's message: the client is told to retry, not shown a 500.
-func TestDatabaseUnreachableIsUnavailable(t *testing.T) {
-	t.Parallel()
-	// store.Open does not connect: the first query finds nobody on port 1.
+// unreachableServer is a server over a database nobody listens on. store.Open does not
+// connect: the first query finds nobody on port 1.
+func unreachableServer(t *testing.T, origin string) *httpapi.Server {
+	t.Helper()
 	st, err := store.Open(context.Background(), store.Config{
 		DatabaseURL: "postgresql://postgres:postgres@127.0.0.1:1/postgres?connect_timeout=1"})
 	if err != nil {
@@ -32,9 +31,15 @@ func TestDatabaseUnreachableIsUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return httpapi.NewServer(st, v, slog.New(slog.DiscardHandler), httpapi.Config{AllowedOrigins: []string{origin}})
+}
+
+// A database nobody listens on answers 503 unavailable, with Retry-After, the request id and
+// CORS, and without the driver's message: the client is told to retry, not shown a 500.
+func TestDatabaseUnreachableIsUnavailable(t *testing.T) {
+	t.Parallel()
 	const origin = "https://app.example.com"
-	srv := httpapi.NewServer(st, v, slog.New(slog.DiscardHandler), httpapi.Config{AllowedOrigins: []string{origin}})
-	h := srv.Mux()
+	h := unreachableServer(t, origin).Mux()
 	id := uuid.New()
 	tok, err := auth.MintHS256(secret, auth.MintClaims{Role: auth.RoleUser, Subject: id.String()})
 	if err != nil {
