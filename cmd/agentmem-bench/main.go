@@ -97,7 +97,7 @@ func SizesFor(mode string) (bench.Sizes, error) {
 			Users: 10, MemoriesPerUser: 100, LargeUsers: 20, Queries: 20, WarmupQueries: 5,
 			Turns: 24, Reads: 24, Warmup: 4, Clients: 8,
 			SweepExpired: 3000, SweepLive: 1000, SweepBatch: 500, SweepBaseline: 24,
-			W5Clients: 16, W5Seconds: 1.5, W6Functions: []string{"get-context"}, W6Runs: 1,
+			W5Clients: 16, W5Seconds: 1, W6Functions: []string{"get-context"}, W6Runs: 1,
 		}, nil
 	}
 	return bench.Sizes{}, fmt.Errorf("unknown mode %q: full, quick or tiny", mode)

@@ -35,7 +35,7 @@ func TestRunTiny(t *testing.T) {
 	out := t.TempDir()
 	cfg := Config{
 		Mode: "tiny", ServerURL: server, Database: "agentmem_bench_test_" + hex.EncodeToString(b),
-		OutDir: out, Repo: repo, Sizes: sizes, Large: true, Log: testWriter{t},
+		OutDir: out, Repo: repo, Sizes: sizes, Log: testWriter{t},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -67,7 +67,7 @@ func TestRunTiny(t *testing.T) {
 			want = append(want, w+".sequential."+f)
 		}
 	}
-	for _, w := range []string{"w3_recall.store", "w3_recall.http", "w3_recall_large.store", "w3_recall_large.http"} {
+	for _, w := range []string{"w3_recall.store", "w3_recall.http"} {
 		want = append(want, w+".recall_at_10", w+".memories", w+".load_seconds")
 		for _, ph := range []string{"sequential", "concurrent"} {
 			for _, f := range phase {

@@ -55,9 +55,12 @@ func buildFlags(deploy bool) []string {
 	return nil
 }
 
-func build(ctx context.Context, cfg Config, pkg, out string) error {
+// build builds the main packages pkgs into dir in one go build, each binary named after the
+// last element of its package path.
+func build(ctx context.Context, cfg Config, dir string, pkgs ...string) error {
 	args := append([]string{"build"}, buildFlags(cfg.DeployBuild)...)
-	args = append(args, "-o", out, pkg)
+	args = append(args, "-o", dir+string(filepath.Separator))
+	args = append(args, pkgs...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = cfg.Repo
 	cmd.Env = os.Environ()
@@ -65,7 +68,7 @@ func build(ctx context.Context, cfg Config, pkg, out string) error {
 		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
 	}
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+		return fmt.Errorf("go build %s: %v\n%s", strings.Join(pkgs, " "), err, b)
 	}
 	return nil
 }
@@ -352,12 +355,17 @@ func runW6(ctx context.Context, cfg Config, db *benchDB, corpus *bench.Corpus) (
 		s.InitMS = bench.Median(inits)
 		return s, nil
 	}
+	pkgs := []string{"./cmd/agentmem"}
+	for _, fn := range sz.W6Functions {
+		pkgs = append(pkgs, "./functions/"+fn)
+	}
+	cfg.logf("W6: building %d binaries", len(pkgs))
+	if err := build(ctx, cfg, dir, pkgs...); err != nil {
+		return nil, err
+	}
 	for _, fn := range sz.W6Functions {
 		bin := filepath.Join(dir, fn)
-		cfg.logf("W6: building and starting %s", fn)
-		if err := build(ctx, cfg, "./functions/"+fn, bin); err != nil {
-			return nil, err
-		}
+		cfg.logf("W6: starting %s", fn)
 		role, user, body := w6Request(fn, corpus)
 		s, err := collect(fn, bin, func() (float64, float64, float64, int, error) {
 			claims := auth.MintClaims{Role: role, TTL: time.Hour}
@@ -384,10 +392,7 @@ func runW6(ctx context.Context, cfg Config, db *benchDB, corpus *bench.Corpus) (
 		r.Lambda = append(r.Lambda, s)
 	}
 	bin := filepath.Join(dir, "agentmem")
-	cfg.logf("W6: building and starting agentmem serve")
-	if err := build(ctx, cfg, "./cmd/agentmem", bin); err != nil {
-		return nil, err
-	}
+	cfg.logf("W6: starting agentmem serve")
 	s, err := collect("agentmem", bin, func() (float64, float64, float64, int, error) { return startServer(ctx, bin, db) })
 	if err != nil {
 		return nil, err
