@@ -72,6 +72,16 @@ func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res CommitResul
 	// fails, the memories are stored without vectors (nil) and embedded later: a turn is never
 	// lost for the provider's sake.
 	var vectors []*string
+	if p.Idempotency != nil && len(p.Memories) > 0 {
+		// A retry is answered from the record before anything is embedded again.
+		prior, found, err := s.findResponse(ctx, p.Scope, *p.Idempotency)
+		if err != nil || found {
+			if found {
+				err = json.Unmarshal(prior, &res)
+			}
+			return res, found, err
+		}
+	}
 	if len(p.Memories) > 0 {
 		texts := make([]string, len(p.Memories))
 		for i, m := range p.Memories {
@@ -252,9 +262,14 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 		}
 	}
 	if len(clientIDs) > 0 {
+		// A client id whose message expired (and awaits the sweep) is free again: its old row
+		// goes, so the message is stored anew and nothing expired is answered.
 		rows, err := tx.Query(ctx, `
+			with expired as (
+			  delete from agentmem.messages
+			  where session_id = $1 and id = any($2::uuid[]) and expires_at <= now())
 			select id, seq, created_at from agentmem.messages
-			where session_id = $1 and id = any($2::uuid[])`, p.SessionID, clientIDs)
+			where session_id = $1 and id = any($2::uuid[]) and expires_at > now()`, p.SessionID, clientIDs)
 		if err != nil {
 			return res, fmt.Errorf("select stored messages: %w", err)
 		}
@@ -316,9 +331,14 @@ select $1, $2, $3, x.content, x.key, x.metadata::jsonb, x.embedding::extensions.
 from unnest($6::text[], $7::text[], $8::text[], $9::text[]) as x(content, key, metadata, embedding)
 where exists (select 1 from agentmem.sessions s
               where s.id = $10 and s.user_id = $2 and s.tenant_id = $1 and s.agent = $3)
+-- In key order: two turns storing the same facts lock them in the same order, never a deadlock.
+order by x.key
 on conflict (user_id, tenant_id, agent, content_key) do update
   set content = excluded.content,
-      metadata = m.metadata || excluded.metadata,
+      -- an expired fact stored again starts afresh: nothing of the expired row comes back
+      id = case when m.expires_at <= now() then excluded.id else m.id end,
+      metadata = case when m.expires_at <= now() then excluded.metadata
+                      else m.metadata || excluded.metadata end,
       embedding = case when excluded.embedding is null and m.content = excluded.content then m.embedding
                        else excluded.embedding end,
       embedding_model = case when excluded.embedding is null and m.content = excluded.content then m.embedding_model
@@ -346,10 +366,13 @@ func newMemoryRows(mems []memory.NewMemory, vectors []*string) memoryRows {
 		last[r.keys[i]] = i
 		meta[r.keys[i]] = mergeObjects(meta[r.keys[i]], objectOrEmpty(m.Metadata))
 	}
-	for i, m := range mems {
-		if last[r.keys[i]] != i {
-			continue
-		}
+	rows := make([]int, 0, len(last))
+	for _, i := range last {
+		rows = append(rows, i)
+	}
+	sort.Slice(rows, func(a, b int) bool { return r.keys[rows[a]] < r.keys[rows[b]] })
+	for _, i := range rows {
+		m := mems[i]
 		r.contents = append(r.contents, m.Content)
 		r.ckeys = append(r.ckeys, r.keys[i])
 		r.metas = append(r.metas, string(meta[r.keys[i]]))
@@ -420,6 +443,33 @@ func (s *Store) claimKey(ctx context.Context, tx pgx.Tx, sc memory.Scope, k Idem
 		return nil, false, apierror.New(apierror.Conflict, "Idempotency-Key was already used with a different request")
 	}
 	return []byte(body), true, nil
+}
+
+// findResponse reads the recorded answer of an idempotency key still in its window, without
+// locking: a conflict when the key was used with another request.
+func (s *Store) findResponse(ctx context.Context, sc memory.Scope, k Idempotency) (body []byte, found bool, err error) {
+	var hash []byte
+	err = s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`
+			select request_hash, response_body from agentmem.idempotency_keys
+			where user_id = $1 and tenant_id = $2 and caller_role = $3 and function = $4 and key = $5
+			  and expires_at > now()`,
+			sc.UserID, sc.TenantID, k.CallerRole, k.Function, k.Key).QueryRow(func(row pgx.Row) error {
+			err := row.Scan(&hash, &body)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			found = err == nil
+			return err
+		})
+	})
+	if err != nil || !found {
+		return nil, false, err
+	}
+	if !bytes.Equal(hash, k.RequestHash) {
+		return nil, false, apierror.New(apierror.Conflict, "Idempotency-Key was already used with a different request")
+	}
+	return body, true, nil
 }
 
 func (s *Store) saveResponse(ctx context.Context, tx pgx.Tx, sc memory.Scope, k Idempotency, status int, res any) error {

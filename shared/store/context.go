@@ -72,7 +72,6 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 			return nil
 		})
 		if rp != nil {
-			b.Queue(recallSettings, recallSettingsArgs(*rp)...)
 			b.Queue(recallSQL, recallArgs(*rp)...).Query(func(rows pgx.Rows) error {
 				var err error
 				out.Memories, err = scanHits(rows)

@@ -45,7 +45,6 @@ func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error
 	}
 	var hits []memory.Hit
 	err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
-		b.Queue(recallSettings, recallSettingsArgs(p)...)
 		b.Queue(recallSQL, recallArgs(p)...).Query(func(rows pgx.Rows) error {
 			hits, err = scanHits(rows)
 			return err
@@ -80,13 +79,17 @@ func (s *Store) prepareRecall(ctx context.Context, p RecallParams) (RecallParams
 func candidates(k int) int { return max(2*k, 20) }
 
 // recallSQL ranks by full text, by vector distance, or fuses both ranks. The owner filter is
-// repeated (row-level security applies as well) so the indexes serve it; the HNSW scan goes on
-// until enough rows pass the filter (iterative scan), so a selective user still gets k results.
+// repeated (row-level security applies as well) so the owner index finds the user's rows; the
+// user's memories are then ranked exactly (the scoped rows are read once, as a materialised
+// CTE), so a user among many always gets the true top k: no approximate index scan can come
+// back short when the filter is selective. The ranked lists carry what the answer shows, so
+// nothing is read twice.
 const recallSQL = `
 with
 ftq as (select agentmem.any_words_query($1::text) as q),
-scoped as (
-  select m.* from agentmem.memories m
+scoped as materialized (
+  select m.id, m.content, m.metadata, m.created_at, m.fts, m.embedding, m.embedding_model
+  from agentmem.memories m
   where m.user_id = $2 and m.tenant_id = $3
     and ($4::text = '' or m.agent in ($4::text, ''))
     and m.expires_at > now()
@@ -94,7 +97,7 @@ scoped as (
     and not exists (select 1 from jsonb_each($5::jsonb) f where m.metadata -> f.key <> f.value)
 ),
 text_hits as (
-  select s.id, ts_rank_cd(s.fts, ftq.q) as score,
+  select s.id, s.content, s.metadata, s.created_at, ts_rank_cd(s.fts, ftq.q) as score,
          row_number() over (order by ts_rank_cd(s.fts, ftq.q) desc, s.id) as rank
   from scoped s, ftq
   where $6::text <> 'vector' and s.fts @@ ftq.q
@@ -102,7 +105,8 @@ text_hits as (
   limit $7
 ),
 vector_hits as (
-  select s.id, 1 - (s.embedding operator(extensions.<=>) $8::extensions.vector) as score,
+  select s.id, s.content, s.metadata, s.created_at,
+         1 - (s.embedding operator(extensions.<=>) $8::extensions.vector) as score,
          row_number() over (order by s.embedding operator(extensions.<=>) $8::extensions.vector, s.id) as rank
   from scoped s
   where $6::text <> 'text' and $8::extensions.vector is not null and s.embedding is not null
@@ -114,7 +118,8 @@ vector_hits as (
   limit $7
 ),
 fused as (
-  select coalesce(t.id, v.id) as id,
+  select coalesce(t.id, v.id) as id, coalesce(t.content, v.content) as content,
+         coalesce(t.metadata, v.metadata) as metadata, coalesce(t.created_at, v.created_at) as created_at,
          case $6::text
            when 'text' then t.score
            when 'vector' then v.score
@@ -122,18 +127,11 @@ fused as (
          end as score
   from text_hits t full join vector_hits v on v.id = t.id
 )
-select m.id, m.content, f.score::float8, m.metadata, m.created_at
-from fused f join agentmem.memories m on m.id = f.id
-where f.score >= $12::float8
-order by f.score desc, m.id
+select id, content, score::float8, metadata, created_at
+from fused
+where score >= $12::float8
+order by score desc, id
 limit $13`
-
-// recallSettings tunes the vector search of one transaction: the HNSW scan goes on until
-// enough rows pass the owner filter (iterative scan) with a candidate list sized for k.
-const recallSettings = `select set_config('hnsw.iterative_scan', 'strict_order', true),
-	set_config('hnsw.ef_search', $1::text, true)`
-
-func recallSettingsArgs(p RecallParams) []any { return []any{fmt.Sprint(max(40, candidates(p.K)))} }
 
 func recallArgs(p RecallParams) []any {
 	var emb *string
