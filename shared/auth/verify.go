@@ -25,12 +25,12 @@ import (
 // DefaultAudience is the audience Supabase puts in user access tokens.
 const DefaultAudience = "authenticated"
 
+// MaxTenantLen is the longest tenant_id accepted, in characters, from a token or a request.
+const MaxTenantLen = 128
+
 const (
 	// maxTokenLen bounds the work done on a token before its signature is checked.
 	maxTokenLen = 16 << 10
-	// maxTenantLen is the longest tenant_id accepted, in characters.
-	maxTenantLen = 128
-
 	// jwksRefreshInterval is how often the cached key set is refetched in the background, so a
 	// revoked key stops being trusted within this time.
 	jwksRefreshInterval = 10 * time.Minute
@@ -210,16 +210,17 @@ func (v *Verifier) user(c *claims) (Principal, error) {
 		return Principal{}, apierror.New(apierror.Unauthenticated, errIssuer)
 	}
 	tenant := c.AppMetadata.TenantID
-	if !validTenant(tenant) {
+	if !ValidTenant(tenant) {
 		return Principal{}, apierror.New(apierror.Unauthenticated, errTenant)
 	}
 	return Principal{Role: RoleUser, UserID: id, TenantID: tenant}, nil
 }
 
-// validTenant accepts "" (no tenant) or up to maxTenantLen printable characters: the value ends
-// up in Postgres, which cannot store a NUL.
-func validTenant(s string) bool {
-	if utf8.RuneCountInString(s) > maxTenantLen {
+// ValidTenant accepts "" (no tenant) or up to MaxTenantLen characters without control characters
+// (Unicode Cc: C0, DEL and C1): the value ends up in Postgres, which cannot store a NUL, and in
+// logs. It is the one rule for a tenant, whether a token or a request body names it.
+func ValidTenant(s string) bool {
+	if utf8.RuneCountInString(s) > MaxTenantLen {
 		return false
 	}
 	for _, r := range s {
@@ -229,6 +230,9 @@ func validTenant(s string) bool {
 	}
 	return true
 }
+
+// validTenant is ValidTenant under the name the package's code used before it was exported.
+var validTenant = ValidTenant
 
 // keyfunc pins each algorithm to its kind of key: HS256 only ever meets the secret, ES256 and
 // RS256 only the JWKS, so a token cannot choose how it is checked.

@@ -2,13 +2,11 @@ package httpapi
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/shared/apierror"
-	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -67,8 +65,9 @@ func (s *Server) ForgetUser(ctx context.Context, userID uuid.UUID, tenant *strin
 	}
 	p := store.ForgetParams{UserID: userID, AllTenants: tenant == nil}
 	if tenant != nil {
-		if memory.CharCount(*tenant) > maxTenantLen || !printableUTF8(*tenant) {
-			return store.ForgetResult{}, apierror.Invalid("tenant_id", fmt.Sprintf("must be at most %d printable characters", maxTenantLen))
+		var f apierror.Fields
+		if !tenantField(&f, tenant) {
+			return store.ForgetResult{}, f.Err()
 		}
 		p.TenantID = *tenant
 	}

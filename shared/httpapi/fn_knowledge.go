@@ -209,7 +209,7 @@ func knowledgeSource(f *apierror.Fields, v *string) string {
 	case v == nil:
 		f.Add("source", "is required")
 	case memory.CharCount(*v) < 1 || memory.CharCount(*v) > knowledgeSourceMaxChars ||
-		strings.TrimSpace(*v) == "" || !printableUTF8(*v):
+		strings.TrimSpace(*v) == "" || hasControl(*v):
 		f.Addf("source", "must be 1 to %d printable characters, not only white space", knowledgeSourceMaxChars)
 	default:
 		return *v
@@ -220,8 +220,7 @@ func knowledgeSource(f *apierror.Fields, v *string) string {
 // knowledgeTenant is the tenant whose knowledge base a request touches: a service names it
 // (default ""), a user has its token's and may only repeat it.
 func (c *call) knowledgeTenant(tenantID *string, f *apierror.Fields) (string, error) {
-	if tenantID != nil && (memory.CharCount(*tenantID) > maxTenantLen || !printableUTF8(*tenantID)) {
-		f.Addf("tenant_id", "must be at most %d printable characters", maxTenantLen)
+	if !tenantField(f, tenantID) {
 		return "", nil
 	}
 	if c.principal.IsService() {

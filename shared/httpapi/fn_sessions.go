@@ -258,7 +258,7 @@ func (s *Server) setSessionTitle(ctx context.Context, c *call) (int, any, error)
 			f.Addf("title", "must be 1 to %d characters", sessionTitleMaxChars)
 		case strings.TrimSpace(t) == "":
 			f.Add("title", "must not be blank")
-		case !printableUTF8(t):
+		case hasControl(t):
 			f.Add("title", "must not contain control characters")
 		default:
 			title = &t

@@ -160,7 +160,7 @@ func (s *Server) commitTurn(ctx context.Context, c *call) (int, any, error) {
 		}
 	}
 	if key := c.r.Header.Get("Idempotency-Key"); key != "" || len(c.r.Header.Values("Idempotency-Key")) > 0 {
-		if len(key) < 1 || len(key) > 255 || !printable(key) {
+		if len(key) < 1 || len(key) > 255 || !printableASCII(key) {
 			f.Add("Idempotency-Key", "must be 1 to 255 printable ASCII characters")
 		} else {
 			p.Idempotency = &store.Idempotency{

@@ -258,13 +258,15 @@ func errorForLog(e *apierror.Error) string {
 // requestID echoes a sane X-Request-Id or makes one.
 func requestID(r *http.Request) string {
 	id := r.Header.Get("X-Request-Id")
-	if id != "" && len(id) <= 128 && printable(id) {
+	if id != "" && len(id) <= 128 && printableASCII(id) {
 		return id
 	}
 	return uuid.NewString()
 }
 
-func printable(s string) bool {
+// printableASCII reports whether s is printable ASCII, all a header value we echo or key on
+// may hold.
+func printableASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] > 0x7e {
 			return false

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"unicode/utf8"
+	"strings"
+	"unicode"
 
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -20,8 +22,6 @@ type actingFor struct {
 }
 
 var agentPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
-
-const maxTenantLen = 128
 
 // scope works out whose data a request touches. A user acts for themself; a service names
 // user_id (and tenant_id). A user naming someone else is refused.
@@ -34,8 +34,7 @@ func (c *call) scope(a actingFor, agent *string, defaultAgent string, f *apierro
 			sc.Agent = *agent
 		}
 	}
-	if a.TenantID != nil && (utf8.RuneCountInString(*a.TenantID) > maxTenantLen || !printableUTF8(*a.TenantID)) {
-		f.Addf("tenant_id", "must be at most %d printable characters", maxTenantLen)
+	if !tenantField(f, a.TenantID) {
 		return sc, nil
 	}
 	p := c.principal
@@ -118,14 +117,19 @@ func objectField(f *apierror.Fields, field string, raw json.RawMessage, maxBytes
 	return buf.Bytes()
 }
 
-func printableUTF8(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
+// tenantField checks a tenant_id a request names, when it names one, by the rule a token's
+// tenant follows: a tenant the verifier refuses in a token is refused in a body too.
+func tenantField(f *apierror.Fields, v *string) bool {
+	if v != nil && !auth.ValidTenant(*v) {
+		f.Addf("tenant_id", "must be at most %d printable characters", auth.MaxTenantLen)
+		return false
 	}
 	return true
 }
+
+// hasControl reports whether s holds a control character (Unicode Cc: C0, DEL and C1), which
+// a name or title shown to people must not.
+func hasControl(s string) bool { return strings.ContainsFunc(s, unicode.IsControl) }
 
 func oneOf(f *apierror.Fields, field string, v *string, def string, allowed ...string) string {
 	if v == nil {
