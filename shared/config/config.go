@@ -21,18 +21,38 @@ const (
 	LocalJWTSecret   = "super-secret-jwt-token-with-at-least-32-characters-long"
 )
 
+// The ways to verify access tokens (SUPABASE_AUTH_VERIFY).
+const (
+	// AuthVerifyJWT checks each token's signature locally, with the JWKS and/or the HS256 secret.
+	AuthVerifyJWT = "jwt"
+	// AuthVerifyAuthServer asks the project's Auth server who each user token belongs to.
+	AuthVerifyAuthServer = "auth-server"
+)
+
 // Config is everything a function needs to start.
 type Config struct {
 	// DatabaseURL (DATABASE_URL); default LocalDatabaseURL. Pooler URLs work.
 	DatabaseURL string
 	// SupabaseURL (SUPABASE_URL); default none.
 	SupabaseURL string
-	// JWTSecret (SUPABASE_JWT_SECRET), the HS256 secret; default LocalJWTSecret only when no
-	// other way to verify tokens is configured, the database is on this machine and the
-	// process is not a Lambda function (elsewhere that is a start-up error).
+	// AuthVerify (SUPABASE_AUTH_VERIFY) says how access tokens are verified: AuthVerifyJWT
+	// (default: signatures checked locally with JWKSURL and/or JWTSecret) or
+	// AuthVerifyAuthServer (user tokens are sent to $SUPABASE_URL/auth/v1/user, answers cached
+	// for at most 60 s; needs SupabaseURL and AnonKey). The Auth server does not describe
+	// service keys, so in auth-server mode a service_role token is checked locally with
+	// JWTSecret and/or JWKSURL, and refused when neither is set: neither defaults in this mode,
+	// so accepting service tokens is a choice made by setting one.
+	AuthVerify string
+	// AnonKey (SUPABASE_ANON_KEY) is the project's publishable or anon key, sent as the
+	// apikey header Supabase's API gateway requires; default none, required with
+	// AuthVerifyAuthServer.
+	AnonKey string
+	// JWTSecret (SUPABASE_JWT_SECRET), the HS256 secret; default LocalJWTSecret only in jwt
+	// mode when no other way to verify tokens is configured, the database is on this machine
+	// and the process is not a Lambda function (elsewhere that is a start-up error).
 	JWTSecret string
 	// JWKSURL (SUPABASE_JWKS_URL); default $SUPABASE_URL/auth/v1/.well-known/jwks.json when
-	// SUPABASE_URL is set.
+	// SUPABASE_URL is set, in jwt mode only.
 	JWKSURL string
 	// JWTIssuer (JWT_ISSUER); default none (not checked).
 	JWTIssuer string
@@ -107,6 +127,8 @@ func Load(getenv func(string) string) (Config, error) {
 		JWTSecret:   getenv("SUPABASE_JWT_SECRET"),
 		JWKSURL:     getenv("SUPABASE_JWKS_URL"),
 		JWTIssuer:   getenv("JWT_ISSUER"),
+		AuthVerify:  strings.TrimSpace(getenv("SUPABASE_AUTH_VERIFY")),
+		AnonKey:     strings.TrimSpace(getenv("SUPABASE_ANON_KEY")),
 		Addr:        getenv("ADDR"),
 		MaxConns:    4,
 	}
@@ -116,10 +138,21 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.Addr == "" {
 		c.Addr = "127.0.0.1:9000"
 	}
-	if c.JWKSURL == "" && c.SupabaseURL != "" {
+	switch c.AuthVerify {
+	case "":
+		c.AuthVerify = AuthVerifyJWT
+	case AuthVerifyJWT:
+	case AuthVerifyAuthServer:
+		if err := c.checkAuthServer(); err != nil {
+			return c, err
+		}
+	default:
+		return c, fmt.Errorf("SUPABASE_AUTH_VERIFY must be jwt or auth-server, not %q", c.AuthVerify)
+	}
+	if c.AuthVerify == AuthVerifyJWT && c.JWKSURL == "" && c.SupabaseURL != "" {
 		c.JWKSURL = c.SupabaseURL + "/auth/v1/.well-known/jwks.json"
 	}
-	if c.JWTSecret == "" && c.JWKSURL == "" {
+	if c.AuthVerify == AuthVerifyJWT && c.JWTSecret == "" && c.JWKSURL == "" {
 		// The local default secret is public: it may only ever guard a local database, never
 		// a deployed function, or anyone could mint a service token.
 		if getenv("AWS_LAMBDA_FUNCTION_NAME") != "" || !isLocalURL(c.DatabaseURL) {
@@ -168,6 +201,20 @@ func Load(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// checkAuthServer checks what SUPABASE_AUTH_VERIFY=auth-server needs.
+func (c *Config) checkAuthServer() error {
+	if c.SupabaseURL == "" {
+		return errors.New("SUPABASE_AUTH_VERIFY=auth-server needs SUPABASE_URL, e.g. https://<ref>.supabase.co")
+	}
+	if u, err := url.Parse(c.SupabaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("SUPABASE_URL must be an http or https URL, not %q", c.SupabaseURL)
+	}
+	if c.AnonKey == "" {
+		return errors.New("SUPABASE_AUTH_VERIFY=auth-server needs SUPABASE_ANON_KEY, the project's publishable or anon key")
+	}
+	return nil
 }
 
 // loadEmbedding reads the EMBEDDING_* settings and AWS_REGION.

@@ -113,3 +113,57 @@ func TestTokenVerificationSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestAuthServerVerificationSettings(t *testing.T) {
+	t.Parallel()
+	const remote = "postgresql://postgres.ref:pw@aws-0-eu-west-1.pooler.supabase.com:6543/postgres"
+	server := func(extra map[string]string) map[string]string {
+		vars := map[string]string{"DATABASE_URL": remote, "SUPABASE_AUTH_VERIFY": "auth-server",
+			"SUPABASE_URL": "https://ref.supabase.co/", "SUPABASE_ANON_KEY": "sb_publishable_abc"}
+		for k, v := range extra {
+			vars[k] = v
+		}
+		return vars
+	}
+	for _, tc := range []struct {
+		name               string
+		vars               map[string]string
+		mode, secret, jwks string
+		fails              string // in the error
+	}{
+		{name: "default", vars: map[string]string{"SUPABASE_URL": "https://ref.supabase.co"}, mode: "jwt",
+			jwks: "https://ref.supabase.co/auth/v1/.well-known/jwks.json"},
+		{name: "jwt", vars: map[string]string{"SUPABASE_AUTH_VERIFY": "jwt"}, mode: "jwt", secret: config.LocalJWTSecret},
+		// Neither the JWKS nor the local secret is a default here: service tokens are refused.
+		{name: "auth server", vars: server(nil), mode: "auth-server"},
+		{name: "auth server on a local database", vars: server(map[string]string{"DATABASE_URL": config.LocalDatabaseURL}), mode: "auth-server"},
+		{name: "auth server with the legacy secret for service tokens", vars: server(map[string]string{"SUPABASE_JWT_SECRET": "s"}),
+			mode: "auth-server", secret: "s"},
+		{name: "auth server with a JWKS for service tokens", vars: server(map[string]string{"SUPABASE_JWKS_URL": "https://keys.example/jwks.json"}),
+			mode: "auth-server", jwks: "https://keys.example/jwks.json"},
+		{name: "auth server without url", vars: server(map[string]string{"SUPABASE_URL": ""}), fails: "SUPABASE_URL"},
+		{name: "auth server without key", vars: server(map[string]string{"SUPABASE_ANON_KEY": " "}), fails: "SUPABASE_ANON_KEY"},
+		{name: "auth server, url not http", vars: server(map[string]string{"SUPABASE_URL": "ref.supabase.co"}), fails: "SUPABASE_URL"},
+		{name: "unknown mode", vars: map[string]string{"SUPABASE_AUTH_VERIFY": "gotrue"}, fails: "SUPABASE_AUTH_VERIFY"},
+		{name: "mode in capitals", vars: map[string]string{"SUPABASE_AUTH_VERIFY": "JWT"}, fails: "SUPABASE_AUTH_VERIFY"},
+	} {
+		c, err := config.Load(env(tc.vars))
+		if tc.fails != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.fails) {
+				t.Errorf("%s: err %v, want a start-up error naming %s", tc.name, err, tc.fails)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if c.AuthVerify != tc.mode || c.JWTSecret != tc.secret || c.JWKSURL != tc.jwks {
+			t.Errorf("%s: mode %q secret %q jwks %q, want %q %q %q", tc.name, c.AuthVerify, c.JWTSecret, c.JWKSURL,
+				tc.mode, tc.secret, tc.jwks)
+		}
+		if tc.mode == config.AuthVerifyAuthServer && (c.SupabaseURL != "https://ref.supabase.co" || c.AnonKey != "sb_publishable_abc") {
+			t.Errorf("%s: url %q key %q", tc.name, c.SupabaseURL, c.AnonKey)
+		}
+	}
+}

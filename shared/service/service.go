@@ -45,9 +45,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	v, err := auth.NewVerifier(ctx, auth.Config{
-		JWTSecret: cfg.JWTSecret, JWKSURL: cfg.JWKSURL, Issuer: cfg.JWTIssuer, Logger: log,
-	})
+	v, err := newVerifier(ctx, cfg, log)
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("token verifier: %w", err)
@@ -57,6 +55,31 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 		NotesMaxChars: cfg.NotesMaxChars,
 	})
 	return &Service{Config: cfg, Log: log, Store: st, Server: srv}, nil
+}
+
+// newVerifier builds the token verifier cfg.AuthVerify names. In auth-server mode the JWT
+// verifier, when a secret or JWKS is configured, checks service_role tokens only.
+func newVerifier(ctx context.Context, cfg config.Config, log *slog.Logger) (httpapi.Verifier, error) {
+	var jwtV *auth.Verifier
+	if cfg.AuthVerify != config.AuthVerifyAuthServer || cfg.JWTSecret != "" || cfg.JWKSURL != "" {
+		v, err := auth.NewVerifier(ctx, auth.Config{
+			JWTSecret: cfg.JWTSecret, JWKSURL: cfg.JWKSURL, Issuer: cfg.JWTIssuer, Logger: log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		jwtV = v
+	}
+	if cfg.AuthVerify != config.AuthVerifyAuthServer {
+		return jwtV, nil
+	}
+	asv, err := auth.NewAuthServerVerifier(auth.AuthServerConfig{
+		URL: cfg.SupabaseURL, APIKey: cfg.AnonKey, ServiceTokens: jwtV,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return asv, nil
 }
 
 // newEmbedder builds the configured embedder and checks that the schema can store its vectors.

@@ -2,12 +2,21 @@ package service_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
 	"github.com/agentmem/agentmem/shared/service"
+	"github.com/agentmem/agentmem/shared/testdb"
 )
 
 // An embedder whose vectors the schema cannot store stops start-up, before any connection,
@@ -45,6 +54,82 @@ func TestStartRefusesVectorsTheSchemaCannotStore(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%v: error %q does not say %q", tc.vars, err, w)
 			}
+		}
+	}
+}
+
+// SUPABASE_AUTH_VERIFY=auth-server puts the project's Auth server in front of every function:
+// its 200 lets a request through, its 401 is a 401, its outage a 503 the client retries.
+func TestAuthServerMode(t *testing.T) {
+	t.Parallel()
+	const anonKey = "sb_publishable_service-test"
+	user := uuid.New()
+	mint := func(c auth.MintClaims) string {
+		tok, err := auth.MintHS256("a-secret-only-the-fake-auth-server-would-know", c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	good := mint(auth.MintClaims{Role: auth.RoleUser, Subject: user.String()})
+	signedOut := mint(auth.MintClaims{Role: auth.RoleUser, Subject: user.String(), Issuer: "signed-out"})
+	outage := mint(auth.MintClaims{Role: auth.RoleUser, Subject: user.String(), Issuer: "outage"})
+	serviceKey := mint(auth.MintClaims{Role: auth.RoleService})
+	var calls atomic.Int32
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path != "/auth/v1/user" || r.Header.Get("apikey") != anonKey:
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"message":"Invalid API key"}`) //nolint:errcheck
+		case r.Header.Get("Authorization") == "Bearer "+good:
+			fmt.Fprintf(w, `{"id":%q,"aud":"authenticated","role":"authenticated","email":"ada@example.com",`+
+				`"app_metadata":{"provider":"email","tenant_id":"t1"},"user_metadata":{}}`, user)
+		case r.Header.Get("Authorization") == "Bearer "+outage:
+			w.WriteHeader(http.StatusBadGateway)
+		default:
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `{"code":403,"error_code":"session_not_found","msg":"Session from session_id claim in JWT does not exist"}`) //nolint:errcheck
+		}
+	}))
+	t.Cleanup(fake.Close)
+	vars := map[string]string{"DATABASE_URL": testdb.ServerURL(t), "SUPABASE_AUTH_VERIFY": "auth-server",
+		"SUPABASE_URL": fake.URL, "SUPABASE_ANON_KEY": anonKey}
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	fn := svc.Server.Functions()[0]
+	for _, tc := range []struct {
+		name   string
+		token  string
+		status int // a GET that passes authentication is then refused with 405
+		calls  int32
+	}{
+		{"user", good, http.StatusMethodNotAllowed, 1},
+		{"user again, from the cache", good, http.StatusMethodNotAllowed, 1},
+		{"signed out", signedOut, http.StatusUnauthorized, 2},
+		{"auth server down", outage, http.StatusServiceUnavailable, 3},
+		{"service token without a secret", serviceKey, http.StatusUnauthorized, 3},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/v1/"+fn, nil)
+		req.Header.Set("Authorization", "Bearer "+tc.token)
+		rec := httptest.NewRecorder()
+		svc.Server.Mux().ServeHTTP(rec, req)
+		if rec.Code != tc.status {
+			t.Errorf("%s: status %d, want %d: %s", tc.name, rec.Code, tc.status, rec.Body)
+		}
+		if tc.status == http.StatusServiceUnavailable && rec.Header().Get("Retry-After") == "" {
+			t.Errorf("%s: 503 without Retry-After", tc.name)
+		}
+		if n := calls.Load(); n != tc.calls {
+			t.Errorf("%s: the Auth server was called %d times, want %d", tc.name, n, tc.calls)
 		}
 	}
 }
