@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -80,7 +81,7 @@ func decodeError(err error) error {
 		if field == "" {
 			return apierror.Newf(apierror.InvalidRequest, "the body must be a JSON object, not %s", typ.Value)
 		}
-		return apierror.Invalid(field, fmt.Sprintf("must be %s, not %s", jsonKind(typ.Type.String()), typ.Value))
+		return apierror.Invalid(field, typeMessage(typ))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		return apierror.Invalid(name, "is not a known field")
@@ -88,18 +89,55 @@ func decodeError(err error) error {
 	return apierror.Wrap(apierror.InvalidRequest, "malformed JSON", err)
 }
 
-func jsonKind(goType string) string {
-	switch {
-	case strings.Contains(goType, "string"):
-		return "a string"
-	case strings.Contains(goType, "int"), strings.Contains(goType, "float"), strings.Contains(goType, "Number"):
+// typeMessage says what is wrong with a JSON value its Go field cannot hold: the wrong kind of
+// value, a number with a fraction or an exponent where an integer belongs, or a number beyond
+// the field's range.
+func typeMessage(e *json.UnmarshalTypeError) string {
+	t := e.Type
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	got := e.Value
+	if num, ok := strings.CutPrefix(got, "number "); ok {
+		switch {
+		case isInteger(t) && strings.ContainsAny(num, ".eE"):
+			return "must be an integer"
+		case isInteger(t), t.Kind() == reflect.Float32, t.Kind() == reflect.Float64:
+			return "is out of range"
+		}
+		got = "number"
+	}
+	return fmt.Sprintf("must be %s, not %s", jsonKind(t), got)
+}
+
+// jsonKind names the JSON value a Go type takes.
+func jsonKind(t reflect.Type) string {
+	if t == reflect.TypeFor[json.Number]() {
 		return "a number"
-	case strings.Contains(goType, "bool"):
+	}
+	if isInteger(t) {
+		return "an integer"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
 		return "a boolean"
-	case strings.HasPrefix(goType, "[]"), strings.HasPrefix(goType, "*[]"):
+	case reflect.Slice, reflect.Array:
 		return "an array"
 	}
 	return "an object"
+}
+
+func isInteger(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
 }
 
 // hasNUL reports whether a JSON text has a \u0000 escape inside a string. Raw control

@@ -467,6 +467,51 @@ func TestTransportEveryFunction(t *testing.T) {
 	}
 }
 
+// A value of the wrong type, a fraction where an integer belongs or a number out of range is
+// a 400 that names the field and says which.
+func TestTransportTypeErrors(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	u := e.newUser("")
+	svc := e.serviceToken()
+	sid := uuid.NewString()
+	for _, tc := range []struct {
+		fn, body, field, message string
+	}{
+		{"recall", `{"query":"x","k":1.0}`, "k", "must be an integer"},
+		{"recall", `{"query":"x","k":2.5}`, "k", "must be an integer"},
+		{"recall", `{"query":"x","k":1e1}`, "k", "must be an integer"},
+		{"recall", `{"query":"x","k":"10"}`, "k", "must be an integer, not string"},
+		{"recall", `{"query":"x","k":99999999999999999999}`, "k", "is out of range"},
+		{"recall", `{"query":"x","k":-99999999999999999999}`, "k", "is out of range"},
+		{"recall", `{"query":"x","min_score":1e309}`, "min_score", "is out of range"},
+		{"recall", `{"query":"x","min_score":-1e309}`, "min_score", "is out of range"},
+		{"recall", `{"query":"x","min_score":"0.5"}`, "min_score", "must be a number, not string"},
+		{"recall", `{"query":5}`, "query", "must be a string, not number"},
+		{"recall", `{"query":["x"]}`, "query", "must be a string, not array"},
+		{"get-context", `{"session_id":"` + sid + `","max_messages":20.0}`, "max_messages", "must be an integer"},
+		{"commit-turn", `{"session_id":"` + sid + `","messages":[{"role":"user","content":"x"}],"ttl_seconds":1e400}`, "ttl_seconds", "must be an integer"},
+		{"commit-turn", `{"session_id":"` + sid + `","messages":{}}`, "messages", "must be an array, not object"},
+		{"commit-turn", `{"session_id":"` + sid + `","messages":[{"role":"user","content":7}]}`, "messages.content", "must be a string, not number"},
+		{"sweep-expired", `{"dry_run":1}`, "dry_run", "must be a boolean, not number"},
+		{"sweep-expired", `{"batch_size":18446744073709551616}`, "batch_size", "is out of range"},
+	} {
+		tok := u.token
+		if tc.fn == "sweep-expired" {
+			tok = svc
+		}
+		r := e.call(tok, tc.fn, tc.body).must(t, http.StatusBadRequest)
+		errs := list(r.body["errors"])
+		if r.problemCode() != "invalid_request" || len(errs) != 1 ||
+			str(obj(errs[0])["field"]) != tc.field || str(obj(errs[0])["message"]) != tc.message {
+			t.Errorf("%s %s: %s, want %s %q", tc.fn, tc.body, r.raw, tc.field, tc.message)
+		}
+	}
+	if n := e.count("sessions", "user_id = $1", u.id); n != 0 {
+		t.Errorf("%d sessions stored by refused bodies", n)
+	}
+}
+
 func TestTransportUnknownPath(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
