@@ -157,14 +157,9 @@ func (s *Server) sessionHistory(ctx context.Context, c *call) (int, any, error) 
 	return http.StatusOK, out, nil
 }
 
+// sessionChangeRequest is the request of reset, delete and delete_message; only
+// delete_message takes message_id.
 type sessionChangeRequest struct {
-	actingFor
-	Op        *string `json:"op"`
-	SessionID *string `json:"session_id"`
-	Agent     *string `json:"agent"`
-}
-
-type deleteMessageRequest struct {
 	actingFor
 	Op        *string `json:"op"`
 	SessionID *string `json:"session_id"`
@@ -174,19 +169,14 @@ type deleteMessageRequest struct {
 
 // changeSession runs reset, delete and delete_message.
 func (s *Server) changeSession(ctx context.Context, c *call, op string) (int, any, error) {
-	var req deleteMessageRequest
-	var err error
-	if op == sessionsOpDeleteMessage {
-		err = decode(c.body, &req)
-	} else {
-		var r sessionChangeRequest
-		err = decode(c.body, &r)
-		req = deleteMessageRequest{actingFor: r.actingFor, Op: r.Op, SessionID: r.SessionID, Agent: r.Agent}
-	}
-	if err != nil {
+	var req sessionChangeRequest
+	if err := decode(c.body, &req); err != nil {
 		return 0, nil, err
 	}
 	var f apierror.Fields
+	if op != sessionsOpDeleteMessage {
+		unusedForOp(&f, op, "message_id", req.MessageID != nil)
+	}
 	sc, id, err := c.sessionOf(req.actingFor, req.Agent, req.SessionID, &f)
 	if err != nil {
 		return 0, nil, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -198,8 +199,7 @@ func validateMessage(f *apierror.Fields, i int, m messageIn) (memory.NewMessage,
 		} else {
 			ids := map[string]bool{}
 			for k, tc := range m.ToolCalls {
-				field := idx("messages", i, "tool_calls") + idx("", k, "")
-				field = field[:len(field)-1]
+				field := fmt.Sprintf("messages[%d].tool_calls[%d]", i, k)
 				switch {
 				case tc.ID == "" || len(tc.ID) > maxToolCallIDChars:
 					f.Addf(field+".id", "must be 1 to %d characters", maxToolCallIDChars)

@@ -140,19 +140,8 @@ func oneOf(f *apierror.Fields, field string, v *string, def string, allowed ...s
 			return a
 		}
 	}
-	f.Addf(field, "must be one of %s", joinOr(allowed))
+	f.Addf(field, "must be one of %s", strings.Join(allowed, ", "))
 	return def
-}
-
-func joinOr(xs []string) string {
-	out := ""
-	for i, x := range xs {
-		if i > 0 {
-			out += ", "
-		}
-		out += x
-	}
-	return out
 }
 
 func idx(field string, i int, sub string) string { return fmt.Sprintf("%s[%d].%s", field, i, sub) }
