@@ -64,20 +64,6 @@ join pg_catalog.pg_class dst on dst.oid = con.confrelid
 join pg_catalog.pg_namespace dn on dn.oid = dst.relnamespace
 where con.contype = 'f' and sn.nspname = 'agentmem' and dn.nspname = 'agentmem' and src.oid <> dst.oid`
 
-// UserTables lists the tables of schema agentmem that have a user_id column, in the order
-// ForgetUser empties them.
-func (s *Store) UserTables(ctx context.Context) ([]string, error) {
-	var names []string
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tables, err := userTables(ctx, tx)
-		for _, t := range tables {
-			names = append(names, t.name)
-		}
-		return err
-	})
-	return names, err
-}
-
 // userTables returns the tables with user rows, each before the tables it references, so that
 // counted deletes come before cascades.
 func userTables(ctx context.Context, tx pgx.Tx) ([]userTable, error) {
@@ -155,6 +141,13 @@ func referencingFirst(tables []userTable, refs map[string][]string) []userTable 
 // ForgetUser erases every row of a user in every table of schema agentmem that has a user_id
 // column, in one transaction: all of it or, on any error, none. Rows that hang off the user's
 // rows through foreign keys (without a user_id of their own) go with them by cascade.
+//
+// It takes the user's advisory lock in exclusive mode first (see setClaimsSQL): transactions of
+// the user in flight finish before it starts, and those that start meanwhile wait until it
+// commits, so it erases everything committed before it and never a row committed while it ran.
+// It then locks the user's sessions before any other row, in the order a commit takes its locks
+// (the session, then what hangs off it and the memories), for writers that bypass the user lock
+// (the sweep, which skips locked rows).
 func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (ForgetResult, error) {
 	res := ForgetResult{UserID: p.UserID, Deleted: map[string]int64{}}
 	if !p.AllTenants {
@@ -164,23 +157,25 @@ func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (ForgetResult, e
 	if p.AsUser && p.AllTenants {
 		return res, fmt.Errorf("forget user: a user erases within its own tenant only")
 	}
-	claims, err := claimsJSON(memory.Scope{TenantID: p.TenantID, UserID: p.UserID})
-	if err != nil {
-		return res, err
-	}
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.asServiceRole(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, lockUserSQL, p.UserID.String()); err != nil {
+			return fmt.Errorf("lock user: %w", err)
+		}
+		role := "service_role"
 		if p.AsUser {
-			if _, err := tx.Exec(ctx, `select set_config('request.jwt.claims', $1::text, true)`, claims); err != nil {
-				return fmt.Errorf("set claims: %w", err)
+			if err := setScope(ctx, tx, memory.Scope{TenantID: p.TenantID, UserID: p.UserID}); err != nil {
+				return err
 			}
-		} else if _, err := tx.Exec(ctx, `select set_config('request.jwt.claims', '{"role":"service_role"}', true)`); err != nil {
-			return fmt.Errorf("set claims: %w", err)
+			role = "authenticated"
+		}
+		q, args := forgetSQL(userTable{name: "sessions", userType: "uuid", hasTenant: true}, p, "select 1 from")
+		if _, err := tx.Exec(ctx, q+" for update", args...); err != nil {
+			return fmt.Errorf("lock sessions: %w", err)
 		}
 		tables, err := userTables(ctx, tx)
 		if err != nil {
 			return err
 		}
-		role := ""
 		for _, t := range tables {
 			want := "service_role"
 			if p.AsUser && t.userDelete {
@@ -192,7 +187,7 @@ func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (ForgetResult, e
 				}
 				role = want
 			}
-			q, args := forgetSQL(t, p)
+			q, args := forgetSQL(t, p, "delete from")
 			tag, err := tx.Exec(ctx, q, args...)
 			if err != nil {
 				return fmt.Errorf("forget user in %s: %w", t.name, err)
@@ -204,8 +199,9 @@ func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (ForgetResult, e
 	return res, err
 }
 
-func forgetSQL(t userTable, p ForgetParams) (string, []any) {
-	q := "delete from agentmem." + pgx.Identifier{t.name}.Sanitize()
+// forgetSQL is verb ("delete from", "select 1 from") applied to the rows of the user in t.
+func forgetSQL(t userTable, p ForgetParams, verb string) (string, []any) {
+	q := verb + " agentmem." + pgx.Identifier{t.name}.Sanitize()
 	switch t.userType {
 	case "uuid":
 		q += " where user_id = $1::uuid"

@@ -96,20 +96,40 @@ func claimsJSON(sc memory.Scope) (string, error) {
 // inScope runs fn in one transaction as the scope's user: role `authenticated` and the
 // user's claims set for the transaction only, so row-level security applies.
 func (s *Store) inScope(ctx context.Context, sc memory.Scope, fn func(tx pgx.Tx) error) error {
-	claims, err := claimsJSON(sc)
-	if err != nil {
-		return err
-	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, setClaimsSQL, claims); err != nil {
-			return fmt.Errorf("set claims: %w", err)
+		if err := setScope(ctx, tx, sc); err != nil {
+			return err
 		}
 		return fn(tx)
 	})
 }
 
+// setScope makes the rest of tx run as the scope's user (see setClaimsSQL).
+func setScope(ctx context.Context, tx pgx.Tx, sc memory.Scope) error {
+	claims, err := claimsJSON(sc)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, setClaimsSQL, claims, sc.UserID.String()); err != nil {
+		return fmt.Errorf("set claims: %w", err)
+	}
+	return nil
+}
+
+// setClaimsSQL starts every transaction of a user: role `authenticated`, the user's claims ($1),
+// and the user's ($2) advisory lock in shared mode, which ForgetUser takes in exclusive mode.
+// A forget thus waits for the user's transactions in flight and holds back those that start
+// meanwhile (reads included) until it commits, so it erases everything committed before it and
+// nothing a later write stores; and no transaction of the user holds row locks that a forget
+// could wait on in another order. Shared locks do not conflict with one another: the user's
+// requests never wait for each other here. The lock's key is the user id hashed with seed 7216,
+// in lockUserSQL too.
 const setClaimsSQL = `select set_config('role', 'authenticated', true),
-	set_config('request.jwt.claims', $1::text, true)`
+	set_config('request.jwt.claims', $1::text, true),
+	pg_advisory_xact_lock_shared(hashtextextended($2::text, 7216))`
+
+// lockUserSQL takes the user's ($1) advisory lock in exclusive mode (see setClaimsSQL).
+const lockUserSQL = `select pg_advisory_xact_lock(hashtextextended($1::text, 7216))`
 
 // batchInScope runs the statements queue adds as the scope's user in one round trip: a batch
 // is one pipeline with one Sync, so PostgreSQL runs it as one implicit transaction (all or
@@ -121,7 +141,7 @@ func (s *Store) batchInScope(ctx context.Context, sc memory.Scope, queue func(b 
 		return err
 	}
 	b := &pgx.Batch{}
-	b.Queue(setClaimsSQL, claims)
+	b.Queue(setClaimsSQL, claims, sc.UserID.String())
 	queue(b)
 	return interpret(s.pool.SendBatch(ctx, b).Close())
 }
