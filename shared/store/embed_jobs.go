@@ -136,12 +136,14 @@ const embedPendingBatch = 64
 
 // EmbedPending embeds up to limit rows that have no vector of the configured model: memories
 // (unexpired ones) and knowledge chunks stored while the provider was down, or embedded by
-// another model. Each batch is one transaction that locks its rows with `for update skip
-// locked` while the provider works, so two runs never embed the same rows and a row deleted
-// or changed meanwhile is not overwritten; a request writing one of those rows waits for that
-// batch only. It stops at ctx's deadline, when limit rows are done, or when the provider is
-// unavailable (the error wraps embedding.ErrUnavailable; the result counts what was done).
-// It runs with the service's own database role, as Sweep does: for trusted callers only.
+// another model. Each batch reads its rows without locking them, asks the provider, then stores
+// each vector in one short statement, only where the row still holds the text embedded and
+// still waits for a vector of this model: no lock is held while the provider works, a row
+// changed or embedded meanwhile keeps what it has, and two runs at once store each vector once
+// (though both may ask the provider for it). It stops at ctx's deadline, when limit rows are
+// done, or when the provider is unavailable (the error wraps embedding.ErrUnavailable; the
+// result counts what was done). It runs with the service's own database role, as Sweep does:
+// for trusted callers only.
 func (s *Store) EmbedPending(ctx context.Context, limit int) (EmbedPendingResult, error) {
 	var res EmbedPendingResult
 	model := s.embedder.Model()
@@ -191,52 +193,59 @@ func (s *Store) anyPending(ctx context.Context, model string) (bool, error) {
 func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, model string, after uuid.UUID, n int,
 	res *EmbedPendingResult) (took int, last uuid.UUID, done bool, err error) {
 	last = after
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `select id, content from agentmem.`+t.name+`
-			where `+pendingWhere+` `+t.live+` and id > $2
-			order by id limit $3 for update skip locked`, model, after, n)
-		if err != nil {
-			return fmt.Errorf("select pending %s: %w", t.name, err)
-		}
-		var ids []uuid.UUID
-		var texts []string
-		var id uuid.UUID
-		var text string
-		if _, err := pgx.ForEachRow(rows, []any{&id, &text}, func() error {
-			ids, texts = append(ids, id), append(texts, text)
-			return nil
-		}); err != nil {
-			return fmt.Errorf("select pending %s: %w", t.name, err)
-		}
-		took, done = len(ids), len(ids) < n
-		if len(ids) == 0 {
-			return nil
-		}
-		last = ids[len(ids)-1]
-		vectors, err := s.embedPendingTexts(ctx, texts)
-		if err != nil {
-			return err
-		}
-		var keepIDs []uuid.UUID
-		var keepVecs []string
-		for i, v := range vectors {
-			if v == nil {
-				res.Failed++
-				continue
-			}
-			keepIDs, keepVecs = append(keepIDs, ids[i]), append(keepVecs, *v)
-		}
-		tag, err := tx.Exec(ctx, `update agentmem.`+t.name+` r
-			set embedding = x.embedding::extensions.vector, embedding_model = $1
-			from unnest($2::uuid[], $3::text[]) as x(id, embedding)
-			where r.id = x.id`, model, keepIDs, keepVecs)
-		if err != nil {
-			return fmt.Errorf("store %s embeddings: %w", t.name, err)
-		}
-		*t.count(res) += tag.RowsAffected()
+	rows, err := s.pool.Query(ctx, `select id, content from agentmem.`+t.name+`
+		where `+pendingWhere+` `+t.live+` and id > $2
+		order by id limit $3`, model, after, n)
+	if err != nil {
+		return 0, last, false, interpret(fmt.Errorf("select pending %s: %w", t.name, err))
+	}
+	var ids []uuid.UUID
+	var texts []string
+	var id uuid.UUID
+	var text string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &text}, func() error {
+		ids, texts = append(ids, id), append(texts, text)
 		return nil
-	})
-	return took, last, done, err
+	}); err != nil {
+		return 0, last, false, interpret(fmt.Errorf("select pending %s: %w", t.name, err))
+	}
+	took, done = len(ids), len(ids) < n
+	if len(ids) == 0 {
+		return took, last, done, nil
+	}
+	last = ids[len(ids)-1]
+	vectors, err := s.embedPendingTexts(ctx, texts)
+	if err != nil {
+		return took, last, done, err
+	}
+	var keepIDs []uuid.UUID
+	var keepTexts, keepVecs []string
+	for i, v := range vectors {
+		if v == nil {
+			res.Failed++
+			continue
+		}
+		keepIDs, keepTexts, keepVecs = append(keepIDs, ids[i]), append(keepTexts, texts[i]), append(keepVecs, *v)
+	}
+	if len(keepIDs) == 0 {
+		return took, last, done, nil
+	}
+	tag, err := s.pool.Exec(ctx, storePendingSQL(t.name), model, keepIDs, keepTexts, keepVecs)
+	if err != nil {
+		return took, last, done, interpret(fmt.Errorf("store %s embeddings: %w", t.name, err))
+	}
+	*t.count(res) += tag.RowsAffected()
+	return took, last, done, nil
+}
+
+// storePendingSQL stores the vectors ($4) of the texts ($3) of rows ($2) of table, as embedded
+// by model $1, where the row still holds that text and has no vector of that model.
+func storePendingSQL(table string) string {
+	return `update agentmem.` + table + ` r
+		set embedding = x.embedding::extensions.vector, embedding_model = $1
+		from unnest($2::uuid[], $3::text[], $4::text[]) as x(id, content, embedding)
+		where r.id = x.id and r.content = x.content
+		  and (r.embedding is null or r.embedding_model is distinct from $1::text)`
 }
 
 // embedPendingTexts embeds a batch. When the provider refuses the batch for good, the texts

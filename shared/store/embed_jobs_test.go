@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,13 +26,51 @@ import (
 // similar texts are near.
 const fakeModel = "fake-embed-384"
 
-// fakeProvider is an OpenAI-compatible embeddings server that can be taken down (503) and that
-// refuses one text for good (400), as a model refuses an input it cannot take.
+// fakeProvider is an OpenAI-compatible embeddings server that can be taken down (503), that
+// refuses one text for good (400), as a model refuses an input it cannot take, and that can be
+// made slow: a request holding a given text waits until released.
 type fakeProvider struct {
 	*httptest.Server
 	down     atomic.Bool
 	refuse   atomic.Value // string
 	requests atomic.Int32
+
+	mu       sync.Mutex
+	holdText string
+	arrived  chan struct{} // closed when a request holding holdText arrives
+	release  chan struct{} // closed to let it go on
+}
+
+// hold makes the requests that hold text wait until release is called; arrived is closed
+// when the first such request arrives.
+func (f *fakeProvider) hold(t *testing.T, text string) (arrived <-chan struct{}, release func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.holdText, f.arrived, f.release = text, make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	rel := f.release
+	release = func() { once.Do(func() { close(rel) }) }
+	t.Cleanup(release)
+	return f.arrived, release
+}
+
+// wait holds a request that holds the hold text until it is released.
+func (f *fakeProvider) wait(r *http.Request, input []string) {
+	f.mu.Lock()
+	text, arrived, release := f.holdText, f.arrived, f.release
+	f.mu.Unlock()
+	if text == "" || !slices.Contains(input, text) {
+		return
+	}
+	select {
+	case <-arrived:
+	default:
+		close(arrived)
+	}
+	select {
+	case <-release:
+	case <-r.Context().Done():
+	}
 }
 
 func newFakeProvider(t *testing.T) *fakeProvider {
@@ -53,6 +92,7 @@ func newFakeProvider(t *testing.T) *fakeProvider {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
+		f.wait(r, req.Input)
 		type item struct {
 			Index     int       `json:"index"`
 			Embedding []float32 `json:"embedding"`
@@ -381,8 +421,9 @@ func TestEmbedPendingSkipsRefusedTextsAndHonoursTheLimit(t *testing.T) {
 	}
 }
 
-// Two runs at once embed disjoint rows: each batch locks its rows, and the other skips them.
-func TestConcurrentEmbedPendingRunsShareTheWork(t *testing.T) {
+// Two runs at once store each row's vector once: a run stores a vector only where the row still
+// has none of the configured model, so the counts of the two add up to the rows pending.
+func TestConcurrentEmbedPendingRunsCountEachRowOnce(t *testing.T) {
 	t.Parallel()
 	e := newEmbedEnv(t)
 	ctx := context.Background()
@@ -407,6 +448,71 @@ func TestConcurrentEmbedPendingRunsShareTheWork(t *testing.T) {
 	a, b := <-results, <-results
 	if a.Memories+b.Memories != 150 {
 		t.Errorf("runs embedded %d and %d memories, want 150 in all", a.Memories, b.Memories)
+	}
+}
+
+// EmbedPending holds no lock while the provider works: a commit that stores a pending fact again
+// goes through at once, however slow the provider. A vector is stored only where the row still
+// waits for it with the text that was embedded: a row embedded meanwhile keeps its vector, and
+// a row whose text changed meanwhile is not given the vector of its old text.
+func TestEmbedPendingHoldsNoLockWhileTheProviderWorks(t *testing.T) {
+	t.Parallel()
+	e := newEmbedEnv(t)
+	ctx := context.Background()
+	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	const same, changed, gate = "User prefers metric units.", "User lives in Lisbon.", "User drinks green tea."
+	e.provider.down.Store(true)
+	ids := e.commit(sc, same, changed, gate)
+	e.provider.down.Store(false)
+
+	arrived, release := e.provider.hold(t, gate) // the run's batch holds all three texts
+	type result struct {
+		res store.EmbedPendingResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := e.st.EmbedPending(ctx, 100)
+		done <- result{res, err}
+	}()
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("EmbedPending never asked the provider")
+	}
+
+	committed := make(chan error, 1)
+	go func() {
+		_, _, err := e.st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
+			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "hi"}},
+			Memories: []memory.NewMemory{{Content: same}, {Content: "user lives in LISBON"}}})
+		committed <- err
+	}()
+	select {
+	case err := <-committed:
+		if err != nil {
+			t.Fatalf("commit while EmbedPending waits for the provider: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		release()
+		t.Fatal("a commit of pending facts waited for EmbedPending's provider call")
+	}
+	release()
+	r := <-done
+	if r.err != nil || r.res.Memories != 1 || r.res.More {
+		t.Fatalf("EmbedPending: %+v, %v; want only the row left unchanged meanwhile embedded", r.res, r.err)
+	}
+	for i, text := range []string{same, "user lives in LISBON", gate} {
+		var near bool
+		e.admin(func(conn *pgx.Conn) {
+			if err := conn.QueryRow(ctx, `select embedding operator(extensions.<=>) $2::extensions.vector < 1e-6
+				and embedding_model = $3 from agentmem.memories where id = $1`, ids[i], knVec(text), fakeModel).Scan(&near); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if !near {
+			t.Errorf("memory %q does not hold the vector of its text", text)
+		}
 	}
 }
 
