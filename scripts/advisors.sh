@@ -18,21 +18,8 @@ export SUPABASE_NO_UPDATE_NOTIFIER=1 SUPABASE_TELEMETRY_DISABLED=1 DO_NOT_TRACK=
 log() { printf 'advisors: %s\n' "$*" >&2; }
 die() { printf 'advisors: error: %s\n' "$*" >&2; exit 1; }
 
-# ensure_supabase_cli installs Node.js and the pinned CLI when they are missing or stale.
-ensure_supabase_cli() {
-	if ! command -v npm >/dev/null 2>&1; then
-		command -v apt-get >/dev/null 2>&1 || die "npm is missing; install Node.js 20 and npm"
-		log "installing Node.js and npm"
-		(DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null 2>&1) || {
-			apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
-		} || die "could not install nodejs and npm"
-	fi
-	if [ ! -x node_modules/.bin/supabase ] || [ ! -f node_modules/.package-lock.json ] ||
-		[ package-lock.json -nt node_modules/.package-lock.json ]; then
-		log "installing the Supabase CLI (npm ci)"
-		npm ci --no-audit --no-fund --loglevel=error >/dev/null || die "npm ci failed"
-	fi
-}
+# shellcheck source=scripts/lib.sh
+. "$ROOT/scripts/lib.sh"
 
 ensure_supabase_cli
 

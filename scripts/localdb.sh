@@ -27,18 +27,8 @@ DEFAULT_URL="postgresql://postgres:postgres@127.0.0.1:${PORT}/postgres"
 log() { printf 'localdb: %s\n' "$*" >&2; }
 die() { printf 'localdb: error: %s\n' "$*" >&2; exit 1; }
 
-port_open() {
-	(exec 3<>"/dev/tcp/127.0.0.1/${PORT}") 2>/dev/null
-}
-
-in_chroot() {
-	chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
-}
-
-mount_rootfs() {
-	mountpoint -q "$ROOTFS/proc" || mount -t proc proc "$ROOTFS/proc"
-	mountpoint -q "$ROOTFS/dev" || mount --bind /dev "$ROOTFS/dev"
-}
+# shellcheck source=scripts/lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
 if [ "${1:-}" = stop ]; then
 	if [ ! -f "$ROOTFS$PGDATA_IN/PG_VERSION" ]; then
@@ -68,7 +58,7 @@ if [ -n "${DATABASE_URL:-}" ]; then
 	exit 0
 fi
 
-if port_open; then
+if port_open "$PORT"; then
 	log "a server already listens on 127.0.0.1:${PORT}; using it"
 	exit 0
 fi
@@ -86,13 +76,19 @@ Set DATABASE_URL to a PostgreSQL 17 with pgvector >= 0.8 instead."
 		} || die "could not install debootstrap"
 	fi
 	log "provisioning PostgreSQL 17 + pgvector in $ROOTFS (about a minute, once)"
-	rm -rf "$ROOTFS.partial"
+	# A debootstrap killed half-way may leave /proc or device nodes mounted in its tree.
+	remove_tree "$ROOTFS.partial"
 	mkdir -p "$(dirname "$ROOTFS")"
 	# C.UTF-8, the only locale the cluster uses, comes with libc-bin: no locales package needed.
 	debootstrap --variant=minbase --include=postgresql-17-pgvector,pgbouncer trixie "$ROOTFS.partial" \
 		>"$(dirname "$ROOTFS")/debootstrap.log" 2>&1 ||
 		die "debootstrap failed; see $(dirname "$ROOTFS")/debootstrap.log"
 	rm -rf "$ROOTFS.partial"/var/cache/apt/archives/*.deb
+	if [ -e "$ROOTFS" ]; then
+		# An earlier tree without PostgreSQL 17 or pgvector: mv would put the new one inside it.
+		log "replacing the incomplete $ROOTFS"
+		remove_tree "$ROOTFS"
+	fi
 	mv "$ROOTFS.partial" "$ROOTFS"
 fi
 
@@ -146,8 +142,8 @@ for attempt in $(seq 1 10); do
 done
 
 for _ in $(seq 1 50); do
-	port_open && break
+	port_open "$PORT" && break
 	sleep 0.1
 done
-port_open || die "PostgreSQL started but does not answer on 127.0.0.1:${PORT}"
+port_open "$PORT" || die "PostgreSQL started but does not answer on 127.0.0.1:${PORT}"
 log "ready: $DEFAULT_URL"

@@ -29,16 +29,8 @@ HOST_CONF_DIR=/var/lib/agentmem/pgbouncer-host
 log() { printf 'pgbouncer: %s\n' "$*" >&2; }
 die() { printf 'pgbouncer: error: %s\n' "$*" >&2; exit 1; }
 
-port_open() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-is_local_url() {
-	case "$1" in
-	*@127.0.0.1[:/]* | *@localhost[:/]* | *//127.0.0.1[:/]* | *//localhost[:/]*) return 0 ;;
-	*) return 1 ;;
-	esac
-}
+# shellcheck source=scripts/lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
 if [ -n "${DATABASE_URL:-}" ] && ! is_local_url "$DATABASE_URL"; then
 	log "DATABASE_URL is not on this machine; no local pooler, the pooler suite is skipped"
@@ -103,11 +95,7 @@ wait_listening() {
 }
 
 if [ -x "$ROOTFS/usr/lib/postgresql/17/bin/postgres" ]; then
-	in_chroot() {
-		chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
-	}
-	mountpoint -q "$ROOTFS/proc" || mount -t proc proc "$ROOTFS/proc"
-	mountpoint -q "$ROOTFS/dev" || mount --bind /dev "$ROOTFS/dev"
+	mount_rootfs
 	if [ ! -x "$ROOTFS/usr/sbin/pgbouncer" ]; then
 		# A root filesystem made before the pooler was part of it.
 		log "installing pgbouncer into $ROOTFS"
