@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	pgvector "github.com/pgvector/pgvector-go"
 
 	"github.com/agentmem/agentmem/shared/apierror"
@@ -131,7 +132,7 @@ var pendingTables = []pendingTable{
 const pendingWhere = `(embedding is null or embedding_model is null
   or embedding_model < $1::text or embedding_model > $1::text)`
 
-// embedPendingBatch is the most rows one transaction embeds.
+// embedPendingBatch is the most rows one batch embeds.
 const embedPendingBatch = 64
 
 // EmbedPending embeds up to limit rows that have no vector of the configured model: memories
@@ -142,8 +143,8 @@ const embedPendingBatch = 64
 // changed or embedded meanwhile keeps what it has, and two runs at once store each vector once
 // (though both may ask the provider for it). It stops at ctx's deadline, when limit rows are
 // done, or when the provider is unavailable (the error wraps embedding.ErrUnavailable; the
-// result counts what was done). It runs with the service's own database role, as Sweep does:
-// for trusted callers only.
+// result counts what was done). It runs as service_role, as Sweep does (see
+// batchAsServiceRole): for trusted callers only.
 func (s *Store) EmbedPending(ctx context.Context, limit int) (EmbedPendingResult, error) {
 	var res EmbedPendingResult
 	model := s.embedder.Model()
@@ -183,9 +184,13 @@ func (s *Store) EmbedPending(ctx context.Context, limit int) (EmbedPendingResult
 // anyPending reports whether a row waits for an embedding.
 func (s *Store) anyPending(ctx context.Context, model string) (bool, error) {
 	var pending bool
-	err := s.pool.QueryRow(ctx, `select exists (select 1 from agentmem.memories where `+pendingWhere+` and expires_at > now())
-		or exists (select 1 from agentmem.knowledge_chunks where `+pendingWhere+`)`, model).Scan(&pending)
-	return pending, interpret(err)
+	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+		b.Queue(`select exists (select 1 from agentmem.memories where `+pendingWhere+` and expires_at > now())
+			or exists (select 1 from agentmem.knowledge_chunks where `+pendingWhere+`)`, model).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&pending)
+		})
+	})
+	return pending, err
 }
 
 // embedPendingBatch embeds up to n pending rows of t after id `after`, in id order. It returns
@@ -193,21 +198,23 @@ func (s *Store) anyPending(ctx context.Context, model string) (bool, error) {
 func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, model string, after uuid.UUID, n int,
 	res *EmbedPendingResult) (took int, last uuid.UUID, done bool, err error) {
 	last = after
-	rows, err := s.pool.Query(ctx, `select id, content from agentmem.`+t.name+`
-		where `+pendingWhere+` `+t.live+` and id > $2
-		order by id limit $3`, model, after, n)
-	if err != nil {
-		return 0, last, false, interpret(fmt.Errorf("select pending %s: %w", t.name, err))
-	}
 	var ids []uuid.UUID
 	var texts []string
-	var id uuid.UUID
-	var text string
-	if _, err := pgx.ForEachRow(rows, []any{&id, &text}, func() error {
-		ids, texts = append(ids, id), append(texts, text)
-		return nil
-	}); err != nil {
-		return 0, last, false, interpret(fmt.Errorf("select pending %s: %w", t.name, err))
+	err = s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+		b.Queue(`select id, content from agentmem.`+t.name+`
+			where `+pendingWhere+` `+t.live+` and id > $2
+			order by id limit $3`, model, after, n).Query(func(rows pgx.Rows) error {
+			var id uuid.UUID
+			var text string
+			_, err := pgx.ForEachRow(rows, []any{&id, &text}, func() error {
+				ids, texts = append(ids, id), append(texts, text)
+				return nil
+			})
+			return err
+		})
+	})
+	if err != nil {
+		return 0, last, false, fmt.Errorf("select pending %s: %w", t.name, err)
 	}
 	took, done = len(ids), len(ids) < n
 	if len(ids) == 0 {
@@ -230,11 +237,15 @@ func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, model str
 	if len(keepIDs) == 0 {
 		return took, last, done, nil
 	}
-	tag, err := s.pool.Exec(ctx, storePendingSQL(t.name), model, keepIDs, keepTexts, keepVecs)
+	err = s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+		b.Queue(storePendingSQL(t.name), model, keepIDs, keepTexts, keepVecs).Exec(func(tag pgconn.CommandTag) error {
+			*t.count(res) += tag.RowsAffected()
+			return nil
+		})
+	})
 	if err != nil {
-		return took, last, done, interpret(fmt.Errorf("store %s embeddings: %w", t.name, err))
+		return took, last, done, fmt.Errorf("store %s embeddings: %w", t.name, err)
 	}
-	*t.count(res) += tag.RowsAffected()
 	return took, last, done, nil
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // SweepParams bounds one sweep.
@@ -77,15 +80,21 @@ var sweepSteps = []struct {
 	},
 }
 
-// Sweep deletes expired rows of every user. It runs with the service's own database role (the
-// tables' owner), not as a user: it is for trusted callers only.
+// Sweep deletes expired rows of every user. Each statement runs as service_role, which bypasses
+// row-level security whatever login the service connects as (see batchAsServiceRole): it is for
+// trusted callers only.
 func (s *Store) Sweep(ctx context.Context, p SweepParams) (SweepResult, error) {
 	var res SweepResult
 	if p.DryRun {
-		for _, step := range sweepSteps {
-			if err := s.pool.QueryRow(ctx, "select count(*) from "+step.expired).Scan(step.count(&res.Deleted)); err != nil {
-				return res, interpret(fmt.Errorf("count expired: %w", err))
+		err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+			for _, step := range sweepSteps {
+				b.Queue("select count(*) from " + step.expired).QueryRow(func(row pgx.Row) error {
+					return row.Scan(step.count(&res.Deleted))
+				})
 			}
+		})
+		if err != nil {
+			return res, fmt.Errorf("count expired: %w", err)
 		}
 		return res, nil
 	}
@@ -93,25 +102,34 @@ func (s *Store) Sweep(ctx context.Context, p SweepParams) (SweepResult, error) {
 		for {
 			if time.Now().After(p.Deadline) {
 				// More only when something is left: a sweep of nothing must not ask for another.
-				for _, rest := range sweepSteps[i:] {
-					var left bool
-					if err := s.pool.QueryRow(ctx, "select exists (select 1 from "+rest.expired+")").Scan(&left); err != nil {
-						return res, interpret(fmt.Errorf("look for expired rows: %w", err))
+				err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+					for _, rest := range sweepSteps[i:] {
+						b.Queue("select exists (select 1 from " + rest.expired + ")").QueryRow(func(row pgx.Row) error {
+							var left bool
+							err := row.Scan(&left)
+							res.More = res.More || left
+							return err
+						})
 					}
-					if left {
-						res.More = true
-						break
-					}
+				})
+				if err != nil {
+					return res, fmt.Errorf("look for expired rows: %w", err)
 				}
 				return res, nil
 			}
-			tag, err := s.pool.Exec(ctx, step.del, p.BatchSize)
+			var deleted int64
+			err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+				b.Queue(step.del, p.BatchSize).Exec(func(tag pgconn.CommandTag) error {
+					deleted = tag.RowsAffected()
+					return nil
+				})
+			})
 			if err != nil {
-				return res, interpret(fmt.Errorf("sweep: %w", err))
+				return res, fmt.Errorf("sweep: %w", err)
 			}
 			res.Batches++
-			*step.count(&res.Deleted) += tag.RowsAffected()
-			if tag.RowsAffected() < int64(p.BatchSize) {
+			*step.count(&res.Deleted) += deleted
+			if deleted < int64(p.BatchSize) {
 				break
 			}
 		}

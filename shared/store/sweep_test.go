@@ -1,0 +1,118 @@
+package store_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/testdb"
+)
+
+// The maintenance jobs act on every user's rows whatever login the service connects as: a
+// login that owns no table, member of the API roles as on Supabase, sweeps every expired row
+// (and counts them in a dry run) and embeds every pending one.
+func TestMaintenanceAsALoginThatOwnsNoTable(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	login, password := "agentmem_login_"+hex.EncodeToString(b), hex.EncodeToString(b)
+	if _, err := admin.Exec(ctx, "create role "+login+" login password '"+password+"'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), db.URL)
+		if err != nil {
+			t.Log(err)
+			return
+		}
+		defer c.Close(context.Background())
+		if _, err := c.Exec(context.Background(), "drop role if exists "+login); err != nil {
+			t.Logf("drop role %s: %v", login, err)
+		}
+	})
+	if _, err := admin.Exec(ctx, "grant authenticated, service_role to "+login); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(login, password)
+	st, err := store.Open(ctx, store.Config{DatabaseURL: u.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close) // before the role is dropped
+
+	// Expired rows of two users: a session with its message, a memory, an idempotency record;
+	// and a live memory without a vector.
+	for _, user := range []uuid.UUID{uuid.New(), uuid.New()} {
+		if _, err := admin.Exec(ctx, `
+			with s as (
+			  insert into agentmem.sessions (id, tenant_id, user_id, agent, expires_at)
+			  values (gen_random_uuid(), 'acme', $1, 'default', now() - interval '1 minute') returning id)
+			insert into agentmem.messages (session_id, seq, id, tenant_id, user_id, agent, role, content,
+			  token_estimate, expires_at)
+			select s.id, 1, gen_random_uuid(), 'acme', $1, 'default', 'user', 'old', 1, now() - interval '1 minute'
+			from s`, user); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.Exec(ctx, `insert into agentmem.memories (tenant_id, user_id, agent, content, content_key, expires_at)
+			values ('acme', $1, '', 'an old fact', 'old', now() - interval '1 minute'),
+			       ('acme', $1, '', 'a pending fact', 'pending', now() + interval '1 hour')`, user); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.Exec(ctx, `insert into agentmem.idempotency_keys (tenant_id, user_id, caller_role, function,
+			key, request_hash, response_status, response_body, expires_at)
+			values ('acme', $1, 'authenticated', 'commit-turn', 'k', '\x00', 201, '{}', now() - interval '1 minute')`,
+			user); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := store.SweepCounts{Messages: 2, Memories: 2, Sessions: 2, IdempotencyKeys: 2}
+
+	dry, err := st.Sweep(ctx, store.SweepParams{DryRun: true, BatchSize: 100, Deadline: time.Now().Add(time.Minute)})
+	if err != nil || dry.Deleted != want {
+		t.Errorf("dry run: %+v, %v; want %+v", dry.Deleted, err, want)
+	}
+	res, err := st.Sweep(ctx, store.SweepParams{BatchSize: 100, Deadline: time.Now().Add(time.Minute)})
+	if err != nil || res.Deleted != want || res.More {
+		t.Errorf("sweep: %+v, %v; want %+v", res, err, want)
+	}
+	var left int
+	if err := admin.QueryRow(ctx, `select (select count(*) from agentmem.messages) + (select count(*) from agentmem.sessions)
+		+ (select count(*) from agentmem.memories where expires_at <= now())
+		+ (select count(*) from agentmem.idempotency_keys)`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Errorf("%d expired rows left after the sweep", left)
+	}
+
+	embedded, err := st.EmbedPending(ctx, 100)
+	if err != nil || embedded.Memories != 2 || embedded.More {
+		t.Errorf("EmbedPending: %+v, %v; want the 2 pending memories embedded", embedded, err)
+	}
+	var pending int
+	if err := admin.QueryRow(ctx, `select count(*) from agentmem.memories where embedding is null`).Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 0 {
+		t.Errorf("%d memories still pending", pending)
+	}
+}
