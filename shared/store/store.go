@@ -110,7 +110,7 @@ func setScope(ctx context.Context, tx pgx.Tx, sc memory.Scope) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, setClaimsSQL, claims, sc.UserID.String()); err != nil {
+	if _, err := tx.Exec(ctx, setClaimsSQL, claims, sc.UserID.String(), statementTimeout(ctx)); err != nil {
 		return fmt.Errorf("set claims: %w", err)
 	}
 	return nil
@@ -124,9 +124,29 @@ func setScope(ctx context.Context, tx pgx.Tx, sc memory.Scope) error {
 // could wait on in another order. Shared locks do not conflict with one another: the user's
 // requests never wait for each other here. The lock's key is the user id hashed with seed 7216,
 // in lockUserSQL too.
+//
+// $3 is the statement timeout (see statementTimeout): the server itself ends a statement that
+// would outlive the request, so a request that answered 503 never commits afterwards.
 const setClaimsSQL = `select set_config('role', 'authenticated', true),
 	set_config('request.jwt.claims', $1::text, true),
+	set_config('statement_timeout', $3::text, true),
 	pg_advisory_xact_lock_shared(hashtextextended($2::text, 7216))`
+
+// statementTimeout is the statement_timeout of a request's transaction: the time left before
+// ctx's deadline, less a margin for the answer to come back; "0" (none) without a deadline.
+// A batch is sent whole, Sync included, so without it a statement blocked on a lock would run
+// on, and its implicit transaction commit, after the client had given up and answered 503.
+func statementTimeout(ctx context.Context) string {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return "0"
+	}
+	left := time.Until(d) - 50*time.Millisecond
+	if left < time.Millisecond {
+		left = time.Millisecond
+	}
+	return fmt.Sprintf("%dms", left.Milliseconds())
+}
 
 // lockUserSQL takes the user's ($1) advisory lock in exclusive mode (see setClaimsSQL).
 const lockUserSQL = `select pg_advisory_xact_lock(hashtextextended($1::text, 7216))`
@@ -141,7 +161,7 @@ func (s *Store) batchInScope(ctx context.Context, sc memory.Scope, queue func(b 
 		return err
 	}
 	b := &pgx.Batch{}
-	b.Queue(setClaimsSQL, claims, sc.UserID.String())
+	b.Queue(setClaimsSQL, claims, sc.UserID.String(), statementTimeout(ctx))
 	queue(b)
 	return interpret(s.pool.SendBatch(ctx, b).Close())
 }
