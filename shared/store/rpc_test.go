@@ -147,7 +147,19 @@ func TestMatchFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// One memory of a and one chunk of t1 hold vectors of a named model; the rest name none.
+	if _, err := conn.Exec(ctx, `update agentmem.memories set embedding_model = 'model-a'
+		where content = 'Ada prefers metric units'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `update agentmem.knowledge_chunks set embedding_model = 'model-k'
+		where source = 'src-handbook' and chunk_index = 0`); err != nil {
+		t.Fatal(err)
+	}
+
 	q := knVec("metric units")
+	// A zero vector has no direction: its cosine distance to anything is NaN.
+	zero := "[" + strings.TrimSuffix(strings.Repeat("0,", 384), ",") + "]"
 	userA := knCaller{role: "authenticated", user: a, tenant: "t1"}
 	userB := knCaller{role: "authenticated", user: b, tenant: "t1"}
 	service := knCaller{role: "service_role"}
@@ -164,6 +176,8 @@ func TestMatchFunctions(t *testing.T) {
 		first    string
 		// only, when set, is the prefix of every row's content (and the row count is not checked).
 		only string
+		// seqscan lets the planner scan the table instead of the HNSW index.
+		seqscan bool
 	}{
 		{name: "user, no filter", caller: userA, sql: `select * from public.match_memories($1::extensions.vector, 10)`,
 			args: []any{q}, want: aOwn, first: "Ada prefers metric units"},
@@ -205,6 +219,48 @@ func TestMatchFunctions(t *testing.T) {
 		{name: "service knowledge of one tenant", caller: service,
 			sql:  `select * from public.match_knowledge($1::extensions.vector, 10, 't2')`,
 			args: []any{knVec("refunds")}, want: []string{"Refunds take ten days in tenant two"}},
+		{name: "service, hybrid narrows to one user", caller: service,
+			sql:  `select * from public.hybrid_match_memories('metric units', $1::extensions.vector, 10, filter_user_id => $2)`,
+			args: []any{q, a}, want: aOwn, first: "Ada prefers metric units"},
+		{name: "service, hybrid narrows to one tenant", caller: service,
+			sql:  `select * from public.hybrid_match_memories('metric units', $1::extensions.vector, 10, filter_tenant_id => 't2')`,
+			args: []any{q}, want: []string{"Cy prefers metric units too"}},
+		{name: "service, match_memories narrows to one tenant", caller: service,
+			sql:  `select * from public.match_memories($1::extensions.vector, 10, filter_tenant_id => 't2')`,
+			args: []any{q}, want: []string{"Cy prefers metric units too"}},
+		{name: "user, hybrid filter names another user", caller: userA,
+			sql:  `select * from public.hybrid_match_memories('metric units', $1::extensions.vector, 10, filter_user_id => $2)`,
+			args: []any{q, b}, want: nil},
+		{name: "user, hybrid filter names another tenant", caller: userA,
+			sql:  `select * from public.hybrid_match_memories('metric units', $1::extensions.vector, 10, filter_tenant_id => 't2')`,
+			args: []any{q}, want: nil},
+		{name: "query_model keeps that model's vectors", caller: userA,
+			sql:  `select * from public.match_memories($1::extensions.vector, 10, query_model => 'model-a')`,
+			args: []any{q}, want: []string{"Ada prefers metric units"}},
+		{name: "query_model of no stored vector", caller: userA,
+			sql:  `select * from public.match_memories($1::extensions.vector, 10, query_model => 'model-z')`,
+			args: []any{q}, want: nil},
+		{name: "hybrid, vector side ranks only query_model's vectors", caller: userA,
+			sql:  `select * from public.hybrid_match_memories('zzzz', $1::extensions.vector, 10, query_model => 'model-a')`,
+			args: []any{q}, want: []string{"Ada prefers metric units"}},
+		{name: "hybrid, vector side without query_model", caller: userA,
+			sql:  `select * from public.hybrid_match_memories('zzzz', $1::extensions.vector, 10)`,
+			args: []any{q}, want: aOwn},
+		{name: "knowledge of query_model", caller: userA,
+			sql:  `select * from public.match_knowledge($1::extensions.vector, 10, query_model => 'model-k')`,
+			args: []any{knVec("refunds")}, want: []string{"Refunds take five days"}},
+		{name: "zero vector, memories", caller: service, seqscan: true,
+			sql: `select * from public.match_memories($1::extensions.vector, 10)`, args: []any{zero}, want: nil},
+		{name: "zero vector, memories by index", caller: service,
+			sql: `select * from public.match_memories($1::extensions.vector, 10)`, args: []any{zero}, want: nil},
+		{name: "zero vector, knowledge", caller: service, seqscan: true,
+			sql: `select * from public.match_knowledge($1::extensions.vector, 10)`, args: []any{zero}, want: nil},
+		{name: "zero vector, hybrid without a word in common", caller: service, seqscan: true,
+			sql:  `select * from public.hybrid_match_memories('zzzz', $1::extensions.vector, 10)`,
+			args: []any{zero}, want: nil},
+		{name: "zero vector, hybrid ranks by text alone", caller: userA, seqscan: true,
+			sql:  `select * from public.hybrid_match_memories('green tea', $1::extensions.vector, 10)`,
+			args: []any{zero}, want: []string{"Ada drinks green tea every morning"}},
 		{name: "anon may not call match_knowledge", caller: knCaller{role: "anon"},
 			sql: `select * from public.match_knowledge($1::extensions.vector, 10)`, args: []any{q}, wantCode: "42501"},
 	}
@@ -215,6 +271,12 @@ func TestMatchFunctions(t *testing.T) {
 				// Make the planner use the HNSW index, as it does on a large table.
 				if _, err := tx.Exec(ctx, `set local enable_seqscan = off; set local enable_sort = off`); err != nil {
 					return err
+				}
+				if tc.seqscan {
+					if _, err := tx.Exec(ctx, `set local enable_seqscan = on; set local enable_sort = on;
+						set local enable_indexscan = off`); err != nil {
+						return err
+					}
 				}
 				var err error
 				got, err = knQuery(t, tx, tc.sql, tc.args...)
