@@ -79,22 +79,21 @@ func (s *Store) ListMemories(ctx context.Context, p ListMemoriesParams) (MemoryP
 	if p.After != nil {
 		afterAt, afterID = &p.After.CreatedAt, &p.After.ID
 	}
-	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `
+	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`
 			select `+memoryColumns+`
 			from agentmem.memories
 			where user_id = $1 and tenant_id = $2 and expires_at > now()
 			  and ($3::text = '' or agent in ($3::text, ''))
 			  and ($4::timestamptz is null or (created_at, id) < ($4::timestamptz, $5::uuid))
 			order by created_at desc, id desc
-			limit $6`, sc.UserID, sc.TenantID, sc.Agent, afterAt, afterID, p.Limit+1)
-		if err != nil {
-			return fmt.Errorf("list memories: %w", err)
-		}
-		if out.Items, err = pgx.CollectRows(rows, scanMemoryItem); err != nil {
-			return fmt.Errorf("list memories: %w", err)
-		}
-		return nil
+			limit $6`, sc.UserID, sc.TenantID, sc.Agent, afterAt, afterID, p.Limit+1).Query(func(rows pgx.Rows) error {
+			var err error
+			if out.Items, err = pgx.CollectRows(rows, scanMemoryItem); err != nil {
+				return fmt.Errorf("list memories: %w", err)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return MemoryPage{}, err
@@ -110,17 +109,21 @@ func (s *Store) ListMemories(ctx context.Context, p ListMemoriesParams) (MemoryP
 // GetMemory reads one unexpired memory of the user.
 func (s *Store) GetMemory(ctx context.Context, sc memory.Scope, id uuid.UUID) (MemoryItem, error) {
 	var out MemoryItem
-	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		var err error
-		out, err = selectMemory(ctx, tx, sc, id, false)
-		return err
+	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(selectMemorySQL, id, sc.UserID, sc.TenantID).Query(func(rows pgx.Rows) error {
+			var err error
+			out, err = collectMemory(rows)
+			return err
+		})
 	})
 	return out, err
 }
 
+const selectMemorySQL = `select ` + memoryColumns + ` from agentmem.memories
+	where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()`
+
 func selectMemory(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID, lock bool) (MemoryItem, error) {
-	q := `select ` + memoryColumns + ` from agentmem.memories
-		where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()`
+	q := selectMemorySQL
 	if lock {
 		q += ` for update`
 	}
@@ -128,6 +131,11 @@ func selectMemory(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID,
 	if err != nil {
 		return MemoryItem{}, fmt.Errorf("select memory: %w", err)
 	}
+	return collectMemory(rows)
+}
+
+// collectMemory reads the one row of selectMemorySQL; none is not found.
+func collectMemory(rows pgx.Rows) (MemoryItem, error) {
 	m, err := pgx.CollectExactlyOneRow(rows, scanMemoryItem)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return m, memoryNotFound()
@@ -248,18 +256,11 @@ func sameFactConflict(other *uuid.UUID) error {
 
 // DeleteMemory deletes one unexpired memory of the user.
 func (s *Store) DeleteMemory(ctx context.Context, sc memory.Scope, id uuid.UUID) error {
-	return s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `
+	return s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`
 			delete from agentmem.memories
-			where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()`,
-			id, sc.UserID, sc.TenantID)
-		if err != nil {
-			return fmt.Errorf("delete memory: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return memoryNotFound()
-		}
-		return nil
+			where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
+			returning true`, id, sc.UserID, sc.TenantID).QueryRow(oneRow("delete memory", memoryNotFound))
 	})
 }
 

@@ -47,19 +47,21 @@ type EditedNotes struct {
 // ReadNotes reads the notes of sc; notes never written read as "" with a nil UpdatedAt.
 func (s *Store) ReadNotes(ctx context.Context, sc memory.Scope) (Notes, error) {
 	var n Notes
-	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		var at time.Time
-		err := tx.QueryRow(ctx, `select content, updated_at from agentmem.notes
-			where user_id = $1 and tenant_id = $2 and agent = $3`, sc.UserID, sc.TenantID, sc.Agent).Scan(&n.Content, &at)
-		if errors.Is(err, pgx.ErrNoRows) {
+	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`select content, updated_at from agentmem.notes
+			where user_id = $1 and tenant_id = $2 and agent = $3`, sc.UserID, sc.TenantID, sc.Agent).QueryRow(func(row pgx.Row) error {
+			var at time.Time
+			err := row.Scan(&n.Content, &at)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("select notes: %w", err)
+			}
+			at = at.UTC()
+			n.UpdatedAt = &at
 			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("select notes: %w", err)
-		}
-		at = at.UTC()
-		n.UpdatedAt = &at
-		return nil
+		})
 	})
 	return n, err
 }
@@ -119,14 +121,18 @@ func (s *Store) EditNotes(ctx context.Context, p EditNotesParams) (EditedNotes, 
 
 // ClearNotes deletes the notes of sc; deleted reports that there were any.
 func (s *Store) ClearNotes(ctx context.Context, sc memory.Scope) (deleted bool, err error) {
-	err = s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `delete from agentmem.notes where user_id = $1 and tenant_id = $2 and agent = $3`,
-			sc.UserID, sc.TenantID, sc.Agent)
-		if err != nil {
-			return fmt.Errorf("delete notes: %w", err)
-		}
-		deleted = tag.RowsAffected() > 0
-		return nil
+	err = s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`delete from agentmem.notes where user_id = $1 and tenant_id = $2 and agent = $3 returning true`,
+			sc.UserID, sc.TenantID, sc.Agent).QueryRow(func(row pgx.Row) error {
+			err := row.Scan(&deleted)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("delete notes: %w", err)
+			}
+			return nil
+		})
 	})
 	return deleted, err
 }

@@ -90,21 +90,20 @@ func (s *Store) ListSessions(ctx context.Context, p ListSessionsParams) (Session
 	if sc.Agent != "" {
 		q, args = listSessionsAgentSQL, append(args, sc.Agent)
 	}
-	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, q, args...)
-		if err != nil {
-			return fmt.Errorf("list sessions: %w", err)
-		}
-		out.Sessions, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionSummary, error) {
-			var v SessionSummary
-			err := r.Scan(&v.SessionID, &v.Agent, &v.Title, &v.MessageCount, &v.CreatedAt, &v.LastActiveAt)
-			v.CreatedAt, v.LastActiveAt = v.CreatedAt.UTC(), v.LastActiveAt.UTC()
-			return v, err
+	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(q, args...).Query(func(rows pgx.Rows) error {
+			var err error
+			out.Sessions, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionSummary, error) {
+				var v SessionSummary
+				err := r.Scan(&v.SessionID, &v.Agent, &v.Title, &v.MessageCount, &v.CreatedAt, &v.LastActiveAt)
+				v.CreatedAt, v.LastActiveAt = v.CreatedAt.UTC(), v.LastActiveAt.UTC()
+				return v, err
+			})
+			if err != nil {
+				return fmt.Errorf("list sessions: %w", err)
+			}
+			return nil
 		})
-		if err != nil {
-			return fmt.Errorf("list sessions: %w", err)
-		}
-		return nil
 	})
 	if err != nil {
 		return SessionPage{}, err
@@ -222,18 +221,12 @@ func (s *Store) ResetSession(ctx context.Context, sc memory.Scope, id uuid.UUID)
 // DeleteSession deletes a session; its messages and any active-session pointer to it go with
 // it (foreign keys cascade).
 func (s *Store) DeleteSession(ctx context.Context, sc memory.Scope, id uuid.UUID) error {
-	return s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `
+	return s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`
 			delete from agentmem.sessions
 			where id = $1 and user_id = $2 and tenant_id = $3 and ($4::text = '' or agent = $4::text)
-			  and expires_at > now()`, id, sc.UserID, sc.TenantID, sc.Agent)
-		if err != nil {
-			return fmt.Errorf("delete session: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return sessionNotFound()
-		}
-		return nil
+			  and expires_at > now()
+			returning true`, id, sc.UserID, sc.TenantID, sc.Agent).QueryRow(oneRow("delete session", sessionNotFound))
 	})
 }
 
@@ -259,19 +252,29 @@ func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, sessionID, m
 
 // SetSessionTitle sets a session's title; nil clears it.
 func (s *Store) SetSessionTitle(ctx context.Context, sc memory.Scope, id uuid.UUID, title *string) error {
-	return s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `
+	return s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`
 			update agentmem.sessions set title = $5
 			where id = $1 and user_id = $2 and tenant_id = $3 and ($4::text = '' or agent = $4::text)
-			  and expires_at > now()`, id, sc.UserID, sc.TenantID, sc.Agent, title)
-		if err != nil {
-			return fmt.Errorf("set session title: %w", err)
+			  and expires_at > now()
+			returning true`, id, sc.UserID, sc.TenantID, sc.Agent, title).QueryRow(oneRow("set session title", sessionNotFound))
+	})
+}
+
+// oneRow reads the row a statement returns when it found what it reads or changes: no row is
+// the error notFound returns; what names the statement in other errors.
+func oneRow(what string, notFound func() error) func(pgx.Row) error {
+	return func(row pgx.Row) error {
+		var found bool
+		err := row.Scan(&found)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound()
 		}
-		if tag.RowsAffected() == 0 {
-			return sessionNotFound()
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
 		}
 		return nil
-	})
+	}
 }
 
 // sessionNotFound is the answer for a session that is missing, expired, another agent's or

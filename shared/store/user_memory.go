@@ -42,22 +42,23 @@ type SetUserMemoryParams struct {
 // never fail and the last one wins; created reports that the key was new.
 func (s *Store) SetUserMemory(ctx context.Context, p SetUserMemoryParams) (item UserMemoryItem, created bool, err error) {
 	sc := p.Scope
-	err = s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		var value []byte
+	err = s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		// xmax is 0 on a freshly inserted row and the locking transaction's id on one the
 		// conflict clause updated.
-		err := tx.QueryRow(ctx, `
+		b.Queue(`
 			insert into agentmem.user_memory as m (tenant_id, user_id, key, value)
 			values ($1, $2, $3, $4::jsonb)
 			on conflict (user_id, tenant_id, key)
 			do update set value = excluded.value, updated_at = now()
 			returning m.value, m.updated_at, (m.xmax = 0)`,
-			sc.TenantID, sc.UserID, p.Key, string(p.Value)).Scan(&value, &item.UpdatedAt, &created)
-		if err != nil {
-			return userMemoryValueError(fmt.Errorf("upsert user memory: %w", err))
-		}
-		item.Key, item.Value = p.Key, value
-		return nil
+			sc.TenantID, sc.UserID, p.Key, string(p.Value)).QueryRow(func(row pgx.Row) error {
+			var value []byte
+			if err := row.Scan(&value, &item.UpdatedAt, &created); err != nil {
+				return userMemoryValueError(fmt.Errorf("upsert user memory: %w", err))
+			}
+			item.Key, item.Value = p.Key, value
+			return nil
+		})
 	})
 	item.UpdatedAt = item.UpdatedAt.UTC()
 	return item, created, err
@@ -66,20 +67,19 @@ func (s *Store) SetUserMemory(ctx context.Context, p SetUserMemoryParams) (item 
 // GetUserMemory reads one key; a key the user has not set is not_found.
 func (s *Store) GetUserMemory(ctx context.Context, sc memory.Scope, key string) (UserMemoryItem, error) {
 	var item UserMemoryItem
-	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `select key, value, updated_at from agentmem.user_memory
-			where user_id = $1 and tenant_id = $2 and key = $3`, sc.UserID, sc.TenantID, key)
-		if err != nil {
-			return fmt.Errorf("select user memory: %w", err)
-		}
-		item, err = pgx.CollectExactlyOneRow(rows, scanUserMemoryItem)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return userMemoryNotFound()
-		}
-		if err != nil {
-			return fmt.Errorf("select user memory: %w", err)
-		}
-		return nil
+	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`select key, value, updated_at from agentmem.user_memory
+			where user_id = $1 and tenant_id = $2 and key = $3`, sc.UserID, sc.TenantID, key).Query(func(rows pgx.Rows) error {
+			var err error
+			item, err = pgx.CollectExactlyOneRow(rows, scanUserMemoryItem)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return userMemoryNotFound()
+			}
+			if err != nil {
+				return fmt.Errorf("select user memory: %w", err)
+			}
+			return nil
+		})
 	})
 	return item, err
 }
@@ -87,48 +87,41 @@ func (s *Store) GetUserMemory(ctx context.Context, sc memory.Scope, key string) 
 // ListUserMemory reads every key of the user, ordered by key (bytewise).
 func (s *Store) ListUserMemory(ctx context.Context, sc memory.Scope) ([]UserMemoryItem, error) {
 	items := []UserMemoryItem{}
-	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `select key, value, updated_at from agentmem.user_memory
-			where user_id = $1 and tenant_id = $2 order by key collate "C"`, sc.UserID, sc.TenantID)
-		if err != nil {
-			return fmt.Errorf("select user memory: %w", err)
-		}
-		list, err := pgx.CollectRows(rows, scanUserMemoryItem)
-		if err != nil {
-			return fmt.Errorf("select user memory: %w", err)
-		}
-		items = append(items, list...)
-		return nil
+	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`select key, value, updated_at from agentmem.user_memory
+			where user_id = $1 and tenant_id = $2 order by key collate "C"`, sc.UserID, sc.TenantID).Query(func(rows pgx.Rows) error {
+			list, err := pgx.CollectRows(rows, scanUserMemoryItem)
+			if err != nil {
+				return fmt.Errorf("select user memory: %w", err)
+			}
+			items = append(items, list...)
+			return nil
+		})
 	})
 	return items, err
 }
 
 // DeleteUserMemory deletes one key; a key the user has not set is not_found.
 func (s *Store) DeleteUserMemory(ctx context.Context, sc memory.Scope, key string) error {
-	return s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `delete from agentmem.user_memory
-			where user_id = $1 and tenant_id = $2 and key = $3`, sc.UserID, sc.TenantID, key)
-		if err != nil {
-			return fmt.Errorf("delete user memory: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return userMemoryNotFound()
-		}
-		return nil
+	return s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`delete from agentmem.user_memory
+			where user_id = $1 and tenant_id = $2 and key = $3
+			returning true`, sc.UserID, sc.TenantID, key).QueryRow(oneRow("delete user memory", userMemoryNotFound))
 	})
 }
 
 // ClearUserMemory deletes every key of the user and counts them.
 func (s *Store) ClearUserMemory(ctx context.Context, sc memory.Scope) (int64, error) {
 	var n int64
-	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `delete from agentmem.user_memory where user_id = $1 and tenant_id = $2`,
-			sc.UserID, sc.TenantID)
-		if err != nil {
-			return fmt.Errorf("clear user memory: %w", err)
-		}
-		n = tag.RowsAffected()
-		return nil
+	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`with gone as (
+			  delete from agentmem.user_memory where user_id = $1 and tenant_id = $2 returning 1)
+			select count(*) from gone`, sc.UserID, sc.TenantID).QueryRow(func(row pgx.Row) error {
+			if err := row.Scan(&n); err != nil {
+				return fmt.Errorf("clear user memory: %w", err)
+			}
+			return nil
+		})
 	})
 	return n, err
 }

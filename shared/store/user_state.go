@@ -21,19 +21,20 @@ type UserState struct {
 // SetUserState sets the user's mode in a single statement; created reports that the user had
 // none. Scope.Agent is not used.
 func (s *Store) SetUserState(ctx context.Context, sc memory.Scope, mode string) (st UserState, created bool, err error) {
-	err = s.inScope(ctx, sc, func(tx pgx.Tx) error {
+	err = s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		// xmax is 0 on a freshly inserted row, not on one the conflict clause updated.
-		err := tx.QueryRow(ctx, `
+		b.Queue(`
 			insert into agentmem.user_state as u (tenant_id, user_id, mode)
 			values ($1, $2, $3)
 			on conflict (user_id, tenant_id)
 			do update set mode = excluded.mode, updated_at = now()
 			returning u.mode, u.updated_at, (u.xmax = 0)`,
-			sc.TenantID, sc.UserID, mode).Scan(&st.Mode, &st.UpdatedAt, &created)
-		if err != nil {
-			return fmt.Errorf("upsert user state: %w", err)
-		}
-		return nil
+			sc.TenantID, sc.UserID, mode).QueryRow(func(row pgx.Row) error {
+			if err := row.Scan(&st.Mode, &st.UpdatedAt, &created); err != nil {
+				return fmt.Errorf("upsert user state: %w", err)
+			}
+			return nil
+		})
 	})
 	st.UpdatedAt = st.UpdatedAt.UTC()
 	return st, created, err
@@ -42,16 +43,18 @@ func (s *Store) SetUserState(ctx context.Context, sc memory.Scope, mode string) 
 // GetUserState reads the user's mode; a user without one is not_found.
 func (s *Store) GetUserState(ctx context.Context, sc memory.Scope) (UserState, error) {
 	var st UserState
-	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `select mode, updated_at from agentmem.user_state
-			where user_id = $1 and tenant_id = $2`, sc.UserID, sc.TenantID).Scan(&st.Mode, &st.UpdatedAt)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return userStateNotFound()
-		}
-		if err != nil {
-			return fmt.Errorf("select user state: %w", err)
-		}
-		return nil
+	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`select mode, updated_at from agentmem.user_state
+			where user_id = $1 and tenant_id = $2`, sc.UserID, sc.TenantID).QueryRow(func(row pgx.Row) error {
+			err := row.Scan(&st.Mode, &st.UpdatedAt)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return userStateNotFound()
+			}
+			if err != nil {
+				return fmt.Errorf("select user state: %w", err)
+			}
+			return nil
+		})
 	})
 	st.UpdatedAt = st.UpdatedAt.UTC()
 	return st, err
@@ -59,16 +62,9 @@ func (s *Store) GetUserState(ctx context.Context, sc memory.Scope) (UserState, e
 
 // DeleteUserState removes the user's mode; a user without one is not_found.
 func (s *Store) DeleteUserState(ctx context.Context, sc memory.Scope) error {
-	return s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `delete from agentmem.user_state where user_id = $1 and tenant_id = $2`,
-			sc.UserID, sc.TenantID)
-		if err != nil {
-			return fmt.Errorf("delete user state: %w", err)
-		}
-		if tag.RowsAffected() == 0 {
-			return userStateNotFound()
-		}
-		return nil
+	return s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`delete from agentmem.user_state where user_id = $1 and tenant_id = $2 returning true`,
+			sc.UserID, sc.TenantID).QueryRow(oneRow("delete user state", userStateNotFound))
 	})
 }
 
