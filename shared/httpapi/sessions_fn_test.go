@@ -462,6 +462,9 @@ func TestSessionsDelete(t *testing.T) {
 	smOp(e, u.token, "sessions", "history", "session_id", sid).must(t, http.StatusNotFound)
 	// The agent, when named, must be the session's.
 	smOp(e, u.token, "sessions", "delete", "session_id", keep, "agent", "bot").must(t, http.StatusNotFound)
+	if r := smOp(e, u.token, "sessions", "history", "session_id", keep, "agent", "bot").must(t, http.StatusNotFound); strings.Contains(string(r.raw), "messages") {
+		t.Errorf("history of another agent's session answered %s", r.raw)
+	}
 	smOp(e, u.token, "sessions", "delete", "session_id", keep, "agent", "default").must(t, http.StatusOK)
 	// An expired session is gone already.
 	old := uuid.New()

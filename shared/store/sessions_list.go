@@ -160,25 +160,28 @@ func (s *Store) SessionHistory(ctx context.Context, p HistoryParams) (HistoryPag
 		order by seq desc
 		limit $5`
 	}
-	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		if err := findSession(ctx, tx, sc, p.SessionID, false); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, q, p.SessionID, sc.UserID, sc.TenantID, p.After, p.Limit+1)
-		if err != nil {
-			return fmt.Errorf("select history: %w", err)
-		}
-		if out.Messages, err = pgx.CollectRows(rows, scanMessage); err != nil {
-			return fmt.Errorf("select history: %w", err)
-		}
-		err = tx.QueryRow(ctx, `
+	// The check, the page and the count only read, so nothing waits on the check: all three go
+	// in one round trip, and a session the check does not find answers not found, whatever
+	// the other two read.
+	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(selectSessionSQL, p.SessionID, sc.UserID, sc.TenantID, sc.Agent).
+			QueryRow(oneRow("select session", sessionNotFound))
+		b.Queue(q, p.SessionID, sc.UserID, sc.TenantID, p.After, p.Limit+1).Query(func(rows pgx.Rows) error {
+			var err error
+			if out.Messages, err = pgx.CollectRows(rows, scanMessage); err != nil {
+				return fmt.Errorf("select history: %w", err)
+			}
+			return nil
+		})
+		b.Queue(`
 			select count(*) from agentmem.messages
 			where session_id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()`,
-			p.SessionID, sc.UserID, sc.TenantID).Scan(&out.Total)
-		if err != nil {
-			return fmt.Errorf("count messages: %w", err)
-		}
-		return nil
+			p.SessionID, sc.UserID, sc.TenantID).QueryRow(func(row pgx.Row) error {
+			if err := row.Scan(&out.Total); err != nil {
+				return fmt.Errorf("count messages: %w", err)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return HistoryPage{}, err
@@ -281,22 +284,18 @@ func oneRow(what string, notFound func() error) func(pgx.Row) error {
 // (row-level security hides it) another user's: the caller cannot tell them apart.
 func sessionNotFound() error { return apierror.New(apierror.NotFound, "session not found") }
 
+// selectSessionSQL finds a session of the caller ($2, $3) that is unexpired and, when $4 is
+// not empty, belongs to that agent.
+const selectSessionSQL = `select true from agentmem.sessions
+	where id = $1 and user_id = $2 and tenant_id = $3 and ($4::text = '' or agent = $4::text)
+	  and expires_at > now()`
+
 // findSession checks that a session exists for the caller, is unexpired and, when sc.Agent is
 // set, belongs to that agent; with lock it also takes the row lock commits take.
 func findSession(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID, lock bool) error {
-	q := `select 1 from agentmem.sessions
-		where id = $1 and user_id = $2 and tenant_id = $3 and ($4::text = '' or agent = $4::text)
-		  and expires_at > now()`
+	q := selectSessionSQL
 	if lock {
 		q += ` for update`
 	}
-	var one int
-	err := tx.QueryRow(ctx, q, id, sc.UserID, sc.TenantID, sc.Agent).Scan(&one)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return sessionNotFound()
-	}
-	if err != nil {
-		return fmt.Errorf("select session: %w", err)
-	}
-	return nil
+	return oneRow("select session", sessionNotFound)(tx.QueryRow(ctx, q, id, sc.UserID, sc.TenantID, sc.Agent))
 }
