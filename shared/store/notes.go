@@ -78,17 +78,14 @@ func (s *Store) EditNotes(ctx context.Context, p EditNotesParams) (EditedNotes, 
 	}
 	var out EditedNotes
 	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `
-			insert into agentmem.notes (tenant_id, user_id, agent, content) values ($1, $2, $3, '')
-			on conflict (user_id, tenant_id, agent) do nothing
-			returning true`, sc.TenantID, sc.UserID, sc.Agent).Scan(&out.Created)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("insert notes: %w", err)
-		}
+		// One statement creates the notes empty when absent and locks them either way (the
+		// conflict's update takes the row lock, as a first insert holds its new row), and
+		// reads the current text. xmax is 0 on a freshly inserted row.
 		var current string
-		err = tx.QueryRow(ctx, `select content from agentmem.notes
-			where user_id = $1 and tenant_id = $2 and agent = $3
-			for update`, sc.UserID, sc.TenantID, sc.Agent).Scan(&current)
+		err := tx.QueryRow(ctx, `
+			insert into agentmem.notes as n (tenant_id, user_id, agent, content) values ($1, $2, $3, '')
+			on conflict (user_id, tenant_id, agent) do update set content = n.content
+			returning n.content, (n.xmax = 0)`, sc.TenantID, sc.UserID, sc.Agent).Scan(&current, &out.Created)
 		if err != nil {
 			return fmt.Errorf("lock notes: %w", err)
 		}
