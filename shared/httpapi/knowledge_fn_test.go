@@ -342,7 +342,8 @@ func TestKnowledgeReingestIsAtomic(t *testing.T) {
 }
 
 // A chunk or a query without a single word has a zero embedding, whose cosine distance is not a
-// number: searches still answer, with a score of 0.
+// number: it ranks nowhere, as in recall. A query without words finds nothing in any mode; a
+// chunk without words is never found by its vector.
 func TestKnowledgeTextWithoutWords(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
@@ -351,14 +352,28 @@ func TestKnowledgeTextWithoutWords(t *testing.T) {
 	u := e.newUser(tenant)
 	e.call(svc, "knowledge", map[string]any{"op": "ingest", "tenant_id": tenant, "source": "rule.md", "content": "--- *** ---"}).must(t, http.StatusCreated)
 	e.call(svc, "knowledge", map[string]any{"op": "ingest", "tenant_id": tenant, "source": "words.md", "content": "Plain words."}).must(t, http.StatusCreated)
-	for _, q := range []string{"???", "plain"} {
-		for _, mode := range []string{"vector", "hybrid", "text"} {
-			r := e.call(u.token, "knowledge", map[string]any{"op": "search", "query": q, "mode": mode}).must(t, http.StatusOK)
-			for _, h := range list(r.body["results"]) {
-				if _, ok := obj(h)["score"].(float64); !ok {
-					t.Errorf("%s %q: score %v", mode, q, obj(h)["score"])
-				}
+	for _, mode := range []string{"vector", "hybrid", "text"} {
+		for _, caller := range []struct {
+			name, token string
+			tenant      any
+		}{{"user", u.token, nil}, {"service", svc, tenant}} {
+			body := map[string]any{"op": "search", "query": "???", "mode": mode}
+			if caller.tenant != nil {
+				body["tenant_id"] = caller.tenant
 			}
+			r := e.call(caller.token, "knowledge", body).must(t, http.StatusOK)
+			if res, ok := r.body["results"].([]any); !ok || len(res) != 0 {
+				t.Errorf("%s, %s: \"???\" found %s", caller.name, mode, r.raw)
+			}
+		}
+		r := e.call(u.token, "knowledge", map[string]any{"op": "search", "query": "plain", "mode": mode}).must(t, http.StatusOK)
+		for _, h := range list(r.body["results"]) {
+			if src := obj(h)["source"]; src != "words.md" {
+				t.Errorf("%s \"plain\" found %v: %s", mode, src, r.raw)
+			}
+		}
+		if len(list(r.body["results"])) != 1 {
+			t.Errorf("%s \"plain\": %s", mode, r.raw)
 		}
 	}
 }

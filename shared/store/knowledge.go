@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -189,6 +188,8 @@ vector_hits as (
   from agentmem.knowledge_chunks k
   where $3::text <> 'text' and $5::extensions.vector is not null and k.tenant_id = $2
     and k.embedding is not null and k.embedding_model = $10::text
+    -- a text without words embeds to the zero vector, whose cosine distance is NaN: no rank
+    and (k.embedding operator(extensions.<=>) $5::extensions.vector) <> 'NaN'::float8
   order by rank
   limit $4
 ),
@@ -245,10 +246,6 @@ func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([
 			var idx int32
 			err := r.Scan(&h.ID, &h.Source, &idx, &h.Content, &h.Score, &h.Metadata)
 			h.ChunkIndex = int(idx)
-			if math.IsNaN(h.Score) {
-				// The cosine distance to a zero vector (a text without a single word) is NaN.
-				h.Score = 0
-			}
 			return h, err
 		})
 		if err != nil {
