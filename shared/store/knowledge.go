@@ -76,8 +76,7 @@ type KnowledgeSearchParams struct {
 // service key: row-level security is bypassed, so every statement must name its tenant.
 func (s *Store) asServiceRole(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `select set_config('role', 'service_role', true),
-			set_config('request.jwt.claims', '{"role":"service_role"}', true)`); err != nil {
+		if _, err := tx.Exec(ctx, setServiceRoleSQL); err != nil {
 			return fmt.Errorf("set service role: %w", err)
 		}
 		return fn(tx)
@@ -207,6 +206,12 @@ from fused f join agentmem.knowledge_chunks k on k.id = f.id
 order by f.score desc, k.id
 limit $9`
 
+// knowledgeSettings tunes the vector search of one transaction, should it scan the HNSW index:
+// the scan goes on until enough rows pass the tenant filter (iterative scan) with a candidate
+// list sized for k.
+const knowledgeSettings = `select set_config('hnsw.iterative_scan', 'strict_order', true),
+	set_config('hnsw.ef_search', $1::text, true)`
+
 // SearchKnowledge searches a tenant's knowledge base, best first. A user searches under
 // row-level security, which shows only their own tenant's chunks. Only vectors of the
 // configured model rank; when the embedding provider fails, hybrid search ranks by full text
@@ -229,35 +234,31 @@ func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([
 		}
 	}
 	var hits []KnowledgeHit
-	search := func(tx pgx.Tx) error {
+	search := func(b *pgx.Batch) {
 		if p.Mode != memory.ModeText {
-			if _, err := tx.Exec(ctx, `select set_config('hnsw.iterative_scan', 'strict_order', true),
-				set_config('hnsw.ef_search', $1::text, true)`, fmt.Sprint(max(40, candidates(p.K)))); err != nil {
-				return fmt.Errorf("configure vector search: %w", err)
+			b.Queue(knowledgeSettings, fmt.Sprint(max(40, candidates(p.K))))
+		}
+		b.Queue(knowledgeSQL, p.Query, p.TenantID, p.Mode, candidates(p.K), emb,
+			textWeight, vectorWeight, rrfK, p.K, s.embedder.Model()).Query(func(rows pgx.Rows) error {
+			var err error
+			hits, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (KnowledgeHit, error) {
+				var h KnowledgeHit
+				var idx int32
+				err := r.Scan(&h.ID, &h.Source, &idx, &h.Content, &h.Score, &h.Metadata)
+				h.ChunkIndex = int(idx)
+				return h, err
+			})
+			if err != nil {
+				return fmt.Errorf("search knowledge: %w", err)
 			}
-		}
-		rows, err := tx.Query(ctx, knowledgeSQL, p.Query, p.TenantID, p.Mode, candidates(p.K), emb,
-			textWeight, vectorWeight, rrfK, p.K, s.embedder.Model())
-		if err != nil {
-			return fmt.Errorf("search knowledge: %w", err)
-		}
-		hits, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (KnowledgeHit, error) {
-			var h KnowledgeHit
-			var idx int32
-			err := r.Scan(&h.ID, &h.Source, &idx, &h.Content, &h.Score, &h.Metadata)
-			h.ChunkIndex = int(idx)
-			return h, err
+			return nil
 		})
-		if err != nil {
-			return fmt.Errorf("search knowledge: %w", err)
-		}
-		return nil
 	}
 	var err error
 	if p.UserID == uuid.Nil {
-		err = s.asServiceRole(ctx, search)
+		err = s.batchAsServiceRole(ctx, search)
 	} else {
-		err = s.inScope(ctx, memory.Scope{TenantID: p.TenantID, UserID: p.UserID}, search)
+		err = s.batchInScope(ctx, memory.Scope{TenantID: p.TenantID, UserID: p.UserID}, search)
 	}
 	if hits == nil {
 		hits = []KnowledgeHit{}
