@@ -137,6 +137,21 @@ type HistoryPage struct {
 	Total int64
 }
 
+// historySQL reads a page of a session's messages in primary-key order from the cursor $4
+// (exclusive) on; %s are the cursor comparison and the direction.
+const historySQL = `
+	select id, seq, role, content, name, tool_calls, tool_call_id, metadata, created_at, token_estimate
+	from agentmem.messages
+	where session_id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
+	  and ($4::bigint is null or seq %s $4::bigint)
+	order by seq %s
+	limit $5`
+
+var (
+	historyOldestSQL = fmt.Sprintf(historySQL, ">", "asc")
+	historyNewestSQL = fmt.Sprintf(historySQL, "<", "desc")
+)
+
 // SessionHistory pages through a session's unexpired messages by seq. Seqs only grow and a
 // session's commits become visible in seq order, so a page continued from a cursor neither
 // skips nor repeats a message, however many are committed between pages. A session that does
@@ -144,21 +159,9 @@ type HistoryPage struct {
 func (s *Store) SessionHistory(ctx context.Context, p HistoryParams) (HistoryPage, error) {
 	var out HistoryPage
 	sc := p.Scope
-	q := `
-		select id, seq, role, content, name, tool_calls, tool_call_id, metadata, created_at, token_estimate
-		from agentmem.messages
-		where session_id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
-		  and ($4::bigint is null or seq > $4::bigint)
-		order by seq
-		limit $5`
+	q := historyOldestSQL
 	if p.Newest {
-		q = `
-		select id, seq, role, content, name, tool_calls, tool_call_id, metadata, created_at, token_estimate
-		from agentmem.messages
-		where session_id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
-		  and ($4::bigint is null or seq < $4::bigint)
-		order by seq desc
-		limit $5`
+		q = historyNewestSQL
 	}
 	// The check, the page and the count only read, so nothing waits on the check: all three go
 	// in one round trip, and a session the check does not find answers not found, whatever
