@@ -141,18 +141,19 @@ func userMemoryNotFound() error {
 	return apierror.New(apierror.NotFound, "no value is stored under this key")
 }
 
-// userMemoryValueError turns what jsonb refuses in a value the JSON decoder accepted (an
-// unpaired UTF-16 surrogate escape such as "\ud800", a number beyond numeric's range, nesting
-// too deep for the server) into a 400 naming the value: the client can fix it, retrying cannot.
+// userMemoryValueError names the value in an error of the upsert that interpret answers as
+// text the database cannot store (an unpaired UTF-16 surrogate escape such as "\ud800", a
+// number beyond numeric's range): the handler checks the key's length and characters first, so
+// only the value can hold it, and the client can fix it where retrying cannot. Nesting too deep for the server's
+// stack (54001), which interpret leaves an internal error, is the value's too.
 func userMemoryValueError(err error) error {
+	var ae *apierror.Error
+	refused := errors.As(interpret(err), &ae) && ae.Code == apierror.InvalidRequest
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "22P02", "22P05", "22003", "54001":
-			return &apierror.Error{Code: apierror.InvalidRequest, Cause: err,
-				Detail: "value holds JSON the database cannot store (e.g. an unpaired surrogate escape)",
-				Fields: []apierror.FieldError{{Field: "value", Message: "holds JSON the database cannot store"}}}
-		}
+	if refused || errors.As(err, &pgErr) && pgErr.Code == "54001" {
+		return &apierror.Error{Code: apierror.InvalidRequest, Cause: err,
+			Detail: "value holds JSON the database cannot store (e.g. an unpaired surrogate escape)",
+			Fields: []apierror.FieldError{{Field: "value", Message: "holds JSON the database cannot store"}}}
 	}
 	return err
 }
