@@ -210,10 +210,10 @@ func interpret(err error) error {
 			// too many connections, shutting down, connection failures, serialization and deadlock
 			// failures, lock timeouts: nothing was written; a retry may succeed.
 			return &apierror.Error{Code: apierror.Unavailable, Detail: "the database is busy or unavailable; retry", RetryAfter: 1, Cause: err}
-		case "22P05", "22021", "54000", "22P02", "22003":
+		case "22P05", "22021", "54000", "54001", "22P02", "22003":
 			// untranslatable character, invalid byte sequence, program limit (e.g. text too long
-			// for a search index), JSON the jsonb type refuses (a lone UTF-16 surrogate escape,
-			// a number beyond numeric's range)
+			// for a search index), JSON nested deeper than the server's stack, JSON the jsonb
+			// type refuses (a lone UTF-16 surrogate escape, a number beyond numeric's range)
 			return &apierror.Error{Code: apierror.InvalidRequest, Detail: "the request holds text the database cannot store", Cause: err}
 		}
 		return fmt.Errorf("database: %w", err)

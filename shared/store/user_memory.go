@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
@@ -143,14 +142,12 @@ func userMemoryNotFound() error {
 
 // userMemoryValueError names the value in an error of the upsert that interpret answers as
 // text the database cannot store (an unpaired UTF-16 surrogate escape such as "\ud800", a
-// number beyond numeric's range): the handler checks the key's length and characters first, so
-// only the value can hold it, and the client can fix it where retrying cannot. Nesting too deep for the server's
-// stack (54001), which interpret leaves an internal error, is the value's too.
+// number beyond numeric's range, nesting too deep for the server's stack): the handler checks
+// the key's length and characters first, so only the value can hold it, and the client can fix
+// it where retrying cannot.
 func userMemoryValueError(err error) error {
 	var ae *apierror.Error
-	refused := errors.As(interpret(err), &ae) && ae.Code == apierror.InvalidRequest
-	var pgErr *pgconn.PgError
-	if refused || errors.As(err, &pgErr) && pgErr.Code == "54001" {
+	if errors.As(interpret(err), &ae) && ae.Code == apierror.InvalidRequest {
 		return &apierror.Error{Code: apierror.InvalidRequest, Cause: err,
 			Detail: "value holds JSON the database cannot store (e.g. an unpaired surrogate escape)",
 			Fields: []apierror.FieldError{{Field: "value", Message: "holds JSON the database cannot store"}}}
