@@ -149,7 +149,7 @@ func (s *Server) sessionHistory(ctx context.Context, c *call) (int, any, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	out := sessionHistoryResponse{Messages: rawContext(store.Context{Messages: page.Messages}).Messages, Total: page.Total}
+	out := sessionHistoryResponse{Messages: rawMessages(page.Messages), Total: page.Total}
 	if page.Next != nil {
 		cur := cursorAfterSeq(order, *page.Next)
 		out.NextCursor = &cur

@@ -303,20 +303,22 @@ func (s *Server) getContext(ctx context.Context, c *call) (int, any, error) {
 	if format == "openai" {
 		return http.StatusOK, openAIContext{Context: out, Messages: toOpenAI(out.Messages)}, nil
 	}
-	return http.StatusOK, rawContext(out), nil
+	out.Messages = rawMessages(out.Messages)
+	return http.StatusOK, out, nil
 }
 
-// rawContext renders messages with every field, tool_calls null when there are none.
-func rawContext(c store.Context) store.Context {
-	for i := range c.Messages {
-		if c.Messages[i].Metadata == nil {
-			c.Messages[i].Metadata = json.RawMessage("{}")
+// rawMessages renders messages in the raw format: every field, metadata {} when there is
+// none, tool_calls null when there are none, and [] rather than null for no messages.
+func rawMessages(msgs []memory.Message) []memory.Message {
+	for i := range msgs {
+		if msgs[i].Metadata == nil {
+			msgs[i].Metadata = json.RawMessage("{}")
 		}
 	}
-	if c.Messages == nil {
-		c.Messages = []memory.Message{}
+	if msgs == nil {
+		msgs = []memory.Message{}
 	}
-	return c
+	return msgs
 }
 
 type openAIContext struct {
