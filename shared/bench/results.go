@@ -106,6 +106,7 @@ type Workloads struct {
 	W4       *W4               `json:"w4_sweep"`
 	W5       *W5               `json:"w5_end_to_end"`
 	W6       *W6               `json:"w6_startup"`
+	Quality  *Quality          `json:"quality"`
 }
 
 // Levels are a workload's figures with the store called directly and through the HTTP
@@ -221,6 +222,28 @@ type W6 struct {
 	Server *Startup `json:"server"`
 	// BuildFlags are the flags the binaries were built with.
 	BuildFlags []string `json:"build_flags"`
+}
+
+// Quality is the retrieval-quality workload: the labelled set (Labelled) stored through the
+// store with the built-in embedder, every question asked in each recall mode, store level only.
+type Quality struct {
+	Users    int          `json:"users"`
+	Facts    int          `json:"facts"`
+	Embedder string       `json:"embedder"`
+	K        int          `json:"k"`
+	Text     QualityScore `json:"text"`
+	Vector   QualityScore `json:"vector"`
+	Hybrid   QualityScore `json:"hybrid"`
+}
+
+// QualityScore is how well one recall mode ranks the labelled facts.
+type QualityScore struct {
+	Questions int `json:"questions"`
+	// HitAt1 is the share of questions whose fact ranks first; HitAt5 in the first five.
+	HitAt1 float64 `json:"hit_at_1"`
+	HitAt5 float64 `json:"hit_at_5"`
+	// MRR is the mean of 1/rank of the fact, counting 0 when it is not in the first K.
+	MRR float64 `json:"mrr"`
 }
 
 // Goal is one target of the issue, checked against this run.

@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestRankOf(t *testing.T) {
+	eleven := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"}
+	for _, c := range []struct {
+		ranked []string
+		want   string
+		rank   int
+	}{
+		{[]string{"x", "y"}, "x", 1},
+		{[]string{"x", "y"}, "y", 2},
+		{[]string{"x", "y"}, "z", 0},
+		{nil, "x", 0},
+		{eleven, "j", 10},
+		{eleven, "k", 0}, // 11th: below QualityK
+	} {
+		if got := RankOf(c.ranked, c.want); got != c.rank {
+			t.Errorf("RankOf(%v, %q) = %d, want %d", c.ranked, c.want, got, c.rank)
+		}
+	}
+}
+
+func TestScoreAnswers(t *testing.T) {
+	eleven := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"}
+	for _, c := range []struct {
+		name    string
+		answers []Answer
+		want    QualityScore
+	}{
+		{"none", nil, QualityScore{}},
+		{"all first", []Answer{{[]string{"x", "y"}, "x"}, {[]string{"y"}, "y"}},
+			QualityScore{Questions: 2, HitAt1: 1, HitAt5: 1, MRR: 1}},
+		// Ranks 1, 2, 5, 6, absent: hit@1 = 1/5, hit@5 = 3/5,
+		// MRR = (1 + 1/2 + 1/5 + 1/6 + 0) / 5 = (30 + 15 + 6 + 5) / 150 = 56/150.
+		{"mixed", []Answer{
+			{eleven, "a"}, {eleven, "b"}, {eleven, "e"}, {eleven, "f"}, {[]string{"a", "b"}, "z"},
+		}, QualityScore{Questions: 5, HitAt1: 0.2, HitAt5: 0.6, MRR: 56.0 / 150}},
+		// Rank 10 counts 1/10; rank 11 counts nothing: MRR = 0.1 / 2.
+		{"cut at k", []Answer{{eleven, "j"}, {eleven, "k"}},
+			QualityScore{Questions: 2, HitAt1: 0, HitAt5: 0, MRR: 0.05}},
+	} {
+		got := ScoreAnswers(c.answers)
+		if got.Questions != c.want.Questions || !near(got.HitAt1, c.want.HitAt1) ||
+			!near(got.HitAt5, c.want.HitAt5) || !near(got.MRR, c.want.MRR) {
+			t.Errorf("%s: ScoreAnswers = %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+// TestLabelledIntegrity checks the set: every question names an existing fact of its own
+// user, no user holds the same fact twice (as the store's content key folds them), and the
+// sizes stay where the report says.
+func TestLabelledIntegrity(t *testing.T) {
+	users := Labelled()
+	facts, questions := 0, 0
+	names := map[string]bool{}
+	for _, u := range users {
+		if u.Name == "" || names[u.Name] {
+			t.Errorf("user name %q is empty or repeated", u.Name)
+		}
+		names[u.Name] = true
+		if len(u.Facts) < 5 || len(u.Questions) < 5 {
+			t.Errorf("%s has %d facts and %d questions: want several of each, so that facts compete",
+				u.Name, len(u.Facts), len(u.Questions))
+		}
+		keys := map[string]bool{}
+		contents := map[string]string{}
+		for _, f := range u.Facts {
+			if f.Key == "" || strings.TrimSpace(f.Content) == "" {
+				t.Errorf("%s has a fact with an empty key or content: %+v", u.Name, f)
+			}
+			if keys[f.Key] {
+				t.Errorf("%s: fact key %q repeated", u.Name, f.Key)
+			}
+			keys[f.Key] = true
+			norm := strings.TrimRight(strings.Join(strings.Fields(strings.ToLower(f.Content)), " "), ".!?;, ")
+			if k, ok := contents[norm]; ok {
+				t.Errorf("%s: facts %q and %q are the same fact", u.Name, k, f.Key)
+			}
+			contents[norm] = f.Key
+		}
+		asked := map[string]bool{}
+		for _, q := range u.Questions {
+			if !keys[q.Fact] {
+				t.Errorf("%s: question %q is labelled %q, which is not one of the user's facts", u.Name, q.Text, q.Fact)
+			}
+			if asked[q.Text] {
+				t.Errorf("%s: question %q repeated", u.Name, q.Text)
+			}
+			asked[q.Text] = true
+		}
+		facts += len(u.Facts)
+		questions += len(u.Questions)
+	}
+	if facts < 40 || facts > 60 || questions < 60 || questions > 100 {
+		t.Errorf("the set has %d facts and %d questions: want 40-60 and 60-100", facts, questions)
+	}
+	if LabelledUserID(0) == LabelledUserID(1) || LabelledUserID(0) == UserID(0) || LabelledUserID(0) == ChatUserID {
+		t.Error("labelled users must have ids of their own")
+	}
+}
