@@ -1,7 +1,8 @@
 // Command agentmem-bench measures agentmem on the standard workloads of shared/WORKLOADS.md
 // (W1 commit, W2 context and its growth variant, W3 recall, W4 sweep, W5 end to end, W6
-// start-up) against a PostgreSQL server, and writes bench-results/<timestamp>/results.json,
-// results.md and PNG charts.
+// start-up) against a PostgreSQL server, scores recall's ranking on a labelled set of
+// questions (quality), and writes bench-results/<timestamp>/results.json, results.md and PNG
+// charts.
 //
 //	agentmem-bench [-quick] [-large] [-only w1,w2,...] [-database-url URL] [-out DIR] [-keep]
 //
@@ -30,7 +31,7 @@ import (
 )
 
 // The workloads, as -only names them.
-var allWorkloads = []string{"w1", "w2", "w2growth", "w3", "w4", "w5", "w6"}
+var allWorkloads = []string{"w1", "w2", "w2growth", "w3", "w4", "w5", "w6", "quality"}
 
 // Config is one benchmark run.
 type Config struct {

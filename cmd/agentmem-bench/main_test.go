@@ -18,7 +18,8 @@ import (
 )
 
 // TestRunTiny runs every workload at the smallest sizes, through the same code as make bench,
-// and checks that results.json holds every figure: present, finite, not negative. It checks no
+// and checks that results.json holds every figure: present, finite, not negative (the quality
+// scores are shares, at most 1). It checks no
 // timing: the machine is shared.
 func TestRunTiny(t *testing.T) {
 	server := testdb.ServerURL(t)
@@ -116,15 +117,27 @@ func TestRunTiny(t *testing.T) {
 			}
 		}
 	}
-	if goals, _ := doc["goals"].([]any); len(goals) != 7 {
-		t.Errorf("results.json has %d goals, want 7", len(goals))
+	for _, mode := range []string{"text", "vector", "hybrid"} {
+		n, ok := lookup(workloads, "quality."+mode+".questions")
+		if q, _ := n.(float64); !ok || q <= 0 {
+			t.Errorf("workloads.quality.%s.questions = %v: want questions asked", mode, n)
+		}
+		for _, f := range []string{"hit_at_1", "hit_at_5", "mrr"} {
+			v, ok := lookup(workloads, "quality."+mode+"."+f)
+			if x, isNum := v.(float64); !ok || !isNum || x < 0 || x > 1 {
+				t.Errorf("workloads.quality.%s.%s = %v: want a share in [0, 1]", mode, f, v)
+			}
+		}
+	}
+	if goals, _ := doc["goals"].([]any); len(goals) != 8 {
+		t.Errorf("results.json has %d goals, want 8", len(goals))
 	}
 
 	md, err := os.ReadFile(filepath.Join(out, "results.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"## Goals", "## W1", "## W2 ", "## W2-growth", "## W3", "## W4", "## W5", "## W6"} {
+	for _, s := range []string{"## Goals", "## W1", "## W2 ", "## W2-growth", "## W3", "## W4", "## W5", "## W6", "## Retrieval quality"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("results.md has no section %q", s)
 		}

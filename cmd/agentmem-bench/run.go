@@ -153,6 +153,12 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 			}
 		}
 	}
+	if cfg.runs("quality") {
+		cfg.logf("retrieval quality: the labelled questions in text, vector and hybrid modes (store)")
+		if w.Quality, err = runQuality(ctx, db); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.runs("w5") {
 		cfg.logf("W5 end to end, %d clients for %.1fs", sz.W5Clients, sz.W5Seconds)
 		r := runW5(ctx, targets[1].(*httpTarget), ops, sz)

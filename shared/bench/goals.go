@@ -53,5 +53,14 @@ func EvaluateGoals(r *Results) []Goal {
 			Goal{Name: "commit p99 during the sweep / without (W4)", Target: fmt.Sprintf("<= %dx", GoalSweepCommitP99Rate),
 				Value: w.W4.P99Ratio, Unit: "x", Met: w.W4.P99Ratio <= GoalSweepCommitP99Rate})
 	}
+	if q := w.Quality; q != nil {
+		best := max(q.Text.MRR, q.Vector.MRR)
+		goals = append(goals, Goal{Name: "hybrid MRR >= max(text MRR, vector MRR) (store, retrieval quality)",
+			Target: fmt.Sprintf(">= %.3f (text %.3f, vector %.3f)", best, q.Text.MRR, q.Vector.MRR),
+			Value:  q.Hybrid.MRR, Unit: "MRR",
+			// Means of the same questions in the same order: equal rankings give equal sums, and a
+			// different order of summing costs no more than rounding.
+			Met: q.Hybrid.MRR >= best-1e-9})
+	}
 	return goals
 }

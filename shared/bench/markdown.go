@@ -143,6 +143,19 @@ func Markdown(r *Results, charts []string) string {
 		}
 		p("\n")
 	}
+	if q := w.Quality; q != nil {
+		p("## Retrieval quality: %d labelled questions over %d facts of %d users (store, embedder %s, top %d)\n\n",
+			q.Hybrid.Questions, q.Facts, q.Users, q.Embedder, q.K)
+		p("Each question is labelled with the one fact that answers it. hit@n is the share of questions whose fact ranks in the first n; MRR is the mean of 1/rank, 0 when the fact is not in the top %d.\n\n", q.K)
+		p("| Mode | Questions | hit@1 | hit@5 | MRR |\n|---|---|---|---|---|\n")
+		for _, m := range []struct {
+			mode string
+			s    QualityScore
+		}{{"text", q.Text}, {"vector", q.Vector}, {"hybrid", q.Hybrid}} {
+			p("| %s | %d | %.3f | %.3f | %.3f |\n", m.mode, m.s.Questions, m.s.HitAt1, m.s.HitAt5, m.s.MRR)
+		}
+		p("\n")
+	}
 	if len(charts) > 0 {
 		p("## Charts\n\n")
 		for _, c := range charts {
