@@ -17,7 +17,12 @@ import (
 // the specification's embedder so that every system measured gets the same vectors), then asks
 // every question in each recall mode and scores where the labelled fact ranks. It runs at the
 // store level only: ranking does not depend on the transport.
-func runQuality(ctx context.Context, db *benchDB) (*bench.Quality, error) {
+//
+// The store breaks ties of score by memory id, which is random. A tie in the answer itself is
+// scored as every order of it; a tie inside one of the lists hybrid fuses is not visible, so
+// the set is stored sz.QualityCopies times, each copy under users of its own (new ids), and
+// the figures are the mean over the copies.
+func runQuality(ctx context.Context, db *benchDB, sz bench.Sizes) (*bench.Quality, error) {
 	emb := embedding.Hash{}
 	st, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: 2, Embedder: emb})
 	if err != nil {
@@ -26,28 +31,35 @@ func runQuality(ctx context.Context, db *benchDB) (*bench.Quality, error) {
 	defer st.Close()
 
 	users := bench.Labelled()
-	q := &bench.Quality{Users: len(users), Embedder: emb.Model(), K: bench.QualityK}
-	keyOf := make([]map[uuid.UUID]string, len(users))
-	for u, lu := range users {
-		mems := make([]memory.NewMemory, len(lu.Facts))
-		for i, f := range lu.Facts {
-			mems[i] = memory.NewMemory{Content: f.Content}
-		}
-		res, _, err := st.CommitTurn(ctx, store.CommitParams{
-			Scope: qualityScope(u), SessionID: uuid.New(), TTL: retention, Memories: mems,
-			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: fmt.Sprintf("Things to remember about %s.", lu.Name)}},
-		})
-		if err != nil {
-			return nil, fmt.Errorf("store the facts of labelled user %d: %w", u, err)
-		}
-		if len(res.Memories) != len(lu.Facts) {
-			return nil, fmt.Errorf("labelled user %d: %d facts stored, want %d", u, len(res.Memories), len(lu.Facts))
-		}
-		keyOf[u] = make(map[uuid.UUID]string, len(lu.Facts))
-		for i, m := range res.Memories {
-			keyOf[u][m.ID] = lu.Facts[i].Key
-		}
+	copies := max(sz.QualityCopies, 1)
+	q := &bench.Quality{Users: len(users), Embedder: emb.Model(), K: bench.QualityK, Copies: copies}
+	for _, lu := range users {
 		q.Facts += len(lu.Facts)
+	}
+	// keyOf maps the stored memories of each (copy, user) to their fact keys.
+	keyOf := make([]map[uuid.UUID]string, copies*len(users))
+	for c := 0; c < copies; c++ {
+		for u, lu := range users {
+			n := c*len(users) + u
+			mems := make([]memory.NewMemory, len(lu.Facts))
+			for i, f := range lu.Facts {
+				mems[i] = memory.NewMemory{Content: f.Content}
+			}
+			res, _, err := st.CommitTurn(ctx, store.CommitParams{
+				Scope: qualityScope(n), SessionID: uuid.New(), TTL: retention, Memories: mems,
+				Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: fmt.Sprintf("Things to remember about %s.", lu.Name)}},
+			})
+			if err != nil {
+				return nil, fmt.Errorf("store the facts of labelled user %d: %w", n, err)
+			}
+			if len(res.Memories) != len(lu.Facts) {
+				return nil, fmt.Errorf("labelled user %d: %d facts stored, want %d", n, len(res.Memories), len(lu.Facts))
+			}
+			keyOf[n] = make(map[uuid.UUID]string, len(lu.Facts))
+			for i, m := range res.Memories {
+				keyOf[n][m.ID] = lu.Facts[i].Key
+			}
+		}
 	}
 
 	for _, m := range []struct {
@@ -55,24 +67,28 @@ func runQuality(ctx context.Context, db *benchDB) (*bench.Quality, error) {
 		score *bench.QualityScore
 	}{{memory.ModeText, &q.Text}, {memory.ModeVector, &q.Vector}, {memory.ModeHybrid, &q.Hybrid}} {
 		var answers []bench.Answer
-		for u, lu := range users {
-			for _, question := range lu.Questions {
-				hits, err := st.Recall(ctx, store.RecallParams{Scope: qualityScope(u), Query: question.Text, K: bench.QualityK, Mode: m.mode})
+		for n := range keyOf {
+			for _, question := range users[n%len(users)].Questions {
+				hits, err := st.Recall(ctx, store.RecallParams{Scope: qualityScope(n), Query: question.Text, K: bench.QualityK, Mode: m.mode})
 				if err != nil {
-					return nil, fmt.Errorf("recall (%s) for labelled user %d: %w", m.mode, u, err)
+					return nil, fmt.Errorf("recall (%s) for labelled user %d: %w", m.mode, n, err)
 				}
-				ranked := make([]string, len(hits))
+				a := bench.Answer{Ranked: make([]string, len(hits)), Scores: make([]float64, len(hits)), Want: question.Fact}
 				for i, h := range hits {
-					ranked[i] = keyOf[u][h.ID]
+					a.Ranked[i], a.Scores[i] = keyOf[n][h.ID], h.Score
 				}
-				answers = append(answers, bench.Answer{Ranked: ranked, Want: question.Fact})
+				answers = append(answers, a)
 			}
 		}
+		// Every copy asks every question once: the mean over all answers is the mean of the
+		// copies' means, and the questions are counted once.
 		*m.score = bench.ScoreAnswers(answers)
+		m.score.Questions /= copies
 	}
 	return q, nil
 }
 
-func qualityScope(u int) memory.Scope {
-	return memory.Scope{UserID: bench.LabelledUserID(u), Agent: benchAgent}
+// qualityScope is labelled user n: copy n / len(Labelled()) of user n % len(Labelled()).
+func qualityScope(n int) memory.Scope {
+	return memory.Scope{UserID: bench.LabelledUserID(n), Agent: benchAgent}
 }

@@ -154,8 +154,8 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 		}
 	}
 	if cfg.runs("quality") {
-		cfg.logf("retrieval quality: the labelled questions in text, vector and hybrid modes (store)")
-		if w.Quality, err = runQuality(ctx, db); err != nil {
+		cfg.logf("retrieval quality: %d copies of the labelled set, text, vector and hybrid modes (store)", max(sz.QualityCopies, 1))
+		if w.Quality, err = runQuality(ctx, db, sz); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 )
@@ -229,41 +230,52 @@ func Labelled() []LabelledUser {
 	}
 }
 
-// RankOf is the 1-based position of want among the first QualityK entries of ranked, or 0
-// when it is not there.
-func RankOf(ranked []string, want string) int {
-	for i, r := range ranked {
-		if i >= QualityK {
-			break
-		}
-		if r == want {
-			return i + 1
-		}
-	}
-	return 0
-}
-
-// Answer is what one question got: the keys of the facts found, best first, and the key of the
-// fact it is labelled with.
+// Answer is what one question got: the keys of the facts found, best first, with their scores,
+// and the key of the fact it is labelled with.
 type Answer struct {
 	Ranked []string
+	// Scores are the scores of Ranked, or nil. Entries of equal score are tied: the store
+	// orders a tie by memory id, which is random, so the metrics take the mean over every place
+	// the labelled fact can take within its tie, and a run scores as the next one does.
+	Scores []float64
 	Want   string
 }
 
-// ScoreAnswers computes hit@1, hit@5 and the mean reciprocal rank (at QualityK) of answers; no
-// answers score zero.
+// ScoreAnswers computes hit@1, hit@5 and the mean reciprocal rank of answers; a fact ranked
+// below QualityK, or not found, counts 0. No answers score zero.
 func ScoreAnswers(answers []Answer) QualityScore {
 	s := QualityScore{Questions: len(answers)}
 	if len(answers) == 0 {
 		return s
 	}
-	var at1, at5 int
-	var rr float64
 	for _, a := range answers {
-		r := RankOf(a.Ranked, a.Want)
-		if r == 0 {
-			continue
+		at1, at5, rr := scoreAnswer(a)
+		s.HitAt1 += at1
+		s.HitAt5 += at5
+		s.MRR += rr
+	}
+	n := float64(len(answers))
+	s.HitAt1, s.HitAt5, s.MRR = s.HitAt1/n, s.HitAt5/n, s.MRR/n
+	return s
+}
+
+// scoreAnswer is hit@1, hit@5 and the reciprocal rank of one answer, each the mean over the
+// ranks its labelled fact takes in the orders of its tie. A tie is seen only within Ranked.
+func scoreAnswer(a Answer) (at1, at5, rr float64) {
+	i := slices.Index(a.Ranked, a.Want)
+	if i < 0 {
+		return 0, 0, 0
+	}
+	lo, hi := i, i
+	if len(a.Scores) == len(a.Ranked) {
+		for lo > 0 && a.Scores[lo-1] == a.Scores[i] {
+			lo--
 		}
+		for hi+1 < len(a.Scores) && a.Scores[hi+1] == a.Scores[i] {
+			hi++
+		}
+	}
+	for r := lo + 1; r <= hi+1 && r <= QualityK; r++ {
 		if r == 1 {
 			at1++
 		}
@@ -272,7 +284,6 @@ func ScoreAnswers(answers []Answer) QualityScore {
 		}
 		rr += 1 / float64(r)
 	}
-	n := float64(len(answers))
-	s.HitAt1, s.HitAt5, s.MRR = float64(at1)/n, float64(at5)/n, rr/n
-	return s
+	n := float64(hi - lo + 1)
+	return at1 / n, at5 / n, rr / n
 }

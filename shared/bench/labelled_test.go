@@ -6,26 +6,6 @@ import (
 	"testing"
 )
 
-func TestRankOf(t *testing.T) {
-	eleven := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"}
-	for _, c := range []struct {
-		ranked []string
-		want   string
-		rank   int
-	}{
-		{[]string{"x", "y"}, "x", 1},
-		{[]string{"x", "y"}, "y", 2},
-		{[]string{"x", "y"}, "z", 0},
-		{nil, "x", 0},
-		{eleven, "j", 10},
-		{eleven, "k", 0}, // 11th: below QualityK
-	} {
-		if got := RankOf(c.ranked, c.want); got != c.rank {
-			t.Errorf("RankOf(%v, %q) = %d, want %d", c.ranked, c.want, got, c.rank)
-		}
-	}
-}
-
 func TestScoreAnswers(t *testing.T) {
 	eleven := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"}
 	for _, c := range []struct {
@@ -34,16 +14,31 @@ func TestScoreAnswers(t *testing.T) {
 		want    QualityScore
 	}{
 		{"none", nil, QualityScore{}},
-		{"all first", []Answer{{[]string{"x", "y"}, "x"}, {[]string{"y"}, "y"}},
+		{"all first", []Answer{{[]string{"x", "y"}, nil, "x"}, {[]string{"y"}, nil, "y"}},
 			QualityScore{Questions: 2, HitAt1: 1, HitAt5: 1, MRR: 1}},
 		// Ranks 1, 2, 5, 6, absent: hit@1 = 1/5, hit@5 = 3/5,
 		// MRR = (1 + 1/2 + 1/5 + 1/6 + 0) / 5 = (30 + 15 + 6 + 5) / 150 = 56/150.
 		{"mixed", []Answer{
-			{eleven, "a"}, {eleven, "b"}, {eleven, "e"}, {eleven, "f"}, {[]string{"a", "b"}, "z"},
+			{eleven, nil, "a"}, {eleven, nil, "b"}, {eleven, nil, "e"}, {eleven, nil, "f"}, {[]string{"a", "b"}, nil, "z"},
 		}, QualityScore{Questions: 5, HitAt1: 0.2, HitAt5: 0.6, MRR: 56.0 / 150}},
 		// Rank 10 counts 1/10; rank 11 counts nothing: MRR = 0.1 / 2.
-		{"cut at k", []Answer{{eleven, "j"}, {eleven, "k"}},
+		{"cut at k", []Answer{{eleven, nil, "j"}, {eleven, nil, "k"}},
 			QualityScore{Questions: 2, HitAt1: 0, HitAt5: 0, MRR: 0.05}},
+		// Without scores, or with distinct ones, the place in the list is the rank.
+		{"no tie", []Answer{{[]string{"x", "y"}, []float64{0.9, 0.8}, "y"}},
+			QualityScore{Questions: 1, HitAt1: 0, HitAt5: 1, MRR: 0.5}},
+		// Tied with the first: rank 1 or 2, each half the time: hit@1 = 1/2, RR = (1 + 1/2) / 2.
+		{"tie at the top", []Answer{{[]string{"x", "y", "z"}, []float64{0.5, 0.5, 0.1}, "y"}},
+			QualityScore{Questions: 1, HitAt1: 0.5, HitAt5: 1, MRR: 0.75}},
+		// Listed first but tied with ranks 2 and 3: the place in the list does not count.
+		{"tie listed first", []Answer{{[]string{"x", "y", "z", "w"}, []float64{0.3, 0.3, 0.3, 0.1}, "x"}},
+			QualityScore{Questions: 1, HitAt1: 1.0 / 3, HitAt5: 1, MRR: (1 + 1.0/2 + 1.0/3) / 3}},
+		// Tied over ranks 4 to 7: hit@5 = 2/4, RR = (1/4 + 1/5 + 1/6 + 1/7) / 4.
+		{"tie across 5", []Answer{{eleven[:8], []float64{9, 8, 7, 6, 6, 6, 6, 1}, "g"}},
+			QualityScore{Questions: 1, HitAt1: 0, HitAt5: 0.5, MRR: (1.0/4 + 1.0/5 + 1.0/6 + 1.0/7) / 4}},
+		// Tied over ranks 10 and 11: the 11th place counts nothing, RR = (1/10 + 0) / 2.
+		{"tie across k", []Answer{{eleven, []float64{11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 2}, "k"}},
+			QualityScore{Questions: 1, HitAt1: 0, HitAt5: 0, MRR: 0.05}},
 	} {
 		got := ScoreAnswers(c.answers)
 		if got.Questions != c.want.Questions || !near(got.HitAt1, c.want.HitAt1) ||
@@ -67,6 +62,10 @@ func TestLabelledIntegrity(t *testing.T) {
 			t.Errorf("user name %q is empty or repeated", u.Name)
 		}
 		names[u.Name] = true
+		if len(u.Facts) > QualityK {
+			// Recall then returns every fact of the user in vector mode, so a tie is seen whole.
+			t.Errorf("%s has %d facts: want at most QualityK (%d)", u.Name, len(u.Facts), QualityK)
+		}
 		if len(u.Facts) < 5 || len(u.Questions) < 5 {
 			t.Errorf("%s has %d facts and %d questions: want several of each, so that facts compete",
 				u.Name, len(u.Facts), len(u.Questions))

@@ -146,7 +146,8 @@ func Markdown(r *Results, charts []string) string {
 	if q := w.Quality; q != nil {
 		p("## Retrieval quality: %d labelled questions over %d facts of %d users (store, embedder %s, top %d)\n\n",
 			q.Hybrid.Questions, q.Facts, q.Users, q.Embedder, q.K)
-		p("Each question is labelled with the one fact that answers it. hit@n is the share of questions whose fact ranks in the first n; MRR is the mean of 1/rank, 0 when the fact is not in the top %d.\n\n", q.K)
+		p("Each question is labelled with the one fact that answers it. hit@n is the share of questions whose fact ranks in the first n; MRR is the mean of 1/rank, 0 when the fact is not in the top %d. ", q.K)
+		p("A fact tied in score with others counts the mean over the places it can take in the tie. The store breaks ties by memory id, which is random, so the set was stored %d times under users of their own and the figures are the mean over the copies.\n\n", q.Copies)
 		p("| Mode | Questions | hit@1 | hit@5 | MRR |\n|---|---|---|---|---|\n")
 		for _, m := range []struct {
 			mode string

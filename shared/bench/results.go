@@ -49,6 +49,10 @@ type Sizes struct {
 	W5Seconds          float64  `json:"w5_seconds"`
 	W6Functions        []string `json:"w6_functions"`
 	W6Runs             int      `json:"w6_runs"`
+	// QualityCopies is how many times the quality workload stores the labelled set, each copy
+	// under users of its own: memory ids are random and the store breaks ties of score by id,
+	// so the mean over copies is steadier than any one copy.
+	QualityCopies int `json:"quality_copies"`
 }
 
 // Env says where the figures come from.
@@ -227,10 +231,12 @@ type W6 struct {
 // Quality is the retrieval-quality workload: the labelled set (Labelled) stored through the
 // store with the built-in embedder, every question asked in each recall mode, store level only.
 type Quality struct {
+	// Users and Facts count one copy of the set; Copies is how many were stored and asked.
 	Users    int          `json:"users"`
 	Facts    int          `json:"facts"`
 	Embedder string       `json:"embedder"`
 	K        int          `json:"k"`
+	Copies   int          `json:"copies"`
 	Text     QualityScore `json:"text"`
 	Vector   QualityScore `json:"vector"`
 	Hybrid   QualityScore `json:"hybrid"`
@@ -238,6 +244,7 @@ type Quality struct {
 
 // QualityScore is how well one recall mode ranks the labelled facts.
 type QualityScore struct {
+	// Questions counts the distinct questions; each copy of the set asks them all.
 	Questions int `json:"questions"`
 	// HitAt1 is the share of questions whose fact ranks first; HitAt5 in the first five.
 	HitAt1 float64 `json:"hit_at_1"`
