@@ -208,7 +208,7 @@ func settle(ctx context.Context, c *pgx.Conn, tables string) error {
 
 // memoryIndexes are rebuilt after a bulk load rather than maintained row by row; they are
 // created again exactly as the migrations define them.
-var memoryIndexes = []string{"memories_embedding_idx", "memories_fts_idx"}
+var memoryIndexes = []string{"memories_fts_idx"}
 
 // loadMemories loads the memories of users from..corpus.Users-1 with COPY, their vectors from
 // the workload embedder.
@@ -219,6 +219,21 @@ func loadMemories(ctx context.Context, db *benchDB, corpus *bench.Corpus, from i
 	}
 	defer c.Close(ctx)
 	defs := map[string]string{}
+	// HNSW indexes (one per model) are made again after the load, by EnsureEmbeddingIndexes.
+	var hnsw []string
+	rows, err := c.Query(ctx, `select indexname from pg_indexes
+		where schemaname = 'agentmem' and tablename = 'memories' and indexdef like '%USING hnsw%'`)
+	if err == nil {
+		hnsw, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		return fmt.Errorf("list hnsw indexes: %w", err)
+	}
+	for _, name := range hnsw {
+		if _, err := c.Exec(ctx, "drop index agentmem."+pgx.Identifier{name}.Sanitize()); err != nil {
+			return err
+		}
+	}
 	for _, name := range memoryIndexes {
 		var def string
 		if err := c.QueryRow(ctx, `select indexdef from pg_indexes where schemaname = 'agentmem' and indexname = $1`, name).Scan(&def); err != nil {
@@ -261,5 +276,27 @@ func loadMemories(ctx context.Context, db *benchDB, corpus *bench.Corpus, from i
 			return fmt.Errorf("create %s: %w", name, err)
 		}
 	}
-	return settle(ctx, c, "agentmem.memories")
+	// The workload model's HNSW index, as `agentmem index` makes it.
+	if _, err := store.EnsureEmbeddingIndexes(ctx, c, emb, false); err != nil {
+		return err
+	}
+	if err := settle(ctx, c, "agentmem.memories"); err != nil {
+		return err
+	}
+	return prewarm(ctx, c, "agentmem.memories", "agentmem.memories_owner_created_idx")
+}
+
+// prewarm reads relations into shared buffers, as a database serving them would hold them: a
+// bulk load and an index build go through small ring buffers, which would leave the first
+// queries reading every page from the operating system. Without pg_prewarm it does nothing.
+func prewarm(ctx context.Context, c *pgx.Conn, relations ...string) error {
+	if _, err := c.Exec(ctx, "create extension if not exists pg_prewarm"); err != nil {
+		return nil
+	}
+	for _, r := range relations {
+		if _, err := c.Exec(ctx, "select pg_prewarm($1::regclass)", r); err != nil {
+			return fmt.Errorf("prewarm %s: %w", r, err)
+		}
+	}
+	return nil
 }

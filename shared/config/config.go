@@ -81,10 +81,10 @@ type Config struct {
 	// vector records it, and only vectors of this model rank: after a change, rows of the old
 	// model are re-embedded by the sweep's scheduled run or `agentmem embed-pending`.
 	EmbeddingModel string
-	// EmbeddingDimensions (EMBEDDING_DIMENSIONS) is the length of the vectors; default 384,
-	// what the schema's vector(384) columns hold (1024 for bedrock, Titan v2's own default).
-	// Start-up fails unless the embedder gives 384: other sizes need storage the schema does
-	// not have yet, which also keeps bedrock (256, 512 or 1024 only) from starting for now.
+	// EmbeddingDimensions (EMBEDDING_DIMENSIONS) is the length of the vectors, 1 to 16000;
+	// default 384 (1024 for bedrock, Titan v2's own default). Rows record their model and
+	// dimension: vectors of one model at two sizes never compare either. Vectors of up to 2,000
+	// dimensions get an HNSW index per model (`agentmem index`).
 	EmbeddingDimensions int
 	// EmbeddingSendDimensions sends "dimensions" to an OpenAI-compatible endpoint; true when
 	// EMBEDDING_DIMENSIONS is set, and always for OpenAI's text-embedding-3 models.
@@ -113,6 +113,15 @@ type Config struct {
 	// EmbeddingConcurrency (EMBEDDING_CONCURRENCY) is the most Bedrock requests in flight per
 	// process (Titan v2 embeds one text per request); default 4.
 	EmbeddingConcurrency int
+	// RecallTextWeight (RECALL_TEXT_WEIGHT) and RecallVectorWeight (RECALL_VECTOR_WEIGHT)
+	// weigh the full-text and vector ranks in hybrid recall and knowledge search (reciprocal
+	// rank fusion); default 1 each. RecallRRFK (RECALL_RRF_K) is fusion's rank constant;
+	// default 50.
+	RecallTextWeight, RecallVectorWeight float64
+	RecallRRFK                           int
+	// RecallExactLimit (RECALL_EXACT_LIMIT): a user with fewer memories is ranked exactly,
+	// a user with more through the model's HNSW index; default 2000.
+	RecallExactLimit int
 	// AWSRegion (AWS_REGION) is the region of the Bedrock endpoint; default none (Lambda sets
 	// it; elsewhere the AWS shared configuration may name it). Credentials come from the AWS
 	// SDK's default chain (the Lambda role, AWS_ACCESS_KEY_ID..., shared files).
@@ -200,7 +209,41 @@ func Load(getenv func(string) string) (Config, error) {
 	if err := c.loadEmbedding(getenv); err != nil {
 		return c, err
 	}
+	if err := c.loadRanking(getenv); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// loadRanking reads the RECALL_* settings.
+func (c *Config) loadRanking(getenv func(string) string) error {
+	c.RecallTextWeight, c.RecallVectorWeight, c.RecallRRFK, c.RecallExactLimit = 1, 1, 50, 2000
+	for _, w := range []struct {
+		name string
+		to   *float64
+	}{{"RECALL_TEXT_WEIGHT", &c.RecallTextWeight}, {"RECALL_VECTOR_WEIGHT", &c.RecallVectorWeight}} {
+		if v := getenv(w.name); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(f > 0 && f <= 100) {
+				return fmt.Errorf("%s must be a number above 0 and at most 100, not %q", w.name, v)
+			}
+			*w.to = f
+		}
+	}
+	for _, n := range []struct {
+		name     string
+		to       *int
+		min, max int
+	}{{"RECALL_RRF_K", &c.RecallRRFK, 1, 10_000}, {"RECALL_EXACT_LIMIT", &c.RecallExactLimit, 1, 10_000_000}} {
+		if v := getenv(n.name); v != "" {
+			i, err := strconv.Atoi(v)
+			if err != nil || i < n.min || i > n.max {
+				return fmt.Errorf("%s must be a number from %d to %d, not %q", n.name, n.min, n.max, v)
+			}
+			*n.to = i
+		}
+	}
+	return nil
 }
 
 // checkAuthServer checks what SUPABASE_AUTH_VERIFY=auth-server needs.

@@ -41,7 +41,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, MaxConns: cfg.MaxConns, Embedder: emb})
+	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, MaxConns: cfg.MaxConns, Embedder: emb,
+		Ranking: store.Ranking{TextWeight: cfg.RecallTextWeight, VectorWeight: cfg.RecallVectorWeight,
+			RRFK: cfg.RecallRRFK, ExactLimit: cfg.RecallExactLimit}})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -94,10 +96,6 @@ func newEmbedder(ctx context.Context, cfg config.Config, log *slog.Logger) (embe
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
 	if err := store.CheckEmbedder(emb); err != nil {
-		if cfg.EmbeddingProvider == embedding.ProviderBedrock {
-			return nil, fmt.Errorf("%w; Titan Text Embeddings v2 gives 256, 512 or 1024 only, so "+
-				"EMBEDDING_PROVIDER=bedrock cannot start until the schema stores other sizes", err)
-		}
 		return nil, err
 	}
 	return emb, nil

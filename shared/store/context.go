@@ -72,9 +72,9 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 			return nil
 		})
 		if rp != nil {
-			b.Queue(recallSQL, recallArgs(*rp)...).Query(func(rows pgx.Rows) error {
+			b.Queue(recallSQL, s.recallArgs(*rp)...).Query(func(rows pgx.Rows) error {
 				var err error
-				out.Memories, err = scanHits(rows)
+				out.Memories, err = recallHits(rows, *rp)
 				return err
 			})
 		}

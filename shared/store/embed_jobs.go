@@ -15,17 +15,18 @@ import (
 	"github.com/agentmem/agentmem/shared/embedding"
 )
 
-// VectorDimensions is the size of the schema's vector columns (memories.embedding,
-// knowledge_chunks.embedding are vector(384)).
-const VectorDimensions = 384
+// MaxVectorDimensions is the largest vector pgvector stores. Vectors of up to 2,000 dimensions
+// also get an HNSW index per model (see EnsureEmbeddingIndexes); larger ones are ranked exactly.
+const MaxVectorDimensions = 16000
 
-// CheckEmbedder refuses an embedder whose vectors the schema cannot store.
+// CheckEmbedder refuses an embedder whose vectors the database cannot store.
 func CheckEmbedder(e embedding.Embedder) error {
-	if d := e.Dimensions(); d != VectorDimensions {
-		return fmt.Errorf("embedding model %s gives %d dimensions, but the database stores vectors of %d "+
-			"(memories.embedding and knowledge_chunks.embedding are vector(%d)); storing other sizes is not "+
-			"supported yet: configure a model that gives %d dimensions (EMBEDDING_DIMENSIONS)",
-			e.Model(), d, VectorDimensions, VectorDimensions, VectorDimensions)
+	if d := e.Dimensions(); d < 1 || d > MaxVectorDimensions {
+		return fmt.Errorf("embedding model %s gives %d dimensions; the database stores vectors of 1 to %d",
+			e.Model(), d, MaxVectorDimensions)
+	}
+	if e.Model() == "" {
+		return errors.New("the embedding model has no name: rows record it to keep models apart")
 	}
 	return nil
 }
@@ -128,9 +129,10 @@ var pendingTables = []pendingTable{
 }
 
 // pendingWhere selects the rows to embed: without a vector, or with a vector of another model
-// than $1 (written so that the indexes of migration add_embedding_pending_indexes serve it).
+// than $1, or of another dimension than $2 (a model may give several sizes). Written so that the
+// indexes of migration add_embedding_pending_indexes serve it.
 const pendingWhere = `(embedding is null or embedding_model is null
-  or embedding_model < $1::text or embedding_model > $1::text)`
+  or embedding_model < $1::text or embedding_model > $1::text or embedding_dims <> $2::int)`
 
 // embedPendingBatch is the most rows one batch embeds.
 const embedPendingBatch = 64
@@ -186,7 +188,7 @@ func (s *Store) anyPending(ctx context.Context, model string) (bool, error) {
 	var pending bool
 	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		b.Queue(`select exists (select 1 from agentmem.memories where `+pendingWhere+` and expires_at > now())
-			or exists (select 1 from agentmem.knowledge_chunks where `+pendingWhere+`)`, model).QueryRow(func(row pgx.Row) error {
+			or exists (select 1 from agentmem.knowledge_chunks where `+pendingWhere+`)`, model, s.embedder.Dimensions()).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&pending)
 		})
 	})
@@ -202,8 +204,8 @@ func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, model str
 	var texts []string
 	err = s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		b.Queue(`select id, content from agentmem.`+t.name+`
-			where `+pendingWhere+` `+t.live+` and id > $2
-			order by id limit $3`, model, after, n).Query(func(rows pgx.Rows) error {
+			where `+pendingWhere+` `+t.live+` and id > $3
+			order by id limit $4`, model, s.embedder.Dimensions(), after, n).Query(func(rows pgx.Rows) error {
 			var id uuid.UUID
 			var text string
 			_, err := pgx.ForEachRow(rows, []any{&id, &text}, func() error {
@@ -238,7 +240,7 @@ func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, model str
 		return took, last, done, nil
 	}
 	err = s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
-		b.Queue(storePendingSQL(t.name), model, keepIDs, keepTexts, keepVecs).Exec(func(tag pgconn.CommandTag) error {
+		b.Queue(storePendingSQL(t.name), model, keepIDs, keepTexts, keepVecs, s.embedder.Dimensions()).Exec(func(tag pgconn.CommandTag) error {
 			*t.count(res) += tag.RowsAffected()
 			return nil
 		})
@@ -250,13 +252,15 @@ func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, model str
 }
 
 // storePendingSQL stores the vectors ($4) of the texts ($3) of rows ($2) of table, as embedded
-// by model $1, where the row still holds that text and has no vector of that model.
+// by model $1 at dimension $5, where the row still holds that text and has no vector of that
+// model and dimension.
 func storePendingSQL(table string) string {
 	return `update agentmem.` + table + ` r
 		set embedding = x.embedding::extensions.vector, embedding_model = $1
 		from unnest($2::uuid[], $3::text[], $4::text[]) as x(id, content, embedding)
 		where r.id = x.id and r.content = x.content
-		  and (r.embedding is null or r.embedding_model is distinct from $1::text)`
+		  and (r.embedding is null or r.embedding_model is distinct from $1::text
+		       or r.embedding_dims is distinct from $5::int)`
 }
 
 // embedPendingTexts embeds a batch. When the provider refuses the batch for good, the texts

@@ -521,11 +521,25 @@ func TestCheckEmbedder(t *testing.T) {
 	if err := store.CheckEmbedder(embedding.Hash{}); err != nil {
 		t.Errorf("Hash: %v", err)
 	}
-	big, err := embedding.NewOpenAI(embedding.OpenAIConfig{Model: "text-embedding-3-large", Dimensions: 3072})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := store.CheckEmbedder(big); err == nil {
-		t.Error("an embedder of 3072 dimensions was accepted")
+	for _, tc := range []struct {
+		model string
+		dims  int
+		ok    bool
+	}{
+		{"text-embedding-3-large", 3072, true},
+		{"amazon.titan-embed-text-v2:0", 1024, true},
+		{"too-large", store.MaxVectorDimensions + 1, false},
+		{"", 384, false},
+	} {
+		e, err := embedding.NewOpenAI(embedding.OpenAIConfig{Model: tc.model, Dimensions: tc.dims})
+		if err != nil {
+			if !tc.ok {
+				continue // refused earlier: fine
+			}
+			t.Fatal(err)
+		}
+		if err := store.CheckEmbedder(e); (err == nil) != tc.ok {
+			t.Errorf("%s at %d dimensions: CheckEmbedder = %v, want ok %v", tc.model, tc.dims, err, tc.ok)
+		}
 	}
 }

@@ -181,14 +181,20 @@ text_hits as (
   order by rank
   limit $4
 ),
-vector_hits as (
-  select k.id, 1 - (k.embedding operator(extensions.<=>) $5::extensions.vector) as score,
-         row_number() over (order by k.embedding operator(extensions.<=>) $5::extensions.vector, k.id) as rank
+distances as (
+  select k.id,
+         -- only vectors of the query's model and dimension compare
+         case when k.embedding_model = $10::text and k.embedding_dims = extensions.vector_dims($5::extensions.vector)
+              then k.embedding operator(extensions.<=>) $5::extensions.vector end as d
   from agentmem.knowledge_chunks k
   where $3::text <> 'text' and $5::extensions.vector is not null and k.tenant_id = $2
-    and k.embedding is not null and k.embedding_model = $10::text
-    -- a text without words embeds to the zero vector, whose cosine distance is NaN: no rank
-    and (k.embedding operator(extensions.<=>) $5::extensions.vector) <> 'NaN'::float8
+    and k.embedding is not null
+),
+vector_hits as (
+  select x.id, 1 - x.d as score, row_number() over (order by x.d, x.id) as rank
+  from distances x
+  -- a text without words embeds to the zero vector, whose cosine distance is NaN: no rank
+  where x.d is not null and x.d <> 'NaN'::float8
   order by rank
   limit $4
 ),
@@ -239,7 +245,7 @@ func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([
 			b.Queue(knowledgeSettings, fmt.Sprint(max(40, candidates(p.K))))
 		}
 		b.Queue(knowledgeSQL, p.Query, p.TenantID, p.Mode, candidates(p.K), emb,
-			textWeight, vectorWeight, rrfK, p.K, s.embedder.Model()).Query(func(rows pgx.Rows) error {
+			s.ranking.TextWeight, s.ranking.VectorWeight, s.ranking.RRFK, p.K, s.embedder.Model()).Query(func(rows pgx.Rows) error {
 			var err error
 			hits, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (KnowledgeHit, error) {
 				var h KnowledgeHit

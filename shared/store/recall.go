@@ -6,16 +6,45 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	pgvector "github.com/pgvector/pgvector-go"
 
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
-// Ranking constants of hybrid search (reciprocal rank fusion, as Supabase's hybrid search).
-const (
-	rrfK         = 50
-	textWeight   = 1.0
-	vectorWeight = 1.0
-)
+// Ranking tunes recall and knowledge search. The zero value of a field means its default.
+type Ranking struct {
+	// TextWeight and VectorWeight weigh the full-text and vector ranks in hybrid fusion
+	// (reciprocal rank fusion: weight / (RRFK + rank)); default 1 each.
+	TextWeight, VectorWeight float64
+	// RRFK is the rank constant of fusion; default 50 (as Supabase's hybrid search). A larger
+	// one flattens the difference between the first ranks.
+	RRFK int
+	// ExactLimit: a user with fewer memories than this is ranked exactly (always the true top
+	// k, whatever the filters); a larger one through the model's HNSW index with iterative
+	// scans. Default 2,000.
+	ExactLimit int
+}
+
+// DefaultRanking is the ranking of a store whose Config leaves Ranking empty.
+var DefaultRanking = Ranking{TextWeight: 1, VectorWeight: 1, RRFK: 50, ExactLimit: 2000}
+
+// orDefaults fills the unset fields of r from DefaultRanking.
+func (r Ranking) orDefaults() Ranking {
+	d := DefaultRanking
+	if r.TextWeight > 0 {
+		d.TextWeight = r.TextWeight
+	}
+	if r.VectorWeight > 0 {
+		d.VectorWeight = r.VectorWeight
+	}
+	if r.RRFK > 0 {
+		d.RRFK = r.RRFK
+	}
+	if r.ExactLimit > 0 {
+		d.ExactLimit = r.ExactLimit
+	}
+	return d
+}
 
 // RecallParams is a search over a user's long-term memories.
 type RecallParams struct {
@@ -29,6 +58,10 @@ type RecallParams struct {
 	Filter json.RawMessage
 	// MinScore drops results scoring below it.
 	MinScore float64
+	// MMRLambda, when set (0 to 1), diversifies the answer by maximal marginal relevance among
+	// the best candidates: each next result maximises lambda x relevance - (1 - lambda) x its
+	// greatest cosine similarity to the results already chosen. 1 keeps the ranking's order.
+	MMRLambda *float64
 
 	embedding string
 	// model is the embedding model of the query vector: only vectors of that model rank.
@@ -45,8 +78,8 @@ func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error
 	}
 	var hits []memory.Hit
 	err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
-		b.Queue(recallSQL, recallArgs(p)...).Query(func(rows pgx.Rows) error {
-			hits, err = scanHits(rows)
+		b.Queue(recallSQL, s.recallArgs(p)...).Query(func(rows pgx.Rows) error {
+			hits, err = recallHits(rows, p)
 			return err
 		})
 	})
@@ -78,82 +111,70 @@ func (s *Store) prepareRecall(ctx context.Context, p RecallParams) (RecallParams
 // The candidates of each ranked list: enough that fusion has room to reorder.
 func candidates(k int) int { return max(2*k, 20) }
 
-// recallSQL ranks by full text, by vector distance, or fuses both ranks. The owner filter is
-// repeated (row-level security applies as well) so the owner index finds the user's rows; the
-// user's memories are then ranked exactly (the scoped rows are read once, as a materialised
-// CTE), so a user among many always gets the true top k: no approximate index scan can come
-// back short when the filter is selective. The ranked lists carry what the answer shows, so
-// nothing is read twice.
-const recallSQL = `
-with
-ftq as (select agentmem.any_words_query($1::text) as q),
-scoped as materialized (
-  select m.id, m.content, m.metadata, m.created_at, m.fts, m.embedding, m.embedding_model
-  from agentmem.memories m
-  where m.user_id = $2 and m.tenant_id = $3
-    and ($4::text = '' or m.agent in ($4::text, ''))
-    and m.expires_at > now()
-    and m.metadata @> $5::jsonb
-    and not exists (select 1 from jsonb_each($5::jsonb) f where m.metadata -> f.key <> f.value)
-),
-text_hits as (
-  select s.id, s.content, s.metadata, s.created_at, ts_rank_cd(s.fts, ftq.q) as score,
-         row_number() over (order by ts_rank_cd(s.fts, ftq.q) desc, s.id) as rank
-  from scoped s, ftq
-  where $6::text <> 'vector' and s.fts @@ ftq.q
-  order by rank
-  limit $7
-),
-vector_hits as (
-  select s.id, s.content, s.metadata, s.created_at,
-         1 - (s.embedding operator(extensions.<=>) $8::extensions.vector) as score,
-         row_number() over (order by s.embedding operator(extensions.<=>) $8::extensions.vector, s.id) as rank
-  from scoped s
-  where $6::text <> 'text' and $8::extensions.vector is not null and s.embedding is not null
-    -- vectors of another model do not compare: such a row waits to be embedded again
-    and s.embedding_model = $14::text
-    -- a text without words embeds to the zero vector, whose cosine distance is NaN: no rank
-    and (s.embedding operator(extensions.<=>) $8::extensions.vector) <> 'NaN'::float8
-  order by rank
-  limit $7
-),
-fused as (
-  select coalesce(t.id, v.id) as id, coalesce(t.content, v.content) as content,
-         coalesce(t.metadata, v.metadata) as metadata, coalesce(t.created_at, v.created_at) as created_at,
-         case $6::text
-           when 'text' then t.score
-           when 'vector' then v.score
-           else coalesce($9::float8 / ($11::int + t.rank), 0) + coalesce($10::float8 / ($11::int + v.rank), 0)
-         end as score
-  from text_hits t full join vector_hits v on v.id = t.id
-)
-select id, content, score::float8, metadata, created_at
-from fused
-where score >= $12::float8
-order by score desc, id
-limit $13`
+// mmrPool is how many of the best results MMR chooses from.
+func mmrPool(k int) int { return min(max(4*k, 20), 200) }
 
-func recallArgs(p RecallParams) []any {
+// recallSQL ranks by full text, by vector distance, or fuses both ranks: see the function
+// agentmem.recall_memories (migration store_vectors_of_any_model). Being PL/pgSQL, it is
+// planned once per connection rather than at every call. The user is filtered explicitly (so
+// the owner index finds the rows) as well as by row-level security.
+const recallSQL = `select id, content, score, metadata, created_at, embedding::text
+from agentmem.recall_memories($1, $2::extensions.vector, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
+
+func (s *Store) recallArgs(p RecallParams) []any {
 	var emb *string
 	if p.embedding != "" {
 		emb = &p.embedding
 	}
-	return []any{p.Query, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent,
-		string(p.Filter), p.Mode, candidates(p.K), emb, textWeight, vectorWeight, rrfK, p.MinScore, p.K, p.model}
+	k, cands := p.K, candidates(p.K)
+	if p.MMRLambda != nil {
+		k = mmrPool(p.K)
+		cands = max(cands, k)
+	}
+	r := s.ranking
+	return []any{p.Query, emb, p.model, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent, string(p.Filter),
+		p.Mode, cands, r.TextWeight, r.VectorWeight, r.RRFK, p.MinScore, k, r.ExactLimit, p.MMRLambda != nil}
 }
 
-func scanHits(rows pgx.Rows) ([]memory.Hit, error) {
-	hits, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (memory.Hit, error) {
-		var h memory.Hit
-		err := r.Scan(&h.ID, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt)
+// recallHits reads recall's rows, best first, diversified when p asks for MMR.
+func recallHits(rows pgx.Rows, p RecallParams) ([]memory.Hit, error) {
+	var hits []memory.Hit
+	var vecs [][]float32
+	var h memory.Hit
+	var vec *string
+	_, err := pgx.ForEachRow(rows, []any{&h.ID, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &vec}, func() error {
 		h.CreatedAt = h.CreatedAt.UTC()
-		return h, err
+		hits = append(hits, h)
+		var v pgvector.Vector
+		if vec != nil && p.MMRLambda != nil {
+			if err := v.Scan(*vec); err != nil {
+				return err
+			}
+		}
+		vecs = append(vecs, v.Slice())
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("recall: %w", err)
 	}
 	if hits == nil {
-		hits = []memory.Hit{}
+		return []memory.Hit{}, nil
+	}
+	if p.MMRLambda != nil {
+		order := memory.MMR(scores(hits), vecs, *p.MMRLambda, p.K)
+		out := make([]memory.Hit, len(order))
+		for i, j := range order {
+			out[i] = hits[j]
+		}
+		return out, nil
 	}
 	return hits, nil
+}
+
+func scores(hits []memory.Hit) []float64 {
+	out := make([]float64, len(hits))
+	for i, h := range hits {
+		out[i] = h.Score
+	}
+	return out
 }

@@ -122,8 +122,8 @@ func TestMatchFunctions(t *testing.T) {
 	seed := func(tenant string, user uuid.UUID, content, expires string) {
 		t.Helper()
 		_, err := conn.Exec(ctx, `insert into agentmem.memories (tenant_id, user_id, agent, content, content_key,
-			embedding, expires_at) values ($1, $2, '', $3, gen_random_uuid()::text, $4::extensions.vector,
-			now() + $5::interval)`, tenant, user, content, knVec(content), expires)
+			embedding, embedding_model, expires_at) values ($1, $2, '', $3, gen_random_uuid()::text, $4::extensions.vector,
+			'agentmem-hash-384-v1', now() + $5::interval)`, tenant, user, content, knVec(content), expires)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,16 +138,16 @@ func TestMatchFunctions(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		seed("t1", b, fmt.Sprintf("Bob fact number %d about metric units and tea", i), "1 day")
 	}
-	if _, err := conn.Exec(ctx, `insert into agentmem.knowledge_chunks (tenant_id, source, chunk_index, content, embedding)
-		values ('t1', 'src-handbook', 0, 'Refunds take five days', $1::extensions.vector),
-		       ('t1', 'src-handbook', 1, 'Shipping is free over fifty euros', $2::extensions.vector),
-		       ('t2', 'src-other', 0, 'Refunds take ten days in tenant two', $3::extensions.vector)`,
+	if _, err := conn.Exec(ctx, `insert into agentmem.knowledge_chunks (tenant_id, source, chunk_index, content, embedding, embedding_model)
+		values ('t1', 'src-handbook', 0, 'Refunds take five days', $1::extensions.vector, 'agentmem-hash-384-v1'),
+		       ('t1', 'src-handbook', 1, 'Shipping is free over fifty euros', $2::extensions.vector, 'agentmem-hash-384-v1'),
+		       ('t2', 'src-other', 0, 'Refunds take ten days in tenant two', $3::extensions.vector, 'agentmem-hash-384-v1')`,
 		knVec("Refunds take five days"), knVec("Shipping is free over fifty euros"),
 		knVec("Refunds take ten days in tenant two")); err != nil {
 		t.Fatal(err)
 	}
 
-	// One memory of a and one chunk of t1 hold vectors of a named model; the rest name none.
+	// One memory of a and one chunk of t1 hold vectors of another model than the rest.
 	if _, err := conn.Exec(ctx, `update agentmem.memories set embedding_model = 'model-a'
 		where content = 'Ada prefers metric units'`); err != nil {
 		t.Fatal(err)

@@ -31,6 +31,8 @@ type Config struct {
 	Embedder embedding.Embedder
 	// IdempotencyWindow is how long responses are kept for replay; default 24h.
 	IdempotencyWindow time.Duration
+	// Ranking tunes recall and knowledge search; zero fields take DefaultRanking's.
+	Ranking Ranking
 }
 
 // Store is the database side of every function. It is safe for concurrent use.
@@ -38,6 +40,7 @@ type Store struct {
 	pool     *pgxpool.Pool
 	embedder embedding.Embedder
 	idemTTL  time.Duration
+	ranking  Ranking
 }
 
 // Open connects a pool. Unless the URL chooses a query mode, statements are described once and
@@ -64,7 +67,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
-	s := &Store{pool: pool, embedder: cfg.Embedder, idemTTL: cfg.IdempotencyWindow}
+	s := &Store{pool: pool, embedder: cfg.Embedder, idemTTL: cfg.IdempotencyWindow, ranking: cfg.Ranking.orDefaults()}
 	if s.embedder == nil {
 		s.embedder = embedding.Hash{}
 	}

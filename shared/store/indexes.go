@@ -1,0 +1,47 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/shared/embedding"
+)
+
+// EnsureEmbeddingIndexes makes the HNSW indexes (cosine) of e's model and dimension on memories
+// and knowledge_chunks where they are missing, as agentmem.embedding_index_statements writes
+// them: expression indexes over embedding::vector(n), partial on the model and dimension, so
+// each model's rows have an index of their own. Vectors of more than 2,000 dimensions get none
+// (HNSW's limit). concurrently builds them without blocking writes (it cannot run inside a
+// transaction). conn needs the right to create indexes on the tables (their owner, as the
+// migrations run). It returns the statements it ran.
+func EnsureEmbeddingIndexes(ctx context.Context, conn *pgx.Conn, e embedding.Embedder, concurrently bool) ([]string, error) {
+	rows, err := conn.Query(ctx, `select agentmem.embedding_index_statements($1, $2, $3)`,
+		e.Model(), e.Dimensions(), concurrently)
+	if err != nil {
+		return nil, fmt.Errorf("embedding index statements: %w", err)
+	}
+	stmts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("embedding index statements: %w", err)
+	}
+	for _, st := range stmts {
+		// The simple protocol: CREATE INDEX CONCURRENTLY refuses an implicit transaction block.
+		if _, err := conn.PgConn().Exec(ctx, st).ReadAll(); err != nil {
+			return nil, fmt.Errorf("create embedding index: %w", err)
+		}
+	}
+	return stmts, nil
+}
+
+// EnsureEmbeddingIndexes makes the HNSW indexes of the store's model (see the function of the
+// same name) on a connection of the pool, concurrently.
+func (s *Store) EnsureEmbeddingIndexes(ctx context.Context) ([]string, error) {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer c.Release()
+	return EnsureEmbeddingIndexes(ctx, c.Conn(), s.embedder, true)
+}

@@ -1,0 +1,314 @@
+-- Vectors of any model and any size in one database.
+--
+-- - memories.embedding and knowledge_chunks.embedding become vector (any dimension), and each row
+--   records its dimension next to its model (embedding_dims, derived from the vector). Vectors of
+--   different models, or of one model at different sizes, are never compared: every ranking keeps
+--   the rows of the query's model and dimension, and computes a distance only for them.
+-- - One HNSW index per model and dimension (an expression index over embedding::vector(n),
+--   partial on that model), made by agentmem.embedding_index_statements, which the migrations
+--   and the `agentmem index` command share. This migration makes the built-in model's.
+-- - Rows keep their vector inline up to the page size (toast_tuple_target): ranking a user's
+--   memories reads each row once instead of once more in the TOAST table.
+-- - agentmem.memory_neighbours ranks a user's memories by distance: exactly while the user has
+--   fewer memories than exact_limit (always the true top n, whatever the filters), else through
+--   the model's HNSW index with iterative scans (enough rows pass the filters, re-sorted).
+-- - agentmem.recall_memories is the recall of the store (and of get-context), as a PL/pgSQL
+--   function with generic plans, so that each connection plans it once, not at every call (the
+--   plan of a user's scope does not depend on who the user is).
+-- - The match functions for supabase-js compare only vectors of the query's dimension.
+
+drop index agentmem.memories_embedding_idx;
+drop index agentmem.knowledge_chunks_embedding_idx;
+
+alter table agentmem.memories set (toast_tuple_target = 8160);
+alter table agentmem.knowledge_chunks set (toast_tuple_target = 8160);
+
+alter table agentmem.memories alter column embedding type extensions.vector;
+alter table agentmem.knowledge_chunks alter column embedding type extensions.vector;
+
+alter table agentmem.memories
+  add column embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
+  add constraint memories_embedding_model_check check (embedding is null or embedding_model is not null);
+alter table agentmem.knowledge_chunks
+  add column embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
+  add constraint knowledge_chunks_embedding_model_check
+    check (embedding is null or embedding_model is not null);
+
+-- The statements that make the HNSW indexes (cosine) of a model and dimension on memories and
+-- knowledge_chunks, if missing. HNSW indexes vectors of up to 2,000 dimensions: larger ones get no
+-- index (ranking stays exact). The names end in a digest of model and dimension.
+create function agentmem.embedding_index_statements(model text, dims integer, build_concurrently boolean)
+returns setof text
+language sql immutable
+set search_path = ''
+as $$
+  select pg_catalog.format(
+    'create index %s if not exists %I on agentmem.%I using hnsw ((embedding::extensions.vector(%s)) '
+    'extensions.vector_cosine_ops) where embedding_model = %L and embedding_dims = %s',
+    case when build_concurrently then 'concurrently' else '' end,
+    t || '_embedding_' || pg_catalog.left(pg_catalog.md5(model || '/' || dims), 12) || '_idx',
+    t, dims, model, dims)
+  from pg_catalog.unnest(array['memories', 'knowledge_chunks']) as t
+  where dims between 1 and 2000
+$$;
+revoke execute on function agentmem.embedding_index_statements(text, integer, boolean) from public, anon;
+
+do $$
+declare
+  s text;
+begin
+  for s in select agentmem.embedding_index_statements('agentmem-hash-384-v1', 384, false) loop
+    execute s;
+  end loop;
+end
+$$;
+
+-- The n memories of a user nearest to query_embedding (cosine distance), nearest first, among
+-- the unexpired ones of the scope (agent: that agent's and agent-less ones; filter: top-level
+-- metadata keys equal) whose vector query_model made at the query's dimension. A scope of fewer
+-- than exact_limit memories is ranked exactly; a larger one through the model's HNSW index,
+-- scanning on until n rows pass the filters (or hnsw.max_scan_tuples), then re-sorted.
+create function agentmem.memory_neighbours(
+  p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb,
+  query_embedding extensions.vector, query_model text, n integer, exact_limit integer
+)
+returns table (id uuid, distance double precision)
+language plpgsql stable
+set search_path = ''
+set plan_cache_mode = 'force_generic_plan'
+as $$
+declare
+  dims integer := extensions.vector_dims(query_embedding);
+begin
+  if query_embedding is null or n < 1 then
+    return;
+  end if;
+  if (select pg_catalog.count(*) from (select 1 from agentmem.memories m
+        where m.user_id = p_user_id and m.tenant_id = p_tenant_id limit exact_limit) s) < exact_limit then
+    return query
+      select x.id, x.d from (
+        select m.id,
+               case when m.embedding_model = query_model and m.embedding_dims = dims
+                    then m.embedding operator(extensions.<=>) query_embedding end as d
+        from agentmem.memories m
+        where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+          and (p_agent = '' or m.agent in (p_agent, ''))
+          and m.expires_at > pg_catalog.now()
+          and m.metadata operator(pg_catalog.@>) p_filter
+          and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
+                          where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)
+      ) x
+      -- a text without words embeds to the zero vector: its distance is NaN, it has no rank
+      where x.d is not null and x.d <> 'NaN'::float8
+      order by x.d, x.id
+      limit n;
+    return;
+  end if;
+  perform pg_catalog.set_config('hnsw.iterative_scan', 'relaxed_order', true);
+  perform pg_catalog.set_config('hnsw.ef_search', greatest(n, 40)::text, true);
+  return query execute pg_catalog.format($q$
+    with near as materialized (
+      select m.id,
+             m.embedding::extensions.vector(%1$s) operator(extensions.<=>) $5::extensions.vector(%1$s) as d
+      from agentmem.memories m
+      where m.embedding_model = %2$L and m.embedding_dims = %1$s
+        and m.user_id = $1 and m.tenant_id = $2
+        and ($3 = '' or m.agent in ($3, ''))
+        and m.expires_at > pg_catalog.now()
+        and m.metadata operator(pg_catalog.@>) $4
+        and not exists (select 1 from pg_catalog.jsonb_each($4) f
+                        where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)
+      order by d
+      limit $6
+    )
+    select near.id, near.d from near where near.d <> 'NaN'::float8 order by near.d, near.id
+    $q$, dims, query_model)
+    using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n;
+end
+$$;
+
+-- Recall: the k best memories of a user's scope for a query, best first. mode 'text' ranks by
+-- full text (any word of the query), 'vector' by cosine similarity, 'hybrid' fuses both ranks
+-- (reciprocal rank fusion, each side weighted). Each side contributes its best `candidates`.
+-- with_vectors adds each memory's vector (for diversification by the caller).
+create function agentmem.recall_memories(
+  p_query text, query_embedding extensions.vector, query_model text,
+  p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb,
+  p_mode text, candidates integer, text_weight double precision, vector_weight double precision,
+  rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean
+)
+returns table (id uuid, content text, score double precision, metadata jsonb,
+               created_at timestamptz, embedding extensions.vector)
+language plpgsql stable
+set search_path = ''
+set plan_cache_mode = 'force_generic_plan'
+as $$
+begin
+  return query
+    with
+    ftq as (select agentmem.any_words_query(p_query) as q),
+    text_hits as (
+      select m.id, pg_catalog.ts_rank_cd(m.fts, ftq.q)::float8 as score,
+             pg_catalog.row_number() over (order by pg_catalog.ts_rank_cd(m.fts, ftq.q) desc, m.id) as rank
+      from agentmem.memories m, ftq
+      where p_mode <> 'vector'
+        and m.user_id = p_user_id and m.tenant_id = p_tenant_id
+        and (p_agent = '' or m.agent in (p_agent, ''))
+        and m.expires_at > pg_catalog.now()
+        and m.metadata operator(pg_catalog.@>) p_filter
+        and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
+                        where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)
+        and m.fts operator(pg_catalog.@@) ftq.q
+      order by rank
+      limit candidates
+    ),
+    vector_hits as (
+      select v.id, 1 - v.distance as score, pg_catalog.row_number() over (order by v.distance, v.id) as rank
+      from agentmem.memory_neighbours(p_user_id, p_tenant_id, p_agent, p_filter,
+             case when p_mode <> 'text' then query_embedding end, query_model, candidates, exact_limit) v
+    ),
+    fused as (
+      select coalesce(t.id, v.id) as id,
+             case p_mode
+               when 'text' then t.score
+               when 'vector' then v.score
+               else coalesce(text_weight / (rrf_k + t.rank), 0) + coalesce(vector_weight / (rrf_k + v.rank), 0)
+             end as score
+      from text_hits t full join vector_hits v on v.id = t.id
+    )
+    select f.id, m.content, f.score, m.metadata, m.created_at,
+           case when with_vectors and m.embedding_model = query_model
+                 and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding end
+    from fused f join agentmem.memories m on m.id = f.id
+    where f.score >= min_score
+    order by f.score desc, f.id
+    limit p_k;
+end
+$$;
+
+revoke execute on function agentmem.memory_neighbours(uuid, text, text, jsonb, extensions.vector, text,
+  integer, integer) from public, anon;
+revoke execute on function agentmem.recall_memories(text, extensions.vector, text, uuid, text, text, jsonb,
+  text, integer, double precision, double precision, integer, double precision, integer, integer, boolean)
+  from public, anon;
+grant execute on function agentmem.memory_neighbours(uuid, text, text, jsonb, extensions.vector, text,
+  integer, integer) to authenticated, service_role;
+grant execute on function agentmem.recall_memories(text, extensions.vector, text, uuid, text, text, jsonb,
+  text, integer, double precision, double precision, integer, double precision, integer, integer, boolean)
+  to authenticated, service_role;
+
+-- The match functions for supabase-js, as before, except that they compare the query only with
+-- vectors of its dimension (a distance between vectors of different sizes is an error), and rank
+-- exactly (the HNSW indexes are per model and dimension now).
+create or replace function public.match_memories(
+  query_embedding extensions.vector,
+  match_count integer,
+  filter_user_id uuid default null,
+  filter_tenant_id text default null,
+  query_model text default null
+)
+returns table (id uuid, content text, metadata jsonb, similarity double precision)
+language sql stable
+security invoker
+set search_path = ''
+as $$
+  select x.id, x.content, x.metadata, 1 - x.d as similarity
+  from (
+    select m.id, m.content, m.metadata,
+           case when m.embedding_dims = extensions.vector_dims(query_embedding)
+                then m.embedding operator(extensions.<=>) query_embedding end as d
+    from agentmem.memories m
+    where m.embedding is not null
+      and m.expires_at > pg_catalog.now()
+      and (filter_user_id is null or m.user_id = filter_user_id)
+      and (filter_tenant_id is null or m.tenant_id = filter_tenant_id)
+      and (query_model is null or m.embedding_model = query_model)
+  ) x
+  where x.d is not null and x.d <> 'NaN'::float8
+  order by x.d, x.id
+  limit least(greatest(match_count, 0), 1000)
+$$;
+
+create or replace function public.match_knowledge(
+  query_embedding extensions.vector,
+  match_count integer,
+  filter_tenant_id text default null,
+  query_model text default null
+)
+returns table (id uuid, source text, chunk_index integer, content text, metadata jsonb,
+               similarity double precision)
+language sql stable
+security invoker
+set search_path = ''
+as $$
+  select x.id, x.source, x.chunk_index, x.content, x.metadata, 1 - x.d as similarity
+  from (
+    select k.id, k.source, k.chunk_index, k.content, k.metadata,
+           case when k.embedding_dims = extensions.vector_dims(query_embedding)
+                then k.embedding operator(extensions.<=>) query_embedding end as d
+    from agentmem.knowledge_chunks k
+    where k.embedding is not null
+      and (filter_tenant_id is null or k.tenant_id = filter_tenant_id)
+      and (query_model is null or k.embedding_model = query_model)
+  ) x
+  where x.d is not null and x.d <> 'NaN'::float8
+  order by x.d, x.id
+  limit least(greatest(match_count, 0), 1000)
+$$;
+
+create or replace function public.hybrid_match_memories(
+  query_text text,
+  query_embedding extensions.vector,
+  match_count integer,
+  full_text_weight double precision default 1,
+  semantic_weight double precision default 1,
+  rrf_k integer default 50,
+  filter_user_id uuid default null,
+  filter_tenant_id text default null,
+  query_model text default null
+)
+returns table (id uuid, content text, metadata jsonb, score double precision)
+language sql stable
+security invoker
+set search_path = ''
+as $$
+  with
+  ftq as (select agentmem.any_words_query(query_text) as q),
+  full_text as (
+    select m.id,
+           pg_catalog.row_number() over (order by pg_catalog.ts_rank_cd(m.fts, ftq.q) desc, m.id) as rank_ix
+    from agentmem.memories m, ftq
+    where m.fts operator(pg_catalog.@@) ftq.q
+      and m.expires_at > pg_catalog.now()
+      and (filter_user_id is null or m.user_id = filter_user_id)
+      and (filter_tenant_id is null or m.tenant_id = filter_tenant_id)
+    order by rank_ix
+    limit least(greatest(match_count, 0), 1000) * 2
+  ),
+  distances as (
+    select m.id,
+           case when m.embedding_dims = extensions.vector_dims(query_embedding)
+                then m.embedding operator(extensions.<=>) query_embedding end as d
+    from agentmem.memories m
+    where m.embedding is not null
+      and m.expires_at > pg_catalog.now()
+      and (filter_user_id is null or m.user_id = filter_user_id)
+      and (filter_tenant_id is null or m.tenant_id = filter_tenant_id)
+      and (query_model is null or m.embedding_model = query_model)
+  ),
+  semantic as (
+    select x.id, pg_catalog.row_number() over (order by x.d, x.id) as rank_ix
+    from distances x
+    where x.d is not null and x.d <> 'NaN'::float8
+    order by rank_ix
+    limit least(greatest(match_count, 0), 1000) * 2
+  )
+  select m.id, m.content, m.metadata,
+         (coalesce(1.0 / (rrf_k + ft.rank_ix), 0.0) * full_text_weight +
+          coalesce(1.0 / (rrf_k + s.rank_ix), 0.0) * semantic_weight)::double precision as score
+  from full_text ft
+    full outer join semantic s on s.id = ft.id
+    join agentmem.memories m on m.id = coalesce(ft.id, s.id)
+  order by score desc, m.id
+  limit least(greatest(match_count, 0), 1000)
+$$;
