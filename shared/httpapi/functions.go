@@ -362,6 +362,8 @@ type recallRequest struct {
 	Mode     *string         `json:"mode"`
 	Filter   json.RawMessage `json:"filter"`
 	MinScore *float64        `json:"min_score"`
+	// MMRLambda, when given, diversifies the answer (see store.RecallParams.MMRLambda).
+	MMRLambda *float64 `json:"mmr_lambda"`
 }
 
 func (s *Server) recall(ctx context.Context, c *call) (int, any, error) {
@@ -388,6 +390,13 @@ func (s *Server) recall(ctx context.Context, c *call) (int, any, error) {
 	p.Filter = objectField(&f, "filter", req.Filter, maxMetadataBytes)
 	if req.MinScore != nil {
 		p.MinScore = *req.MinScore
+	}
+	if req.MMRLambda != nil {
+		if l := *req.MMRLambda; l < 0 || l > 1 {
+			f.Add("mmr_lambda", "must be a number from 0 to 1")
+		} else {
+			p.MMRLambda = &l
+		}
 	}
 	if err := f.Err(); err != nil {
 		return 0, nil, err

@@ -338,6 +338,43 @@ func TestRecallMinScore(t *testing.T) {
 	e.call(u.token, "recall", map[string]any{"query": "ibis", "min_score": "high"}).must(t, http.StatusBadRequest)
 }
 
+// mmr_lambda diversifies: at 1 the ranking's order, lower a memory unlike the first comes before
+// the near-copies of it.
+func TestRecallMMRLambda(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	u := e.newUser("")
+	isoRemember(t, e, u.token, "",
+		isoMem{"the heron fishes at dawn by the river", ""},
+		isoMem{"every dawn the heron fishes in the river", ""},
+		isoMem{"the heron fishes the river at dawn with patience", ""},
+		isoMem{"the heron flew over the city", ""},
+	)
+	// Not isoRecall: diversified results need not come best score first.
+	order := func(body map[string]any) []string {
+		t.Helper()
+		r := e.call(u.token, "recall", body).must(t, http.StatusOK)
+		var out []string
+		for _, h := range r.body["results"].([]any) {
+			out = append(out, str(obj(h)["content"]))
+		}
+		return out
+	}
+	q := map[string]any{"query": "heron fishes at dawn river", "mode": "vector", "k": 4}
+	plain := order(q)
+	if len(plain) != 4 || plain[3] != "the heron flew over the city" {
+		t.Fatalf("the odd memory should rank last without MMR: %v", plain)
+	}
+	q["mmr_lambda"] = 1
+	if got := order(q); !slices.Equal(got, plain) {
+		t.Errorf("mmr_lambda 1: %v, want %v", got, plain)
+	}
+	q["mmr_lambda"] = 0.2
+	if got := order(q); len(got) != 4 || got[0] != plain[0] || got[1] != "the heron flew over the city" {
+		t.Errorf("mmr_lambda 0.2: %v; want %q first, then the odd one", got, plain[0])
+	}
+}
+
 func TestRecallNeverReturnsExpired(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
@@ -375,6 +412,9 @@ func TestRecallValidation(t *testing.T) {
 		{map[string]any{"query": "heron", "mode": "TEXT"}, "mode"},
 		{map[string]any{"query": "heron", "mode": ""}, "mode"},
 		{map[string]any{"query": "heron", "mode": "keyword"}, "mode"},
+		{map[string]any{"query": "heron", "mmr_lambda": 1.5}, "mmr_lambda"},
+		{map[string]any{"query": "heron", "mmr_lambda": -0.1}, "mmr_lambda"},
+		{map[string]any{"query": "heron", "mmr_lambda": "high"}, "mmr_lambda"},
 	}
 	for _, b := range bad {
 		r := e.call(u.token, "recall", b.body).must(t, http.StatusBadRequest)

@@ -4,8 +4,9 @@ import "math"
 
 // MMR orders up to k of the candidates by maximal marginal relevance: each next one maximises
 // lambda x relevance - (1 - lambda) x its greatest cosine similarity to those already chosen.
-// Relevance is the candidates' scores scaled to 0..1 (best 1), so that lambda weighs the same
-// whatever the scores' scale (fused ranks or similarities). A candidate without a vector (nil)
+// Relevance is each score divided by the best one (best 1), so that lambda weighs the same
+// whatever the scores' scale (fused ranks or similarities); when the best score is not
+// positive, the scores are scaled to 0..1 instead. A candidate without a vector (nil)
 // is similar to nothing. Ties go to the better-ranked candidate (the lower index). It returns
 // indexes into scores.
 func MMR(scores []float64, vectors [][]float32, lambda float64, k int) []int {
@@ -20,9 +21,13 @@ func MMR(scores []float64, vectors [][]float32, lambda float64, k int) []int {
 	}
 	rel := make([]float64, n)
 	for i, s := range scores {
-		rel[i] = 1
-		if hi > lo {
+		switch {
+		case hi > 0:
+			rel[i] = s / hi
+		case hi > lo:
 			rel[i] = (s - lo) / (hi - lo)
+		default:
+			rel[i] = 1
 		}
 	}
 	norms := make([]float64, n)

@@ -94,9 +94,9 @@ begin
         where m.user_id = p_user_id and m.tenant_id = p_tenant_id
           and (p_agent = '' or m.agent in (p_agent, ''))
           and m.expires_at > pg_catalog.now()
-          and m.metadata operator(pg_catalog.@>) p_filter
-          and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
-                          where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)
+          and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+               and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
+                               where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
       ) x
       -- a text without words embeds to the zero vector: its distance is NaN, it has no rank
       where x.d is not null and x.d <> 'NaN'::float8
@@ -115,9 +115,9 @@ begin
         and m.user_id = $1 and m.tenant_id = $2
         and ($3 = '' or m.agent in ($3, ''))
         and m.expires_at > pg_catalog.now()
-        and m.metadata operator(pg_catalog.@>) $4
-        and not exists (select 1 from pg_catalog.jsonb_each($4) f
-                        where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)
+        and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+             and not exists (select 1 from pg_catalog.jsonb_each($4) f
+                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
       order by d
       limit $6
     )
@@ -155,9 +155,9 @@ begin
         and m.user_id = p_user_id and m.tenant_id = p_tenant_id
         and (p_agent = '' or m.agent in (p_agent, ''))
         and m.expires_at > pg_catalog.now()
-        and m.metadata operator(pg_catalog.@>) p_filter
-        and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
-                        where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)
+        and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+             and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
+                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
         and m.fts operator(pg_catalog.@@) ftq.q
       order by rank
       limit candidates
@@ -175,14 +175,15 @@ begin
                else coalesce(text_weight / (rrf_k + t.rank), 0) + coalesce(vector_weight / (rrf_k + v.rank), 0)
              end as score
       from text_hits t full join vector_hits v on v.id = t.id
+    ),
+    best as (
+      select f.id, f.score from fused f where f.score >= min_score order by f.score desc, f.id limit p_k
     )
     select f.id, m.content, f.score, m.metadata, m.created_at,
            case when with_vectors and m.embedding_model = query_model
                  and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding end
-    from fused f join agentmem.memories m on m.id = f.id
-    where f.score >= min_score
-    order by f.score desc, f.id
-    limit p_k;
+    from best f join agentmem.memories m on m.id = f.id
+    order by f.score desc, f.id;
 end
 $$;
 

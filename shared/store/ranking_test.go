@@ -1,0 +1,331 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	pgvector "github.com/pgvector/pgvector-go"
+
+	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/testdb"
+)
+
+// rankEnv is a database with two stores over it: one with the given ranking, one with the
+// defaults (exact below 2,000 memories), and a superuser connection to seed rows.
+type rankEnv struct {
+	st, exact *store.Store
+	conn      *pgx.Conn
+	url       string
+}
+
+func newRankEnv(t *testing.T, r store.Ranking) *rankEnv {
+	t.Helper()
+	db := testdb.New(t)
+	ctx := context.Background()
+	open := func(r store.Ranking) *store.Store {
+		st, err := store.Open(ctx, store.Config{DatabaseURL: db.URL, MaxConns: 4, Ranking: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		return st
+	}
+	conn, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return &rankEnv{st: open(r), exact: open(store.Ranking{}), conn: conn, url: db.URL}
+}
+
+// seed stores memories of user (agent, metadata) with the built-in embedder's vectors.
+func (e *rankEnv) seed(t *testing.T, user uuid.UUID, agent string, texts []string, metadata []string) {
+	t.Helper()
+	var h embedding.Hash
+	vecs := make([]string, len(texts))
+	for i, s := range texts {
+		vecs[i] = pgvector.NewVector(h.Vector(s)).String()
+	}
+	_, err := e.conn.Exec(context.Background(), `insert into agentmem.memories
+		(user_id, agent, content, content_key, metadata, embedding, embedding_model, expires_at)
+		select $1, $2, x.content, md5(x.content), x.metadata::jsonb, x.embedding::extensions.vector, $3,
+		       now() + interval '1 hour'
+		from unnest($4::text[], $5::text[], $6::text[]) as x(content, metadata, embedding)`,
+		user, agent, h.Model(), texts, metadata, vecs)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var rankWords = strings.Fields(`tea coffee hiking chess Porto Berlin violin garden dog cat bicycle
+	novel sushi marathon piano python kayak pottery opera salsa climbing tennis jazz baking`)
+
+// fact is a deterministic text of three words of rankWords.
+func fact(i int) string {
+	n := len(rankWords)
+	return fmt.Sprintf("User enjoys %s with %s near %s, note %d", rankWords[i%n], rankWords[(i*7+3)%n],
+		rankWords[(i*13+5)%n], i)
+}
+
+func ids(hits []memory.Hit) []uuid.UUID {
+	out := make([]uuid.UUID, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
+}
+
+// A user with more memories than the exact limit is ranked through the model's HNSW index; the
+// answer still has k memories that pass a selective agent or metadata filter, and matches the
+// exact ranking.
+func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{ExactLimit: 50})
+	ctx := context.Background()
+	user := uuid.New()
+	var common, rare, meta []string
+	for i := range 300 {
+		if i%10 == 0 {
+			rare = append(rare, fact(i))
+		} else {
+			common = append(common, fact(i))
+		}
+	}
+	for i := range common {
+		meta = append(meta, fmt.Sprintf(`{"i": %d}`, i%3))
+	}
+	e.seed(t, user, "common", common, meta)
+	e.seed(t, user, "rare", rare, slices.Repeat([]string{`{}`}, len(rare)))
+	for u := range 20 { // other users' rows share the index
+		var texts []string
+		for i := range 50 {
+			texts = append(texts, fact(1000+u*50+i))
+		}
+		e.seed(t, uuid.New(), "common", texts, slices.Repeat([]string{`{}`}, len(texts)))
+	}
+	if _, err := e.conn.Exec(ctx, "analyze agentmem.memories"); err != nil {
+		t.Fatal(err)
+	}
+	// On a table this small the planner would rank by the owner index and a sort, exactly:
+	// these settings make it walk the HNSW index, as it does for a large scope of a large table.
+	hnsw, err := store.Open(ctx, store.Config{MaxConns: 2, Ranking: store.Ranking{ExactLimit: 50},
+		DatabaseURL: withParams(e.url, "enable_seqscan=off&enable_bitmapscan=off&enable_sort=off")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hnsw.Close()
+
+	cases := []struct {
+		name   string
+		agent  string
+		filter string
+		check  func(h memory.Hit) bool
+	}{
+		{"whole scope", "", "", func(memory.Hit) bool { return true }},
+		{"one agent of ten", "rare", "", func(h memory.Hit) bool { return slices.Contains(rare, h.Content) }},
+		{"metadata filter", "", `{"i": 1}`, func(h memory.Hit) bool { return string(h.Metadata) == `{"i": 1}` }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var overlap, total int
+			for q := range 8 {
+				p := store.RecallParams{Scope: memory.Scope{UserID: user, Agent: c.agent}, Query: fact(q*37 + 1),
+					K: 10, Mode: memory.ModeVector, MinScore: -1}
+				if c.filter != "" {
+					p.Filter = []byte(c.filter)
+				}
+				got, err := hnsw.Recall(ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := e.exact.Recall(ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != 10 || len(want) != 10 {
+					t.Fatalf("query %d: %d results through the index, %d exact; want 10", q, len(got), len(want))
+				}
+				for _, h := range got {
+					if !c.check(h) {
+						t.Fatalf("query %d: %q (%s) does not pass the filter", q, h.Content, h.Metadata)
+					}
+					if slices.Contains(ids(want), h.ID) {
+						overlap++
+					}
+				}
+				total += len(want)
+			}
+			if r := float64(overlap) / float64(total); r < 0.9 {
+				t.Errorf("recall@10 against exact = %.2f, want >= 0.9", r)
+			}
+		})
+	}
+
+	// The plans: the HNSW index can serve the query above the limit (the planner prefers a
+	// scan of the owner index and a sort on a table this small, so it is asked not to), the owner
+	// index below it.
+	plans := explainNeighbours(t, e.url, user, 50)
+	if !strings.Contains(plans, "Index Scan using memories_embedding_") {
+		t.Errorf("above the exact limit the plan does not scan the HNSW index:\n%s", plans)
+	}
+	plans = explainNeighbours(t, e.url, user, 1000)
+	if strings.Contains(plans, "memories_embedding_") || !strings.Contains(plans, "memories_owner_created_idx") {
+		t.Errorf("below the exact limit the plan is not an exact scan of the user's rows:\n%s", plans)
+	}
+}
+
+// withParams adds query parameters to a database URL.
+func withParams(url, params string) string {
+	if strings.Contains(url, "?") {
+		return url + "&" + params
+	}
+	return url + "?" + params
+}
+
+// explainNeighbours runs memory_neighbours with auto_explain on and returns the plans it logged.
+func explainNeighbours(t *testing.T, url string, user uuid.UUID, exactLimit int) string {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var logged strings.Builder
+	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged.WriteString(n.Message + "\n")
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, s := range []string{"set enable_seqscan = off", "set enable_bitmapscan = off", "set enable_sort = off",
+		"load 'auto_explain'", "set auto_explain.log_min_duration = 0",
+		"set auto_explain.log_nested_statements = on", "set client_min_messages = log"} {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := pgvector.NewVector(embedding.Hash{}.Vector(fact(1))).String()
+	if _, err := conn.Exec(ctx, `select * from agentmem.memory_neighbours($1, '', '', '{}', $2::extensions.vector,
+		'agentmem-hash-384-v1', 10, $3)`, user, q, exactLimit); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return logged.String()
+}
+
+// MMR keeps the ranking's order at lambda 1, and at a low lambda puts a memory unlike the first
+// before the near-copies of it.
+func TestRecallMMR(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	user := uuid.New()
+	texts := []string{
+		"Ada drinks green tea every morning",
+		"Ada drinks green tea every single morning",
+		"Ada drinks green tea each morning",
+		"Ada plays chess on Sunday mornings",
+	}
+	e.seed(t, user, "", texts, slices.Repeat([]string{`{}`}, len(texts)))
+	p := store.RecallParams{Scope: memory.Scope{UserID: user}, Query: "Ada green tea morning", K: 4, Mode: memory.ModeVector}
+	plain, err := e.st.Recall(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain) != 4 || plain[3].Content != texts[3] {
+		t.Fatalf("without MMR the chess memory should rank last: %v", contents(plain))
+	}
+	one := 1.0
+	p.MMRLambda = &one
+	same, err := e.st.Recall(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids(same), ids(plain)) {
+		t.Errorf("lambda 1 changed the order: %v, want %v", contents(same), contents(plain))
+	}
+	low := 0.3
+	p.MMRLambda = &low
+	diverse, err := e.st.Recall(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(diverse) != 4 || diverse[0].ID != plain[0].ID || diverse[1].Content != texts[3] {
+		t.Errorf("lambda 0.3: %v; want the best first, then the chess memory", contents(diverse))
+	}
+	p.K = 2
+	two, err := e.st.Recall(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(two) != 2 || two[1].Content != texts[3] {
+		t.Errorf("k 2 with lambda 0.3: %v; want the chess memory second", contents(two))
+	}
+}
+
+func contents(hits []memory.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Content
+	}
+	return out
+}
+
+// Fusion weights decide hybrid's order: a heavy text weight gives full text's order, a heavy
+// vector weight the vector order.
+func TestRecallFusionWeights(t *testing.T) {
+	t.Parallel()
+	texts := []string{
+		"the user runs every day, runs fast, runs far",
+		"the user is a runner",
+		"running shoes are in the hall",
+		"the user ran a marathon in Porto last year",
+		"the user dislikes running in the rain",
+	}
+	query := "runs daily"
+	user := uuid.New()
+	ctx := context.Background()
+	e := newRankEnv(t, store.Ranking{})
+	e.seed(t, user, "", texts, slices.Repeat([]string{`{}`}, len(texts)))
+	orderOf := func(r store.Ranking, mode string) []string {
+		st, err := store.Open(ctx, store.Config{DatabaseURL: e.url, MaxConns: 1, Ranking: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		hits, err := st.Recall(ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Query: query, K: 5,
+			Mode: mode, MinScore: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return contents(hits)
+	}
+	text := orderOf(store.Ranking{}, memory.ModeText)
+	vector := orderOf(store.Ranking{}, memory.ModeVector)
+	if len(text) < 2 || slices.Equal(text, vector[:len(text)]) {
+		t.Fatalf("the data should rank differently by text %v and by vector %v", text, vector)
+	}
+	textHeavy := orderOf(store.Ranking{TextWeight: 100, VectorWeight: 0.01}, memory.ModeHybrid)
+	if !slices.Equal(textHeavy[:len(text)], text) {
+		t.Errorf("text-heavy hybrid %v does not start with the text order %v", textHeavy, text)
+	}
+	vectorHeavy := orderOf(store.Ranking{TextWeight: 0.01, VectorWeight: 100}, memory.ModeHybrid)
+	if !slices.Equal(vectorHeavy, vector) {
+		t.Errorf("vector-heavy hybrid %v is not the vector order %v", vectorHeavy, vector)
+	}
+}
