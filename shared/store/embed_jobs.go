@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -115,27 +117,133 @@ type EmbedPendingResult struct {
 	More bool `json:"more"`
 }
 
+// PendingTables chooses the tables a backfill covers, as a set.
+type PendingTables uint8
+
+const (
+	// PendingMemories is agentmem.memories (unexpired rows only: expired ones wait for the sweep).
+	PendingMemories PendingTables = 1 << iota
+	// PendingKnowledge is agentmem.knowledge_chunks.
+	PendingKnowledge
+	// PendingAll is both tables; the zero value means it too.
+	PendingAll = PendingMemories | PendingKnowledge
+)
+
+// PendingScope is the part of the database a backfill covers. The zero value is everything.
+type PendingScope struct {
+	// TenantID limits the scope to one tenant's memories and knowledge chunks ("" is the
+	// tenant-less scope); nil is every tenant.
+	TenantID *string
+	// UserID limits the scope to one user's memories. Knowledge chunks belong to no user: a
+	// user's scope holds none. nil is every user.
+	UserID *uuid.UUID
+	// Tables chooses the tables; default PendingAll.
+	Tables PendingTables
+}
+
+// PendingCount counts the rows of a scope that wait for a vector of the configured model and
+// dimension.
+type PendingCount struct {
+	Memories        int64 `json:"memories"`
+	KnowledgeChunks int64 `json:"knowledge_chunks"`
+}
+
+// Total is the rows of both tables.
+func (c PendingCount) Total() int64 { return c.Memories + c.KnowledgeChunks }
+
+// BackfillParams says what Backfill embeds.
+type BackfillParams struct {
+	// Scope is the rows to embed; default every row.
+	Scope PendingScope
+	// Limit is the most rows to take (embedded or refused); default (0) no limit.
+	Limit int
+	// BatchSize is the rows of one batch: one read, one call of the embedder (which may split
+	// it into several requests), one write; default 64, at most MaxBackfillBatch.
+	BatchSize int
+	// Progress, when set, is called after each batch with the rows taken so far (embedded,
+	// refused, or changed by a writer meanwhile and so left to it) and what was done. It runs
+	// on the caller's goroutine, between batches.
+	Progress func(done int64, res EmbedPendingResult)
+}
+
+// MaxBackfillBatch is the largest BackfillParams.BatchSize: a batch's texts and vectors are held
+// in memory and written in one statement.
+const MaxBackfillBatch = 1000
+
 // pendingTable is a table whose rows EmbedPending embeds.
 type pendingTable struct {
-	name  string
-	count func(*EmbedPendingResult) *int64
+	name   string
+	tables PendingTables
+	// ofUsers: the rows belong to users (memories do, chunks do not).
+	ofUsers bool
+	count   func(*EmbedPendingResult) *int64
+	pending func(*PendingCount) *int64
 	// live limits the rows worth embedding (memories expire; chunks do not).
 	live string
+	// scope filters the rows by the scope's tenant ($3) and user ($4), each ignored when null.
+	// Chunks belong to no user: a user's scope ($4 not null) has none.
+	scope string
 }
 
 var pendingTables = []pendingTable{
-	{"memories", func(r *EmbedPendingResult) *int64 { return &r.Memories }, "and expires_at > now()"},
-	{"knowledge_chunks", func(r *EmbedPendingResult) *int64 { return &r.KnowledgeChunks }, ""},
+	{"memories", PendingMemories, true,
+		func(r *EmbedPendingResult) *int64 { return &r.Memories },
+		func(c *PendingCount) *int64 { return &c.Memories },
+		"and expires_at > now()",
+		"and ($3::text is null or tenant_id = $3::text) and ($4::uuid is null or user_id = $4::uuid)"},
+	{"knowledge_chunks", PendingKnowledge, false,
+		func(r *EmbedPendingResult) *int64 { return &r.KnowledgeChunks },
+		func(c *PendingCount) *int64 { return &c.KnowledgeChunks },
+		"",
+		"and ($3::text is null or tenant_id = $3::text) and $4::uuid is null"},
 }
 
 // pendingWhere selects the rows to embed: without a vector, or with a vector of another model
 // than $1, or of another dimension than $2 (a model may give several sizes). Written so that the
-// indexes of migration add_embedding_pending_indexes serve it.
+// indexes of migration add_embedding_pending_indexes serve it. A row embedded by the configured
+// model at its dimension is never selected: this is what makes a backfill resumable.
 const pendingWhere = `(embedding is null or embedding_model is null
   or embedding_model < $1::text or embedding_model > $1::text or embedding_dims <> $2::int)`
 
-// embedPendingBatch is the most rows one batch embeds.
+// embedPendingBatch is the most rows one batch embeds by default.
 const embedPendingBatch = 64
+
+// pendingQuery is what every statement of a backfill shares: the configured model ($1) and
+// dimension ($2), and the scope.
+type pendingQuery struct {
+	model string
+	dims  int
+	scope PendingScope
+}
+
+func (s *Store) pendingQuery(sc PendingScope) pendingQuery {
+	return pendingQuery{model: s.embedder.Model(), dims: s.embedder.Dimensions(), scope: sc}
+}
+
+// tables are the tables of the scope, in the order they are embedded.
+func (q pendingQuery) tables() []pendingTable {
+	want := q.scope.Tables
+	if want == 0 {
+		want = PendingAll
+	}
+	var out []pendingTable
+	for _, t := range pendingTables {
+		if want&t.tables != 0 && (t.ofUsers || q.scope.UserID == nil) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// args are $1 to $4 of every statement, then more.
+func (q pendingQuery) args(more ...any) []any {
+	return append([]any{q.model, q.dims, q.scope.TenantID, q.scope.UserID}, more...)
+}
+
+// where selects t's rows of the scope that wait for a vector.
+func (q pendingQuery) where(t pendingTable) string {
+	return pendingWhere + ` ` + t.live + ` ` + t.scope
+}
 
 // EmbedPending embeds up to limit rows that have no vector of the configured model: memories
 // (unexpired ones) and knowledge chunks stored while the provider was down, or embedded by
@@ -148,14 +256,40 @@ const embedPendingBatch = 64
 // result counts what was done). It runs as service_role, as Sweep does (see
 // batchAsServiceRole): for trusted callers only.
 func (s *Store) EmbedPending(ctx context.Context, limit int) (EmbedPendingResult, error) {
+	return s.embedPending(ctx, BackfillParams{}, limit)
+}
+
+// Backfill is EmbedPending over a scope (a tenant, a user, a table), in batches of the size
+// asked, reporting its progress: what re-embeds a deployment after a change of model, or
+// finishes the rows stored while the provider was down. Each batch is stored when it is done,
+// and rows that hold a vector of the configured model and dimension are never selected, so a
+// run stopped by ctx (an interrupt, a deadline) or by a crash is resumed by running it again:
+// the next run goes on with the rows left and embeds none again. CountPending counts the rows
+// it has left.
+func (s *Store) Backfill(ctx context.Context, p BackfillParams) (EmbedPendingResult, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = math.MaxInt
+	}
+	return s.embedPending(ctx, p, limit)
+}
+
+// embedPending is EmbedPending and Backfill: up to limit rows of p's scope.
+func (s *Store) embedPending(ctx context.Context, p BackfillParams, limit int) (EmbedPendingResult, error) {
 	var res EmbedPendingResult
-	model := s.embedder.Model()
+	q := s.pendingQuery(p.Scope)
+	batch := p.BatchSize
+	if batch <= 0 {
+		batch = embedPendingBatch
+	}
+	batch = min(batch, MaxBackfillBatch)
 	left := limit
-	for _, t := range pendingTables {
+	var done int64
+	for _, t := range q.tables() {
 		after := uuid.Nil
 		for {
 			if left <= 0 {
-				more, err := s.anyPending(ctx, model)
+				more, err := s.anyPending(ctx, q)
 				res.More = more
 				return res, err
 			}
@@ -163,7 +297,7 @@ func (s *Store) EmbedPending(ctx context.Context, limit int) (EmbedPendingResult
 				res.More = true
 				return res, nil
 			}
-			n, last, done, err := s.embedPendingBatch(ctx, t, model, after, min(left, embedPendingBatch), &res)
+			n, last, tableDone, err := s.embedPendingBatch(ctx, t, q, after, min(left, batch), &res)
 			if err != nil {
 				if ctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) {
 					// Out of time mid-batch: the batch rolled back and waits for the next run.
@@ -175,7 +309,11 @@ func (s *Store) EmbedPending(ctx context.Context, limit int) (EmbedPendingResult
 			}
 			left -= n
 			after = last
-			if done {
+			done += int64(n)
+			if p.Progress != nil && n > 0 {
+				p.Progress(done, res)
+			}
+			if tableDone {
 				break
 			}
 		}
@@ -183,12 +321,36 @@ func (s *Store) EmbedPending(ctx context.Context, limit int) (EmbedPendingResult
 	return res, nil
 }
 
-// anyPending reports whether a row waits for an embedding.
-func (s *Store) anyPending(ctx context.Context, model string) (bool, error) {
+// CountPending counts the rows of a scope that wait for a vector of the configured model and
+// dimension: what Backfill has left to do. It runs as service_role.
+func (s *Store) CountPending(ctx context.Context, sc PendingScope) (PendingCount, error) {
+	var c PendingCount
+	q := s.pendingQuery(sc)
+	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+		for _, t := range q.tables() {
+			b.Queue(`select count(*) from agentmem.`+t.name+` where `+q.where(t), q.args()...).QueryRow(func(row pgx.Row) error {
+				return row.Scan(t.pending(&c))
+			})
+		}
+	})
+	if err != nil {
+		return PendingCount{}, fmt.Errorf("count pending rows: %w", err)
+	}
+	return c, nil
+}
+
+// anyPending reports whether a row of q's scope waits for an embedding.
+func (s *Store) anyPending(ctx context.Context, q pendingQuery) (bool, error) {
+	var exists []string
+	for _, t := range q.tables() {
+		exists = append(exists, `exists (select 1 from agentmem.`+t.name+` where `+q.where(t)+`)`)
+	}
+	if len(exists) == 0 {
+		return false, nil
+	}
 	var pending bool
 	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
-		b.Queue(`select exists (select 1 from agentmem.memories where `+pendingWhere+` and expires_at > now())
-			or exists (select 1 from agentmem.knowledge_chunks where `+pendingWhere+`)`, model, s.embedder.Dimensions()).QueryRow(func(row pgx.Row) error {
+		b.Queue(`select `+strings.Join(exists, " or "), q.args()...).QueryRow(func(row pgx.Row) error {
 			return row.Scan(&pending)
 		})
 	})
@@ -197,15 +359,15 @@ func (s *Store) anyPending(ctx context.Context, model string) (bool, error) {
 
 // embedPendingBatch embeds up to n pending rows of t after id `after`, in id order. It returns
 // how many rows it took, the last id, and whether t has no more after them.
-func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, model string, after uuid.UUID, n int,
+func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, q pendingQuery, after uuid.UUID, n int,
 	res *EmbedPendingResult) (took int, last uuid.UUID, done bool, err error) {
 	last = after
 	var ids []uuid.UUID
 	var texts []string
 	err = s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		b.Queue(`select id, content from agentmem.`+t.name+`
-			where `+pendingWhere+` `+t.live+` and id > $3
-			order by id limit $4`, model, s.embedder.Dimensions(), after, n).Query(func(rows pgx.Rows) error {
+			where `+q.where(t)+` and id > $5
+			order by id limit $6`, q.args(after, n)...).Query(func(rows pgx.Rows) error {
 			var id uuid.UUID
 			var text string
 			_, err := pgx.ForEachRow(rows, []any{&id, &text}, func() error {
@@ -240,7 +402,7 @@ func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, model str
 		return took, last, done, nil
 	}
 	err = s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
-		b.Queue(storePendingSQL(t.name), model, keepIDs, keepTexts, keepVecs, s.embedder.Dimensions()).Exec(func(tag pgconn.CommandTag) error {
+		b.Queue(storePendingSQL(t.name), q.model, keepIDs, keepTexts, keepVecs, q.dims).Exec(func(tag pgconn.CommandTag) error {
 			*t.count(res) += tag.RowsAffected()
 			return nil
 		})
