@@ -169,7 +169,8 @@ func (s *Store) DeleteKnowledge(ctx context.Context, tenant, source string) (int
 
 // knowledgeSQL is recall's ranking over a tenant's chunks: full text, vector distance, or both
 // ranks fused. The tenant filter is repeated (row-level security applies as well for users) so
-// the indexes serve it.
+// the indexes serve it. The vector side is agentmem.knowledge_neighbours: exact below the
+// ranking's exact limit ($11), through the model's HNSW index above it.
 const knowledgeSQL = `
 with
 ftq as (select agentmem.any_words_query($1::text) as q),
@@ -181,22 +182,10 @@ text_hits as (
   order by rank
   limit $4
 ),
-distances as (
-  select k.id,
-         -- only vectors of the query's model and dimension compare
-         case when k.embedding_model = $10::text and k.embedding_dims = extensions.vector_dims($5::extensions.vector)
-              then k.embedding operator(extensions.<=>) $5::extensions.vector end as d
-  from agentmem.knowledge_chunks k
-  where $3::text <> 'text' and $5::extensions.vector is not null and k.tenant_id = $2
-    and k.embedding is not null
-),
 vector_hits as (
-  select x.id, 1 - x.d as score, row_number() over (order by x.d, x.id) as rank
-  from distances x
-  -- a text without words embeds to the zero vector, whose cosine distance is NaN: no rank
-  where x.d is not null and x.d <> 'NaN'::float8
-  order by rank
-  limit $4
+  select v.id, 1 - v.distance as score, row_number() over (order by v.distance, v.id) as rank
+  from agentmem.knowledge_neighbours($2, case when $3::text <> 'text' then $5::extensions.vector end,
+         $10::text, $4::int, $11::int) v
 ),
 fused as (
   select coalesce(t.id, v.id) as id,
@@ -211,12 +200,6 @@ select k.id, k.source, k.chunk_index, k.content, f.score::float8, k.metadata
 from fused f join agentmem.knowledge_chunks k on k.id = f.id
 order by f.score desc, k.id
 limit $9`
-
-// knowledgeSettings tunes the vector search of one transaction, should it scan the HNSW index:
-// the scan goes on until enough rows pass the tenant filter (iterative scan) with a candidate
-// list sized for k.
-const knowledgeSettings = `select set_config('hnsw.iterative_scan', 'strict_order', true),
-	set_config('hnsw.ef_search', $1::text, true)`
 
 // SearchKnowledge searches a tenant's knowledge base, best first. A user searches under
 // row-level security, which shows only their own tenant's chunks. Only vectors of the
@@ -241,11 +224,9 @@ func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([
 	}
 	var hits []KnowledgeHit
 	search := func(b *pgx.Batch) {
-		if p.Mode != memory.ModeText {
-			b.Queue(knowledgeSettings, fmt.Sprint(max(40, candidates(p.K))))
-		}
 		b.Queue(knowledgeSQL, p.Query, p.TenantID, p.Mode, candidates(p.K), emb,
-			s.ranking.TextWeight, s.ranking.VectorWeight, s.ranking.RRFK, p.K, s.embedder.Model()).Query(func(rows pgx.Rows) error {
+			s.ranking.TextWeight, s.ranking.VectorWeight, s.ranking.RRFK, p.K, s.embedder.Model(),
+			s.ranking.ExactLimit).Query(func(rows pgx.Rows) error {
 			var err error
 			hits, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (KnowledgeHit, error) {
 				var h KnowledgeHit

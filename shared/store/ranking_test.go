@@ -69,8 +69,8 @@ func (e *rankEnv) seed(t *testing.T, user uuid.UUID, agent string, texts []strin
 var rankWords = strings.Fields(`tea coffee hiking chess Porto Berlin violin garden dog cat bicycle
 	novel sushi marathon piano python kayak pottery opera salsa climbing tennis jazz baking`)
 
-// fact is a deterministic text of three words of rankWords.
-func fact(i int) string {
+// rankFact is a deterministic text of three words of rankWords.
+func rankFact(i int) string {
 	n := len(rankWords)
 	return fmt.Sprintf("User enjoys %s with %s near %s, note %d", rankWords[i%n], rankWords[(i*7+3)%n],
 		rankWords[(i*13+5)%n], i)
@@ -84,9 +84,9 @@ func ids(hits []memory.Hit) []uuid.UUID {
 	return out
 }
 
-// A user with more memories than the exact limit is ranked through the model's HNSW index; the
-// answer still has k memories that pass a selective agent or metadata filter, and matches the
-// exact ranking.
+// A user with more memories than the exact limit is ranked through the model's HNSW index path;
+// the answer still has k memories that pass a selective agent or metadata filter, and matches
+// the exact ranking.
 func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{ExactLimit: 50})
@@ -95,9 +95,9 @@ func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
 	var common, rare, meta []string
 	for i := range 300 {
 		if i%10 == 0 {
-			rare = append(rare, fact(i))
+			rare = append(rare, rankFact(i))
 		} else {
-			common = append(common, fact(i))
+			common = append(common, rankFact(i))
 		}
 	}
 	for i := range common {
@@ -108,22 +108,13 @@ func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
 	for u := range 20 { // other users' rows share the index
 		var texts []string
 		for i := range 50 {
-			texts = append(texts, fact(1000+u*50+i))
+			texts = append(texts, rankFact(1000+u*50+i))
 		}
 		e.seed(t, uuid.New(), "common", texts, slices.Repeat([]string{`{}`}, len(texts)))
 	}
 	if _, err := e.conn.Exec(ctx, "analyze agentmem.memories"); err != nil {
 		t.Fatal(err)
 	}
-	// On a table this small the planner would rank by the owner index and a sort, exactly:
-	// these settings make it walk the HNSW index, as it does for a large scope of a large table.
-	hnsw, err := store.Open(ctx, store.Config{MaxConns: 2, Ranking: store.Ranking{ExactLimit: 50},
-		DatabaseURL: withParams(e.url, "enable_seqscan=off&enable_bitmapscan=off&enable_sort=off")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hnsw.Close()
-
 	cases := []struct {
 		name   string
 		agent  string
@@ -138,12 +129,12 @@ func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var overlap, total int
 			for q := range 8 {
-				p := store.RecallParams{Scope: memory.Scope{UserID: user, Agent: c.agent}, Query: fact(q*37 + 1),
+				p := store.RecallParams{Scope: memory.Scope{UserID: user, Agent: c.agent}, Query: rankFact(q*37 + 1),
 					K: 10, Mode: memory.ModeVector, MinScore: -1}
 				if c.filter != "" {
 					p.Filter = []byte(c.filter)
 				}
-				got, err := hnsw.Recall(ctx, p)
+				got, err := e.st.Recall(ctx, p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -170,29 +161,41 @@ func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
 		})
 	}
 
-	// The plans: the HNSW index can serve the query above the limit (the planner prefers a
-	// scan of the owner index and a sort on a table this small, so it is asked not to), the owner
-	// index below it.
-	plans := explainNeighbours(t, e.url, user, 50)
+	// The plans: above the limit the HNSW index serves the query, and its iterative scan still
+	// finds k rows of a selective filter (on a table this small the planner would rather scan
+	// the owner index and sort, so it is asked not to); below the limit, the owner index.
+	plans, got := explainNeighbours(t, e.url, user, "rare", 50)
 	if !strings.Contains(plans, "Index Scan using memories_embedding_") {
 		t.Errorf("above the exact limit the plan does not scan the HNSW index:\n%s", plans)
 	}
-	plans = explainNeighbours(t, e.url, user, 1000)
+	if len(got) != 10 {
+		t.Errorf("through the HNSW index: %d memories of agent rare, want 10", len(got))
+	}
+	for _, c := range got {
+		if !slices.Contains(rare, c) {
+			t.Errorf("through the HNSW index: %q is not of agent rare", c)
+		}
+	}
+	plans, _ = explainNeighbours(t, e.url, user, "rare", 1000)
 	if strings.Contains(plans, "memories_embedding_") || !strings.Contains(plans, "memories_owner_created_idx") {
 		t.Errorf("below the exact limit the plan is not an exact scan of the user's rows:\n%s", plans)
 	}
 }
 
-// withParams adds query parameters to a database URL.
-func withParams(url, params string) string {
-	if strings.Contains(url, "?") {
-		return url + "&" + params
-	}
-	return url + "?" + params
+// explainNeighbours runs memory_neighbours for the 10 memories of agent nearest to a text, with
+// auto_explain on, and returns the plans it logged and the memories' contents.
+func explainNeighbours(t *testing.T, url string, user uuid.UUID, agent string, exactLimit int) (string, []string) {
+	t.Helper()
+	q := pgvector.NewVector(embedding.Hash{}.Vector(rankFact(1))).String()
+	return explain(t, url, `select m.content
+		from agentmem.memory_neighbours($1, '', $2, '{}', $3::extensions.vector, 'agentmem-hash-384-v1', 10, $4) n
+		join agentmem.memories m on m.id = n.id`, user, agent, q, exactLimit)
 }
 
-// explainNeighbours runs memory_neighbours with auto_explain on and returns the plans it logged.
-func explainNeighbours(t *testing.T, url string, user uuid.UUID, exactLimit int) string {
+// explain runs a query of one text column with auto_explain on (nested statements too), the
+// planner told to avoid sequential scans and sorts, and returns the plans it logged and the
+// rows.
+func explain(t *testing.T, url, sql string, args ...any) (string, []string) {
 	t.Helper()
 	ctx := context.Background()
 	cfg, err := pgx.ParseConfig(url)
@@ -218,14 +221,17 @@ func explainNeighbours(t *testing.T, url string, user uuid.UUID, exactLimit int)
 			t.Fatal(err)
 		}
 	}
-	q := pgvector.NewVector(embedding.Hash{}.Vector(fact(1))).String()
-	if _, err := conn.Exec(ctx, `select * from agentmem.memory_neighbours($1, '', '', '{}', $2::extensions.vector,
-		'agentmem-hash-384-v1', 10, $3)`, user, q, exactLimit); err != nil {
+	rows, err := conn.Query(ctx, sql, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return logged.String()
+	return logged.String(), got
 }
 
 // MMR keeps the ranking's order at lambda 1, and at a low lambda puts a memory unlike the first
@@ -327,5 +333,74 @@ func TestRecallFusionWeights(t *testing.T) {
 	vectorHeavy := orderOf(store.Ranking{TextWeight: 0.01, VectorWeight: 100}, memory.ModeHybrid)
 	if !slices.Equal(vectorHeavy, vector) {
 		t.Errorf("vector-heavy hybrid %v is not the vector order %v", vectorHeavy, vector)
+	}
+}
+
+// A tenant with more chunks than the exact limit is searched through the model's HNSW index
+// path: k chunks, all the tenant's own, the same as the exact ranking, for a user and a service
+// caller.
+func TestSearchKnowledgeLargeTenantUsesTheIndex(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{ExactLimit: 20})
+	ctx := context.Background()
+	ingest := func(tenant string, from int) {
+		var chunks []string
+		for i := range 60 {
+			chunks = append(chunks, rankFact(from+i))
+		}
+		if _, err := e.exact.IngestKnowledge(ctx, store.IngestParams{TenantID: tenant, Source: "doc", Chunks: chunks}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ingest("acme", 0)
+	ingest("globex", 500)
+	acme := map[string]bool{}
+	for i := range 60 {
+		acme[rankFact(i)] = true
+	}
+	for _, user := range []uuid.UUID{uuid.New(), uuid.Nil} {
+		var overlap int
+		for q := range 5 {
+			p := store.KnowledgeSearchParams{TenantID: "acme", UserID: user, Query: rankFact(q*11 + 2), K: 10,
+				Mode: memory.ModeVector}
+			got, err := e.st.SearchKnowledge(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := e.exact.SearchKnowledge(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 10 || len(want) != 10 {
+				t.Fatalf("%d chunks through the index, %d exact; want 10", len(got), len(want))
+			}
+			for _, h := range got {
+				if !acme[h.Content] {
+					t.Fatalf("%q is not acme's", h.Content)
+				}
+				if slices.ContainsFunc(want, func(w store.KnowledgeHit) bool { return w.ID == h.ID }) {
+					overlap++
+				}
+			}
+		}
+		if overlap < 45 {
+			t.Errorf("user %v: %d of 50 chunks in the exact top 10, want >= 45", user, overlap)
+		}
+	}
+	// The HNSW index serves the query above the limit, and finds k chunks of the tenant.
+	q := pgvector.NewVector(embedding.Hash{}.Vector(rankFact(3))).String()
+	plans, got := explain(t, e.url, `select k.content
+		from agentmem.knowledge_neighbours('acme', $1::extensions.vector, 'agentmem-hash-384-v1', 10, 20) n
+		join agentmem.knowledge_chunks k on k.id = n.id`, q)
+	if !strings.Contains(plans, "Index Scan using knowledge_chunks_embedding_") {
+		t.Errorf("above the exact limit the plan does not scan the HNSW index:\n%s", plans)
+	}
+	if len(got) != 10 {
+		t.Errorf("through the HNSW index: %d chunks, want 10", len(got))
+	}
+	for _, c := range got {
+		if !acme[c] {
+			t.Errorf("through the HNSW index: %q is not acme's", c)
+		}
 	}
 }
