@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -122,6 +123,12 @@ type Config struct {
 	// RecallExactLimit (RECALL_EXACT_LIMIT): a user with fewer memories is ranked exactly,
 	// a user with more through the model's HNSW index; default 2000.
 	RecallExactLimit int
+	// MemoryMergeSimilarity (MEMORY_MERGE_SIMILARITY) is the cosine similarity from which a
+	// fact stored by commit-turn merges into a near-duplicate memory of the same user, tenant
+	// and agent (same embedding model and dimension) instead of taking a row of its own; default
+	// 0.95. A number above 1 turns near-duplicate merging off: only facts of the same normalised
+	// text merge then.
+	MemoryMergeSimilarity float64
 	// AWSRegion (AWS_REGION) is the region of the Bedrock endpoint; default none (Lambda sets
 	// it; elsewhere the AWS shared configuration may name it). Credentials come from the AWS
 	// SDK's default chain (the Lambda role, AWS_ACCESS_KEY_ID..., shared files).
@@ -211,6 +218,15 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if err := c.loadRanking(getenv); err != nil {
 		return c, err
+	}
+	c.MemoryMergeSimilarity = 0.95
+	if v := getenv("MEMORY_MERGE_SIMILARITY"); v != "" {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			return c, fmt.Errorf("MEMORY_MERGE_SIMILARITY must be a cosine similarity above 0 and at most 1 "+
+				"(default 0.95), or a number above 1 to turn near-duplicate merging off, not %q", v)
+		}
+		c.MemoryMergeSimilarity = f
 	}
 	return c, nil
 }

@@ -167,3 +167,22 @@ func TestAuthServerVerificationSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestMemoryMergeSimilarity(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		value string
+		want  float64
+	}{{"", 0.95}, {"0.9", 0.9}, {" 0.85 ", 0.85}, {"1", 1}, {"1.5", 1.5}, {"2", 2}} {
+		c, err := config.Load(env(map[string]string{"MEMORY_MERGE_SIMILARITY": tc.value}))
+		if err != nil || c.MemoryMergeSimilarity != tc.want {
+			t.Errorf("%q: %v, %v; want %v", tc.value, c.MemoryMergeSimilarity, err, tc.want)
+		}
+	}
+	for _, v := range []string{"0", "-0.5", "high", "95%", "NaN", "Inf", "0,9"} {
+		_, err := config.Load(env(map[string]string{"MEMORY_MERGE_SIMILARITY": v}))
+		if err == nil || !strings.Contains(err.Error(), "MEMORY_MERGE_SIMILARITY") || !strings.Contains(err.Error(), "above 1 to turn") {
+			t.Errorf("%q: error %v, want one naming MEMORY_MERGE_SIMILARITY and its range", v, err)
+		}
+	}
+}

@@ -43,7 +43,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	}
 	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, MaxConns: cfg.MaxConns, Embedder: emb,
 		Ranking: store.Ranking{TextWeight: cfg.RecallTextWeight, VectorWeight: cfg.RecallVectorWeight,
-			RRFK: cfg.RecallRRFK, ExactLimit: cfg.RecallExactLimit}})
+			RRFK: cfg.RecallRRFK, ExactLimit: cfg.RecallExactLimit},
+		MergeSimilarity: cfg.MemoryMergeSimilarity})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

@@ -86,3 +86,83 @@ func BenchmarkCommitTurnParallel(b *testing.B) {
 		}
 	})
 }
+
+// benchFact is a fact of a few made-up words: facts of different n share little but their
+// frame, so no two are near-duplicates (as the built-in embedder sees them).
+func benchFact(n int) string {
+	word := func(k int) string {
+		const letters = "bcdfghjklmnprstvz"
+		const vowels = "aeiou"
+		k = k*2654435761 + 12345
+		w := make([]byte, 0, 6)
+		for i := 0; i < 3; i++ {
+			w = append(w, letters[k%len(letters)], vowels[(k/len(letters))%len(vowels)])
+			k /= len(letters) * len(vowels)
+		}
+		return string(w)
+	}
+	return fmt.Sprintf("User prefers %s %s with %s on %s", word(4*n), word(4*n+1), word(4*n+2), word(4*n+3))
+}
+
+// benchFill stores facts first to first+n-1 in sc, 100 a turn.
+func benchFill(b *testing.B, st *store.Store, sc memory.Scope, sid uuid.UUID, first, n int) {
+	b.Helper()
+	for i := first; i < first+n; i += 100 {
+		p := store.CommitParams{Scope: sc, SessionID: sid, TTL: 3600e9,
+			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "remember this"}}}
+		for j := i; j < min(i+100, first+n); j++ {
+			p.Memories = append(p.Memories, memory.NewMemory{Content: benchFact(j)})
+		}
+		if _, _, err := st.CommitTurn(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCommitTurnMemories commits a two-message turn with two facts, one client, to a user
+// holding 512 to 768 memories: facts stored again (repeat), or new facts (new: each is compared
+// with every memory of the scope, then inserted; the user changes every 256 turns).
+func BenchmarkCommitTurnMemories(b *testing.B) {
+	msgs := []memory.NewMessage{
+		{Role: memory.RoleUser, Content: "I prefer aisle seats and vegetarian meals"},
+		{Role: memory.RoleAssistant, Content: "noted: aisle seats, vegetarian meals"},
+	}
+	const held = 512
+	b.Run("repeat", func(b *testing.B) {
+		st, sc, sid := benchStore(b, 0)
+		benchFill(b, st, sc, sid, 0, held)
+		ctx := context.Background()
+		i := 0
+		b.ResetTimer()
+		for b.Loop() {
+			p := store.CommitParams{Scope: sc, SessionID: sid, TTL: 3600e9, Messages: msgs, Memories: []memory.NewMemory{
+				{Content: benchFact(i % held)}, {Content: benchFact((i + held/2) % held)}}}
+			if _, _, err := st.CommitTurn(ctx, p); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+	b.Run("new", func(b *testing.B) {
+		st, _, _ := benchStore(b, 0)
+		ctx := context.Background()
+		var sc memory.Scope
+		var sid uuid.UUID
+		i := 0
+		b.ResetTimer()
+		for b.Loop() {
+			if i%256 == 0 {
+				b.StopTimer()
+				sc, sid = memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}, uuid.New()
+				benchFill(b, st, sc, sid, 0, held)
+				b.StartTimer()
+			}
+			p := store.CommitParams{Scope: sc, SessionID: sid, TTL: 3600e9, Messages: msgs, Memories: []memory.NewMemory{
+				{Content: benchFact(held + 2*i)}, {Content: benchFact(held + 2*i + 1)}}}
+			if _, _, err := st.CommitTurn(ctx, p); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}

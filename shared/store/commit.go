@@ -217,7 +217,7 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors []*strin
 		})
 		if len(p.Memories) > 0 {
 			mems = newMemoryRows(p.Memories, vectors)
-			b.Queue(insertMemoriesSQL, mems.args(p, s.embedder.Model())...).Query(func(rows pgx.Rows) error {
+			b.Queue(storeMemoriesSQL, s.memoryArgs(p, mems)...).Query(func(rows pgx.Rows) error {
 				ids, err := mems.ids(rows)
 				for _, id := range ids {
 					res.Memories = append(res.Memories, StoredMemory{ID: id})
@@ -302,9 +302,9 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 
 	if len(p.Memories) > 0 {
 		mems := newMemoryRows(p.Memories, vectors)
-		rows, err := tx.Query(ctx, insertMemoriesSQL, mems.args(p, s.embedder.Model())...)
+		rows, err := tx.Query(ctx, storeMemoriesSQL, s.memoryArgs(p, mems)...)
 		if err != nil {
-			return res, fmt.Errorf("insert memories: %w", err)
+			return res, fmt.Errorf("store memories: %w", err)
 		}
 		ids, err := mems.ids(rows)
 		if err != nil {
@@ -317,40 +317,29 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 	return res, nil
 }
 
-// insertMemoriesSQL stores facts, one row per normalised text and scope: storing a fact again
-// refreshes it (content, embedding, expiry) and merges its metadata. A row without a vector
-// records no model (EmbedPending embeds it later); a fact stored again without a vector keeps
-// the vector it has when its text is unchanged. It stores nothing unless
-// the turn's session is the caller's and this agent's, so that a turn refused for its session
-// keeps none of its memories even when both statements share one implicit transaction.
-const insertMemoriesSQL = `
-insert into agentmem.memories as m (tenant_id, user_id, agent, content, content_key, metadata,
-  embedding, embedding_model, expires_at)
-select $1, $2, $3, x.content, x.key, x.metadata::jsonb, x.embedding::extensions.vector,
-  case when x.embedding is not null then $4::text end, now() + make_interval(secs => $5::float8)
-from unnest($6::text[], $7::text[], $8::text[], $9::text[]) as x(content, key, metadata, embedding)
-where exists (select 1 from agentmem.sessions s
-              where s.id = $10 and s.user_id = $2 and s.tenant_id = $1 and s.agent = $3)
--- In key order: two turns storing the same facts lock them in the same order, never a deadlock.
-order by x.key
-on conflict (user_id, tenant_id, agent, content_key) do update
-  set content = excluded.content,
-      -- an expired fact stored again starts afresh: nothing of the expired row comes back
-      id = case when m.expires_at <= now() then excluded.id else m.id end,
-      metadata = case when m.expires_at <= now() then excluded.metadata
-                      else m.metadata || excluded.metadata end,
-      embedding = case when excluded.embedding is null and m.content = excluded.content then m.embedding
-                       else excluded.embedding end,
-      embedding_model = case when excluded.embedding is null and m.content = excluded.content then m.embedding_model
-                             else excluded.embedding_model end,
-      updated_at = now(),
-      expires_at = case when m.expires_at <= now() then excluded.expires_at
-                        else greatest(m.expires_at, excluded.expires_at) end,
-      created_at = case when m.expires_at <= now() then now() else m.created_at end
-returning id, content_key`
+// DefaultMergeSimilarity is the cosine similarity from which a new fact merges into a memory
+// of its scope (see storeMemoriesSQL) when Config.MergeSimilarity is unset: close enough that
+// only rephrasings of one fact reach it with the usual sentence-embedding models.
+const DefaultMergeSimilarity = 0.95
+
+// storeMemoriesSQL stores the facts of a turn in one statement, agentmem.store_memories
+// (migration merge_near_duplicate_memories). A fact goes into the unexpired memory of its scope
+// holding the same normalised text; else, when it has a vector and $11 is at most 1, into the
+// nearest memory of its scope whose vector (same model and dimension) has a cosine similarity of
+// at least $11 with its own, which takes the fact's text, vector and later expiry and merges its
+// metadata; else into a row of its own. It answers each fact's key and the memory it went to.
+// Concurrent turns of one scope write their facts one after the other (an advisory lock of the
+// scope), so near-duplicates they store at once still end in one memory. It stores nothing
+// unless the turn's session is the caller's and this agent's, so that a turn refused for its
+// session keeps none of its memories even when both statements share one implicit transaction.
+const storeMemoriesSQL = `
+select fact_key, memory_id from agentmem.store_memories($1::text, $2::uuid, $3::text, $4::uuid,
+  $5::text[], $6::text[], $7::text[], $8::text[], $9::text, $10::float8, $11::float8)`
 
 // memoryRows are the memories of one request, one row per fact: repeats of a fact within the
-// request merge their metadata in order, and the last repeat's text wins.
+// request merge their metadata in order, and the last repeat's text wins. Rows are in the order
+// of their last repeats, the order in which the statement stores them: of near-duplicates within
+// one request, the last one's text wins too.
 type memoryRows struct {
 	keys                   []string  // per input
 	contents, ckeys, metas []string  // per row
@@ -366,13 +355,10 @@ func newMemoryRows(mems []memory.NewMemory, vectors []*string) memoryRows {
 		last[r.keys[i]] = i
 		meta[r.keys[i]] = mergeObjects(meta[r.keys[i]], objectOrEmpty(m.Metadata))
 	}
-	rows := make([]int, 0, len(last))
-	for _, i := range last {
-		rows = append(rows, i)
-	}
-	sort.Slice(rows, func(a, b int) bool { return r.keys[rows[a]] < r.keys[rows[b]] })
-	for _, i := range rows {
-		m := mems[i]
+	for i, m := range mems {
+		if last[r.keys[i]] != i {
+			continue
+		}
 		r.contents = append(r.contents, m.Content)
 		r.ckeys = append(r.ckeys, r.keys[i])
 		r.metas = append(r.metas, string(meta[r.keys[i]]))
@@ -381,9 +367,10 @@ func newMemoryRows(mems []memory.NewMemory, vectors []*string) memoryRows {
 	return r
 }
 
-func (r memoryRows) args(p CommitParams, model string) []any {
+func (s *Store) memoryArgs(p CommitParams, r memoryRows) []any {
 	sc := p.Scope
-	return []any{sc.TenantID, sc.UserID, sc.Agent, model, p.TTL.Seconds(), r.contents, r.ckeys, r.metas, r.embeds, p.SessionID}
+	return []any{sc.TenantID, sc.UserID, sc.Agent, p.SessionID, r.contents, r.ckeys, r.metas, r.embeds,
+		s.embedder.Model(), p.TTL.Seconds(), s.mergeSimilarity}
 }
 
 // ids reads the statement's rows into one id per input, in order.
@@ -391,8 +378,8 @@ func (r memoryRows) ids(rows pgx.Rows) ([]uuid.UUID, error) {
 	byKey := map[string]uuid.UUID{}
 	var id uuid.UUID
 	var key string
-	if _, err := pgx.ForEachRow(rows, []any{&id, &key}, func() error { byKey[key] = id; return nil }); err != nil {
-		return nil, fmt.Errorf("insert memories: %w", err)
+	if _, err := pgx.ForEachRow(rows, []any{&key, &id}, func() error { byKey[key] = id; return nil }); err != nil {
+		return nil, fmt.Errorf("store memories: %w", err)
 	}
 	out := make([]uuid.UUID, 0, len(r.keys))
 	for _, k := range r.keys {

@@ -33,6 +33,10 @@ type Config struct {
 	IdempotencyWindow time.Duration
 	// Ranking tunes recall and knowledge search; zero fields take DefaultRanking's.
 	Ranking Ranking
+	// MergeSimilarity is the cosine similarity from which a fact stored by CommitTurn merges
+	// into a near-duplicate memory of its scope instead of taking a row of its own; default
+	// (0) DefaultMergeSimilarity. Above 1, only facts of the same normalised text merge.
+	MergeSimilarity float64
 }
 
 // Store is the database side of every function. It is safe for concurrent use.
@@ -41,6 +45,8 @@ type Store struct {
 	embedder embedding.Embedder
 	idemTTL  time.Duration
 	ranking  Ranking
+	// mergeSimilarity is Config.MergeSimilarity or its default.
+	mergeSimilarity float64
 }
 
 // Open connects a pool. Unless the URL chooses a query mode, statements are described once and
@@ -67,12 +73,16 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
-	s := &Store{pool: pool, embedder: cfg.Embedder, idemTTL: cfg.IdempotencyWindow, ranking: cfg.Ranking.orDefaults()}
+	s := &Store{pool: pool, embedder: cfg.Embedder, idemTTL: cfg.IdempotencyWindow, ranking: cfg.Ranking.orDefaults(),
+		mergeSimilarity: cfg.MergeSimilarity}
 	if s.embedder == nil {
 		s.embedder = embedding.Hash{}
 	}
 	if s.idemTTL <= 0 {
 		s.idemTTL = 24 * time.Hour
+	}
+	if !(s.mergeSimilarity > 0) {
+		s.mergeSimilarity = DefaultMergeSimilarity
 	}
 	return s, nil
 }
