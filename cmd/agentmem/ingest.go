@@ -10,11 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 	"unicode/utf8"
-
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/service"
@@ -136,16 +132,9 @@ func ingest(ctx context.Context, args []string) error {
 	for _, f := range files {
 		total += f.size
 	}
-	bar := progressbar.NewOptions64(total,
-		progressbar.OptionSetWriter(os.Stderr),
-		progressbar.OptionSetVisibility(term.IsTerminal(int(os.Stderr.Fd()))),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionShowDescriptionAtLineEnd(),
-		progressbar.OptionSetPredictTime(true),
-	)
-	quiet := !term.IsTerminal(int(os.Stderr.Fd()))
+	con := stdConsole()
+	bar := con.progressBar(total, "")
+	quiet := !con.tty
 	sum := ingestSummary{TenantID: *tenant, Failed: []ingestError{}}
 	for i, f := range files {
 		if ctx.Err() != nil {

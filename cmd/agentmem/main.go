@@ -1,6 +1,6 @@
 // Command agentmem is the operator's tool: it serves every function on one port for local
-// development, prepares a local database, mints local tokens, runs the sweep, erases a user and
-// fills the knowledge base from files.
+// development, prepares a local database, mints local tokens, runs the sweep, erases a user,
+// fills the knowledge base from files, and re-embeds after a change of embedding model.
 //
 //	agentmem serve                 serve POST /v1/<name> for every function (ADDR, default 127.0.0.1:9000)
 //	agentmem bootstrap             create the Supabase roles and auth helpers a local database lacks
@@ -12,6 +12,10 @@
 //	                               ingest a file or a folder's text and Markdown files into the knowledge base
 //	agentmem embed-pending [--limit N] [--max-duration D]
 //	                               embed rows stored without a vector of the configured model
+//	agentmem backfill [--tenant T] [--user UUID] [--table memories|knowledge|all] [--batch N]
+//	                  [--limit N] [--dry-run] [--no-index]
+//	                               re-embed a scope with the configured model, with a progress bar; resumable
+//	agentmem index                 make the configured model's HNSW indexes where missing
 package main
 
 import (
@@ -49,6 +53,15 @@ commands:
               embed the memories and knowledge chunks stored without a vector of the
               configured model (after a provider outage or a model change):
               [--limit N] [--max-duration D]
+  backfill    re-embed a scope with the configured embedder after a change of model (or to finish
+              rows stored while the provider was down), with a progress bar and a summary;
+              resumable: a run stopped by Ctrl-C, a crash or a timeout goes on where it stopped
+              when run again, since rows already embedded by the configured model and dimension
+              are never selected. Makes the model's HNSW indexes first (unless --no-index).
+              [--tenant T] [--user UUID] [--table memories|knowledge|all] [--batch N]
+              [--limit N] [--dry-run] [--no-index]   (agentmem backfill -h for details)
+  index       make the configured model's HNSW indexes on memories and knowledge chunks where
+              missing (CREATE INDEX CONCURRENTLY IF NOT EXISTS), printing the statements
 `
 
 func main() {
@@ -74,12 +87,19 @@ func main() {
 		err = ingest(ctx, os.Args[2:])
 	case "embed-pending":
 		err = embedPending(ctx, os.Args[2:])
+	case "backfill":
+		err = backfill(ctx, os.Args[2:])
+	case "index":
+		err = ensureIndexes(ctx, os.Args[2:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return
 	default:
 		fmt.Fprintf(os.Stderr, "agentmem: unknown command %q\n%s", os.Args[1], usage)
 		os.Exit(2)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return // -h: the command printed its usage
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "agentmem %s: %v\n", os.Args[1], err)
