@@ -63,13 +63,16 @@ func near(sim float64) []float32 {
 // The facts of these tests and their vectors: base is (1, 0, 0, 0).
 const (
 	lisbon     = "User lives in Lisbon"
-	lisbonHome = "The user's home is in Lisbon"     // 0.97 to lisbon
-	lisbonCity = "Lisbon is the user's home city"   // 0.98 to lisbon
-	lisbon90   = "User spends most weeks in Lisbon" // 0.90 to lisbon
-	lisbon94   = "User often stays in Lisbon"       // 0.94 to lisbon
-	cat        = "User has a cat"                   // orthogonal to lisbon
-	wordless   = "..."                              // the zero vector, as a text without words
-	wordless2  = "--"                               // the zero vector too
+	lisbonHome = "User lives in Lisbon now"            // 0.97 to lisbon
+	lisbonCity = "The user lives in Lisbon"            // 0.98 to lisbon
+	lisbon90   = "User lives in Lisbon most weeks"     // 0.90 to lisbon
+	lisbon94   = "User lives in Lisbon often"          // 0.94 to lisbon
+	owes       = "Alice owes Bob ten euros"            // (0, 0, 0, 1)
+	owesBack   = "Bob owes Alice ten euros"            // the same vector: the same words
+	reworded   = "Lisbon is where the user has a home" // 0.99 to lisbon, other words and order
+	cat        = "User has a cat"                      // orthogonal to lisbon
+	wordless   = "..."                                 // the zero vector, as a text without words
+	wordless2  = "--"                                  // the zero vector too
 	mergeModel = "merge-test-4"
 )
 
@@ -81,6 +84,9 @@ func mergeVectors() map[string][]float32 {
 		lisbon90:   near(0.90),
 		lisbon94:   near(0.94),
 		cat:        {0, 0, 1, 0},
+		owes:       {0, 0, 0, 1},
+		owesBack:   {0, 0, 0, 1},
+		reworded:   near(0.99),
 		wordless:   {0, 0, 0, 0},
 		wordless2:  {0, 0, 0, 0},
 	}
@@ -267,6 +273,26 @@ func TestADifferentFactDoesNotMerge(t *testing.T) {
 	}
 	if rows := e.rows(sc); len(rows) != 5 || rows[0].Content != lisbon {
 		t.Errorf("rows %+v, want the five facts", rows)
+	}
+}
+
+// Near vectors are not enough: the texts must also say their words in much the same order, so
+// that the same words in another order (a bag-of-words embedder's identical vectors) or a
+// sentence built anew keep rows of their own.
+func TestNearVectorsOfDifferentlyOrderedTextsDoNotMerge(t *testing.T) {
+	t.Parallel()
+	e := newMergeEnv(t)
+	st := e.open(nil, 0)
+	sc := newScope()
+	a := e.commit(st, sc, time.Hour, fact{owes, ""})
+	b := e.commit(st, sc, time.Hour, fact{owesBack, ""})
+	l := e.commit(st, sc, time.Hour, fact{lisbon, ""})
+	r := e.commit(st, sc, time.Hour, fact{reworded, ""})
+	if a[0] == b[0] || l[0] == r[0] {
+		t.Errorf("ids %v %v %v %v: a reordering or a rebuilt sentence merged", a, b, l, r)
+	}
+	if rows := e.rows(sc); len(rows) != 4 {
+		t.Errorf("%d rows, want 4: %+v", len(rows), rows)
 	}
 }
 

@@ -6,7 +6,9 @@
 --    text (content_key): the exact match always wins, as before;
 -- 2. else, when it has a vector and min_similarity is at most 1, into the unexpired memory of
 --    its scope whose vector, of the same model and dimension, is nearest to its own, if their
---    cosine similarity is at least min_similarity: that memory takes the fact's text, key and
+--    cosine similarity is at least min_similarity and their texts say their words in much the
+--    same order (agentmem.word_order_overlap at least 0.5: "Alice owes Bob" never merges into
+--    "Bob owes Alice", however near their vectors): that memory takes the fact's text, key and
 --    vector (the newest phrasing wins), its later expiry, and the fact's metadata over its own;
 --    an expired memory holding the fact's key (invisible already) is deleted to make room;
 -- 3. else into a row of its own (or an expired row of the same key, which starts afresh).
@@ -24,6 +26,36 @@
 -- it: the memories function's update may make a memory a near-duplicate of another; a fact stored
 -- without a vector (provider down) is embedded later by embed-pending and not merged then; a new
 -- threshold or model applies to the facts stored afterwards.
+-- The share of adjacent word pairs two texts have in common (Jaccard index of their sets of
+-- lower-cased word bigrams), 0 when either has fewer than two words. It tells a rewording apart
+-- from the same words in another order, which bag-of-words embedders cannot.
+create function agentmem.word_order_overlap(a text, b text)
+returns double precision
+language sql immutable parallel safe
+set search_path = ''
+as $$
+  with pairs as (
+    select t.which, w.word || ' ' || w.next as pair
+    from (values (1, a), (2, b)) as t(which, txt),
+         lateral (
+           select x.word, pg_catalog.lead(x.word) over (order by x.n) as next
+           from pg_catalog.regexp_split_to_table(pg_catalog.lower(t.txt), '[^[:alnum:]]+')
+                with ordinality as x(word, n)
+           where x.word <> ''
+         ) w
+    where w.next is not null
+  ),
+  counts as (
+    select count(distinct pair) filter (where which = 1) as na,
+           count(distinct pair) filter (where which = 2) as nb,
+           count(distinct pair) as n_union
+    from pairs
+  )
+  select case when na = 0 or nb = 0 then 0
+              else (na + nb - n_union)::float8 / n_union end
+  from counts
+$$;
+
 create function agentmem.store_memories(
   p_tenant_id text, p_user_id uuid, p_agent text, p_session_id uuid,
   p_contents text[], p_keys text[], p_metadata text[], p_embeddings text[],
@@ -61,7 +93,7 @@ begin
                          and m.content_key = p_keys[i] and m.expires_at > pg_catalog.now()) then
       select x.id into target
       from (
-        select m.id,
+        select m.id, m.content,
                case when m.embedding_model = p_model and m.embedding_dims = dims
                     then m.embedding operator(extensions.<=>) v end as d
         from agentmem.memories m
@@ -71,6 +103,7 @@ begin
       ) x
       -- a text without words embeds to the zero vector: its distance is NaN, it is near nothing
       where x.d <= 1 - min_similarity and x.d <> 'NaN'::float8
+        and agentmem.word_order_overlap(x.content, p_contents[i]) >= 0.5
       order by x.d, x.id
       limit 1;
       if target is not null then
