@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/google/uuid"
@@ -105,11 +104,7 @@ func runBackfill(ctx context.Context, args []string, con console) error {
 		return errors.New("--limit must be 0 (all) or more")
 	}
 
-	if os.Getenv("LOG_LEVEL") == "" {
-		// Log lines would break the progress bar; errors are reported anyway.
-		os.Setenv("LOG_LEVEL", "warn")
-	}
-	svc, err := service.Start(ctx)
+	svc, err := startQuietly(ctx)
 	if err != nil {
 		return err
 	}

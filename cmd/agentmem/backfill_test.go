@@ -20,7 +20,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/embedding"
-	"github.com/agentmem/agentmem/shared/testdb"
 )
 
 // fakeOpenAI is an OpenAI-compatible embeddings API serving one model at dims dimensions
@@ -100,15 +99,8 @@ func embeddingIndexes(t *testing.T, conn *pgx.Conn, model string, dims int) []st
 // runs were --dry-run and --no-index), embeds the user's scope only with a progress bar and a
 // summary, and a second run embeds nothing again; --limit stops a run that the next finishes.
 func TestBackfillCommand(t *testing.T) {
-	db := testdb.New(t)
-	t.Setenv("DATABASE_URL", db.URL)
-	t.Setenv("LOG_LEVEL", "error")
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := commandDB(t)
 	userA, userB := uuid.New(), uuid.New()
 	if _, err := conn.Exec(ctx, `
 		insert into agentmem.memories (tenant_id, user_id, content, content_key, embedding, embedding_model, expires_at)
@@ -244,15 +236,8 @@ func TestBackfillCommand(t *testing.T) {
 
 // index makes the configured model's HNSW indexes, prints the statements, and can run again.
 func TestIndexCommand(t *testing.T) {
-	db := testdb.New(t)
-	t.Setenv("DATABASE_URL", db.URL)
-	t.Setenv("LOG_LEVEL", "error")
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := commandDB(t)
 	const model, dims = "fake-embed-16", 16
 	useEmbedder(t, newFakeOpenAI(t, model, dims), model, dims)
 	if got := embeddingIndexes(t, conn, model, dims); len(got) != 0 {

@@ -17,15 +17,8 @@ import (
 // embed-pending embeds rows without a vector and rows of another model with the configured
 // one; with the provider down it fails, saying so, and changes nothing.
 func TestEmbedPendingCommand(t *testing.T) {
-	db := testdb.New(t)
-	t.Setenv("DATABASE_URL", db.URL)
-	t.Setenv("LOG_LEVEL", "error")
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := commandDB(t)
 	user := uuid.New()
 	if _, err := conn.Exec(ctx, `
 		insert into agentmem.memories (user_id, content, content_key, embedding, embedding_model, expires_at)
@@ -75,4 +68,19 @@ func TestEmbedPendingCommand(t *testing.T) {
 	if err := embedPending(ctx, []string{"--limit", "0"}); err == nil {
 		t.Error("--limit 0 accepted")
 	}
+}
+
+// commandDB gives a test a migrated database of its own, which the commands it runs use
+// (DATABASE_URL), with quiet logs, and a superuser connection to it.
+func commandDB(t *testing.T) *pgx.Conn {
+	t.Helper()
+	db := testdb.New(t)
+	t.Setenv("DATABASE_URL", db.URL)
+	t.Setenv("LOG_LEVEL", "error")
+	conn, err := pgx.Connect(context.Background(), db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
 }

@@ -118,11 +118,7 @@ func ingest(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
-	if os.Getenv("LOG_LEVEL") == "" {
-		// Per-file log lines would break the progress bar; failures are reported anyway.
-		os.Setenv("LOG_LEVEL", "warn")
-	}
-	svc, err := service.Start(ctx)
+	svc, err := startQuietly(ctx)
 	if err != nil {
 		return err
 	}

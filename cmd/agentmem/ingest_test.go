@@ -9,8 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/agentmem/agentmem/shared/testdb"
 )
 
 func knWriteTree(t *testing.T, files map[string]string) string {
@@ -82,15 +80,8 @@ func TestCollectFiles(t *testing.T) {
 // The ingest and forget commands against a real database: files land as sources, a second run
 // replaces them, a failing file is reported while the others are stored, and forget erases.
 func TestIngestAndForgetCommands(t *testing.T) {
-	db := testdb.New(t)
-	t.Setenv("DATABASE_URL", db.URL)
-	t.Setenv("LOG_LEVEL", "error")
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := commandDB(t)
 	sources := func() map[string]int {
 		rows, err := conn.Query(ctx, `select source, count(*)::int from agentmem.knowledge_chunks
 			where tenant_id = 'acme' group by source`)

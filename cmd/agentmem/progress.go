@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
+
+	"github.com/agentmem/agentmem/shared/service"
 )
 
 // console is where a command writes: results on out, progress and messages on err. tty says
@@ -40,4 +43,14 @@ func (c console) progressBar(total int64, unit string) *progressbar.ProgressBar 
 		opts = append(opts, progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(unit))
 	}
 	return progressbar.NewOptions64(total, opts...)
+}
+
+// startQuietly starts the service for a command that draws a progress bar: unless LOG_LEVEL
+// says otherwise, only warnings and errors are logged, as log lines would break the bar
+// (failures are reported anyway).
+func startQuietly(ctx context.Context) (*service.Service, error) {
+	if os.Getenv("LOG_LEVEL") == "" {
+		os.Setenv("LOG_LEVEL", "warn")
+	}
+	return service.Start(ctx)
 }
