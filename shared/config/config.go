@@ -125,8 +125,8 @@ type Config struct {
 	RecallExactLimit int
 	// MemoryMergeSimilarity (MEMORY_MERGE_SIMILARITY) is the cosine similarity from which a
 	// fact stored by commit-turn merges into a near-duplicate memory of the same user, tenant
-	// and agent (same embedding model and dimension) instead of taking a row of its own; default
-	// 0.95. A number above 1 turns near-duplicate merging off: only facts of the same normalised
+	// and agent (same embedding model and dimension), when their texts also keep much the same
+	// word order, instead of taking a row of its own; default 0.95. A number above 1 turns near-duplicate merging off: only facts of the same normalised
 	// text merge then.
 	MemoryMergeSimilarity float64
 	// AWSRegion (AWS_REGION) is the region of the Bedrock endpoint; default none (Lambda sets
