@@ -189,7 +189,8 @@ func main() {
 	fmt.Fprintf(os.Stderr, "bench: results in %s\n", cfg.OutDir)
 }
 
-// rerender writes the report and charts of dir again from its results.json.
+// rerender writes the report and charts of dir again from its results.json, with the goals
+// checked again (the list of goals may have grown since the run).
 func rerender(dir string) error {
 	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
@@ -199,6 +200,7 @@ func rerender(dir string) error {
 	if err := json.Unmarshal(b, &res); err != nil {
 		return fmt.Errorf("read %s: %w", filepath.Join(dir, "results.json"), err)
 	}
+	res.Goals = bench.EvaluateGoals(&res)
 	return bench.Write(dir, &res)
 }
 

@@ -129,8 +129,8 @@ func TestRunTiny(t *testing.T) {
 			}
 		}
 	}
-	if goals, _ := doc["goals"].([]any); len(goals) != 8 {
-		t.Errorf("results.json has %d goals, want 8", len(goals))
+	if goals, _ := doc["goals"].([]any); len(goals) != 12 {
+		t.Errorf("results.json has %d goals, want 12", len(goals))
 	}
 
 	md, err := os.ReadFile(filepath.Join(out, "results.md"))

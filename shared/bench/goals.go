@@ -11,6 +11,10 @@ const (
 	GoalCommitP99MS        = 10
 	GoalSweepRowsPerSec    = 100_000
 	GoalSweepCommitP99Rate = 2
+	GoalRecallP50MS        = 1
+	GoalRecallP99MS        = 5
+	GoalRecallQueriesSec   = 1500
+	GoalRecallAt10         = 0.99
 )
 
 // EvaluateGoals checks the targets against the figures r holds; a target whose
@@ -52,6 +56,27 @@ func EvaluateGoals(r *Results) []Goal {
 				Value: w.W4.RowsPerSec, Unit: "rows/s", Met: w.W4.RowsPerSec >= GoalSweepRowsPerSec},
 			Goal{Name: "commit p99 during the sweep / without (W4)", Target: fmt.Sprintf("<= %dx", GoalSweepCommitP99Rate),
 				Value: w.W4.P99Ratio, Unit: "x", Met: w.W4.P99Ratio <= GoalSweepCommitP99Rate})
+	}
+	for _, w3 := range []struct {
+		name string
+		v    *Levels[W3]
+	}{{"W3", w.W3}, {"W3 large", w.W3Large}} {
+		if w3.v == nil || w3.v.Store == nil {
+			continue
+		}
+		r := w3.v.Store
+		where := fmt.Sprintf("(store, %s, %d memories)", w3.name, r.Memories)
+		seq, conc := r.Sequential.Latency, r.Concurrent
+		goals = append(goals,
+			Goal{Name: "recall p50, 1 client " + where, Target: fmt.Sprintf("<= %d ms", GoalRecallP50MS),
+				Value: seq.P50MS, Unit: "ms", Met: seq.P50MS <= GoalRecallP50MS},
+			Goal{Name: "recall p99, 1 client " + where, Target: fmt.Sprintf("<= %d ms", GoalRecallP99MS),
+				Value: seq.P99MS, Unit: "ms", Met: seq.P99MS <= GoalRecallP99MS},
+			Goal{Name: fmt.Sprintf("recall throughput, %d clients %s", conc.Clients, where),
+				Target: fmt.Sprintf(">= %d queries/s", GoalRecallQueriesSec), Value: conc.OpsPerSec, Unit: "queries/s",
+				Met: conc.OpsPerSec >= GoalRecallQueriesSec},
+			Goal{Name: "recall@10 against exact " + where, Target: fmt.Sprintf(">= %.2f", GoalRecallAt10),
+				Value: r.RecallAt10, Unit: "", Met: r.RecallAt10 >= GoalRecallAt10})
 	}
 	if q := w.Quality; q != nil {
 		best := max(q.Text.MRR, q.Vector.MRR)

@@ -16,6 +16,8 @@
 --   function with generic plans, so that each connection plans it once, not at every call (the
 --   plan of a user's scope does not depend on who the user is).
 -- - The match functions for supabase-js compare only vectors of the query's dimension.
+-- - agentmem.any_words_query is planned once per connection and gives null for a text without
+--   lexemes.
 
 drop index agentmem.memories_embedding_idx;
 drop index agentmem.knowledge_chunks_embedding_idx;
@@ -60,6 +62,19 @@ begin
   for s in select agentmem.embedding_index_statements('agentmem-hash-384-v1', 384, false) loop
     execute s;
   end loop;
+end
+$$;
+
+-- The OR-query of a text's lexemes, as before, but in PL/pgSQL (its plan is made once per
+-- connection, not at every call) and null for a text without lexemes (it matches nothing, as the
+-- empty query did, without a notice at every call).
+create or replace function agentmem.any_words_query(query text) returns tsquery
+  language plpgsql immutable parallel safe
+  set search_path = ''
+as $$
+begin
+  return (select pg_catalog.string_agg(pg_catalog.quote_literal(lexeme), ' | ')::pg_catalog.tsquery
+          from pg_catalog.unnest(pg_catalog.to_tsvector('english'::pg_catalog.regconfig, query)));
 end
 $$;
 
@@ -146,7 +161,8 @@ as $$
 begin
   return query
     with
-    ftq as (select agentmem.any_words_query(p_query) as q),
+    -- the query's words, once (inlined, the function would run again for every row)
+    ftq as materialized (select agentmem.any_words_query(p_query) as q),
     text_hits as (
       select m.id, pg_catalog.ts_rank_cd(m.fts, ftq.q)::float8 as score,
              pg_catalog.row_number() over (order by pg_catalog.ts_rank_cd(m.fts, ftq.q) desc, m.id) as rank
@@ -158,7 +174,10 @@ begin
         and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
              and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
                              where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
-        and m.fts operator(pg_catalog.@@) ftq.q
+        -- matched row by row among the user's rows (found by the owner index), never through
+        -- the full-text index, which holds every user's words: a plan made once for all users
+        -- would otherwise intersect the user's rows with every row sharing a word of the query
+        and (m.fts operator(pg_catalog.@@) ftq.q) is true
       order by rank
       limit candidates
     ),
