@@ -64,12 +64,13 @@ type RecallParams struct {
 	MMRLambda *float64
 
 	embedding string
-	// model is the embedding model of the query vector: only vectors of that model rank.
+	// model is the embedding model of the query vector: only vectors of that model (and of the
+	// query vector's dimension) rank.
 	model string
 }
 
-// Recall searches the user's unexpired memories, best first. Only vectors of the configured
-// model rank. When the embedding provider fails, hybrid recall ranks by full text alone and
+// Recall searches the user's unexpired memories, best first (or diversified, with MMRLambda).
+// Only vectors of the configured model and dimension rank. When the embedding provider fails, hybrid recall ranks by full text alone and
 // vector recall answers unavailable.
 func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error) {
 	p, err := s.prepareRecall(ctx, p)
