@@ -9,65 +9,19 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/embedding/embeddingtest"
 )
 
-// fakeOpenAI is an OpenAI-compatible embeddings API serving one model at dims dimensions
-// (vectors folded from the Hash embedder's), that counts the texts it embeds and can be down.
-type fakeOpenAI struct {
-	*httptest.Server
-	texts atomic.Int64
-	down  atomic.Bool
-}
-
-func newFakeOpenAI(t *testing.T, model string, dims int) *fakeOpenAI {
-	t.Helper()
-	f := &fakeOpenAI{}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if f.down.Load() {
-			w.Header().Set("Retry-After", "0")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		var req struct {
-			Model string   `json:"model"`
-			Input []string `json:"input"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != model {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		f.texts.Add(int64(len(req.Input)))
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		data := make([]item, len(req.Input))
-		for i, text := range req.Input {
-			v := make([]float32, dims)
-			for j, x := range (embedding.Hash{}).Vector(text) {
-				v[j%dims] += x
-			}
-			data[i] = item{i, v}
-		}
-		json.NewEncoder(w).Encode(map[string]any{"data": data})
-	}))
-	t.Cleanup(f.Close)
-	return f
-}
-
 // useEmbedder configures the commands' embedder: model at dims from the fake API.
-func useEmbedder(t *testing.T, f *fakeOpenAI, model string, dims int) {
+func useEmbedder(t *testing.T, f *embeddingtest.Server, model string, dims int) {
 	t.Setenv("EMBEDDING_PROVIDER", "openai")
 	t.Setenv("EMBEDDING_BASE_URL", f.URL)
 	t.Setenv("EMBEDDING_MODEL", model)
@@ -139,7 +93,7 @@ func TestBackfillCommand(t *testing.T) {
 		return a, rest
 	}
 	_, restBefore := models()
-	api := newFakeOpenAI(t, model, dims)
+	api := embeddingtest.New(t, model, dims)
 	useEmbedder(t, api, model, dims)
 	run := func(args ...string) (stdout, stderr string, summary backfillSummary, err error) {
 		t.Helper()
@@ -158,11 +112,11 @@ func TestBackfillCommand(t *testing.T) {
 		sum.Remaining == nil || *sum.Remaining != 5 || sum.Model != model || sum.Dimensions != dims {
 		t.Errorf("--dry-run: %+v, %v", sum, err)
 	}
-	if api.texts.Load() != 0 {
+	if api.Texts.Load() != 0 {
 		t.Error("--dry-run embedded")
 	}
 
-	api.down.Store(true)
+	api.Down.Store(true)
 	_, _, sum, err = run("--user", userA.String(), "--no-index")
 	if !errors.Is(err, embedding.ErrUnavailable) || !strings.Contains(err.Error(), "run agentmem backfill again") {
 		t.Errorf("backfill with the provider down: %v; want unavailable, saying to run it again", err)
@@ -173,7 +127,7 @@ func TestBackfillCommand(t *testing.T) {
 	if a, _ := models(); a["agentmem-hash-384-v1/384"] != 5 {
 		t.Errorf("user A's rows after a failed run: %v", a)
 	}
-	api.down.Store(false)
+	api.Down.Store(false)
 
 	if got := embeddingIndexes(t, conn, model, dims); len(got) != 0 {
 		t.Fatalf("indexes of %s before the backfill (--dry-run, --no-index): %v", model, got)
@@ -202,14 +156,14 @@ func TestBackfillCommand(t *testing.T) {
 	if !maps.Equal(rest, restBefore) {
 		t.Errorf("the other rows after user A's backfill: %v, were %v", rest, restBefore)
 	}
-	if api.texts.Load() != 5 {
-		t.Errorf("the provider embedded %d texts, want 5", api.texts.Load())
+	if api.Texts.Load() != 5 {
+		t.Errorf("the provider embedded %d texts, want 5", api.Texts.Load())
 	}
 
 	// Nothing left in the scope: no bar, nothing embedded again.
 	_, stderr, sum, err = run("--user", userA.String(), "--no-index")
-	if err != nil || sum.Embedded != 0 || api.texts.Load() != 5 {
-		t.Errorf("second run: %+v, %v, %d texts embedded in all", sum, err, api.texts.Load())
+	if err != nil || sum.Embedded != 0 || api.Texts.Load() != 5 {
+		t.Errorf("second run: %+v, %v, %d texts embedded in all", sum, err, api.Texts.Load())
 	}
 	if strings.Contains(stderr, "|") || !strings.Contains(stderr, "embedded 0 rows") {
 		t.Errorf("second run's stderr: %q, want a summary and no bar", stderr)
@@ -220,8 +174,8 @@ func TestBackfillCommand(t *testing.T) {
 		t.Errorf("run with --limit 2: %+v, %v", sum, err)
 	}
 	_, _, sum, err = run("--tenant", "acme")
-	if err != nil || sum.Embedded != 4 || sum.Remaining == nil || *sum.Remaining != 0 || api.texts.Load() != 11 {
-		t.Errorf("last run: %+v, %v, %d texts embedded in all (want 11)", sum, err, api.texts.Load())
+	if err != nil || sum.Embedded != 4 || sum.Remaining == nil || *sum.Remaining != 0 || api.Texts.Load() != 11 {
+		t.Errorf("last run: %+v, %v, %d texts embedded in all (want 11)", sum, err, api.Texts.Load())
 	}
 
 	for _, args := range [][]string{
@@ -239,7 +193,7 @@ func TestIndexCommand(t *testing.T) {
 	ctx := context.Background()
 	conn := commandDB(t)
 	const model, dims = "fake-embed-16", 16
-	useEmbedder(t, newFakeOpenAI(t, model, dims), model, dims)
+	useEmbedder(t, embeddingtest.New(t, model, dims), model, dims)
 	if got := embeddingIndexes(t, conn, model, dims); len(got) != 0 {
 		t.Fatalf("indexes before: %v", got)
 	}

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,51 +13,15 @@ import (
 
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/embedding/embeddingtest"
 	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
 const isoProviderModel = "iso-provider-384"
 
-// isoProvider is an OpenAI-compatible embeddings server answering 503 while down, the Hash
-// embedder's vectors while up.
-type isoProvider struct {
-	*httptest.Server
-	down atomic.Bool
-}
-
-func newIsoProvider(t *testing.T) *isoProvider {
-	t.Helper()
-	p := &isoProvider{}
-	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p.down.Load() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			w.Write([]byte(`{"error":{"message":"overloaded","type":"server_error"}}`))
-			return
-		}
-		var req struct {
-			Input []string `json:"input"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		data := make([]item, len(req.Input))
-		for i, text := range req.Input {
-			data[i] = item{i, embedding.Hash{}.Vector(text)}
-		}
-		json.NewEncoder(w).Encode(map[string]any{"data": data})
-	}))
-	t.Cleanup(p.Close)
-	return p
-}
-
 // newProviderEnv is newEnv over a database of its own whose store embeds with the provider.
-func newProviderEnv(t *testing.T, p *isoProvider) *env {
+func newProviderEnv(t *testing.T, p *embeddingtest.Server) *env {
 	t.Helper()
 	e := newEnv(t, true)
 	emb, err := embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: p.URL, Model: isoProviderModel, Dimensions: 384,
@@ -92,9 +54,9 @@ func newProviderEnv(t *testing.T, p *isoProvider) *env {
 // answers 503 (with Retry-After). No stored text reaches the log.
 func TestFunctionsWithoutTheEmbeddingProvider(t *testing.T) {
 	t.Parallel()
-	p := newIsoProvider(t)
+	p := embeddingtest.New(t, isoProviderModel, 384)
 	e := newProviderEnv(t, p)
-	p.down.Store(true)
+	p.Down.Store(true)
 	u := e.newUser("")
 
 	session := uuid.New()
@@ -140,10 +102,10 @@ func TestFunctionsWithoutTheEmbeddingProvider(t *testing.T) {
 // The scheduled run embeds what was stored during an outage, with the configured model.
 func TestScheduledRunEmbedsPendingRows(t *testing.T) {
 	t.Parallel()
-	p := newIsoProvider(t)
+	p := embeddingtest.New(t, isoProviderModel, 384)
 	e := newProviderEnv(t, p)
 	u := e.newUser("")
-	p.down.Store(true)
+	p.Down.Store(true)
 	isoRemember(t, e, u.token, "", isoMem{content: "User prefers tea"}, isoMem{content: "User has a cat"})
 	if n := e.count("memories", "user_id = $1 and embedding is null", u.id); n != 2 {
 		t.Fatalf("%d memories pending, want 2", n)
@@ -162,7 +124,7 @@ func TestScheduledRunEmbedsPendingRows(t *testing.T) {
 		t.Errorf("scheduled run while down: %s", raw)
 	}
 
-	p.down.Store(false)
+	p.Down.Store(false)
 	out, err = e.srv.ScheduledSweep(isoLambdaCtx(t, 30*time.Second))
 	if err != nil {
 		t.Fatal(err)

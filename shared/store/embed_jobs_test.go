@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/embedding/embeddingtest"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/testdb"
@@ -26,14 +25,10 @@ import (
 // similar texts are near.
 const fakeModel = "fake-embed-384"
 
-// fakeProvider is an OpenAI-compatible embeddings server that can be taken down (503), that
-// refuses one text for good (400), as a model refuses an input it cannot take, and that can be
-// made slow: a request holding a given text waits until released.
+// fakeProvider is the test API of embeddingtest, serving fakeModel, whose requests can be made
+// slow: a request holding a given text waits until released.
 type fakeProvider struct {
-	*httptest.Server
-	down     atomic.Bool
-	refuse   atomic.Value // string
-	requests atomic.Int32
+	*embeddingtest.Server
 
 	mu       sync.Mutex
 	holdText string
@@ -75,40 +70,8 @@ func (f *fakeProvider) wait(r *http.Request, input []string) {
 
 func newFakeProvider(t *testing.T) *fakeProvider {
 	t.Helper()
-	f := &fakeProvider{}
-	f.refuse.Store("")
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.requests.Add(1)
-		if f.down.Load() {
-			w.Header().Set("Retry-After", "0")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		var req struct {
-			Model string   `json:"model"`
-			Input []string `json:"input"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != fakeModel {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		f.wait(r, req.Input)
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		var data []item
-		for i, text := range req.Input {
-			if text == f.refuse.Load().(string) {
-				w.WriteHeader(http.StatusBadRequest)
-				w.Write([]byte(`{"error":{"message":"input too long","type":"invalid_request_error"}}`))
-				return
-			}
-			data = append(data, item{i, embedding.Hash{}.Vector(text)})
-		}
-		json.NewEncoder(w).Encode(map[string]any{"data": data})
-	}))
-	t.Cleanup(f.Close)
+	f := &fakeProvider{Server: embeddingtest.New(t, fakeModel, 384)}
+	f.Before = f.wait
 	return f
 }
 
@@ -175,7 +138,7 @@ func (e *embedEnv) commit(sc memory.Scope, facts ...string) []uuid.UUID {
 	res, _, err := e.st.CommitTurn(context.Background(), store.CommitParams{Scope: sc, SessionID: uuid.New(),
 		TTL: time.Hour, Memories: mems, Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "hi"}}})
 	if err != nil {
-		e.t.Fatalf("commit while the provider is down=%v: %v", e.provider.down.Load(), err)
+		e.t.Fatalf("commit while the provider is down=%v: %v", e.provider.Down.Load(), err)
 	}
 	ids := make([]uuid.UUID, len(res.Memories))
 	for i, m := range res.Memories {
@@ -201,7 +164,7 @@ func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
 	ctx := context.Background()
 	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
 
-	e.provider.down.Store(true)
+	e.provider.Down.Store(true)
 	ids := e.commit(sc, "User prefers metric units.", "Favourite colour is green")
 	if len(ids) != 2 {
 		t.Fatalf("stored %d memories, want 2", len(ids))
@@ -239,7 +202,7 @@ func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
 		t.Errorf("EmbedPending while down: %+v, %v", res, err)
 	}
 
-	e.provider.down.Store(false)
+	e.provider.Down.Store(false)
 	res, err = e.st.EmbedPending(ctx, 100)
 	if err != nil || res.Memories != 2 || res.More || res.Failed != 0 {
 		t.Fatalf("EmbedPending: %+v, %v; want 2 memories embedded", res, err)
@@ -254,11 +217,11 @@ func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
 		t.Errorf("vector recall after EmbedPending: %v, %v", hitIDs(hits), err)
 	}
 	// Nothing is left: a second run finds nothing and asks no more of the provider.
-	before := e.provider.requests.Load()
+	before := e.provider.Requests.Load()
 	if res, err := e.st.EmbedPending(ctx, 100); err != nil || res != (store.EmbedPendingResult{}) {
 		t.Errorf("second EmbedPending: %+v, %v", res, err)
 	}
-	if e.provider.requests.Load() != before {
+	if e.provider.Requests.Load() != before {
 		t.Error("EmbedPending with nothing pending called the provider")
 	}
 }
@@ -307,7 +270,7 @@ func TestRewritesDuringAnOutage(t *testing.T) {
 	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
 	ids := e.commit(sc, "User prefers metric units.", "User lives in Lisbon")
 
-	e.provider.down.Store(true)
+	e.provider.Down.Store(true)
 	again := e.commit(sc, "User prefers metric units.")
 	if again[0] != ids[0] {
 		t.Fatalf("the same fact got a new row")
@@ -332,7 +295,7 @@ func TestRewritesDuringAnOutage(t *testing.T) {
 	if _, err := e.st.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: ids[1], Metadata: meta}); err != nil {
 		t.Fatal(err)
 	}
-	e.provider.down.Store(false)
+	e.provider.Down.Store(false)
 	if res, err := e.st.EmbedPending(ctx, 100); err != nil || res.Memories != 2 {
 		t.Fatalf("EmbedPending: %+v, %v", res, err)
 	}
@@ -354,7 +317,7 @@ func TestKnowledgeOutlivesAnEmbeddingOutage(t *testing.T) {
 	t.Parallel()
 	e := newEmbedEnv(t)
 	ctx := context.Background()
-	e.provider.down.Store(true)
+	e.provider.Down.Store(true)
 	res, err := e.st.IngestKnowledge(ctx, store.IngestParams{TenantID: "acme", Source: "handbook.md",
 		Chunks: []string{"Refunds are paid within 14 days.", "Support answers on weekdays."}})
 	if err != nil || res.Chunks != 2 {
@@ -368,7 +331,7 @@ func TestKnowledgeOutlivesAnEmbeddingOutage(t *testing.T) {
 		Mode: memory.ModeVector}); !errors.Is(err, embedding.ErrUnavailable) {
 		t.Errorf("vector search during the outage: %v, want unavailable", err)
 	}
-	e.provider.down.Store(false)
+	e.provider.Down.Store(false)
 	done, err := e.st.EmbedPending(ctx, 100)
 	if err != nil || done.KnowledgeChunks != 2 {
 		t.Fatalf("EmbedPending: %+v, %v", done, err)
@@ -396,11 +359,11 @@ func TestEmbedPendingSkipsRefusedTextsAndHonoursTheLimit(t *testing.T) {
 	e := newEmbedEnv(t)
 	ctx := context.Background()
 	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
-	e.provider.down.Store(true)
+	e.provider.Down.Store(true)
 	facts := []string{"fact one", "fact two", "poison fact", "fact four", "fact five"}
 	ids := e.commit(sc, facts...)
-	e.provider.down.Store(false)
-	e.provider.refuse.Store("poison fact")
+	e.provider.Down.Store(false)
+	e.provider.Refuse("poison fact")
 
 	res, err := e.st.EmbedPending(ctx, 2)
 	if err != nil || res.Memories+res.Failed != 2 || !res.More {
@@ -428,13 +391,13 @@ func TestConcurrentEmbedPendingRunsCountEachRowOnce(t *testing.T) {
 	e := newEmbedEnv(t)
 	ctx := context.Background()
 	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
-	e.provider.down.Store(true)
+	e.provider.Down.Store(true)
 	var facts []string
 	for i := range 150 {
 		facts = append(facts, "fact number "+uuid.NewString()[:8]+" "+string(rune('a'+i%26)))
 	}
 	e.commit(sc, facts...)
-	e.provider.down.Store(false)
+	e.provider.Down.Store(false)
 	results := make(chan store.EmbedPendingResult, 2)
 	for range 2 {
 		go func() {
@@ -461,9 +424,9 @@ func TestEmbedPendingHoldsNoLockWhileTheProviderWorks(t *testing.T) {
 	ctx := context.Background()
 	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
 	const same, changed, gate = "User prefers metric units.", "User lives in Lisbon.", "User drinks green tea."
-	e.provider.down.Store(true)
+	e.provider.Down.Store(true)
 	ids := e.commit(sc, same, changed, gate)
-	e.provider.down.Store(false)
+	e.provider.Down.Store(false)
 
 	arrived, release := e.provider.hold(t, gate) // the run's batch holds all three texts
 	type result struct {
