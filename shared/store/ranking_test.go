@@ -154,6 +154,21 @@ func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
 					}
 				}
 				total += len(want)
+
+				// Full text above the limit is planned for the query, below it matched among
+				// the user's rows: the same memories in the same order either way.
+				p.Mode = memory.ModeText
+				gotText, err := e.st.Recall(ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantText, err := e.exact.Recall(ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(wantText) == 0 || !slices.Equal(ids(gotText), ids(wantText)) {
+					t.Fatalf("query %d, text: %v above the limit, %v below", q, contents(gotText), contents(wantText))
+				}
 			}
 			if r := float64(overlap) / float64(total); r < 0.9 {
 				t.Errorf("recall@10 against exact = %.2f, want >= 0.9", r)

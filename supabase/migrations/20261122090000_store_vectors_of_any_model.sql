@@ -12,6 +12,8 @@
 -- - agentmem.memory_neighbours ranks a user's memories by distance: exactly while the user has
 --   fewer memories than exact_limit (always the true top n, whatever the filters), else through
 --   the model's HNSW index with iterative scans (enough rows pass the filters, re-sorted).
+-- - agentmem.memory_text_hits matches a user's memories by full text the same way: among the
+--   user's own rows below exact_limit, planned for the query at hand above it.
 -- - agentmem.recall_memories is the recall of the store (and of get-context), as a PL/pgSQL
 --   function with generic plans, so that each connection plans it once, not at every call (the
 --   plan of a user's scope does not depend on who the user is).
@@ -142,6 +144,58 @@ begin
 end
 $$;
 
+-- The n memories of a user that best match a full-text query (ts_rank_cd, best first), among
+-- the unexpired ones of the scope (agent, filter: as memory_neighbours). A scope of fewer than
+-- exact_limit memories is matched row by row among the user's rows (found by the owner index):
+-- the full-text index holds every user's words, and a plan made once for all users would
+-- intersect the user's rows with every row sharing a word of the query. A larger scope is
+-- planned for the query at hand, so the full-text index serves it when that is cheaper.
+create function agentmem.memory_text_hits(
+  p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb,
+  q tsquery, n integer, exact_limit integer
+)
+returns table (id uuid, score double precision)
+language plpgsql stable
+set search_path = ''
+set plan_cache_mode = 'force_generic_plan'
+as $$
+begin
+  if q is null or n < 1 then
+    return;
+  end if;
+  if (select pg_catalog.count(*) from (select 1 from agentmem.memories m
+        where m.user_id = p_user_id and m.tenant_id = p_tenant_id limit exact_limit) s) < exact_limit then
+    return query
+      select m.id, pg_catalog.ts_rank_cd(m.fts, q)::float8 as rank_score
+      from agentmem.memories m
+      where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+        and (p_agent = '' or m.agent in (p_agent, ''))
+        and m.expires_at > pg_catalog.now()
+        and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+             and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
+                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+        and (m.fts operator(pg_catalog.@@) q) is true
+      order by rank_score desc, m.id
+      limit n;
+    return;
+  end if;
+  return query execute $q$
+    select m.id, pg_catalog.ts_rank_cd(m.fts, $5)::float8 as rank_score
+    from agentmem.memories m
+    where m.user_id = $1 and m.tenant_id = $2
+      and ($3 = '' or m.agent in ($3, ''))
+      and m.expires_at > pg_catalog.now()
+      and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+           and not exists (select 1 from pg_catalog.jsonb_each($4) f
+                           where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+      and m.fts operator(pg_catalog.@@) $5
+    order by rank_score desc, m.id
+    limit $6
+    $q$
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n;
+end
+$$;
+
 -- Recall: the k best memories of a user's scope for a query, best first. mode 'text' ranks by
 -- full text (any word of the query), 'vector' by cosine similarity, 'hybrid' fuses both ranks
 -- (reciprocal rank fusion, each side weighted). Each side contributes its best `candidates`.
@@ -161,25 +215,10 @@ as $$
 begin
   return query
     with
-    -- the query's words, once (inlined, the function would run again for every row)
-    ftq as materialized (select agentmem.any_words_query(p_query) as q),
     text_hits as (
-      select m.id, pg_catalog.ts_rank_cd(m.fts, ftq.q)::float8 as score,
-             pg_catalog.row_number() over (order by pg_catalog.ts_rank_cd(m.fts, ftq.q) desc, m.id) as rank
-      from agentmem.memories m, ftq
-      where p_mode <> 'vector'
-        and m.user_id = p_user_id and m.tenant_id = p_tenant_id
-        and (p_agent = '' or m.agent in (p_agent, ''))
-        and m.expires_at > pg_catalog.now()
-        and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
-             and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
-                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
-        -- matched row by row among the user's rows (found by the owner index), never through
-        -- the full-text index, which holds every user's words: a plan made once for all users
-        -- would otherwise intersect the user's rows with every row sharing a word of the query
-        and (m.fts operator(pg_catalog.@@) ftq.q) is true
-      order by rank
-      limit candidates
+      select t.id, t.score, pg_catalog.row_number() over (order by t.score desc, t.id) as rank
+      from agentmem.memory_text_hits(p_user_id, p_tenant_id, p_agent, p_filter,
+             case when p_mode <> 'vector' then agentmem.any_words_query(p_query) end, candidates, exact_limit) t
     ),
     vector_hits as (
       select v.id, 1 - v.distance as score, pg_catalog.row_number() over (order by v.distance, v.id) as rank
@@ -208,11 +247,15 @@ $$;
 
 revoke execute on function agentmem.memory_neighbours(uuid, text, text, jsonb, extensions.vector, text,
   integer, integer) from public, anon;
+revoke execute on function agentmem.memory_text_hits(uuid, text, text, jsonb, tsquery, integer, integer)
+  from public, anon;
 revoke execute on function agentmem.recall_memories(text, extensions.vector, text, uuid, text, text, jsonb,
   text, integer, double precision, double precision, integer, double precision, integer, integer, boolean)
   from public, anon;
 grant execute on function agentmem.memory_neighbours(uuid, text, text, jsonb, extensions.vector, text,
   integer, integer) to authenticated, service_role;
+grant execute on function agentmem.memory_text_hits(uuid, text, text, jsonb, tsquery, integer, integer)
+  to authenticated, service_role;
 grant execute on function agentmem.recall_memories(text, extensions.vector, text, uuid, text, text, jsonb,
   text, integer, double precision, double precision, integer, double precision, integer, integer, boolean)
   to authenticated, service_role;
