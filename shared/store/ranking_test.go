@@ -179,7 +179,17 @@ func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
 	// The plans: above the limit the HNSW index serves the query, and its iterative scan still
 	// finds k rows of a selective filter (on a table this small the planner would rather scan
 	// the owner index and sort, so it is asked not to); below the limit, the owner index.
-	plans, got := explainNeighbours(t, e.url, user, "rare", 50)
+	// The user has 300 memories: exact below a limit of 301, through the index from 300.
+	for limit, want := range map[int]bool{300: false, 301: true} {
+		var small bool
+		if err := e.conn.QueryRow(ctx, `select agentmem.memory_scope_is_small($1, '', $2)`, user, limit).Scan(&small); err != nil {
+			t.Fatal(err)
+		}
+		if small != want {
+			t.Errorf("memory_scope_is_small at limit %d = %v, want %v", limit, small, want)
+		}
+	}
+	plans, got := explainNeighbours(t, e.url, user, "rare", false)
 	if !strings.Contains(plans, "Index Scan using memories_embedding_") {
 		t.Errorf("above the exact limit the plan does not scan the HNSW index:\n%s", plans)
 	}
@@ -191,20 +201,21 @@ func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
 			t.Errorf("through the HNSW index: %q is not of agent rare", c)
 		}
 	}
-	plans, _ = explainNeighbours(t, e.url, user, "rare", 1000)
+	plans, _ = explainNeighbours(t, e.url, user, "rare", true)
 	if strings.Contains(plans, "memories_embedding_") || !strings.Contains(plans, "memories_owner_created_idx") {
 		t.Errorf("below the exact limit the plan is not an exact scan of the user's rows:\n%s", plans)
 	}
 }
 
-// explainNeighbours runs memory_neighbours for the 10 memories of agent nearest to a text, with
-// auto_explain on, and returns the plans it logged and the memories' contents.
-func explainNeighbours(t *testing.T, url string, user uuid.UUID, agent string, exactLimit int) (string, []string) {
+// explainNeighbours runs memory_neighbours for the 10 memories of agent nearest to a text, exactly
+// or through the index, with auto_explain on, and returns the plans it logged and the memories'
+// contents.
+func explainNeighbours(t *testing.T, url string, user uuid.UUID, agent string, exact bool) (string, []string) {
 	t.Helper()
 	q := pgvector.NewVector(embedding.Hash{}.Vector(rankFact(1))).String()
 	return explain(t, url, `select m.content
 		from agentmem.memory_neighbours($1, '', $2, '{}', $3::extensions.vector, 'agentmem-hash-384-v1', 10, $4) n
-		join agentmem.memories m on m.id = n.id`, user, agent, q, exactLimit)
+		join agentmem.memories m on m.id = n.id`, user, agent, q, exact)
 }
 
 // explain runs a query of one text column with auto_explain on (nested statements too), the

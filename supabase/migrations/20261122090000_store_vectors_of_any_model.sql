@@ -10,10 +10,11 @@
 -- - Rows keep their vector inline up to the page size (toast_tuple_target): ranking a user's
 --   memories reads each row once instead of once more in the TOAST table.
 -- - agentmem.memory_neighbours ranks a user's memories by distance: exactly while the user has
---   fewer memories than exact_limit (always the true top n, whatever the filters), else through
---   the model's HNSW index with iterative scans (enough rows pass the filters, re-sorted).
+--   fewer memories than the exact limit (memory_scope_is_small; always the true top n, whatever
+--   the filters), else through the model's HNSW index with iterative scans (enough rows pass
+--   the filters, re-sorted).
 -- - agentmem.memory_text_hits matches a user's memories by full text the same way: among the
---   user's own rows below exact_limit, planned for the query at hand above it.
+--   user's own rows below the exact limit, planned for the query at hand above it.
 -- - agentmem.recall_memories is the recall of the store (and of get-context), as a PL/pgSQL
 --   function with generic plans, so that each connection plans it once, not at every call (the
 --   plan of a user's scope does not depend on who the user is).
@@ -80,14 +81,29 @@ begin
 end
 $$;
 
+-- Whether a user's scope has fewer memories than exact_limit (expired ones count: they are
+-- still rows to read), which are then ranked exactly rather than through an index.
+create function agentmem.memory_scope_is_small(p_user_id uuid, p_tenant_id text, exact_limit integer)
+returns boolean
+language plpgsql stable
+set search_path = ''
+as $$
+begin
+  return (select pg_catalog.count(*) < exact_limit
+          from (select 1 from agentmem.memories m
+                where m.user_id = p_user_id and m.tenant_id = p_tenant_id limit exact_limit) s);
+end
+$$;
+
 -- The n memories of a user nearest to query_embedding (cosine distance), nearest first, among
 -- the unexpired ones of the scope (agent: that agent's and agent-less ones; filter: top-level
--- metadata keys equal) whose vector query_model made at the query's dimension. A scope of fewer
--- than exact_limit memories is ranked exactly; a larger one through the model's HNSW index,
--- scanning on until n rows pass the filters (or hnsw.max_scan_tuples), then re-sorted.
+-- metadata keys equal) whose vector query_model made at the query's dimension. With exact (a
+-- scope smaller than the exact limit, see memory_scope_is_small) the scope is ranked exactly;
+-- else through the model's HNSW index, scanning on until n rows pass the filters (or
+-- hnsw.max_scan_tuples), then re-sorted.
 create function agentmem.memory_neighbours(
   p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb,
-  query_embedding extensions.vector, query_model text, n integer, exact_limit integer
+  query_embedding extensions.vector, query_model text, n integer, exact boolean
 )
 returns table (id uuid, distance double precision)
 language plpgsql stable
@@ -100,8 +116,7 @@ begin
   if query_embedding is null or n < 1 then
     return;
   end if;
-  if (select pg_catalog.count(*) from (select 1 from agentmem.memories m
-        where m.user_id = p_user_id and m.tenant_id = p_tenant_id limit exact_limit) s) < exact_limit then
+  if exact then
     return query
       select x.id, x.d from (
         select m.id,
@@ -145,14 +160,14 @@ end
 $$;
 
 -- The n memories of a user that best match a full-text query (ts_rank_cd, best first), among
--- the unexpired ones of the scope (agent, filter: as memory_neighbours). A scope of fewer than
--- exact_limit memories is matched row by row among the user's rows (found by the owner index):
+-- the unexpired ones of the scope (agent, filter: as memory_neighbours). With exact, the scope
+-- is matched row by row among the user's rows (found by the owner index):
 -- the full-text index holds every user's words, and a plan made once for all users would
--- intersect the user's rows with every row sharing a word of the query. A larger scope is
--- planned for the query at hand, so the full-text index serves it when that is cheaper.
+-- intersect the user's rows with every row sharing a word of the query. Else the query is
+-- planned as it comes, so the full-text index serves a large scope when that is cheaper.
 create function agentmem.memory_text_hits(
   p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb,
-  q tsquery, n integer, exact_limit integer
+  q tsquery, n integer, exact boolean
 )
 returns table (id uuid, score double precision)
 language plpgsql stable
@@ -163,8 +178,7 @@ begin
   if q is null or n < 1 then
     return;
   end if;
-  if (select pg_catalog.count(*) from (select 1 from agentmem.memories m
-        where m.user_id = p_user_id and m.tenant_id = p_tenant_id limit exact_limit) s) < exact_limit then
+  if exact then
     return query
       select m.id, pg_catalog.ts_rank_cd(m.fts, q)::float8 as rank_score
       from agentmem.memories m
@@ -212,18 +226,21 @@ language plpgsql stable
 set search_path = ''
 set plan_cache_mode = 'force_generic_plan'
 as $$
+declare
+  -- one count for both sides
+  exact boolean := agentmem.memory_scope_is_small(p_user_id, p_tenant_id, exact_limit);
 begin
   return query
     with
     text_hits as (
       select t.id, t.score, pg_catalog.row_number() over (order by t.score desc, t.id) as rank
       from agentmem.memory_text_hits(p_user_id, p_tenant_id, p_agent, p_filter,
-             case when p_mode <> 'vector' then agentmem.any_words_query(p_query) end, candidates, exact_limit) t
+             case when p_mode <> 'vector' then agentmem.any_words_query(p_query) end, candidates, exact) t
     ),
     vector_hits as (
       select v.id, 1 - v.distance as score, pg_catalog.row_number() over (order by v.distance, v.id) as rank
       from agentmem.memory_neighbours(p_user_id, p_tenant_id, p_agent, p_filter,
-             case when p_mode <> 'text' then query_embedding end, query_model, candidates, exact_limit) v
+             case when p_mode <> 'text' then query_embedding end, query_model, candidates, exact) v
     ),
     fused as (
       select coalesce(t.id, v.id) as id,
@@ -245,16 +262,18 @@ begin
 end
 $$;
 
+revoke execute on function agentmem.memory_scope_is_small(uuid, text, integer) from public, anon;
 revoke execute on function agentmem.memory_neighbours(uuid, text, text, jsonb, extensions.vector, text,
-  integer, integer) from public, anon;
-revoke execute on function agentmem.memory_text_hits(uuid, text, text, jsonb, tsquery, integer, integer)
+  integer, boolean) from public, anon;
+revoke execute on function agentmem.memory_text_hits(uuid, text, text, jsonb, tsquery, integer, boolean)
   from public, anon;
 revoke execute on function agentmem.recall_memories(text, extensions.vector, text, uuid, text, text, jsonb,
   text, integer, double precision, double precision, integer, double precision, integer, integer, boolean)
   from public, anon;
+grant execute on function agentmem.memory_scope_is_small(uuid, text, integer) to authenticated, service_role;
 grant execute on function agentmem.memory_neighbours(uuid, text, text, jsonb, extensions.vector, text,
-  integer, integer) to authenticated, service_role;
-grant execute on function agentmem.memory_text_hits(uuid, text, text, jsonb, tsquery, integer, integer)
+  integer, boolean) to authenticated, service_role;
+grant execute on function agentmem.memory_text_hits(uuid, text, text, jsonb, tsquery, integer, boolean)
   to authenticated, service_role;
 grant execute on function agentmem.recall_memories(text, extensions.vector, text, uuid, text, text, jsonb,
   text, integer, double precision, double precision, integer, double precision, integer, integer, boolean)
