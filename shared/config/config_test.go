@@ -186,3 +186,28 @@ func TestMemoryMergeSimilarity(t *testing.T) {
 		}
 	}
 }
+
+func TestRankingSettings(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(nil))
+	if err != nil || c.RecallTextWeight != 1 || c.RecallVectorWeight != 1 || c.RecallRRFK != 50 || c.RecallExactLimit != 2000 {
+		t.Fatalf("defaults: %v %v %v %v, %v", c.RecallTextWeight, c.RecallVectorWeight, c.RecallRRFK, c.RecallExactLimit, err)
+	}
+	c, err = config.Load(env(map[string]string{"RECALL_TEXT_WEIGHT": "0.5", "RECALL_VECTOR_WEIGHT": "2",
+		"RECALL_RRF_K": "60", "RECALL_EXACT_LIMIT": "10000"}))
+	if err != nil || c.RecallTextWeight != 0.5 || c.RecallVectorWeight != 2 || c.RecallRRFK != 60 || c.RecallExactLimit != 10000 {
+		t.Errorf("set: %v %v %v %v, %v", c.RecallTextWeight, c.RecallVectorWeight, c.RecallRRFK, c.RecallExactLimit, err)
+	}
+	for name, values := range map[string][]string{
+		"RECALL_TEXT_WEIGHT":   {"0", "-1", "101", "NaN", "heavy"},
+		"RECALL_VECTOR_WEIGHT": {"0", "Inf", "1,5"},
+		"RECALL_RRF_K":         {"0", "10001", "1.5", "k"},
+		"RECALL_EXACT_LIMIT":   {"0", "-5", "10000001", "all"},
+	} {
+		for _, v := range values {
+			if _, err := config.Load(env(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s=%q: error %v, want one naming %s", name, v, err, name)
+			}
+		}
+	}
+}
