@@ -293,8 +293,8 @@ func (c *Config) loadEmbedding(getenv func(string) string) error {
 	c.EmbeddingDimensions = embedding.DefaultDimensions(c.EmbeddingProvider, c.EmbeddingModel)
 	if v := getenv("EMBEDDING_DIMENSIONS"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 16_000 {
-			return fmt.Errorf("EMBEDDING_DIMENSIONS must be a number from 1 to 16000, not %q", v)
+		if err != nil || n < 1 || n > embedding.MaxDimensions {
+			return fmt.Errorf("EMBEDDING_DIMENSIONS must be a number from 1 to %d, not %q", embedding.MaxDimensions, v)
 		}
 		c.EmbeddingDimensions, c.EmbeddingSendDimensions = n, true
 	}

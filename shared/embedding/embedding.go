@@ -20,6 +20,9 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
+// MaxDimensions is the largest vector pgvector stores, so the largest an embedder may give.
+const MaxDimensions = 16000
+
 // HashDimensions is the size of the built-in embedder's vectors, matching the schema's column.
 const HashDimensions = 384
 

@@ -17,15 +17,13 @@ import (
 	"github.com/agentmem/agentmem/shared/embedding"
 )
 
-// MaxVectorDimensions is the largest vector pgvector stores. Vectors of up to 2,000 dimensions
-// also get an HNSW index per model (see EnsureEmbeddingIndexes); larger ones are ranked exactly.
-const MaxVectorDimensions = 16000
-
-// CheckEmbedder refuses an embedder whose vectors the database cannot store.
+// CheckEmbedder refuses an embedder whose vectors the database cannot store. Vectors of up to
+// 2,000 dimensions also get an HNSW index per model (see EnsureEmbeddingIndexes); larger ones
+// are ranked exactly.
 func CheckEmbedder(e embedding.Embedder) error {
-	if d := e.Dimensions(); d < 1 || d > MaxVectorDimensions {
+	if d := e.Dimensions(); d < 1 || d > embedding.MaxDimensions {
 		return fmt.Errorf("embedding model %s gives %d dimensions; the database stores vectors of 1 to %d",
-			e.Model(), d, MaxVectorDimensions)
+			e.Model(), d, embedding.MaxDimensions)
 	}
 	if e.Model() == "" {
 		return errors.New("the embedding model has no name: rows record it to keep models apart")

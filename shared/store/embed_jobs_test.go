@@ -491,7 +491,7 @@ func TestCheckEmbedder(t *testing.T) {
 	}{
 		{"text-embedding-3-large", 3072, true},
 		{"amazon.titan-embed-text-v2:0", 1024, true},
-		{"too-large", store.MaxVectorDimensions + 1, false},
+		{"too-large", embedding.MaxDimensions + 1, false},
 		{"", 384, false},
 	} {
 		e, err := embedding.NewOpenAI(embedding.OpenAIConfig{Model: tc.model, Dimensions: tc.dims})
