@@ -18,7 +18,7 @@ type ForgetParams struct {
 	// AllTenants erases the user's rows of every tenant (a service's erasure of a person).
 	AllTenants bool
 	// AsUser runs the erasure as the user itself, under row-level security with the user's
-	// claims, wherever the authenticated role may delete; tables only the service may write are
+	// claims, wherever CallerRole may delete; tables only the service may write are
 	// erased as service_role with the same filter. AsUser requires !AllTenants.
 	AsUser bool
 }
@@ -38,7 +38,7 @@ type userTable struct {
 	name       string
 	userType   string
 	hasTenant  bool
-	userDelete bool // the authenticated role may delete from it
+	userDelete bool // CallerRole may delete from it
 }
 
 // userTablesSQL finds, at run time, every table of schema agentmem that has a user_id column,
@@ -47,7 +47,7 @@ const userTablesSQL = `
 select c.relname::text, pg_catalog.format_type(u.atttypid, u.atttypmod),
        exists (select 1 from pg_catalog.pg_attribute t
                where t.attrelid = c.oid and t.attname = 'tenant_id' and t.attnum > 0 and not t.attisdropped),
-       pg_catalog.has_table_privilege('authenticated', c.oid, 'DELETE')
+       pg_catalog.has_table_privilege('` + CallerRole + `', c.oid, 'DELETE')
 from pg_catalog.pg_class c
 join pg_catalog.pg_namespace n on n.oid = c.relnamespace
 join pg_catalog.pg_attribute u on u.attrelid = c.oid and u.attname = 'user_id' and u.attnum > 0 and not u.attisdropped
@@ -166,7 +166,7 @@ func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (ForgetResult, e
 			if err := setScope(ctx, tx, memory.Scope{TenantID: p.TenantID, UserID: p.UserID}); err != nil {
 				return err
 			}
-			role = "authenticated"
+			role = CallerRole
 		}
 		q, args := forgetSQL(userTable{name: "sessions", userType: "uuid", hasTenant: true}, p, "select 1 from")
 		if _, err := tx.Exec(ctx, q+" for update", args...); err != nil {
@@ -179,7 +179,7 @@ func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (ForgetResult, e
 		for _, t := range tables {
 			want := "service_role"
 			if p.AsUser && t.userDelete {
-				want = "authenticated"
+				want = CallerRole
 			}
 			if want != role {
 				if _, err := tx.Exec(ctx, `select set_config('role', $1::text, true)`, want); err != nil {

@@ -11,8 +11,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
+
+// clientHidden are the tables a Supabase client (role authenticated) may not even read.
+var clientHidden = map[string]bool{"idempotency_keys": true}
 
 // owner is whose row a fixture writes.
 type owner struct {
@@ -155,10 +159,11 @@ func pgCode(err error) string {
 	return ""
 }
 
-// Row-level security itself, without the store's own filters: under the authenticated role
-// with a user's claims, every table of schema agentmem shows only that user's rows of that
-// tenant (or, for a table shared by a tenant, the tenant's rows), takes no row for anyone
-// else, and the anon role reads nothing at all.
+// Row-level security itself, without the store's own filters: under the functions' role
+// (store.CallerRole) with a user's claims, every table of schema agentmem shows only that
+// user's rows of that tenant (or, for a table shared by a tenant, the tenant's rows), takes no
+// row for anyone else; the authenticated role of a Supabase client reads the same rows (but
+// none of idempotency_keys), and the anon role reads nothing at all.
 func TestRowLevelSecurity(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
@@ -215,18 +220,26 @@ func TestRowLevelSecurity(t *testing.T) {
 		for _, tb := range tables {
 			want := count(tb, viewer)
 			where, args := rlsVisible(tb, viewer)
-			var got, foreign int
-			err := asRole(t, conn, "authenticated", userClaims(viewer), func(tx pgx.Tx) error {
-				if err := tx.QueryRow(ctx, "select count(*) from agentmem."+tb.name).Scan(&got); err != nil {
-					return err
+			for _, role := range []string{store.CallerRole, "authenticated"} {
+				var got, foreign int
+				err := asRole(t, conn, role, userClaims(viewer), func(tx pgx.Tx) error {
+					if err := tx.QueryRow(ctx, "select count(*) from agentmem."+tb.name).Scan(&got); err != nil {
+						return err
+					}
+					return tx.QueryRow(ctx, "select count(*) from agentmem."+tb.name+" where not ("+where+")", args...).Scan(&foreign)
+				})
+				if role == "authenticated" && clientHidden[tb.name] {
+					if pgCode(err) != "42501" {
+						t.Errorf("%s as %s %v: %d rows, error %v; want permission denied", tb.name, role, viewer, got, err)
+					}
+					continue
 				}
-				return tx.QueryRow(ctx, "select count(*) from agentmem."+tb.name+" where not ("+where+")", args...).Scan(&foreign)
-			})
-			if err != nil {
-				t.Fatalf("%s as %v: %v", tb.name, viewer, err)
-			}
-			if got != want || foreign != 0 {
-				t.Errorf("%s as %v: sees %d rows (%d of others), may see %d of %d", tb.name, viewer, got, foreign, want, total(tb))
+				if err != nil {
+					t.Fatalf("%s as %s %v: %v", tb.name, role, viewer, err)
+				}
+				if got != want || foreign != 0 {
+					t.Errorf("%s as %s %v: sees %d rows (%d of others), may see %d of %d", tb.name, role, viewer, got, foreign, want, total(tb))
+				}
 			}
 			if viewer.tenant != "t3" && (want == 0 || want == total(tb)) {
 				t.Errorf("%s: fixture gives %v %d of %d rows; the check would prove nothing", tb.name, viewer, want, total(tb))
@@ -234,8 +247,10 @@ func TestRowLevelSecurity(t *testing.T) {
 		}
 	}
 
-	// A user's claims never let it write a row of another user or tenant (nor, in a table
-	// shared by a tenant, any row), nor move its rows to someone else, nor touch others' rows.
+	// Under the functions' role, a user's claims never let it write a row of another user or
+	// tenant (nor, in a table shared by a tenant, any row), nor move its rows to someone else,
+	// nor touch others' rows. (The authenticated role writes nothing at all:
+	// TestClientRolesCannotWrite.)
 	me := owner{"t1", a}
 	for _, tb := range tables {
 		others := []owner{{"t1", b}, {"t2", a}, {"", a}}
@@ -247,7 +262,7 @@ func TestRowLevelSecurity(t *testing.T) {
 			if q, ok := rlsIntoOwnSession[tb.name]; ok {
 				insert = q
 			}
-			err := asRole(t, conn, "authenticated", userClaims(me), func(tx pgx.Tx) error {
+			err := asRole(t, conn, store.CallerRole, userClaims(me), func(tx pgx.Tx) error {
 				_, err := tx.Exec(ctx, insert, rlsArgs(tb, other)...)
 				return err
 			})
@@ -264,7 +279,7 @@ func TestRowLevelSecurity(t *testing.T) {
 			move = "update agentmem." + tb.name + " set user_id = '" + b.String() + "'"
 		}
 		var moved, deleted int64
-		err := asRole(t, conn, "authenticated", userClaims(me), func(tx pgx.Tx) error {
+		err := asRole(t, conn, store.CallerRole, userClaims(me), func(tx pgx.Tx) error {
 			tag, err := tx.Exec(ctx, move)
 			moved = tag.RowsAffected()
 			return err
@@ -272,7 +287,7 @@ func TestRowLevelSecurity(t *testing.T) {
 		if pgCode(err) != "42501" && !(err == nil && moved == 0 && !tb.perUser) {
 			t.Errorf("moving own %s rows to someone else: error %v (%d rows), want a row-level security violation", tb.name, err, moved)
 		}
-		err = asRole(t, conn, "authenticated", userClaims(me), func(tx pgx.Tx) error {
+		err = asRole(t, conn, store.CallerRole, userClaims(me), func(tx pgx.Tx) error {
 			where, args := rlsVisible(tb, owner{"t2", b})
 			tag, err := tx.Exec(ctx, "delete from agentmem."+tb.name+" where "+where, args...)
 			deleted = tag.RowsAffected()
@@ -288,20 +303,25 @@ func TestRowLevelSecurity(t *testing.T) {
 		}
 	}
 
-	// The authenticated role without claims, and with claims naming no user, sees no user's
-	// rows (and of a tenant's shared rows, those of no tenant).
-	for _, claims := range []map[string]any{nil, {"role": "authenticated"}} {
-		for _, tb := range tables {
-			want := 0
-			if !tb.perUser {
-				want = count(tb, owner{"", uuid.Nil})
-			}
-			var n int
-			err := asRole(t, conn, "authenticated", claims, func(tx pgx.Tx) error {
-				return tx.QueryRow(ctx, "select count(*) from agentmem."+tb.name).Scan(&n)
-			})
-			if err != nil || n != want {
-				t.Errorf("%s with claims %v: %d rows, want %d; error %v", tb.name, claims, n, want, err)
+	// Either role without claims, and with claims naming no user, sees no user's rows (and of
+	// a tenant's shared rows, those of no tenant).
+	for _, role := range []string{store.CallerRole, "authenticated"} {
+		for _, claims := range []map[string]any{nil, {"role": "authenticated"}} {
+			for _, tb := range tables {
+				if role == "authenticated" && clientHidden[tb.name] {
+					continue
+				}
+				want := 0
+				if !tb.perUser {
+					want = count(tb, owner{"", uuid.Nil})
+				}
+				var n int
+				err := asRole(t, conn, role, claims, func(tx pgx.Tx) error {
+					return tx.QueryRow(ctx, "select count(*) from agentmem."+tb.name).Scan(&n)
+				})
+				if err != nil || n != want {
+					t.Errorf("%s as %s with claims %v: %d rows, want %d; error %v", tb.name, role, claims, n, want, err)
+				}
 			}
 		}
 	}

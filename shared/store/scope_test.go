@@ -41,16 +41,16 @@ func TestScopedReadsAndTransactionsRunUnderRLS(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if n != 1 || role != "authenticated" {
-		t.Errorf("batch as A: %d rows as %s, want 1 as authenticated", n, role)
+	if n != 1 || role != CallerRole {
+		t.Errorf("batch as A: %d rows as %s, want 1 as %s", n, role, CallerRole)
 	}
 	if err := st.inScope(ctx, b, func(tx pgx.Tx) error {
 		return tx.QueryRow(ctx, unfiltered).Scan(&n, &role)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if n != 2 || role != "authenticated" {
-		t.Errorf("transaction as B: %d rows as %s, want 2 as authenticated", n, role)
+	if n != 2 || role != CallerRole {
+		t.Errorf("transaction as B: %d rows as %s, want 2 as %s", n, role, CallerRole)
 	}
 	// The one pooled connection is back to its own role with no claims.
 	var claims *string
@@ -58,7 +58,7 @@ func TestScopedReadsAndTransactionsRunUnderRLS(t *testing.T) {
 		nullif(current_setting('request.jwt.claims', true), '') from agentmem.messages`).Scan(&n, &role, &claims); err != nil {
 		t.Fatal(err)
 	}
-	if n != 3 || role == "authenticated" || claims != nil {
+	if n != 3 || role == CallerRole || claims != nil {
 		t.Errorf("after the requests: %d rows as %s with claims %v; the settings leaked", n, role, claims)
 	}
 }

@@ -1,7 +1,7 @@
 // Package store keeps agentmem's data in PostgreSQL. Every user request runs in one
-// transaction under the `authenticated` role with the caller's claims set, as PostgREST does,
-// so row-level security decides what it may see; the queries repeat the owner filter so the
-// indexes serve them.
+// transaction under the role CallerRole with the caller's claims set, as PostgREST does for its
+// roles, so row-level security decides what it may see; the queries repeat the owner filter so
+// the indexes serve them.
 package store
 
 import (
@@ -96,6 +96,12 @@ func (s *Store) Ping(ctx context.Context) error { return interpret(s.pool.Ping(c
 // Embedder is the embedder the store uses.
 func (s *Store) Embedder() embedding.Embedder { return s.embedder }
 
+// CallerRole is the role a user's request runs as. It is agentmem's own, not `authenticated`:
+// no Supabase client can take it, so only the functions write (see the migration
+// 20261123000000_take_writes_from_client_roles). The login the store connects as must be a
+// member of it; the migrations grant it to the login that applies them.
+const CallerRole = "agentmem_caller"
+
 // claimsJSON is what auth.jwt() returns inside a user transaction.
 func claimsJSON(sc memory.Scope) (string, error) {
 	claims := map[string]any{"sub": sc.UserID.String(), "role": "authenticated", "aud": "authenticated"}
@@ -106,8 +112,8 @@ func claimsJSON(sc memory.Scope) (string, error) {
 	return string(b), err
 }
 
-// inScope runs fn in one transaction as the scope's user: role `authenticated` and the
-// user's claims set for the transaction only, so row-level security applies.
+// inScope runs fn in one transaction as the scope's user: role CallerRole and the user's claims
+// set for the transaction only, so row-level security applies.
 func (s *Store) inScope(ctx context.Context, sc memory.Scope, fn func(tx pgx.Tx) error) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := setScope(ctx, tx, sc); err != nil {
@@ -129,7 +135,7 @@ func setScope(ctx context.Context, tx pgx.Tx, sc memory.Scope) error {
 	return nil
 }
 
-// setClaimsSQL starts every transaction of a user: role `authenticated`, the user's claims ($1),
+// setClaimsSQL starts every transaction of a user: role CallerRole, the user's claims ($1),
 // and the user's ($2) advisory lock in shared mode, which ForgetUser takes in exclusive mode.
 // A forget thus waits for the user's transactions in flight and holds back those that start
 // meanwhile (reads included) until it commits, so it erases everything committed before it and
@@ -140,7 +146,7 @@ func setScope(ctx context.Context, tx pgx.Tx, sc memory.Scope) error {
 //
 // $3 is the statement timeout (see statementTimeout): the server itself ends a statement that
 // would outlive the request, so a request that answered 503 never commits afterwards.
-const setClaimsSQL = `select set_config('role', 'authenticated', true),
+const setClaimsSQL = `select set_config('role', '` + CallerRole + `', true),
 	set_config('request.jwt.claims', $1::text, true),
 	set_config('statement_timeout', $3::text, true),
 	pg_advisory_xact_lock_shared(hashtextextended($2::text, 7216))`

@@ -45,7 +45,7 @@ func TestMaintenanceAsALoginThatOwnsNoTable(t *testing.T) {
 			t.Logf("drop role %s: %v", login, err)
 		}
 	})
-	if _, err := admin.Exec(ctx, "grant authenticated, service_role to "+login); err != nil {
+	if _, err := admin.Exec(ctx, "grant agentmem_caller, service_role to "+login); err != nil {
 		t.Fatal(err)
 	}
 	u, err := url.Parse(db.URL)

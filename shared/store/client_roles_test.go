@@ -1,0 +1,282 @@
+package store_test
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/testdb"
+)
+
+// clientReadOnlyFunctions are the only functions of the exposed schemas that a Supabase client
+// (role authenticated) may call: the match RPCs for supabase-js and the two helpers their
+// select policies and hybrid search call. Each must read only (stable or immutable) and run
+// with the caller's rights, so row-level security decides what it returns.
+var clientReadOnlyFunctions = []string{
+	"agentmem.any_words_query(text)",
+	"agentmem.current_tenant()",
+	"public.hybrid_match_memories(text, extensions.vector, integer, double precision, double precision, integer, uuid, text, text)",
+	"public.match_knowledge(extensions.vector, integer, text, text)",
+	"public.match_memories(extensions.vector, integer, uuid, text, text)",
+}
+
+// exposedSchemas are the schemas supabase/config.toml lets PostgREST serve.
+func exposedSchemas(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../supabase/config.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^schemas\s*=\s*\[([^\]]*)\]`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("supabase/config.toml: no [api] schemas")
+	}
+	var out []string
+	for _, s := range strings.Split(string(m[1]), ",") {
+		if s = strings.Trim(strings.TrimSpace(s), `"`); s != "" {
+			out = append(out, s)
+		}
+	}
+	if !slices.Contains(out, "agentmem") {
+		t.Fatalf("exposed schemas %v: the check below assumes agentmem is exposed, as a project may choose", out)
+	}
+	return out
+}
+
+// What a signed-in Supabase user can do with the project's anon key and their access token,
+// through PostgREST or supabase-js, run here exactly as PostgREST runs it: role authenticated
+// and the user's claims set for the transaction. They may read their own rows and nothing else
+// of anyone; they may write nothing, not even their own rows, so every limit the functions
+// enforce holds; and no error tells them whether another user's session exists.
+func TestClientRolesCannotWrite(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+
+	// The victim's data, written by the store as the functions write it, and the attacker's own.
+	st, err := store.Open(ctx, store.Config{DatabaseURL: db.URL, MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	attacker, victim := owner{"t1", uuid.New()}, owner{"t1", uuid.New()}
+	victimSession := uuid.New()
+	for _, o := range []struct {
+		owner
+		session uuid.UUID
+	}{{victim, victimSession}, {attacker, uuid.New()}} {
+		sc := memory.Scope{TenantID: o.tenant, UserID: o.user, Agent: memory.DefaultAgent}
+		if _, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: o.session, TTL: time.Hour,
+			Messages:    []memory.NewMessage{{Role: memory.RoleUser, Content: "hello"}},
+			Memories:    []memory.NewMemory{{Content: "likes tea"}},
+			Idempotency: &store.Idempotency{CallerRole: "service_role", Function: "commit-turn", Key: "k", RequestHash: []byte("h")},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tables := rlsTables(t, conn)
+	for _, tb := range tables {
+		for _, o := range []owner{attacker, victim} {
+			if _, err := conn.Exec(ctx, rlsFixtures[tb.name], rlsArgs(tb, o)...); err != nil {
+				t.Fatalf("fixture %s for %v: %v", tb.name, o, err)
+			}
+		}
+	}
+	snapshot := func() map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		for _, tb := range tables {
+			var digest string
+			if err := conn.QueryRow(ctx, "select coalesce(md5(string_agg(x::text, ',' order by x::text)), '') from agentmem."+
+				pgx.Identifier{tb.name}.Sanitize()+" x").Scan(&digest); err != nil {
+				t.Fatal(err)
+			}
+			out[tb.name] = digest
+		}
+		return out
+	}
+	before := snapshot()
+
+	// Every write of every table, on the attacker's own rows, is refused to both client roles.
+	for _, role := range []string{"authenticated", "anon"} {
+		for _, tb := range tables {
+			t.Run(role+"/"+tb.name, func(t *testing.T) {
+				attempts := map[string]string{
+					"insert own row": rlsFixtures[tb.name],
+					"update own rows": "update agentmem." + tb.name + " set tenant_id = tenant_id where tenant_id = $1" +
+						map[bool]string{true: " and user_id = $2", false: ""}[tb.perUser],
+					"delete own rows": "delete from agentmem." + tb.name + " where tenant_id = $1" +
+						map[bool]string{true: " and user_id = $2", false: ""}[tb.perUser],
+					"truncate": "truncate agentmem." + tb.name,
+				}
+				for what, q := range attempts {
+					args := rlsArgs(tb, attacker)
+					if what == "truncate" {
+						args = nil
+					}
+					err := asRole(t, conn, role, userClaims(attacker), func(tx pgx.Tx) error {
+						_, err := tx.Exec(ctx, q, args...)
+						return err
+					})
+					if pgCode(err) != "42501" {
+						t.Errorf("%s: error %v, want permission denied (42501)", what, err)
+					}
+				}
+			})
+		}
+	}
+
+	// The attacks a review found, one by one.
+	foreignMessage := `insert into agentmem.messages (session_id, seq, id, tenant_id, user_id, agent, role, content,
+		token_estimate, expires_at) values ($1, 2, gen_random_uuid(), $2, $3, 'default', 'user', 'x', 1, now() + interval '1 day')`
+	attacks := []struct {
+		name string
+		sql  string
+		args []any
+	}{
+		{"a message in the victim's session", foreignMessage, []any{victimSession, attacker.tenant, attacker.user}},
+		{"a message in a session that does not exist", foreignMessage, []any{uuid.New(), attacker.tenant, attacker.user}},
+		{"the victim's session made active for the attacker", `insert into agentmem.active_sessions (tenant_id, user_id, agent, session_id)
+			values ($1, $2, 'other', $3)`, []any{attacker.tenant, attacker.user, victimSession}},
+		{"a session with the victim's id", `insert into agentmem.sessions (id, tenant_id, user_id, agent, expires_at)
+			values ($1, $2, $3, 'default', now() + interval '1 day')`, []any{victimSession, attacker.tenant, attacker.user}},
+		{"an idempotency record in a service caller's name", `insert into agentmem.idempotency_keys (tenant_id, user_id,
+			caller_role, function, key, request_hash, response_status, response_body, expires_at)
+			values ($1, $2, 'service_role', 'commit-turn', 'next', '\x00', 201, '{}', now() + interval '1 day')`,
+			[]any{victim.tenant, victim.user}},
+		{"a memory past the size limit that never expires", `insert into agentmem.memories (tenant_id, user_id, agent, content,
+			content_key, expires_at) values ($1, $2, '', repeat('x', 200000), 'k', 'infinity')`, []any{attacker.tenant, attacker.user}},
+		{"a message far past the session's seq", `update agentmem.messages set seq = seq + 1000000 where user_id = $1`,
+			[]any{attacker.user}},
+	}
+	var messages []string
+	for _, a := range attacks {
+		err := asRole(t, conn, "authenticated", userClaims(attacker), func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, a.sql, a.args...)
+			return err
+		})
+		if pgCode(err) != "42501" {
+			t.Errorf("%s: error %v, want permission denied (42501)", a.name, err)
+			continue
+		}
+		if strings.HasPrefix(a.name, "a message in") {
+			messages = append(messages, err.Error())
+		}
+	}
+	if len(messages) == 2 && messages[0] != messages[1] {
+		t.Errorf("an existing foreign session and a missing one give different errors: %q, %q", messages[0], messages[1])
+	}
+
+	// Reading tells nothing of the victim either: not their session, not its seqs.
+	for _, q := range []string{
+		"select count(*) from agentmem.sessions where id = $1",
+		"select count(*) from agentmem.messages where session_id = $1",
+		"select count(*) from agentmem.active_sessions where session_id = $1",
+	} {
+		var n int
+		err := asRole(t, conn, "authenticated", userClaims(attacker), func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, q, victimSession).Scan(&n)
+		})
+		if err != nil || n != 0 {
+			t.Errorf("%s as the attacker: %d rows, error %v", q, n, err)
+		}
+	}
+	for _, rpc := range []string{
+		"select count(*) from public.match_memories($1::extensions.vector, 100, $2::uuid)",
+		"select count(*) from public.hybrid_match_memories('tea', $1::extensions.vector, 100, filter_user_id => $2::uuid)",
+	} {
+		var n int
+		err := asRole(t, conn, "authenticated", userClaims(attacker), func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, rpc, knVec("tea"), victim.user).Scan(&n)
+		})
+		if err != nil || n != 0 {
+			t.Errorf("%s for the victim, as the attacker: %d rows, error %v", rpc, n, err)
+		}
+	}
+
+	after := snapshot()
+	for _, tb := range tables {
+		if before[tb.name] != after[tb.name] {
+			t.Errorf("agentmem.%s changed under the client roles' attempts", tb.name)
+		}
+	}
+
+	// The same, from the catalog, for whatever the schemas hold now or later: no client role
+	// holds a write privilege on any table, column or sequence of schema agentmem; every table
+	// has row-level security; and in every exposed schema the client roles may call only the
+	// read-only functions above.
+	rows, err := conn.Query(ctx, `
+		select c.relname::text, c.relkind::text, r.rolname::text,
+		       case when c.relkind = 'S'
+		            then has_sequence_privilege(r.rolname, c.oid, 'usage, update')
+		            else has_table_privilege(r.rolname, c.oid, 'insert, update, delete, truncate, references, trigger')
+		                 or has_any_column_privilege(r.rolname, c.oid, 'insert, update, references') end,
+		       c.relrowsecurity or c.relkind not in ('r', 'p')
+		from pg_class c join pg_namespace n on n.oid = c.relnamespace
+		cross join (values ('anon'), ('authenticated')) r(rolname)
+		where n.nspname = 'agentmem' and c.relkind in ('r', 'p', 'v', 'm', 'f', 'S')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rel, kind, role string
+	var writes, secured bool
+	if _, err := pgx.ForEachRow(rows, []any{&rel, &kind, &role, &writes, &secured}, func() error {
+		if writes {
+			t.Errorf("%s may write agentmem.%s (relkind %s)", role, rel, kind)
+		}
+		if !secured {
+			t.Errorf("agentmem.%s has no row-level security", rel)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	schemas := exposedSchemas(t)
+	rows, err = conn.Query(ctx, `
+		select n.nspname || '.' || p.proname || '(' || oidvectortypes(p.proargtypes) || ')', r.rolname::text,
+		       p.prosecdef, p.provolatile::text
+		from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+		cross join (values ('anon'), ('authenticated')) r(rolname)
+		where n.nspname = any($1::text[]) and has_function_privilege(r.rolname, p.oid, 'execute')
+		order by 1, 2`, schemas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fn, volatility string
+	var definer bool
+	callable := map[string]bool{}
+	if _, err := pgx.ForEachRow(rows, []any{&fn, &role, &definer, &volatility}, func() error {
+		callable[fn] = true
+		switch {
+		case role == "anon":
+			t.Errorf("anon may call %s", fn)
+		case !slices.Contains(clientReadOnlyFunctions, fn):
+			t.Errorf("authenticated may call %s, which is not one of the client's read-only functions", fn)
+		case definer || volatility == "v":
+			t.Errorf("%s: security definer %v, volatility %s; a client's function must read only, with its rights", fn, definer, volatility)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range clientReadOnlyFunctions {
+		if !callable[fn] {
+			t.Errorf("%s is not callable by authenticated: supabase-js callers lost it", fn)
+		}
+	}
+}
