@@ -39,10 +39,11 @@ migrate: ## Apply supabase/migrations to DATABASE_URL (default: the local databa
 	@scripts/migrate.sh
 
 .PHONY: lint
-lint: ## gofmt check, go vet, Supabase advisors on the local database, template check
+lint: ## gofmt check, go vet, each function binary holds only its handler, advisors, template check
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './node_modules/*' -not -path './build/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt: not formatted:"; echo "$$unformatted"; exit 1; fi
 	@go vet ./...
+	@scripts/check-binaries.sh
 	@scripts/localdb.sh && scripts/migrate.sh && scripts/advisors.sh
 	@if [ -x scripts/check-template.sh ]; then scripts/check-template.sh; \
 	elif [ -f scripts/check-template.sh ]; then bash scripts/check-template.sh; fi

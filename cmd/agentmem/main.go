@@ -227,7 +227,7 @@ func forget(ctx context.Context, args []string) error {
 		return err
 	}
 	defer svc.Close()
-	res, err := svc.Server.ForgetUser(ctx, id, tenant)
+	res, err := svc.Server.EraseUser(ctx, id, tenant)
 	if err != nil {
 		return errorText(err)
 	}

@@ -1,6 +1,15 @@
 // Command commit-turn is the commit-turn function as an AWS Lambda (Function URL, API Gateway HTTP API).
 package main
 
-import "github.com/agentmem/agentmem/shared/service"
+import (
+	"net/http"
 
-func main() { service.RunLambda("commit-turn") }
+	"github.com/agentmem/agentmem/shared/lambdaentry"
+	"github.com/agentmem/agentmem/shared/service"
+)
+
+func main() {
+	service.RunLambda(func(svc *service.Service) (http.Handler, lambdaentry.Options) {
+		return svc.Server.CommitTurn(), lambdaentry.Options{}
+	})
+}

@@ -1,6 +1,15 @@
 // Command get-context is the get-context function as an AWS Lambda (Function URL, API Gateway HTTP API).
 package main
 
-import "github.com/agentmem/agentmem/shared/service"
+import (
+	"net/http"
 
-func main() { service.RunLambda("get-context") }
+	"github.com/agentmem/agentmem/shared/lambdaentry"
+	"github.com/agentmem/agentmem/shared/service"
+)
+
+func main() {
+	service.RunLambda(func(svc *service.Service) (http.Handler, lambdaentry.Options) {
+		return svc.Server.GetContext(), lambdaentry.Options{}
+	})
+}

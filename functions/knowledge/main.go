@@ -1,6 +1,15 @@
 // Command knowledge is the knowledge function as an AWS Lambda (Function URL, API Gateway HTTP API).
 package main
 
-import "github.com/agentmem/agentmem/shared/service"
+import (
+	"net/http"
 
-func main() { service.RunLambda("knowledge") }
+	"github.com/agentmem/agentmem/shared/lambdaentry"
+	"github.com/agentmem/agentmem/shared/service"
+)
+
+func main() {
+	service.RunLambda(func(svc *service.Service) (http.Handler, lambdaentry.Options) {
+		return svc.Server.Knowledge(), lambdaentry.Options{}
+	})
+}

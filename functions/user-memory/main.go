@@ -1,6 +1,15 @@
 // Command user-memory is the user-memory function as an AWS Lambda (Function URL, API Gateway HTTP API).
 package main
 
-import "github.com/agentmem/agentmem/shared/service"
+import (
+	"net/http"
 
-func main() { service.RunLambda("user-memory") }
+	"github.com/agentmem/agentmem/shared/lambdaentry"
+	"github.com/agentmem/agentmem/shared/service"
+)
+
+func main() {
+	service.RunLambda(func(svc *service.Service) (http.Handler, lambdaentry.Options) {
+		return svc.Server.UserMemory(), lambdaentry.Options{}
+	})
+}

@@ -10,10 +10,6 @@ import (
 	"github.com/agentmem/agentmem/shared/store"
 )
 
-func init() {
-	functions["forget-user"] = function{run: (*Server).forgetUser}
-}
-
 type forgetUserRequest struct {
 	actingFor
 }
@@ -57,9 +53,9 @@ func (s *Server) forgetUser(ctx context.Context, c *call) (int, any, error) {
 	return http.StatusOK, res, nil
 }
 
-// ForgetUser erases a user as a service caller would: in one tenant when tenant is not nil,
+// EraseUser erases a user as a service caller would: in one tenant when tenant is not nil,
 // else in every tenant. The operator command runs it.
-func (s *Server) ForgetUser(ctx context.Context, userID uuid.UUID, tenant *string) (store.ForgetResult, error) {
+func (s *Server) EraseUser(ctx context.Context, userID uuid.UUID, tenant *string) (store.ForgetResult, error) {
 	if userID == uuid.Nil {
 		return store.ForgetResult{}, apierror.Invalid("user_id", "must be a UUID")
 	}

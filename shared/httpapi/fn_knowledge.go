@@ -27,10 +27,6 @@ const (
 	knowledgeOpDelete = "delete"
 )
 
-func init() {
-	functions["knowledge"] = function{run: (*Server).knowledge}
-}
-
 type knowledgeIngestRequest struct {
 	Op       string          `json:"op"`
 	TenantID *string         `json:"tenant_id"`

@@ -27,10 +27,6 @@ const (
 	memoriesDefaultLimit = 20
 )
 
-func init() {
-	functions["memories"] = function{run: (*Server).memories}
-}
-
 // memories manages a user's long-term memories: list, get, update (re-embeds new content),
 // delete. A memory that is missing, expired or someone else's is not found (404).
 func (s *Server) memories(ctx context.Context, c *call) (int, any, error) {

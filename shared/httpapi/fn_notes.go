@@ -20,10 +20,6 @@ const (
 	notesOpClear = "clear"
 )
 
-func init() {
-	functions["notes"] = function{run: (*Server).notes}
-}
-
 type notesRequest struct {
 	actingFor
 	Op      string  `json:"op"`

@@ -42,10 +42,6 @@ const (
 	historyOldest = "oldest"
 )
 
-func init() {
-	functions["sessions"] = function{run: (*Server).sessions}
-}
-
 // sessions manages a user's sessions: list them, page through one's messages, reset, delete,
 // delete one message, set a title. A session that is missing, expired or someone else's is
 // not found (404), whatever the operation.

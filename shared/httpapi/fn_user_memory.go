@@ -28,10 +28,6 @@ const (
 	userMemoryOpClear  = "clear"
 )
 
-func init() {
-	functions["user-memory"] = function{run: (*Server).userMemory}
-}
-
 type userMemoryRequest struct {
 	actingFor
 	Op    string          `json:"op"`

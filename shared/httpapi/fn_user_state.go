@@ -18,10 +18,6 @@ const (
 	userStateOpDelete = "delete"
 )
 
-func init() {
-	functions["user-state"] = function{run: (*Server).userState}
-}
-
 type userStateRequest struct {
 	actingFor
 	Op   string  `json:"op"`

@@ -28,14 +28,6 @@ const (
 	maxQueryChars      = 4096
 )
 
-func init() {
-	functions["active-session"] = function{run: (*Server).activeSession}
-	functions["commit-turn"] = function{run: (*Server).commitTurn}
-	functions["get-context"] = function{run: (*Server).getContext}
-	functions["recall"] = function{run: (*Server).recall}
-	functions["sweep-expired"] = function{serviceOnly: true, run: (*Server).sweepExpired}
-}
-
 // ---- active-session ----
 
 type activeSessionRequest struct {

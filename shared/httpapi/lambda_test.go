@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
+	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/lambdaentry"
 )
 
@@ -75,7 +76,7 @@ func isoLambdaCtx(t *testing.T, d time.Duration) context.Context {
 // carries: the request id of the event, CORS for its origin, a JSON content type.
 func isoInvoke(t *testing.T, e *env, fn string, event json.RawMessage, wantStatus int) (events.APIGatewayV2HTTPResponse, map[string]any) {
 	t.Helper()
-	out, err := lambdaentry.Handler(e.srv.Handler(fn), lambdaentry.Options{})(isoLambdaCtx(t, 30*time.Second), event)
+	out, err := lambdaentry.Handler(routeHandler(e.srv, fn), lambdaentry.Options{})(isoLambdaCtx(t, 30*time.Second), event)
 	if err != nil {
 		t.Fatalf("%s: %v", fn, err)
 	}
@@ -187,7 +188,7 @@ func TestLambdaPreflight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := lambdaentry.Handler(e.srv.Handler("recall"), lambdaentry.Options{})(isoLambdaCtx(t, 5*time.Second), raw)
+	out, err := lambdaentry.Handler(routeHandler(e.srv, "recall"), lambdaentry.Options{})(isoLambdaCtx(t, 5*time.Second), raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestLambdaScheduledSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, err := lambdaentry.Handler(e.srv.Handler("sweep-expired"), isoScheduled(e))(isoLambdaCtx(t, 30*time.Second), event)
+	out, err := lambdaentry.Handler(routeHandler(e.srv, "sweep-expired"), isoScheduled(e))(isoLambdaCtx(t, 30*time.Second), event)
 	if err != nil {
 		t.Fatalf("scheduled sweep: %v", err)
 	}
@@ -268,7 +269,7 @@ func TestLambdaSweepBoundedByDeadline(t *testing.T) {
 	ctx := isoLambdaCtx(t, deadline)
 	end, _ := ctx.Deadline()
 	event := isoHTTPEvent(t, "lambda-function-url.json", "sweep-expired", e.serviceToken(), map[string]any{"batch_size": 5}, false)
-	out, err := lambdaentry.Handler(e.srv.Handler("sweep-expired"), lambdaentry.Options{})(ctx, event)
+	out, err := lambdaentry.Handler(routeHandler(e.srv, "sweep-expired"), lambdaentry.Options{})(ctx, event)
 	returned := time.Now()
 	if err != nil {
 		t.Fatalf("sweep under a short deadline: %v", err)
@@ -301,13 +302,23 @@ func TestLambdaScheduledEventRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, fn := range isoFunctions {
-		out, err := lambdaentry.Handler(e.srv.Handler(fn), lambdaentry.Options{})(isoLambdaCtx(t, 5*time.Second), event)
+		out, err := lambdaentry.Handler(routeHandler(e.srv, fn), lambdaentry.Options{})(isoLambdaCtx(t, 5*time.Second), event)
 		if !errors.Is(err, lambdaentry.ErrUnsupportedEvent) {
 			t.Errorf("%s without Scheduled: %v, %v; want ErrUnsupportedEvent", fn, out, err)
 		}
 	}
-	out, err := lambdaentry.Handler(e.srv.Handler("sweep-expired"), isoScheduled(e))(isoLambdaCtx(t, 5*time.Second), json.RawMessage(`{"source":"aws.events","detail-type":"Object Created"}`))
+	out, err := lambdaentry.Handler(routeHandler(e.srv, "sweep-expired"), isoScheduled(e))(isoLambdaCtx(t, 5*time.Second), json.RawMessage(`{"source":"aws.events","detail-type":"Object Created"}`))
 	if !errors.Is(err, lambdaentry.ErrUnsupportedEvent) {
 		t.Errorf("another EventBridge event: %v, %v; want ErrUnsupportedEvent", out, err)
 	}
+}
+
+// routeHandler is the handler Routes gives the named function, as its Lambda binary serves it.
+func routeHandler(srv *httpapi.Server, name string) http.Handler {
+	for _, rt := range srv.Routes() {
+		if rt.Name == name {
+			return rt.Handler
+		}
+	}
+	panic("no function " + name)
 }

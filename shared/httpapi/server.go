@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -76,36 +75,37 @@ func NewServer(st *store.Store, v Verifier, log *slog.Logger, cfg Config) *Serve
 	return s
 }
 
-// Functions lists the names of the functions this server serves.
+// Functions lists the names of the functions this server serves, in the order of Routes.
 func (s *Server) Functions() []string {
-	names := make([]string, 0, len(functions))
-	for n := range functions {
-		names = append(names, n)
+	routes := s.Routes()
+	names := make([]string, len(routes))
+	for i, rt := range routes {
+		names[i] = rt.Name
 	}
-	sort.Strings(names)
 	return names
 }
 
-// Handler is the http.Handler of one function; it ignores the path. It panics on an unknown
-// name: the set of functions is fixed at build time. It sets the request id and CORS headers
-// itself, as it is the whole server in Lambda.
-func (s *Server) Handler(name string) http.Handler {
-	fn, ok := functions[name]
-	if !ok {
-		panic("httpapi: unknown function " + name)
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, s.stamp(w, r), name, fn) })
+// handler is the http.Handler of one function; it ignores the path. Alone (in Lambda) it is
+// the whole server and sets the request id and CORS headers itself; under Mux, which set them
+// around everything, it takes the request id Mux stamped.
+func (s *Server) handler(fn function) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rid := stampedID(r)
+		if rid == "" {
+			rid = s.stamp(w, r)
+		}
+		s.serve(w, r, rid, fn)
+	})
 }
 
-// Mux serves every function at POST /v1/<name>, as the local server and API Gateway do. The
-// request id and CORS headers are set once, around everything, so that every answer carries
-// them: the functions', the health check's, a 404 and the redirects ServeMux answers for
-// unclean paths.
+// Mux serves every function of Routes at POST /v1/<name>, as the local server and API Gateway
+// do. The request id and CORS headers are set once, around everything, so that every answer
+// carries them: the functions', the health check's, a 404 and the redirects ServeMux answers
+// for unclean paths.
 func (s *Server) Mux() http.Handler {
 	mux := http.NewServeMux()
-	for _, name := range s.Functions() {
-		fn := functions[name]
-		mux.HandleFunc("/v1/"+name, func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, stampedID(r), name, fn) })
+	for _, rt := range s.Routes() {
+		mux.Handle("/v1/"+rt.Name, rt.Handler)
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -157,14 +157,14 @@ type call struct {
 
 // function is what each function does once the transport rules have passed.
 type function struct {
+	name        string
 	serviceOnly bool
 	run         func(s *Server, ctx context.Context, c *call) (status int, body any, err error)
 }
 
-var functions = map[string]function{}
-
 // serve runs one function; the request id and CORS headers are already set on w.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid, name string, fn function) {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid string, fn function) {
+	name := fn.name
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
 	var code apierror.Code
@@ -189,7 +189,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid, name string,
 		s.preflight(rec, r)
 		return
 	}
-	status, body, replayed, err := s.handle(r, rid, name, fn)
+	status, body, replayed, err := s.handle(r, rid, fn)
 	if err != nil {
 		ae := apierror.As(err)
 		code = ae.Code
@@ -206,7 +206,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid, name string,
 	s.writeJSON(rec, r, rid, status, body)
 }
 
-func (s *Server) handle(r *http.Request, rid, name string, fn function) (int, any, bool, error) {
+func (s *Server) handle(r *http.Request, rid string, fn function) (int, any, bool, error) {
 	// Authentication comes before everything else.
 	token, err := auth.ParseBearer(r.Header.Get("Authorization"))
 	if err != nil {
@@ -222,7 +222,7 @@ func (s *Server) handle(r *http.Request, rid, name string, fn function) (int, an
 		return 0, nil, false, apierror.Newf(apierror.MethodNotAllowed, "%s is not allowed; use POST", r.Method)
 	}
 	if fn.serviceOnly && !principal.IsService() {
-		return 0, nil, false, apierror.Newf(apierror.Forbidden, "%s is for service callers only", name)
+		return 0, nil, false, apierror.Newf(apierror.Forbidden, "%s is for service callers only", fn.name)
 	}
 	body, err := readBody(r)
 	if err != nil {
