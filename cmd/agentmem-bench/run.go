@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"time"
 
+	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/bench"
 	"github.com/agentmem/agentmem/shared/config"
@@ -89,7 +90,7 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 	}
 	// Every request is logged as in production, to nowhere: the encoding is part of the cost.
 	logger := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv := httpapi.NewServer(httpStore, verifier, logger, httpapi.Config{})
+	srv := httpapi.NewServer(app.New(httpStore, logger, app.Config{}), verifier, logger, httpapi.Config{})
 	ts := httptest.NewServer(srv.Mux())
 	defer ts.Close()
 

@@ -109,9 +109,9 @@ func runBackfill(ctx context.Context, args []string, con console) error {
 		return err
 	}
 	defer svc.Close()
-	emb := svc.Store.Embedder()
+	emb := svc.App.Embedder()
 	sum := backfillSummary{Model: emb.Model(), Dimensions: emb.Dimensions(), DryRun: *dry}
-	if sum.Pending, err = svc.Store.CountPending(ctx, scope); err != nil {
+	if sum.Pending, err = svc.App.CountPending(ctx, scope); err != nil {
 		return err
 	}
 	total := sum.Pending.Total()
@@ -122,7 +122,7 @@ func runBackfill(ctx context.Context, args []string, con console) error {
 		return json.NewEncoder(con.out).Encode(sum)
 	}
 	if !*noIndex {
-		stmts, err := svc.Store.EnsureEmbeddingIndexes(ctx)
+		stmts, err := svc.App.EnsureEmbeddingIndexes(ctx)
 		if err != nil {
 			return fmt.Errorf("%w (run agentmem index as the tables' owner, or pass --no-index)", err)
 		}
@@ -137,7 +137,7 @@ func runBackfill(ctx context.Context, args []string, con console) error {
 		barCon.tty = false // nothing to show: a bar of 0 rows would be a spinner
 	}
 	bar := barCon.progressBar(total, "rows")
-	res, runErr := svc.Store.Backfill(ctx, store.BackfillParams{Scope: scope, Limit: *limit, BatchSize: *batch,
+	res, runErr := svc.App.Backfill(ctx, store.BackfillParams{Scope: scope, Limit: *limit, BatchSize: *batch,
 		Progress: func(done int64, _ store.EmbedPendingResult) {
 			if done > bar.GetMax64() {
 				bar.ChangeMax64(done) // rows stored meanwhile without a vector
@@ -157,7 +157,7 @@ func runBackfill(ctx context.Context, args []string, con console) error {
 	// Count what is left even when ctx was cancelled (Ctrl-C): the summary says where it stopped.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if left, err := svc.Store.CountPending(cctx, scope); err == nil {
+	if left, err := svc.App.CountPending(cctx, scope); err == nil {
 		n := left.Total()
 		sum.Remaining = &n
 	} else {
@@ -215,12 +215,12 @@ func runIndex(ctx context.Context, args []string, con console) error {
 		return err
 	}
 	defer svc.Close()
-	stmts, err := svc.Store.EnsureEmbeddingIndexes(ctx)
+	stmts, err := svc.App.EnsureEmbeddingIndexes(ctx)
 	if err != nil {
 		return err
 	}
 	if len(stmts) == 0 {
-		emb := svc.Store.Embedder()
+		emb := svc.App.Embedder()
 		fmt.Fprintf(con.err, "agentmem index: %s gives %d dimensions, more than HNSW indexes (2,000): its rows are ranked exactly, without an index\n",
 			emb.Model(), emb.Dimensions())
 	}

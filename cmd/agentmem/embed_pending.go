@@ -36,7 +36,7 @@ func embedPending(ctx context.Context, args []string) error {
 	defer svc.Close()
 	ctx, cancel := context.WithTimeout(ctx, *budget)
 	defer cancel()
-	res, runErr := svc.Store.EmbedPending(ctx, *limit)
+	res, runErr := svc.App.EmbedPendingRows(ctx, *limit)
 	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
 		return err
 	}

@@ -173,7 +173,7 @@ func ingestOne(ctx context.Context, svc *service.Service, tenant string, f inges
 	if !utf8.Valid(b) {
 		return 0, errors.New("not UTF-8 text")
 	}
-	res, err := svc.Server.IngestKnowledge(ctx, tenant, f.source, string(b), nil)
+	res, err := svc.App.IngestKnowledge(ctx, tenant, f.source, string(b), nil)
 	if err != nil {
 		return 0, errorText(err)
 	}

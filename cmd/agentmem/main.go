@@ -194,7 +194,7 @@ func sweep(ctx context.Context, args []string) error {
 		return err
 	}
 	defer svc.Close()
-	res, err := svc.Server.Sweep(ctx, *dry, *batch, *budget)
+	res, err := svc.App.Sweep(ctx, *dry, *batch, *budget)
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func forget(ctx context.Context, args []string) error {
 		return err
 	}
 	defer svc.Close()
-	res, err := svc.Server.EraseUser(ctx, id, tenant)
+	res, err := svc.App.EraseUser(ctx, id, tenant)
 	if err != nil {
 		return errorText(err)
 	}

@@ -15,7 +15,7 @@ func main() {
 	service.RunLambda(func(svc *service.Service) (http.Handler, lambdaentry.Options) {
 		return svc.Server.SweepExpired(), lambdaentry.Options{
 			Scheduled: func(ctx context.Context, _ events.EventBridgeEvent) (any, error) {
-				return svc.Server.ScheduledSweep(ctx)
+				return svc.App.ScheduledSweep(ctx)
 			},
 		}
 	})

@@ -75,9 +75,9 @@ func decodeError(err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return apierror.New(apierror.InvalidRequest, "malformed JSON: the body ends early")
 	case errors.As(err, &typ):
-		// Fields of the embedded actingFor are top-level JSON fields: drop the Go type name
-		// encoding/json puts in their path.
-		field := strings.TrimPrefix(typ.Field, "actingFor.")
+		// Fields of the embedded app.ActingFor are top-level JSON fields: drop the Go type
+		// name encoding/json puts in their path.
+		field := strings.TrimPrefix(typ.Field, "ActingFor.")
 		if field == "" {
 			return apierror.Newf(apierror.InvalidRequest, "the body must be a JSON object, not %s", typ.Value)
 		}

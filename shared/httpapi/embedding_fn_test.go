@@ -11,10 +11,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/embedding/embeddingtest"
 	"github.com/agentmem/agentmem/shared/httpapi"
+	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -42,9 +44,10 @@ func newProviderEnv(t *testing.T, p *embeddingtest.Server) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewJSONHandler(e.logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := slog.New(reqlog.NewHandler(slog.NewJSONHandler(e.logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	e.store = st
-	e.srv = httpapi.NewServer(st, v, log, httpapi.Config{AllowedOrigins: []string{"https://app.example.com"}})
+	e.app = app.New(st, log, app.Config{})
+	e.srv = httpapi.NewServer(e.app, v, log, httpapi.Config{AllowedOrigins: []string{"https://app.example.com"}})
 	e.h = e.srv.Mux()
 	return e
 }
@@ -111,7 +114,7 @@ func TestScheduledRunEmbedsPendingRows(t *testing.T) {
 		t.Fatalf("%d memories pending, want 2", n)
 	}
 	// Still down: the run sweeps, embeds nothing and says more.
-	out, err := e.srv.ScheduledSweep(isoLambdaCtx(t, 30*time.Second))
+	out, err := e.app.ScheduledSweep(isoLambdaCtx(t, 30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +128,7 @@ func TestScheduledRunEmbedsPendingRows(t *testing.T) {
 	}
 
 	p.Down.Store(false)
-	out, err = e.srv.ScheduledSweep(isoLambdaCtx(t, 30*time.Second))
+	out, err = e.app.ScheduledSweep(isoLambdaCtx(t, 30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/httpapi"
+	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
@@ -30,6 +32,7 @@ type env struct {
 	t      *testing.T
 	db     testdb.DB
 	store  *store.Store
+	app    *app.App
 	srv    *httpapi.Server
 	h      http.Handler
 	logBuf *syncBuffer
@@ -88,9 +91,10 @@ func newEnv(t *testing.T, own bool) *env {
 		t.Fatal(err)
 	}
 	buf := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv := httpapi.NewServer(st, v, log, httpapi.Config{AllowedOrigins: []string{"https://app.example.com"}})
-	return &env{t: t, db: db, store: st, srv: srv, h: srv.Mux(), logBuf: buf}
+	log := slog.New(reqlog.NewHandler(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	a := app.New(st, log, app.Config{})
+	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: []string{"https://app.example.com"}})
+	return &env{t: t, db: db, store: st, app: a, srv: srv, h: srv.Mux(), logBuf: buf}
 }
 
 // TestMain drops the package's shared database once every test is done with it.

@@ -203,7 +203,7 @@ func TestLambdaPreflight(t *testing.T) {
 // isoScheduled is the wiring of shared/service for the scheduled function.
 func isoScheduled(e *env) lambdaentry.Options {
 	return lambdaentry.Options{Scheduled: func(ctx context.Context, _ events.EventBridgeEvent) (any, error) {
-		return e.srv.ScheduledSweep(ctx)
+		return e.app.ScheduledSweep(ctx)
 	}}
 }
 

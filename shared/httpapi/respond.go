@@ -55,7 +55,7 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, rid string, s
 	b, err := json.Marshal(body)
 	if err != nil {
 		// Every response marshals; reaching this is a bug, answered like any other.
-		s.log.Error("encode response", "request_id", rid, "error", err)
+		s.log.ErrorContext(r.Context(), "encode response", "error", err)
 		s.writeError(w, r, rid, apierror.As(err))
 		return
 	}

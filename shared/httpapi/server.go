@@ -15,9 +15,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
-	"github.com/agentmem/agentmem/shared/memory"
-	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/reqlog"
 )
 
 // Verifier checks a bearer token and says who is calling.
@@ -25,15 +25,10 @@ type Verifier interface {
 	Verify(ctx context.Context, token string) (auth.Principal, error)
 }
 
-// Config configures the functions.
+// Config configures the HTTP side of the functions.
 type Config struct {
 	// AllowedOrigins are the browser origins allowed by CORS; default ["*"].
 	AllowedOrigins []string
-	// DefaultRetention is the lifetime of stored rows when a request sets none; default 720h.
-	DefaultRetention time.Duration
-	// NotesMaxChars is the size limit of one agent's notes about a user, in characters;
-	// default memory.DefaultNotesMaxChars (20,000).
-	NotesMaxChars int
 	// RequestTimeout bounds one request when the caller's context has no sooner deadline;
 	// default 25s.
 	RequestTimeout time.Duration
@@ -41,7 +36,7 @@ type Config struct {
 
 // Server holds what every function needs. Build it once per process (per Lambda container).
 type Server struct {
-	store    *store.Store
+	app      *app.App
 	verifier Verifier
 	log      *slog.Logger
 	cfg      Config
@@ -49,21 +44,15 @@ type Server struct {
 	anyOrig  bool
 }
 
-// NewServer builds a Server.
-func NewServer(st *store.Store, v Verifier, log *slog.Logger, cfg Config) *Server {
+// NewServer builds a Server over the use cases a.
+func NewServer(a *app.App, v Verifier, log *slog.Logger, cfg Config) *Server {
 	if len(cfg.AllowedOrigins) == 0 {
 		cfg.AllowedOrigins = []string{"*"}
-	}
-	if cfg.DefaultRetention <= 0 {
-		cfg.DefaultRetention = 720 * time.Hour
-	}
-	if cfg.NotesMaxChars <= 0 {
-		cfg.NotesMaxChars = memory.DefaultNotesMaxChars
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 25 * time.Second
 	}
-	s := &Server{store: st, verifier: v, log: log, cfg: cfg, origins: map[string]bool{}}
+	s := &Server{app: a, verifier: v, log: log, cfg: cfg, origins: map[string]bool{}}
 	for _, o := range cfg.AllowedOrigins {
 		o = strings.TrimSpace(o)
 		if o == "*" {
@@ -110,9 +99,9 @@ func (s *Server) Mux() http.Handler {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := s.store.Ping(ctx); err != nil {
+		if err := s.app.Ping(ctx); err != nil {
 			rid := stampedID(r)
-			s.log.WarnContext(r.Context(), "health check failed", "request_id", rid, "error", err)
+			s.log.WarnContext(r.Context(), "health check failed", "error", err)
 			s.writeError(w, r, rid, apierror.New(apierror.Unavailable, "the database is unavailable"))
 			return
 		}
@@ -123,7 +112,7 @@ func (s *Server) Mux() http.Handler {
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rid := s.stamp(w, r)
-		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, rid)))
+		mux.ServeHTTP(w, r.WithContext(reqlog.WithRequestID(r.Context(), rid)))
 	})
 }
 
@@ -136,14 +125,8 @@ func (s *Server) stamp(w http.ResponseWriter, r *http.Request) string {
 	return rid
 }
 
-// requestIDKey holds, in a request's context, the request id Mux stamped on its answer.
-type requestIDKey struct{}
-
-// stampedID is the request id Mux set for r.
-func stampedID(r *http.Request) string {
-	rid, _ := r.Context().Value(requestIDKey{}).(string)
-	return rid
-}
+// stampedID is the request id Mux set for r, "" outside Mux.
+func stampedID(r *http.Request) string { return reqlog.RequestID(r.Context()) }
 
 // call is one request on its way through a function.
 type call struct {
@@ -165,6 +148,8 @@ type function struct {
 // serve runs one function; the request id and CORS headers are already set on w.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid string, fn function) {
 	name := fn.name
+	// Every line logged for the request, here and in the use cases, carries its id.
+	r = r.WithContext(reqlog.WithRequestID(r.Context(), rid))
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
 	var code apierror.Code
@@ -172,12 +157,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid string, fn fu
 		if p := recover(); p != nil {
 			err := fmt.Errorf("panic: %v", p)
 			code = apierror.Internal
-			s.log.ErrorContext(r.Context(), "panic", "request_id", rid, "fn", name, "error", err)
+			s.log.ErrorContext(r.Context(), "panic", "fn", name, "error", err)
 			if rec.status == 0 {
 				s.writeError(rec, r, rid, apierror.As(err))
 			}
 		}
-		attrs := []any{"request_id", rid, "fn", name, "status", rec.status,
+		attrs := []any{"fn", name, "status", rec.status,
 			"duration_ms", float64(time.Since(start).Microseconds()) / 1000}
 		if code != "" {
 			attrs = append(attrs, "code", string(code))
@@ -194,7 +179,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid string, fn fu
 		ae := apierror.As(err)
 		code = ae.Code
 		if ae.Code.Status() >= 500 {
-			s.log.ErrorContext(r.Context(), "request failed", "request_id", rid, "fn", name,
+			s.log.ErrorContext(r.Context(), "request failed", "fn", name,
 				"code", string(ae.Code), "error", errorForLog(ae))
 		}
 		s.writeError(rec, r, rid, ae)
@@ -212,7 +197,7 @@ func (s *Server) handle(r *http.Request, rid string, fn function) (int, any, boo
 	if err != nil {
 		return 0, nil, false, err
 	}
-	ctx, cancel := context.WithDeadline(r.Context(), workDeadline(r.Context(), s.cfg.RequestTimeout))
+	ctx, cancel := context.WithDeadline(r.Context(), app.WorkDeadline(r.Context(), s.cfg.RequestTimeout))
 	defer cancel()
 	principal, err := s.verifier.Verify(ctx, token)
 	if err != nil {
@@ -233,20 +218,6 @@ func (s *Server) handle(r *http.Request, rid string, fn function) (int, any, boo
 	return status, out, c.replayed, err
 }
 
-// workDeadline is when work given budget d from now must end: d from now, or sooner when ctx's
-// own deadline (a Lambda invocation's) leaves less, keeping headroom to send the answer, so a
-// client gets a 503 with Retry-After rather than the platform's bare timeout.
-func workDeadline(ctx context.Context, d time.Duration) time.Time {
-	end := time.Now().Add(d)
-	if cd, ok := ctx.Deadline(); ok {
-		headroom := min(time.Second, time.Until(cd)/10)
-		if cd.Add(-headroom).Before(end) {
-			end = cd.Add(-headroom)
-		}
-	}
-	return end
-}
-
 // errorForLog is the cause of an error without anything a client sent.
 func errorForLog(e *apierror.Error) string {
 	if e.Cause != nil {
@@ -258,21 +229,10 @@ func errorForLog(e *apierror.Error) string {
 // requestID echoes a sane X-Request-Id or makes one.
 func requestID(r *http.Request) string {
 	id := r.Header.Get("X-Request-Id")
-	if id != "" && len(id) <= 128 && printableASCII(id) {
+	if id != "" && len(id) <= 128 && app.PrintableASCII(id) {
 		return id
 	}
 	return uuid.NewString()
-}
-
-// printableASCII reports whether s is printable ASCII, all a header value we echo or key on
-// may hold.
-func printableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 type statusRecorder struct {

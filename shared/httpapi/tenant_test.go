@@ -36,7 +36,7 @@ func TestTenantOneRule(t *testing.T) {
 				t.Errorf("%s with body tenant %q: %d %s, want 400 naming tenant_id", c.fn, tenant, r.status, r.raw)
 			}
 		}
-		_, err := e.srv.EraseUser(context.Background(), uuid.New(), &tenant)
+		_, err := e.app.EraseUser(context.Background(), uuid.New(), &tenant)
 		if ae := apierror.As(err); ae.Code != apierror.InvalidRequest {
 			t.Errorf("ForgetUser in tenant %q: %v, want invalid_request", tenant, err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/httpapi"
 )
@@ -278,7 +279,7 @@ func TestTransportCORSDefaultAnyOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httpapi.NewServer(e.store, v, slog.New(slog.NewTextHandler(io.Discard, nil)), httpapi.Config{})
+	srv := httpapi.NewServer(app.New(e.store, slog.New(slog.NewTextHandler(io.Discard, nil)), app.Config{}), v, slog.New(slog.NewTextHandler(io.Discard, nil)), httpapi.Config{})
 	e.h = srv.Mux()
 	r := isoPreflight(e, "http://localhost:5173")
 	if r.status != http.StatusNoContent || r.header.Get("Access-Control-Allow-Origin") != "*" ||

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/store"
@@ -31,7 +32,7 @@ func unreachableServer(t *testing.T, origin string) *httpapi.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return httpapi.NewServer(st, v, slog.New(slog.DiscardHandler), httpapi.Config{AllowedOrigins: []string{origin}})
+	return httpapi.NewServer(app.New(st, slog.New(slog.DiscardHandler), app.Config{}), v, slog.New(slog.DiscardHandler), httpapi.Config{AllowedOrigins: []string{origin}})
 }
 
 // A database nobody listens on answers 503 unavailable, with Retry-After, the request id and

@@ -9,10 +9,12 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/httpapi"
+	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -21,6 +23,8 @@ type Service struct {
 	Config config.Config
 	Log    *slog.Logger
 	Store  *store.Store
+	// App is the use cases every door calls: Server, the operator command, the jobs.
+	App    *app.App
 	Server *httpapi.Server
 }
 
@@ -31,7 +35,7 @@ func Start(ctx context.Context) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	log := slog.New(reqlog.NewHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
 	return New(ctx, cfg, log)
 }
 
@@ -53,11 +57,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 		st.Close()
 		return nil, fmt.Errorf("token verifier: %w", err)
 	}
-	srv := httpapi.NewServer(st, v, log, httpapi.Config{
-		AllowedOrigins: cfg.AllowedOrigins, DefaultRetention: cfg.DefaultRetention,
-		NotesMaxChars: cfg.NotesMaxChars,
-	})
-	return &Service{Config: cfg, Log: log, Store: st, Server: srv}, nil
+	a := app.New(st, log, app.Config{DefaultRetention: cfg.DefaultRetention, NotesMaxChars: cfg.NotesMaxChars})
+	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: cfg.AllowedOrigins})
+	return &Service{Config: cfg, Log: log, Store: st, App: a, Server: srv}, nil
 }
 
 // newVerifier builds the token verifier cfg.AuthVerify names. In auth-server mode the JWT

@@ -1,4 +1,4 @@
-package httpapi
+package app
 
 import (
 	"bytes"
@@ -15,17 +15,17 @@ import (
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
-// actingFor is what a service caller names to act for a user; a user caller may repeat its own.
-type actingFor struct {
+// ActingFor is what a service caller names to act for a user; a user caller may repeat its own.
+type ActingFor struct {
 	UserID   *string `json:"user_id"`
 	TenantID *string `json:"tenant_id"`
 }
 
 var agentPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 
-// scope works out whose data a request touches. A user acts for themself; a service names
-// user_id (and tenant_id). A user naming someone else is refused.
-func (c *call) scope(a actingFor, agent *string, defaultAgent string, f *apierror.Fields) (memory.Scope, error) {
+// scope works out whose data a request of caller p touches. A user acts for themself; a
+// service names user_id (and tenant_id). A user naming someone else is refused.
+func scope(p auth.Principal, a ActingFor, agent *string, defaultAgent string, f *apierror.Fields) (memory.Scope, error) {
 	sc := memory.Scope{Agent: defaultAgent}
 	if agent != nil {
 		if !agentPattern.MatchString(*agent) {
@@ -37,7 +37,6 @@ func (c *call) scope(a actingFor, agent *string, defaultAgent string, f *apierro
 	if !tenantField(f, a.TenantID) {
 		return sc, nil
 	}
-	p := c.principal
 	if p.IsService() {
 		if a.UserID == nil {
 			f.Add("user_id", "is required for service callers")

@@ -1,0 +1,37 @@
+package app
+
+import (
+	"context"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// ActiveSessionInput is the request of active-session.
+type ActiveSessionInput struct {
+	ActingFor
+	Agent     *string `json:"agent"`
+	SessionID *string `json:"session_id"`
+	Mode      *string `json:"mode"`
+}
+
+// ActiveSession resolves, activates or starts the active session of (user, agent): see
+// store.ActiveSessionParams.
+func (a *App) ActiveSession(ctx context.Context, pr auth.Principal, req ActiveSessionInput) (store.ActiveSession, error) {
+	var f apierror.Fields
+	sc, err := scope(pr, req.ActingFor, req.Agent, memory.DefaultAgent, &f)
+	if err != nil {
+		return store.ActiveSession{}, err
+	}
+	mode := oneOf(&f, "mode", req.Mode, store.ModeResolve, store.ModeResolve, store.ModeActivate, store.ModeNew)
+	id := parseUUID(&f, "session_id", req.SessionID, mode == store.ModeActivate)
+	if mode == store.ModeNew && req.SessionID != nil {
+		f.Add("session_id", "must not be given with mode new: a new session gets a new id")
+	}
+	if err := f.Err(); err != nil {
+		return store.ActiveSession{}, err
+	}
+	return a.store.ActiveSession(ctx, store.ActiveSessionParams{Scope: sc, Mode: mode, SessionID: id, TTL: a.cfg.DefaultRetention})
+}

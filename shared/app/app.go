@@ -1,0 +1,66 @@
+// Package app is agentmem's use cases: what each function does once its request is decoded,
+// whoever asks (the HTTP handlers, in the local server and in Lambda, the operator command, the
+// scheduled jobs). It owns validation, the scope rule (whose data a request touches), the
+// embedding budget, idempotency and what is logged; it takes typed inputs and answers typed
+// outputs. Below it the store only reads and writes; above it the HTTP layer only decodes,
+// authenticates and renders.
+package app
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// Config configures the use cases.
+type Config struct {
+	// DefaultRetention is the lifetime of stored rows when a request sets none; default
+	// DefaultRetention.
+	DefaultRetention time.Duration
+	// NotesMaxChars is the size limit of one agent's notes about a user, in characters;
+	// default memory.DefaultNotesMaxChars (20,000).
+	NotesMaxChars int
+}
+
+// DefaultRetention is how long stored rows live when neither a request nor the configuration
+// says otherwise.
+const DefaultRetention = 720 * time.Hour
+
+// App runs the use cases. Build it once per process (per Lambda container); it is safe for
+// concurrent use.
+type App struct {
+	store *store.Store
+	log   *slog.Logger
+	cfg   Config
+}
+
+// New builds an App over st.
+func New(st *store.Store, log *slog.Logger, cfg Config) *App {
+	if cfg.DefaultRetention <= 0 {
+		cfg.DefaultRetention = DefaultRetention
+	}
+	if cfg.NotesMaxChars <= 0 {
+		cfg.NotesMaxChars = memory.DefaultNotesMaxChars
+	}
+	return &App{store: st, log: log, cfg: cfg}
+}
+
+// Ping checks that the database answers.
+func (a *App) Ping(ctx context.Context) error { return a.store.Ping(ctx) }
+
+// WorkDeadline is when work given budget d from now must end: d from now, or sooner when ctx's
+// own deadline (a Lambda invocation's) leaves less, keeping headroom to send the answer, so a
+// client gets a 503 with Retry-After rather than the platform's bare timeout.
+func WorkDeadline(ctx context.Context, d time.Duration) time.Time {
+	end := time.Now().Add(d)
+	if cd, ok := ctx.Deadline(); ok {
+		headroom := min(time.Second, time.Until(cd)/10)
+		if cd.Add(-headroom).Before(end) {
+			end = cd.Add(-headroom)
+		}
+	}
+	return end
+}

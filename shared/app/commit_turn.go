@@ -1,0 +1,220 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// CommitTurnInput is the request of commit-turn.
+type CommitTurnInput struct {
+	ActingFor
+	SessionID  *string        `json:"session_id"`
+	Agent      *string        `json:"agent"`
+	Messages   []MessageInput `json:"messages"`
+	Memories   []MemoryInput  `json:"memories"`
+	TTLSeconds *int64         `json:"ttl_seconds"`
+	// Idempotency is the request's Idempotency-Key, nil without one.
+	Idempotency *IdempotencyKey `json:"-"`
+}
+
+// IdempotencyKey is an Idempotency-Key a request carries and what identifies the request.
+type IdempotencyKey struct {
+	// Key is the header's value; Present is false when the request had no such header.
+	Key     string
+	Present bool
+	// RequestHash identifies the request body (see RequestHash).
+	RequestHash []byte
+}
+
+// CommitTurnOutput is the answer of commit-turn; Replayed marks one replayed for a retry.
+type CommitTurnOutput struct {
+	store.CommitResult
+	Replayed bool `json:"-"`
+}
+
+// MessageInput is one message of a turn.
+type MessageInput struct {
+	ID         *string           `json:"id"`
+	Role       *string           `json:"role"`
+	Content    *string           `json:"content"`
+	Name       *string           `json:"name"`
+	ToolCalls  []memory.ToolCall `json:"tool_calls"`
+	ToolCallID *string           `json:"tool_call_id"`
+	Metadata   json.RawMessage   `json:"metadata"`
+}
+
+// MemoryInput is one long-term fact of a turn.
+type MemoryInput struct {
+	Content  *string         `json:"content"`
+	Metadata json.RawMessage `json:"metadata"`
+}
+
+var roles = []string{memory.RoleUser, memory.RoleAssistant, memory.RoleSystem, memory.RoleTool}
+
+// CommitTurn appends a turn to a session (see store.CommitTurn), all or nothing.
+func (a *App) CommitTurn(ctx context.Context, pr auth.Principal, req CommitTurnInput) (CommitTurnOutput, error) {
+	var f apierror.Fields
+	sc, err := scope(pr, req.ActingFor, req.Agent, memory.DefaultAgent, &f)
+	if err != nil {
+		return CommitTurnOutput{}, err
+	}
+	p := store.CommitParams{Scope: sc, TTL: a.cfg.DefaultRetention}
+	if id := parseUUID(&f, "session_id", req.SessionID, true); id != nil {
+		p.SessionID = *id
+	}
+	if req.TTLSeconds != nil {
+		p.TTL = time.Duration(intField(&f, "ttl_seconds", req.TTLSeconds, 0, 1, maxTTLSeconds)) * time.Second
+	}
+	switch {
+	case req.Messages == nil:
+		f.Add("messages", "is required")
+	case len(req.Messages) == 0 || len(req.Messages) > maxMessages:
+		f.Addf("messages", "must hold 1 to %d messages", maxMessages)
+	}
+	if len(req.Messages) <= maxMessages {
+		seen := map[string]bool{}
+		for i, m := range req.Messages {
+			nm, ok := validateMessage(&f, i, m)
+			if !ok {
+				continue
+			}
+			if nm.ID != nil {
+				if seen[nm.ID.String()] {
+					f.Add(idx("messages", i, "id"), "repeats the id of an earlier message of this request")
+				}
+				seen[nm.ID.String()] = true
+			}
+			p.Messages = append(p.Messages, nm)
+		}
+	}
+	if len(req.Memories) > maxMemories {
+		f.Addf("memories", "must hold at most %d memories", maxMemories)
+	} else {
+		for i, m := range req.Memories {
+			field := idx("memories", i, "content")
+			switch {
+			case m.Content == nil:
+				f.Add(field, "is required")
+				continue
+			case len(bytes.TrimSpace([]byte(*m.Content))) == 0:
+				f.Add(field, "must not be blank")
+				continue
+			case memory.CharCount(*m.Content) > maxMemoryChars:
+				f.Addf(field, "must be at most %d characters", maxMemoryChars)
+				continue
+			}
+			md := objectField(&f, idx("memories", i, "metadata"), m.Metadata, maxMetadataBytes)
+			p.Memories = append(p.Memories, memory.NewMemory{Content: *m.Content, Metadata: md})
+		}
+	}
+	if k := req.Idempotency; k != nil && k.Present {
+		if len(k.Key) < 1 || len(k.Key) > 255 || !PrintableASCII(k.Key) {
+			f.Add("Idempotency-Key", "must be 1 to 255 printable ASCII characters")
+		} else {
+			p.Idempotency = &store.Idempotency{
+				CallerRole: pr.Role, Function: "commit-turn", Key: k.Key, RequestHash: k.RequestHash,
+			}
+		}
+	}
+	if err := f.Err(); err != nil {
+		return CommitTurnOutput{}, err
+	}
+	res, replayed, err := a.store.CommitTurn(ctx, p)
+	return CommitTurnOutput{CommitResult: res, Replayed: replayed}, err
+}
+
+func validateMessage(f *apierror.Fields, i int, m MessageInput) (memory.NewMessage, bool) {
+	before := len(*f)
+	var nm memory.NewMessage
+	nm.ID = parseUUID(f, idx("messages", i, "id"), m.ID, false)
+	role := ""
+	if m.Role == nil {
+		f.Add(idx("messages", i, "role"), "is required")
+	} else {
+		role = oneOf(f, idx("messages", i, "role"), m.Role, "", roles...)
+	}
+	nm.Role = role
+	if len(m.ToolCalls) > 0 || (m.ToolCalls != nil && role != memory.RoleAssistant) {
+		if role != memory.RoleAssistant {
+			f.Add(idx("messages", i, "tool_calls"), "is allowed on assistant messages only")
+		} else if len(m.ToolCalls) > maxToolCalls {
+			f.Addf(idx("messages", i, "tool_calls"), "must hold at most %d calls", maxToolCalls)
+		} else {
+			ids := map[string]bool{}
+			for k, tc := range m.ToolCalls {
+				field := fmt.Sprintf("messages[%d].tool_calls[%d]", i, k)
+				switch {
+				case tc.ID == "" || len(tc.ID) > maxToolCallIDChars:
+					f.Addf(field+".id", "must be 1 to %d characters", maxToolCallIDChars)
+				case ids[tc.ID]:
+					f.Add(field+".id", "repeats the id of another call of this message")
+				case tc.Type != "function":
+					f.Add(field+".type", "must be function")
+				case tc.Function.Name == "":
+					f.Add(field+".function.name", "is required")
+				}
+				ids[tc.ID] = true
+			}
+			nm.ToolCalls = m.ToolCalls
+		}
+	}
+	switch {
+	case m.Content == nil && !(role == memory.RoleAssistant && len(m.ToolCalls) > 0):
+		f.Add(idx("messages", i, "content"), "is required")
+	case m.Content != nil && *m.Content == "" && !(role == memory.RoleAssistant && len(m.ToolCalls) > 0):
+		f.Add(idx("messages", i, "content"), "may be empty only for an assistant message with tool_calls")
+	case m.Content != nil && memory.CharCount(*m.Content) > maxContentChars:
+		f.Addf(idx("messages", i, "content"), "must be at most %d characters", maxContentChars)
+	case m.Content != nil:
+		nm.Content = *m.Content
+	}
+	if m.Name != nil {
+		if *m.Name == "" || memory.CharCount(*m.Name) > maxNameChars {
+			f.Addf(idx("messages", i, "name"), "must be 1 to %d characters", maxNameChars)
+		}
+		nm.Name = m.Name
+	}
+	switch {
+	case role == memory.RoleTool && (m.ToolCallID == nil || *m.ToolCallID == ""):
+		f.Add(idx("messages", i, "tool_call_id"), "is required for tool messages")
+	case role != memory.RoleTool && m.ToolCallID != nil && role != "":
+		f.Add(idx("messages", i, "tool_call_id"), "is allowed on tool messages only")
+	case m.ToolCallID != nil && len(*m.ToolCallID) > maxToolCallIDChars:
+		f.Addf(idx("messages", i, "tool_call_id"), "must be at most %d characters", maxToolCallIDChars)
+	default:
+		nm.ToolCallID = m.ToolCallID
+	}
+	nm.Metadata = objectField(f, idx("messages", i, "metadata"), m.Metadata, maxMetadataBytes)
+	return nm, len(*f) == before
+}
+
+// RequestHash identifies a request body for idempotency: the same JSON, whatever its spacing.
+func RequestHash(body []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, body); err != nil {
+		buf.Reset()
+		buf.Write(body)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return sum[:]
+}
+
+// PrintableASCII reports whether s is printable ASCII, all a header value we echo or key on
+// may hold.
+func PrintableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,78 @@
+package app
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// ForgetUserInput is the request of forget-user.
+type ForgetUserInput struct {
+	ActingFor
+}
+
+// ForgetUser erases everything stored for a user, in every table that holds user rows
+// (sessions, messages, memories, key/value memory, state, notes, active sessions, idempotency
+// records, and any table with a user_id column added later), in one transaction.
+//
+//   - A user erases themself, within their token's tenant, under row-level security. They may
+//     repeat their own user_id and tenant_id; naming anyone else's is forbidden.
+//   - A service caller names user_id (required, invalid without). With tenant_id it erases that
+//     tenant's rows of the user ("" being the tenant-less scope); without tenant_id it erases the
+//     user's rows in every tenant, as an erasure request about a person expects.
+//
+// {user_id, tenant_id (null: every tenant), deleted: {<table>: n, ...}}, a count for every
+// table (zeros included). Erasing again answers zeros. Writes that start after the erasure
+// commits are not undone: stop the user's agents first (user-state) when that matters.
+func (a *App) ForgetUser(ctx context.Context, pr auth.Principal, req ForgetUserInput) (store.ForgetResult, error) {
+	var f apierror.Fields
+	sc, err := scope(pr, req.ActingFor, nil, "", &f)
+	if err != nil {
+		return store.ForgetResult{}, err
+	}
+	if err := f.Err(); err != nil {
+		return store.ForgetResult{}, err
+	}
+	p := store.ForgetParams{UserID: sc.UserID, TenantID: sc.TenantID}
+	if pr.IsService() {
+		p.AllTenants = req.TenantID == nil
+	} else {
+		p.AsUser = true
+	}
+	return a.forget(ctx, p)
+}
+
+// EraseUser erases a user as a service caller would: in one tenant when tenant is not nil,
+// else in every tenant. The operator command runs it.
+func (a *App) EraseUser(ctx context.Context, userID uuid.UUID, tenant *string) (store.ForgetResult, error) {
+	if userID == uuid.Nil {
+		return store.ForgetResult{}, apierror.Invalid("user_id", "must be a UUID")
+	}
+	p := store.ForgetParams{UserID: userID, AllTenants: tenant == nil}
+	if tenant != nil {
+		var f apierror.Fields
+		if !tenantField(&f, tenant) {
+			return store.ForgetResult{}, f.Err()
+		}
+		p.TenantID = *tenant
+	}
+	return a.forget(ctx, p)
+}
+
+func (a *App) forget(ctx context.Context, p store.ForgetParams) (store.ForgetResult, error) {
+	res, err := a.store.ForgetUser(ctx, p)
+	if err != nil {
+		return res, err
+	}
+	var total int64
+	for _, n := range res.Deleted {
+		total += n
+	}
+	a.log.InfoContext(ctx, "forget user", "user_id", p.UserID.String(), "all_tenants", p.AllTenants,
+		"as_user", p.AsUser, "rows", total)
+	return res, nil
+}

@@ -1,0 +1,77 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// GetContextInput is the request of get-context.
+type GetContextInput struct {
+	ActingFor
+	SessionID   *string `json:"session_id"`
+	Agent       *string `json:"agent"`
+	MaxMessages *int64  `json:"max_messages"`
+	MaxTokens   *int64  `json:"max_tokens"`
+	Query       *string `json:"query"`
+	RecallK     *int64  `json:"recall_k"`
+	Format      *string `json:"format"`
+}
+
+// The formats of get-context.
+const (
+	FormatRaw    = "raw"
+	FormatOpenAI = "openai"
+)
+
+// ContextOutput is the answer of get-context, and the format its messages are to be rendered in.
+type ContextOutput struct {
+	store.Context
+	Format string `json:"-"`
+}
+
+// GetContext reads everything an agent needs for its next prompt (see store.GetContext).
+func (a *App) GetContext(ctx context.Context, pr auth.Principal, req GetContextInput) (ContextOutput, error) {
+	var f apierror.Fields
+	sc, err := scope(pr, req.ActingFor, req.Agent, memory.DefaultAgent, &f)
+	if err != nil {
+		return ContextOutput{}, err
+	}
+	p := store.ContextParams{Scope: sc}
+	if id := parseUUID(&f, "session_id", req.SessionID, true); id != nil {
+		p.SessionID = *id
+	}
+	p.MaxMessages = int(intField(&f, "max_messages", req.MaxMessages, 20, 1, 500))
+	p.MaxTokens = int(intField(&f, "max_tokens", req.MaxTokens, 0, 1, 10_000_000))
+	p.RecallK = int(intField(&f, "recall_k", req.RecallK, 5, 0, 50))
+	if req.Query != nil {
+		if memory.CharCount(*req.Query) > maxQueryChars {
+			f.Addf("query", "must be at most %d characters", maxQueryChars)
+		}
+		p.Query = *req.Query
+	}
+	format := oneOf(&f, "format", req.Format, FormatRaw, FormatRaw, FormatOpenAI)
+	if err := f.Err(); err != nil {
+		return ContextOutput{}, err
+	}
+	out, err := a.store.GetContext(ctx, p)
+	return ContextOutput{Context: out, Format: format}, err
+}
+
+// RawMessages renders messages in the raw format: every field, metadata {} when there is
+// none, tool_calls null when there are none, and [] rather than null for no messages.
+func RawMessages(msgs []memory.Message) []memory.Message {
+	for i := range msgs {
+		if msgs[i].Metadata == nil {
+			msgs[i].Metadata = json.RawMessage("{}")
+		}
+	}
+	if msgs == nil {
+		msgs = []memory.Message{}
+	}
+	return msgs
+}

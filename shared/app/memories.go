@@ -1,0 +1,174 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// The operations of the memories function.
+const (
+	MemoriesOpList   = "list"
+	MemoriesOpGet    = "get"
+	MemoriesOpUpdate = "update"
+	MemoriesOpDelete = "delete"
+)
+
+// Limits of memories list.
+const (
+	memoriesMaxLimit     = 100
+	memoriesDefaultLimit = 20
+)
+
+// ListMemoriesInput is the request of memories list.
+type ListMemoriesInput struct {
+	ActingFor
+	Op     *string `json:"op"`
+	Agent  *string `json:"agent"`
+	Limit  *int64  `json:"limit"`
+	Cursor *string `json:"cursor"`
+}
+
+// MemoryList is a page of memories.
+type MemoryList struct {
+	Items      []store.MemoryItem `json:"items"`
+	NextCursor *string            `json:"next_cursor"`
+}
+
+// ListMemories lists a user's memories, the newest first. With agent, the list holds that
+// agent's memories and the agent-less ones: exactly what the agent recalls.
+func (a *App) ListMemories(ctx context.Context, pr auth.Principal, req ListMemoriesInput) (MemoryList, error) {
+	var f apierror.Fields
+	sc, err := scope(pr, req.ActingFor, req.Agent, "", &f)
+	if err != nil {
+		return MemoryList{}, err
+	}
+	p := store.ListMemoriesParams{Scope: sc}
+	p.Limit = int(intField(&f, "limit", req.Limit, memoriesDefaultLimit, 1, memoriesMaxLimit))
+	if t, id, ok := cursorKeyOf(&f, cursorMemories, req.Cursor); ok {
+		p.After = &store.MemoryKey{CreatedAt: t, ID: id}
+	}
+	if err := f.Err(); err != nil {
+		return MemoryList{}, err
+	}
+	page, err := a.store.ListMemories(ctx, p)
+	if err != nil {
+		return MemoryList{}, err
+	}
+	out := MemoryList{Items: page.Items}
+	if page.Next != nil {
+		cur := cursorAfterKey(cursorMemories, page.Next.CreatedAt, page.Next.ID)
+		out.NextCursor = &cur
+	}
+	return out, nil
+}
+
+// OneMemoryInput is the request of memories get and delete.
+type OneMemoryInput struct {
+	ActingFor
+	Op *string `json:"op"`
+	ID *string `json:"id"`
+}
+
+// memoryOf validates whose memory a request names. A memory id names one memory of the user
+// whatever its agent, so these requests take no agent.
+func memoryOf(p auth.Principal, a ActingFor, memoryID *string, f *apierror.Fields) (memory.Scope, uuid.UUID, error) {
+	sc, err := scope(p, a, nil, "", f)
+	if err != nil {
+		return sc, uuid.Nil, err
+	}
+	var id uuid.UUID
+	if p := parseUUID(f, "id", memoryID, true); p != nil {
+		id = *p
+	}
+	return sc, id, nil
+}
+
+func oneMemory(p auth.Principal, in OneMemoryInput) (memory.Scope, uuid.UUID, error) {
+	var f apierror.Fields
+	sc, id, err := memoryOf(p, in.ActingFor, in.ID, &f)
+	if err != nil {
+		return sc, id, err
+	}
+	return sc, id, f.Err()
+}
+
+// MemoryDeleted is the answer of memories delete.
+type MemoryDeleted struct {
+	Deleted bool `json:"deleted"`
+}
+
+// GetMemory reads one memory; one that is missing, expired or someone else's is not found.
+func (a *App) GetMemory(ctx context.Context, p auth.Principal, in OneMemoryInput) (store.MemoryItem, error) {
+	sc, id, err := oneMemory(p, in)
+	if err != nil {
+		return store.MemoryItem{}, err
+	}
+	return a.store.GetMemory(ctx, sc, id)
+}
+
+// DeleteMemory deletes one memory.
+func (a *App) DeleteMemory(ctx context.Context, p auth.Principal, in OneMemoryInput) (MemoryDeleted, error) {
+	sc, id, err := oneMemory(p, in)
+	if err != nil {
+		return MemoryDeleted{}, err
+	}
+	if err := a.store.DeleteMemory(ctx, sc, id); err != nil {
+		return MemoryDeleted{}, err
+	}
+	return MemoryDeleted{Deleted: true}, nil
+}
+
+// UpdateMemoryInput is the request of memories update. It is flat: encoding/json would name a
+// field of a nested embedded struct by its Go path in errors.
+type UpdateMemoryInput struct {
+	ActingFor
+	Op       *string         `json:"op"`
+	ID       *string         `json:"id"`
+	Content  *string         `json:"content"`
+	Metadata json.RawMessage `json:"metadata"`
+}
+
+// UpdateMemory changes content and/or metadata. New content is embedded again; when it is the
+// same fact as another memory of the scope the answer is a conflict and nothing changes.
+// Metadata replaces the stored object as a whole ({} empties it; null is refused as
+// ambiguous). The expiry stays as it was.
+func (a *App) UpdateMemory(ctx context.Context, pr auth.Principal, req UpdateMemoryInput) (store.MemoryItem, error) {
+	var f apierror.Fields
+	sc, id, err := memoryOf(pr, req.ActingFor, req.ID, &f)
+	if err != nil {
+		return store.MemoryItem{}, err
+	}
+	p := store.UpdateMemoryParams{Scope: sc, ID: id}
+	if req.Content != nil {
+		switch {
+		case len(bytes.TrimSpace([]byte(*req.Content))) == 0:
+			f.Add("content", "must not be blank")
+		case memory.CharCount(*req.Content) > maxMemoryChars:
+			f.Addf("content", "must be at most %d characters", maxMemoryChars)
+		default:
+			p.Content = req.Content
+		}
+	}
+	if raw := bytes.TrimSpace(req.Metadata); len(raw) > 0 {
+		if string(raw) == "null" {
+			f.Add("metadata", "must be a JSON object; {} empties the metadata")
+		} else if md := objectField(&f, "metadata", raw, maxMetadataBytes); md != nil {
+			p.Metadata = md
+		}
+	}
+	if req.Content == nil && len(bytes.TrimSpace(req.Metadata)) == 0 {
+		f.Add("content", "or metadata is required: update changes at least one of them")
+	}
+	if err := f.Err(); err != nil {
+		return store.MemoryItem{}, err
+	}
+	return a.store.UpdateMemory(ctx, p)
+}

@@ -1,0 +1,65 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// RecallInput is the request of recall.
+type RecallInput struct {
+	ActingFor
+	Query    *string         `json:"query"`
+	K        *int64          `json:"k"`
+	Agent    *string         `json:"agent"`
+	Mode     *string         `json:"mode"`
+	Filter   json.RawMessage `json:"filter"`
+	MinScore *float64        `json:"min_score"`
+	// MMRLambda, when given, diversifies the answer (see store.RecallParams.MMRLambda).
+	MMRLambda *float64 `json:"mmr_lambda"`
+}
+
+// RecallResults is the answer of recall, best first.
+type RecallResults struct {
+	Results []memory.Hit `json:"results"`
+}
+
+// Recall searches the caller's long-term memories (see store.Recall).
+func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (RecallResults, error) {
+	var f apierror.Fields
+	sc, err := scope(pr, req.ActingFor, req.Agent, "", &f)
+	if err != nil {
+		return RecallResults{}, err
+	}
+	p := store.RecallParams{Scope: sc}
+	switch {
+	case req.Query == nil:
+		f.Add("query", "is required")
+	case memory.CharCount(*req.Query) < 1 || memory.CharCount(*req.Query) > maxQueryChars:
+		f.Addf("query", "must be 1 to %d characters", maxQueryChars)
+	default:
+		p.Query = *req.Query
+	}
+	p.K = int(intField(&f, "k", req.K, 10, 1, 100))
+	p.Mode = oneOf(&f, "mode", req.Mode, memory.ModeHybrid, memory.ModeHybrid, memory.ModeVector, memory.ModeText)
+	p.Filter = objectField(&f, "filter", req.Filter, maxMetadataBytes)
+	if req.MinScore != nil {
+		p.MinScore = *req.MinScore
+	}
+	if req.MMRLambda != nil {
+		if l := *req.MMRLambda; l < 0 || l > 1 {
+			f.Add("mmr_lambda", "must be a number from 0 to 1")
+		} else {
+			p.MMRLambda = &l
+		}
+	}
+	if err := f.Err(); err != nil {
+		return RecallResults{}, err
+	}
+	hits, err := a.store.Recall(ctx, p)
+	return RecallResults{Results: hits}, err
+}

@@ -1,0 +1,359 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// Limits of the sessions function.
+const (
+	sessionsMaxLimit     = 100
+	sessionsDefaultLimit = 20
+	historyMaxLimit      = 200
+	historyDefaultLimit  = 50
+	sessionTitleMaxChars = 200
+)
+
+// The operations of the sessions function.
+const (
+	SessionsOpList          = "list"
+	SessionsOpHistory       = "history"
+	SessionsOpReset         = "reset"
+	SessionsOpDelete        = "delete"
+	SessionsOpDeleteMessage = "delete_message"
+	SessionsOpSetTitle      = "set_title"
+)
+
+// The orders of sessions history.
+const (
+	historyNewest = "newest"
+	historyOldest = "oldest"
+)
+
+// ListSessionsInput is the request of sessions list.
+type ListSessionsInput struct {
+	ActingFor
+	Op     *string `json:"op"`
+	Agent  *string `json:"agent"`
+	Limit  *int64  `json:"limit"`
+	Cursor *string `json:"cursor"`
+}
+
+// SessionList is a page of sessions.
+type SessionList struct {
+	Sessions   []store.SessionSummary `json:"sessions"`
+	NextCursor *string                `json:"next_cursor"`
+}
+
+// ListSessions lists a user's sessions, newest activity first.
+func (a *App) ListSessions(ctx context.Context, pr auth.Principal, req ListSessionsInput) (SessionList, error) {
+	var f apierror.Fields
+	sc, err := scope(pr, req.ActingFor, req.Agent, "", &f)
+	if err != nil {
+		return SessionList{}, err
+	}
+	p := store.ListSessionsParams{Scope: sc}
+	p.Limit = int(intField(&f, "limit", req.Limit, sessionsDefaultLimit, 1, sessionsMaxLimit))
+	if t, id, ok := cursorKeyOf(&f, cursorSessions, req.Cursor); ok {
+		p.After = &store.SessionKey{LastActiveAt: t, ID: id}
+	}
+	if err := f.Err(); err != nil {
+		return SessionList{}, err
+	}
+	page, err := a.store.ListSessions(ctx, p)
+	if err != nil {
+		return SessionList{}, err
+	}
+	out := SessionList{Sessions: page.Sessions}
+	if page.Next != nil {
+		cur := cursorAfterKey(cursorSessions, page.Next.LastActiveAt, page.Next.ID)
+		out.NextCursor = &cur
+	}
+	return out, nil
+}
+
+// SessionHistoryInput and the other inputs of the operations on one session are their requests. Agent, when given, must be the session's
+// agent; without it the session may be of any agent of the user. (Flat structs: encoding/json
+// would name a field of a nested embedded struct by its Go path in errors.)
+type SessionHistoryInput struct {
+	ActingFor
+	Op        *string `json:"op"`
+	SessionID *string `json:"session_id"`
+	Agent     *string `json:"agent"`
+	Order     *string `json:"order"`
+	Limit     *int64  `json:"limit"`
+	Cursor    *string `json:"cursor"`
+}
+
+// SessionHistory is a page of a session's messages.
+type SessionHistory struct {
+	Messages   []memory.Message `json:"messages"`
+	NextCursor *string          `json:"next_cursor"`
+	Total      int64            `json:"total"`
+}
+
+// SessionHistory pages through a session's messages, newest or oldest first.
+func (a *App) SessionHistory(ctx context.Context, pr auth.Principal, req SessionHistoryInput) (SessionHistory, error) {
+	var f apierror.Fields
+	sc, id, err := sessionOf(pr, req.ActingFor, req.Agent, req.SessionID, &f)
+	if err != nil {
+		return SessionHistory{}, err
+	}
+	order := oneOf(&f, "order", req.Order, historyNewest, historyNewest, historyOldest)
+	p := store.HistoryParams{Scope: sc, SessionID: id, Newest: order == historyNewest}
+	p.Limit = int(intField(&f, "limit", req.Limit, historyDefaultLimit, 1, historyMaxLimit))
+	p.After = cursorSeqOf(&f, order, req.Cursor)
+	if err := f.Err(); err != nil {
+		return SessionHistory{}, err
+	}
+	page, err := a.store.SessionHistory(ctx, p)
+	if err != nil {
+		return SessionHistory{}, err
+	}
+	out := SessionHistory{Messages: RawMessages(page.Messages), Total: page.Total}
+	if page.Next != nil {
+		cur := cursorAfterSeq(order, *page.Next)
+		out.NextCursor = &cur
+	}
+	return out, nil
+}
+
+// SessionChangeInput is the request of reset, delete and delete_message; only delete_message
+// takes message_id.
+type SessionChangeInput struct {
+	ActingFor
+	Op        *string `json:"op"`
+	SessionID *string `json:"session_id"`
+	Agent     *string `json:"agent"`
+	MessageID *string `json:"message_id"`
+}
+
+// SessionReset is the answer of reset: the messages deleted.
+type SessionReset struct {
+	Deleted int64 `json:"deleted"`
+}
+
+// SessionDeleted is the answer of delete and delete_message.
+type SessionDeleted struct {
+	Deleted bool `json:"deleted"`
+}
+
+// sessionChange validates a request of reset, delete or delete_message.
+func sessionChange(pr auth.Principal, op string, req SessionChangeInput) (memory.Scope, uuid.UUID, *uuid.UUID, error) {
+	var f apierror.Fields
+	if op != SessionsOpDeleteMessage {
+		unusedForOp(&f, op, "message_id", req.MessageID != nil)
+	}
+	sc, id, err := sessionOf(pr, req.ActingFor, req.Agent, req.SessionID, &f)
+	if err != nil {
+		return sc, id, nil, err
+	}
+	var msgID *uuid.UUID
+	if op == SessionsOpDeleteMessage {
+		msgID = parseUUID(&f, "message_id", req.MessageID, true)
+	}
+	return sc, id, msgID, f.Err()
+}
+
+// ResetSession deletes a session's messages and keeps the session.
+func (a *App) ResetSession(ctx context.Context, pr auth.Principal, req SessionChangeInput) (SessionReset, error) {
+	sc, id, _, err := sessionChange(pr, SessionsOpReset, req)
+	if err != nil {
+		return SessionReset{}, err
+	}
+	n, err := a.store.ResetSession(ctx, sc, id)
+	return SessionReset{Deleted: n}, err
+}
+
+// DeleteSession deletes a session and its messages.
+func (a *App) DeleteSession(ctx context.Context, pr auth.Principal, req SessionChangeInput) (SessionDeleted, error) {
+	sc, id, _, err := sessionChange(pr, SessionsOpDelete, req)
+	if err != nil {
+		return SessionDeleted{}, err
+	}
+	if err := a.store.DeleteSession(ctx, sc, id); err != nil {
+		return SessionDeleted{}, err
+	}
+	return SessionDeleted{Deleted: true}, nil
+}
+
+// DeleteMessage deletes one message of a session.
+func (a *App) DeleteMessage(ctx context.Context, pr auth.Principal, req SessionChangeInput) (SessionDeleted, error) {
+	sc, id, msgID, err := sessionChange(pr, SessionsOpDeleteMessage, req)
+	if err != nil {
+		return SessionDeleted{}, err
+	}
+	if err := a.store.DeleteMessage(ctx, sc, id, *msgID); err != nil {
+		return SessionDeleted{}, err
+	}
+	return SessionDeleted{Deleted: true}, nil
+}
+
+// SetSessionTitleInput is the request of set_title.
+type SetSessionTitleInput struct {
+	ActingFor
+	Op        *string         `json:"op"`
+	SessionID *string         `json:"session_id"`
+	Agent     *string         `json:"agent"`
+	Title     json.RawMessage `json:"title"`
+}
+
+// SessionTitle is the answer of set_title.
+type SessionTitle struct {
+	SessionID uuid.UUID `json:"session_id"`
+	Title     *string   `json:"title"`
+}
+
+// SetSessionTitle sets a title of 1 to 200 characters that is not only white space, or
+// clears it with null. The title is required: an absent one is a mistake, not a clear.
+func (a *App) SetSessionTitle(ctx context.Context, pr auth.Principal, req SetSessionTitleInput) (SessionTitle, error) {
+	var f apierror.Fields
+	sc, id, err := sessionOf(pr, req.ActingFor, req.Agent, req.SessionID, &f)
+	if err != nil {
+		return SessionTitle{}, err
+	}
+	var title *string
+	raw := bytes.TrimSpace(req.Title)
+	switch {
+	case len(raw) == 0:
+		f.Add("title", "is required (null clears the title)")
+	case string(raw) == "null":
+	default:
+		var t string
+		if err := json.Unmarshal(raw, &t); err != nil {
+			f.Add("title", "must be a string or null")
+			break
+		}
+		switch n := memory.CharCount(t); {
+		case n < 1 || n > sessionTitleMaxChars:
+			f.Addf("title", "must be 1 to %d characters", sessionTitleMaxChars)
+		case strings.TrimSpace(t) == "":
+			f.Add("title", "must not be blank")
+		case hasControl(t):
+			f.Add("title", "must not contain control characters")
+		default:
+			title = &t
+		}
+	}
+	if err := f.Err(); err != nil {
+		return SessionTitle{}, err
+	}
+	if err := a.store.SetSessionTitle(ctx, sc, id, title); err != nil {
+		return SessionTitle{}, err
+	}
+	return SessionTitle{SessionID: id, Title: title}, nil
+}
+
+// sessionOf validates whose session a request names.
+func sessionOf(p auth.Principal, a ActingFor, agent, sessionID *string, f *apierror.Fields) (memory.Scope, uuid.UUID, error) {
+	sc, err := scope(p, a, agent, "", f)
+	if err != nil {
+		return sc, uuid.Nil, err
+	}
+	var id uuid.UUID
+	if p := parseUUID(f, "session_id", sessionID, true); p != nil {
+		id = *p
+	}
+	return sc, id, nil
+}
+
+// ---- cursors ----
+
+// A cursor is opaque to clients: base64url (unpadded) of a kind byte and the key of the last
+// item of the page. The kind keeps a cursor of one listing from being taken by another.
+const (
+	cursorSessions      = 's'
+	cursorMemories      = 'm'
+	cursorHistoryNewest = 'n'
+	cursorHistoryOldest = 'o'
+)
+
+// Keys outside these bounds were never issued; keeping them out also keeps every decoded time
+// within what PostgreSQL's timestamptz holds.
+var (
+	cursorMinMicros = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	cursorMaxMicros = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC).UnixMicro()
+)
+
+const cursorInvalid = "is not a cursor of this listing; pass next_cursor of the previous page unchanged"
+
+// cursorAfterKey is the cursor after an item ordered by (time, id).
+func cursorAfterKey(kind byte, t time.Time, id uuid.UUID) string {
+	b := make([]byte, 0, 25)
+	b = append(b, kind)
+	b = binary.BigEndian.AppendUint64(b, uint64(t.UnixMicro()))
+	b = append(b, id[:]...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// cursorKeyOf reads a cursor of cursorAfterKey; ok is false when there is none or it is
+// invalid (then recorded in f).
+func cursorKeyOf(f *apierror.Fields, kind byte, v *string) (time.Time, uuid.UUID, bool) {
+	if v == nil {
+		return time.Time{}, uuid.Nil, false
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(*v)
+	if err != nil || len(b) != 25 || b[0] != kind {
+		f.Add("cursor", cursorInvalid)
+		return time.Time{}, uuid.Nil, false
+	}
+	us := int64(binary.BigEndian.Uint64(b[1:9]))
+	if us < cursorMinMicros || us > cursorMaxMicros {
+		f.Add("cursor", cursorInvalid)
+		return time.Time{}, uuid.Nil, false
+	}
+	id, _ := uuid.FromBytes(b[9:])
+	return time.UnixMicro(us).UTC(), id, true
+}
+
+// cursorAfterSeq is the cursor after a message of a history in order.
+func cursorAfterSeq(order string, seq int64) string {
+	kind := byte(cursorHistoryOldest)
+	if order == historyNewest {
+		kind = cursorHistoryNewest
+	}
+	b := binary.BigEndian.AppendUint64([]byte{kind}, uint64(seq))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// cursorSeqOf reads a cursor of cursorAfterSeq; a cursor of the other order is invalid.
+func cursorSeqOf(f *apierror.Fields, order string, v *string) *int64 {
+	if v == nil {
+		return nil
+	}
+	kind := byte(cursorHistoryOldest)
+	if order == historyNewest {
+		kind = cursorHistoryNewest
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(*v)
+	if err != nil || len(b) != 9 {
+		f.Add("cursor", cursorInvalid)
+		return nil
+	}
+	if b[0] != kind {
+		if b[0] == cursorHistoryNewest || b[0] == cursorHistoryOldest {
+			f.Add("cursor", "belongs to the other order; page with the order it was issued for")
+		} else {
+			f.Add("cursor", cursorInvalid)
+		}
+		return nil
+	}
+	seq := int64(binary.BigEndian.Uint64(b[1:]))
+	if seq < 0 {
+		f.Add("cursor", cursorInvalid)
+		return nil
+	}
+	return &seq
+}
