@@ -35,7 +35,9 @@ func (h Handler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 // WithAttrs keeps the wrapper around the derived handler.
-func (h Handler) WithAttrs(attrs []slog.Attr) slog.Handler { return Handler{h.Handler.WithAttrs(attrs)} }
+func (h Handler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return Handler{h.Handler.WithAttrs(attrs)}
+}
 
 // WithGroup keeps the wrapper around the derived handler.
 func (h Handler) WithGroup(name string) slog.Handler { return Handler{h.Handler.WithGroup(name)} }
