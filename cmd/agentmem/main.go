@@ -160,6 +160,7 @@ func token(args []string) error {
 	role := fs.String("role", auth.RoleUser, "authenticated or service_role")
 	tenant := fs.String("tenant", "", "app_metadata.tenant_id")
 	ttl := fs.Duration("ttl", time.Hour, "lifetime")
+	anonymous := fs.Bool("anonymous", false, "an anonymous sign-in's token (is_anonymous: true)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -173,7 +174,8 @@ func token(args []string) error {
 	if *role == auth.RoleUser && *sub == "" {
 		*sub = uuid.NewString()
 	}
-	tok, err := auth.MintHS256(cfg.JWTSecret, auth.MintClaims{Role: *role, Subject: *sub, TenantID: *tenant, TTL: *ttl})
+	tok, err := auth.MintHS256(cfg.JWTSecret, auth.MintClaims{Role: *role, Subject: *sub, TenantID: *tenant, TTL: *ttl,
+		Anonymous: *anonymous})
 	if err != nil {
 		return err
 	}
