@@ -39,5 +39,5 @@ func Migrations() ([]Migration, error) {
 }
 
 // LocalBootstrap is the SQL that creates, where absent, what every Supabase database already
-// has (the API roles and the auth helpers). It is for local databases only.
+// has (the API roles, the auth helpers and auth.users). It is for local databases only.
 func LocalBootstrap() string { return localBootstrap }

@@ -3,7 +3,7 @@
 // fills the knowledge base from files, and re-embeds after a change of embedding model.
 //
 //	agentmem serve                 serve POST /v1/<name> for every function (ADDR, default 127.0.0.1:9000)
-//	agentmem bootstrap             create the Supabase roles and auth helpers a local database lacks
+//	agentmem bootstrap             create the Supabase roles, auth helpers and auth.users a local database lacks
 //	agentmem token [flags]         print a local HS256 access token
 //	agentmem sweep [flags]         delete expired rows now
 //	agentmem forget --user UUID [--tenant T]
@@ -43,7 +43,7 @@ const usage = `usage: agentmem <command> [flags]
 
 commands:
   serve       serve every function at POST /v1/<name> (ADDR, default 127.0.0.1:9000)
-  bootstrap   create the Supabase roles and auth helpers a local database lacks (DATABASE_URL)
+  bootstrap   create the Supabase roles, auth helpers and auth.users a local database lacks (DATABASE_URL)
   token       print a local HS256 access token (SUPABASE_JWT_SECRET or the local default)
   sweep       delete expired rows now
   forget      erase everything stored for a user: --user UUID [--tenant T] (default: every tenant)
@@ -160,6 +160,7 @@ func token(args []string) error {
 	role := fs.String("role", auth.RoleUser, "authenticated or service_role")
 	tenant := fs.String("tenant", "", "app_metadata.tenant_id")
 	ttl := fs.Duration("ttl", time.Hour, "lifetime")
+	anonymous := fs.Bool("anonymous", false, "an anonymous sign-in's token (is_anonymous: true)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -173,7 +174,8 @@ func token(args []string) error {
 	if *role == auth.RoleUser && *sub == "" {
 		*sub = uuid.NewString()
 	}
-	tok, err := auth.MintHS256(cfg.JWTSecret, auth.MintClaims{Role: *role, Subject: *sub, TenantID: *tenant, TTL: *ttl})
+	tok, err := auth.MintHS256(cfg.JWTSecret, auth.MintClaims{Role: *role, Subject: *sub, TenantID: *tenant, TTL: *ttl,
+		Anonymous: *anonymous})
 	if err != nil {
 		return err
 	}

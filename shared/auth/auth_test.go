@@ -229,6 +229,15 @@ func TestVerify(t *testing.T) {
 			&Principal{Role: RoleUser, UserID: testUser, TenantID: "acme"}},
 		{"minted service", "hs", mint(t, MintClaims{Role: RoleService, Issuer: "supabase"}), &service},
 		{"minted expired", "hs", mint(t, MintClaims{Role: RoleUser, Subject: testUser.String(), TTL: -time.Minute}), nil},
+		{"anonymous user", "hs", hs(t, userClaims(set("is_anonymous", true))), &Principal{Role: RoleUser, UserID: testUser, Anonymous: true}},
+		{"anonymous es256 user", "jwks", sign(t, jwt.SigningMethodES256, "ec-1", ecKey(), userClaims(set("is_anonymous", true))),
+			&Principal{Role: RoleUser, UserID: testUser, Anonymous: true}},
+		{"minted anonymous user", "hs", mint(t, MintClaims{Role: RoleUser, Subject: testUser.String(), TenantID: "acme", Anonymous: true}),
+			&Principal{Role: RoleUser, UserID: testUser, TenantID: "acme", Anonymous: true}},
+		{"is_anonymous false", "hs", hs(t, userClaims(set("is_anonymous", false))), &user},
+		{"is_anonymous null", "hs", hs(t, userClaims(set("is_anonymous", nil))), &user},
+		{"is_anonymous not a bool", "hs", hs(t, userClaims(set("is_anonymous", "true"))), nil},
+		{"service is never anonymous", "hs", hs(t, serviceClaims(set("is_anonymous", true))), &service},
 
 		{"expired", "hs", hs(t, userClaims(set("exp", past))), nil},
 		{"expired within leeway", "leeway", hs(t, userClaims(set("exp", time.Now().Add(-10*time.Second).Unix()))), &user},
@@ -403,7 +412,7 @@ func TestMintHS256(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{"role": RoleUser, "sub": testUser.String(), "aud": "authenticated", "iss": "local",
-		"app_metadata": map[string]any{"tenant_id": "acme"}}
+		"app_metadata": map[string]any{"tenant_id": "acme"}, "is_anonymous": false}
 	for k, v := range want {
 		if got, _ := json.Marshal(c[k]); string(got) != mustJSON(v) {
 			t.Errorf("claim %s = %s, want %s", k, got, mustJSON(v))
@@ -418,10 +427,18 @@ func TestMintHS256(t *testing.T) {
 	if _, _, err := jwt.NewParser().ParseUnverified(svc, &c); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"sub", "aud", "iss", "app_metadata"} {
+	for _, k := range []string{"sub", "aud", "iss", "app_metadata", "is_anonymous"} {
 		if _, ok := c[k]; ok {
 			t.Errorf("service token has claim %s", k)
 		}
+	}
+	anon := mint(t, MintClaims{Role: RoleUser, Subject: testUser.String(), Anonymous: true})
+	c = jwt.MapClaims{}
+	if _, _, err := jwt.NewParser().ParseUnverified(anon, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c["is_anonymous"] != true {
+		t.Errorf("anonymous token has is_anonymous %v, want true", c["is_anonymous"])
 	}
 }
 

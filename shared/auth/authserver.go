@@ -265,6 +265,7 @@ type authUser struct {
 	ID          string          `json:"id"`
 	Aud         string          `json:"aud"`
 	Role        string          `json:"role"`
+	IsAnonymous bool            `json:"is_anonymous"`
 	AppMetadata json.RawMessage `json:"app_metadata"`
 }
 
@@ -294,7 +295,7 @@ func (v *AuthServerVerifier) decodeUser(body []byte) (answer, error) {
 	default:
 		return answer{refused: errTenant}, nil
 	}
-	c.Subject, c.Audience, c.Role = u.ID, jwt.ClaimStrings{u.Aud}, u.Role
+	c.Subject, c.Audience, c.Role, c.IsAnonymous = u.ID, jwt.ClaimStrings{u.Aud}, u.Role, u.IsAnonymous
 	p, err := v.rules.user(&c)
 	if err != nil {
 		return answer{refused: apierror.As(err).Detail}, nil

@@ -200,6 +200,10 @@ func TestAuthServerVerify(t *testing.T) {
 			want: &user, calls: 1},
 		{name: "the tenant is app_metadata's, not user_metadata's", token: token, calls: 1, want: &user,
 			user: authUserJSON(id, func(u map[string]any) { u["user_metadata"] = map[string]any{"tenant_id": "chosen-by-user"} })},
+		{name: "anonymous user", token: token, user: authUserJSON(id, set2("is_anonymous", true), tenantIs("t1")), calls: 1,
+			want: &Principal{Role: RoleUser, UserID: testUser, TenantID: "t1", Anonymous: true}},
+		{name: "is_anonymous absent", token: token, user: authUserJSON(id, func(u map[string]any) { delete(u, "is_anonymous") }),
+			want: &user, calls: 1},
 		{name: "configured audience", token: token, user: authUserJSON(id, set2("aud", "agents")), want: &user, calls: 1,
 			mod: func(c *AuthServerConfig) { c.Audience = "agents" }},
 

@@ -20,6 +20,9 @@ type MintClaims struct {
 	Subject string
 	// TenantID becomes app_metadata.tenant_id.
 	TenantID string
+	// Anonymous mints the token of an anonymous sign-in: is_anonymous is true. User tokens
+	// carry is_anonymous always, as Supabase's do (false unless Anonymous).
+	Anonymous bool
 	// Audience is the aud claim, written as a single string as Supabase does. Default:
 	// "authenticated" when Role is RoleUser, else none.
 	Audience string
@@ -54,6 +57,9 @@ func MintHS256(secret string, c MintClaims) (string, error) {
 		if v != "" {
 			m[k] = v
 		}
+	}
+	if c.Role == RoleUser || c.Anonymous {
+		m["is_anonymous"] = c.Anonymous
 	}
 	if c.TenantID != "" {
 		m["app_metadata"] = map[string]string{"tenant_id": c.TenantID}

@@ -17,6 +17,9 @@ type Principal struct {
 	UserID uuid.UUID
 	// TenantID is app_metadata.tenant_id of a user token, "" when absent or for service callers.
 	TenantID string
+	// Anonymous marks a user of Supabase's anonymous sign-ins (claim is_anonymous: true, or
+	// is_anonymous of the Auth server's user); false for service callers.
+	Anonymous bool
 }
 
 // IsService reports whether the caller is a trusted server (service_role).

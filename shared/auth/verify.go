@@ -144,7 +144,9 @@ func newJWKS(ctx context.Context, url string, logger *slog.Logger) (keyfunc.Keyf
 // type fails decoding, so the token is rejected as malformed.
 type claims struct {
 	jwt.RegisteredClaims
-	Role        string `json:"role"`
+	Role string `json:"role"`
+	// IsAnonymous is true in the tokens of Supabase's anonymous sign-ins.
+	IsAnonymous bool `json:"is_anonymous"`
 	AppMetadata struct {
 		TenantID string `json:"tenant_id"`
 	} `json:"app_metadata"`
@@ -213,7 +215,7 @@ func (v *Verifier) user(c *claims) (Principal, error) {
 	if !ValidTenant(tenant) {
 		return Principal{}, apierror.New(apierror.Unauthenticated, errTenant)
 	}
-	return Principal{Role: RoleUser, UserID: id, TenantID: tenant}, nil
+	return Principal{Role: RoleUser, UserID: id, TenantID: tenant, Anonymous: c.IsAnonymous}, nil
 }
 
 // ValidTenant accepts "" (no tenant) or up to MaxTenantLen characters without control characters

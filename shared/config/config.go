@@ -22,6 +22,10 @@ const (
 	LocalJWTSecret   = "super-secret-jwt-token-with-at-least-32-characters-long"
 )
 
+// DefaultAuthAllowAnonymous is AUTH_ALLOW_ANONYMOUS when unset: users of Supabase's anonymous
+// sign-ins are served like any other user.
+const DefaultAuthAllowAnonymous = true
+
 // The ways to verify access tokens (SUPABASE_AUTH_VERIFY).
 const (
 	// AuthVerifyJWT checks each token's signature locally, with the JWKS and/or the HS256 secret.
@@ -57,6 +61,10 @@ type Config struct {
 	JWKSURL string
 	// JWTIssuer (JWT_ISSUER); default none (not checked).
 	JWTIssuer string
+	// AuthAllowAnonymous (AUTH_ALLOW_ANONYMOUS, true or false) says whether users of
+	// Supabase's anonymous sign-ins (is_anonymous: true) may call the functions; when false,
+	// every function answers them 403. Default DefaultAuthAllowAnonymous (true).
+	AuthAllowAnonymous bool
 	// DefaultRetention (DEFAULT_RETENTION, a Go duration); default 720h.
 	DefaultRetention time.Duration
 	// AllowedOrigins (CORS_ALLOWED_ORIGINS, comma-separated); default "*".
@@ -175,6 +183,14 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("no way to verify tokens: set SUPABASE_URL (its JWKS is used), SUPABASE_JWKS_URL or SUPABASE_JWT_SECRET; the local default secret only serves a local database")
 		}
 		c.JWTSecret = LocalJWTSecret
+	}
+	c.AuthAllowAnonymous = DefaultAuthAllowAnonymous
+	if v := strings.TrimSpace(getenv("AUTH_ALLOW_ANONYMOUS")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("AUTH_ALLOW_ANONYMOUS must be true or false, not %q", v)
+		}
+		c.AuthAllowAnonymous = b
 	}
 	c.DefaultRetention = 720 * time.Hour
 	if v := getenv("DEFAULT_RETENTION"); v != "" {

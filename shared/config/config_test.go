@@ -211,3 +211,41 @@ func TestRankingSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestAuthAllowAnonymous(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		value string
+		want  bool
+		fails bool
+	}{
+		{"", config.DefaultAuthAllowAnonymous, false},
+		{"true", true, false},
+		{"false", false, false},
+		{" false ", false, false},
+		{"0", false, false},
+		{"1", true, false},
+		{"no", false, true},
+		{"maybe", false, true},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			t.Parallel()
+			c, err := config.Load(env(map[string]string{"AUTH_ALLOW_ANONYMOUS": tc.value}))
+			if tc.fails {
+				if err == nil || !strings.Contains(err.Error(), "AUTH_ALLOW_ANONYMOUS") {
+					t.Fatalf("err %v, want a start-up error naming AUTH_ALLOW_ANONYMOUS", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.AuthAllowAnonymous != tc.want {
+				t.Errorf("AuthAllowAnonymous = %v, want %v", c.AuthAllowAnonymous, tc.want)
+			}
+		})
+	}
+	if !config.DefaultAuthAllowAnonymous {
+		t.Error("anonymous users are refused by default; the contract says they are accepted")
+	}
+}

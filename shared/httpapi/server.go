@@ -32,6 +32,9 @@ type Config struct {
 	// RequestTimeout bounds one request when the caller's context has no sooner deadline;
 	// default 25s.
 	RequestTimeout time.Duration
+	// RefuseAnonymous answers 403 to every request of a user of Supabase's anonymous sign-ins
+	// (AUTH_ALLOW_ANONYMOUS=false); default false: they are served like any other user.
+	RefuseAnonymous bool
 }
 
 // Server holds what every function needs. Build it once per process (per Lambda container).
@@ -205,6 +208,9 @@ func (s *Server) handle(r *http.Request, rid string, fn function) (int, any, boo
 	}
 	if r.Method != http.MethodPost {
 		return 0, nil, false, apierror.Newf(apierror.MethodNotAllowed, "%s is not allowed; use POST", r.Method)
+	}
+	if principal.Anonymous && s.cfg.RefuseAnonymous {
+		return 0, nil, false, apierror.New(apierror.Forbidden, "anonymous users are not accepted by this deployment; sign in first")
 	}
 	if fn.serviceOnly && !principal.IsService() {
 		return 0, nil, false, apierror.Newf(apierror.Forbidden, "%s is for service callers only", fn.name)

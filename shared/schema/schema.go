@@ -12,7 +12,7 @@ import (
 )
 
 // Bootstrap creates, where absent, what every Supabase database already has (API roles, auth
-// helpers). For local databases: on a Supabase project it finds everything present.
+// helpers, auth.users). For local databases: on a Supabase project it finds everything present.
 func Bootstrap(ctx context.Context, conn *pgx.Conn) error {
 	if err := execFile(ctx, conn, agentmem.LocalBootstrap()); err != nil {
 		return fmt.Errorf("apply local bootstrap: %w", err)

@@ -139,3 +139,57 @@ func TestAuthServerMode(t *testing.T) {
 		}
 	}
 }
+
+// AUTH_ALLOW_ANONYMOUS reaches every function: unset, an anonymous user is served; false, it
+// is answered 403 forbidden, and a user who signed in is still served.
+func TestAuthAllowAnonymous(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	mint := func(anonymous bool) string {
+		tok, err := auth.MintHS256(config.LocalJWTSecret, auth.MintClaims{Role: auth.RoleUser,
+			Subject: uuid.NewString(), Anonymous: anonymous})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	for _, tc := range []struct {
+		setting        string
+		anon, signedIn int
+	}{
+		{"", http.StatusCreated, http.StatusCreated},
+		{"true", http.StatusCreated, http.StatusCreated},
+		{"false", http.StatusForbidden, http.StatusCreated},
+	} {
+		t.Run("AUTH_ALLOW_ANONYMOUS="+tc.setting, func(t *testing.T) {
+			vars := map[string]string{"DATABASE_URL": db.URL, "AUTH_ALLOW_ANONYMOUS": tc.setting}
+			cfg, err := config.Load(func(k string) string { return vars[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			svc, err := service.New(t.Context(), cfg, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer svc.Close()
+			for _, c := range []struct {
+				who    string
+				token  string
+				status int
+			}{{"anonymous user", mint(true), tc.anon}, {"signed-in user", mint(false), tc.signedIn}} {
+				req := httptest.NewRequest(http.MethodPost, "/v1/active-session", strings.NewReader(`{"agent":"anon-bot"}`))
+				req.Header.Set("Authorization", "Bearer "+c.token)
+				req.Header.Set("Content-Type", "application/json")
+				rec := httptest.NewRecorder()
+				svc.Server.Mux().ServeHTTP(rec, req)
+				if rec.Code != c.status {
+					t.Errorf("%s: status %d, want %d: %s", c.who, rec.Code, c.status, rec.Body)
+				}
+				if c.status == http.StatusForbidden && (!strings.Contains(rec.Body.String(), `"code":"forbidden"`) ||
+					rec.Header().Get("Content-Type") != "application/problem+json") {
+					t.Errorf("%s: %s %s, want a forbidden problem", c.who, rec.Header().Get("Content-Type"), rec.Body)
+				}
+			}
+		})
+	}
+}
