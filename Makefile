@@ -38,6 +38,12 @@ token: ## Print a local token (SUB=<uuid> ROLE=authenticated|service_role TENANT
 migrate: ## Apply supabase/migrations to DATABASE_URL (default: the local database)
 	@scripts/migrate.sh
 
+.PHONY: schema
+schema: ## Write supabase/schema.sql: the schema the migrations make in a scratch database
+	@scripts/localdb.sh
+	@AGENTMEM_TEST_DATABASE_URL=$${AGENTMEM_TEST_DATABASE_URL:-$${DATABASE_URL:-postgresql://postgres:postgres@127.0.0.1:$${AGENTMEM_DB_PORT:-54322}/postgres}} \
+		go test -count=1 -run '^TestSchemaFileIsCurrent$$' ./shared/schema -args -update
+
 .PHONY: lint
 lint: ## gofmt check, go vet, Supabase advisors on the local database, template check
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './node_modules/*' -not -path './build/*')); \
