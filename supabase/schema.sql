@@ -445,26 +445,32 @@ CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embeddin
 AS $function$
 declare
   -- one count for both sides
-  exact boolean := agentmem.memory_scope_is_small(p_user_id, p_tenant_id, exact_limit);
+  exact boolean := agentmem.memory_scope_is_small(
+    p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
 begin
   return query
     with
     text_hits as (
       select t.id, t.score, pg_catalog.row_number() over (order by t.score desc, t.id) as rank
-      from agentmem.memory_text_hits(p_user_id, p_tenant_id, p_agent, p_filter,
-             case when p_mode <> 'vector' then agentmem.any_words_query(p_query) end, candidates, exact) t
+      from agentmem.memory_text_hits(
+             p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+             q => case when p_mode <> 'vector' then agentmem.any_words_query(p_query) end,
+             n => candidates, exact => exact) t
     ),
     vector_hits as (
       select v.id, 1 - v.distance as score, pg_catalog.row_number() over (order by v.distance, v.id) as rank
-      from agentmem.memory_neighbours(p_user_id, p_tenant_id, p_agent, p_filter,
-             case when p_mode <> 'text' then query_embedding end, query_model, candidates, exact) v
+      from agentmem.memory_neighbours(
+             p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+             query_embedding => case when p_mode <> 'text' then query_embedding end,
+             query_model => query_model, n => candidates, exact => exact) v
     ),
     fused as (
       select coalesce(t.id, v.id) as id,
              case p_mode
                when 'text' then t.score
                when 'vector' then v.score
-               else coalesce(text_weight / (rrf_k + t.rank), 0) + coalesce(vector_weight / (rrf_k + v.rank), 0)
+               else agentmem.rrf_score(text_rank => t.rank, vector_rank => v.rank,
+                      text_weight => text_weight, vector_weight => vector_weight, rrf_k => rrf_k)
              end as score
       from text_hits t full join vector_hits v on v.id = t.id
     ),
@@ -480,6 +486,20 @@ end
 $function$;
 grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean) to authenticated;
 grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean) to service_role;
+
+-- Function agentmem.rrf_score(bigint,bigint,double precision,double precision,integer)
+CREATE OR REPLACE FUNCTION agentmem.rrf_score(text_rank bigint, vector_rank bigint, text_weight double precision, vector_weight double precision, rrf_k integer)
+ RETURNS double precision
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+begin
+  return coalesce(text_weight / (rrf_k + text_rank), 0) + coalesce(vector_weight / (rrf_k + vector_rank), 0);
+end
+$function$;
+grant execute on function agentmem.rrf_score(bigint,bigint,double precision,double precision,integer) to authenticated;
+grant execute on function agentmem.rrf_score(bigint,bigint,double precision,double precision,integer) to service_role;
 
 -- Function agentmem.store_memories(text,uuid,text,uuid,text[],text[],text[],text[],text,double precision,double precision)
 CREATE OR REPLACE FUNCTION agentmem.store_memories(p_tenant_id text, p_user_id uuid, p_agent text, p_session_id uuid, p_contents text[], p_keys text[], p_metadata text[], p_embeddings text[], p_model text, p_ttl_seconds double precision, min_similarity double precision)
@@ -651,8 +671,8 @@ AS $function$
     limit least(greatest(match_count, 0), 1000) * 2
   )
   select m.id, m.content, m.metadata,
-         (coalesce(1.0 / (rrf_k + ft.rank_ix), 0.0) * full_text_weight +
-          coalesce(1.0 / (rrf_k + s.rank_ix), 0.0) * semantic_weight)::double precision as score
+         agentmem.rrf_score(text_rank => ft.rank_ix, vector_rank => s.rank_ix,
+           text_weight => full_text_weight, vector_weight => semantic_weight, rrf_k => rrf_k) as score
   from full_text ft
     full outer join semantic s on s.id = ft.id
     join agentmem.memories m on m.id = coalesce(ft.id, s.id)
