@@ -12,7 +12,7 @@ import (
 	pgvector "github.com/pgvector/pgvector-go"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
-	"github.com/agentmem/agentmem/shared/bench"
+	"github.com/agentmem/agentmem/cmd/agentmem-bench/internal/bench"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/schema"
 	"github.com/agentmem/agentmem/shared/store"
