@@ -6,6 +6,9 @@ SHELL := /usr/bin/env bash
 
 FUNCTIONS := $(notdir $(patsubst %/,%,$(wildcard functions/*/)))
 
+# STATICCHECK is the pinned staticcheck make lint runs (built from the module proxy on first use).
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 .PHONY: help
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "; printf "Usage: make <target>\n\n"} \
@@ -45,10 +48,12 @@ schema: ## Write supabase/schema.sql: the schema the migrations make in a scratc
 		go test -count=1 -run '^TestSchemaFileIsCurrent$$' ./shared/schema -args -update
 
 .PHONY: lint
-lint: ## gofmt check, go vet, Supabase advisors on the local database, template check
+lint: ## gofmt, go mod tidy, go vet, staticcheck, Supabase advisors on the local database, template check
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './node_modules/*' -not -path './build/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt: not formatted:"; echo "$$unformatted"; exit 1; fi
+	@go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	@go vet ./...
+	@go run $(STATICCHECK) ./...
 	@scripts/localdb.sh && scripts/migrate.sh && scripts/advisors.sh
 	@if [ -x scripts/check-template.sh ]; then scripts/check-template.sh; \
 	elif [ -f scripts/check-template.sh ]; then bash scripts/check-template.sh; fi
