@@ -22,7 +22,7 @@ import (
 const benchAgent = memory.DefaultAgent
 
 // retention is the lifetime of live rows, the functions' default.
-const retention = 720 * time.Hour
+const retention = memory.DefaultRetention
 
 // benchDB is the database a run creates and loads as the superuser.
 type benchDB struct {

@@ -28,6 +28,13 @@ const (
 	maxQueryChars      = 4096
 )
 
+// The defaults of a sweep (sweep-expired's batch_size and max_duration_ms, the scheduled sweep,
+// agentmem sweep's --batch-size).
+const (
+	DefaultSweepBatch  = 5000
+	DefaultSweepBudget = 20 * time.Second
+)
+
 func init() {
 	functions["active-session"] = function{run: (*Server).activeSession}
 	functions["commit-turn"] = function{run: (*Server).commitTurn}
@@ -427,8 +434,8 @@ func (s *Server) sweepExpired(ctx context.Context, c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	var f apierror.Fields
-	batch := intField(&f, "batch_size", req.BatchSize, 5000, 1, 50_000)
-	budget := intField(&f, "max_duration_ms", req.MaxDurationMS, 20_000, 1, 900_000)
+	batch := intField(&f, "batch_size", req.BatchSize, DefaultSweepBatch, 1, 50_000)
+	budget := intField(&f, "max_duration_ms", req.MaxDurationMS, DefaultSweepBudget.Milliseconds(), 1, 900_000)
 	if err := f.Err(); err != nil {
 		return 0, nil, err
 	}
@@ -456,7 +463,7 @@ func (s *Server) Sweep(ctx context.Context, dryRun bool, batch int, budget time.
 // the contract, bounded by ctx's deadline. Only AWS can deliver such an event to the function.
 // It then embeds the rows that wait for a vector (see EmbedPending).
 func (s *Server) ScheduledSweep(ctx context.Context) (any, error) {
-	out, err := s.Sweep(ctx, false, 5000, 20*time.Second)
+	out, err := s.Sweep(ctx, false, DefaultSweepBatch, DefaultSweepBudget)
 	if err != nil {
 		return nil, err
 	}

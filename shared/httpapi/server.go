@@ -56,7 +56,7 @@ func NewServer(st *store.Store, v Verifier, log *slog.Logger, cfg Config) *Serve
 		cfg.AllowedOrigins = []string{"*"}
 	}
 	if cfg.DefaultRetention <= 0 {
-		cfg.DefaultRetention = 720 * time.Hour
+		cfg.DefaultRetention = memory.DefaultRetention
 	}
 	if cfg.NotesMaxChars <= 0 {
 		cfg.NotesMaxChars = memory.DefaultNotesMaxChars
