@@ -6,6 +6,9 @@ SHELL := /usr/bin/env bash
 
 FUNCTIONS := $(notdir $(patsubst %/,%,$(wildcard functions/*/)))
 
+# STATICCHECK is the pinned staticcheck make lint runs (built from the module proxy on first use).
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 .PHONY: help
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "; printf "Usage: make <target>\n\n"} \
@@ -38,12 +41,20 @@ token: ## Print a local token (SUB=<uuid> ROLE=authenticated|service_role TENANT
 migrate: ## Apply supabase/migrations to DATABASE_URL (default: the local database)
 	@scripts/migrate.sh
 
+.PHONY: schema
+schema: ## Write supabase/schema.sql: the schema the migrations make in a scratch database
+	@scripts/localdb.sh
+	@AGENTMEM_TEST_DATABASE_URL=$${AGENTMEM_TEST_DATABASE_URL:-$${DATABASE_URL:-postgresql://postgres:postgres@127.0.0.1:$${AGENTMEM_DB_PORT:-54322}/postgres}} \
+		go test -count=1 -run '^TestSchemaFileIsCurrent$$' ./shared/schema -args -update
+
 .PHONY: lint
-lint: ## gofmt check, go vet, each function binary holds only its handler, advisors, template check
+lint: ## gofmt, go mod tidy, go vet, staticcheck, one handler per binary, Supabase advisors on the local database, template check
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './node_modules/*' -not -path './build/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt: not formatted:"; echo "$$unformatted"; exit 1; fi
+	@go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	@go vet ./...
 	@scripts/check-binaries.sh
+	@go run $(STATICCHECK) ./...
 	@scripts/localdb.sh && scripts/migrate.sh && scripts/advisors.sh
 	@if [ -x scripts/check-template.sh ]; then scripts/check-template.sh; \
 	elif [ -f scripts/check-template.sh ]; then bash scripts/check-template.sh; fi

@@ -12,7 +12,7 @@ import (
 	pgvector "github.com/pgvector/pgvector-go"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 
-	"github.com/agentmem/agentmem/shared/bench"
+	"github.com/agentmem/agentmem/cmd/agentmem-bench/internal/bench"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/schema"
 	"github.com/agentmem/agentmem/shared/store"
@@ -22,7 +22,7 @@ import (
 const benchAgent = memory.DefaultAgent
 
 // retention is the lifetime of live rows, the functions' default.
-const retention = 720 * time.Hour
+const retention = memory.DefaultRetention
 
 // benchDB is the database a run creates and loads as the superuser.
 type benchDB struct {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agentmem/agentmem/shared/bench"
+	"github.com/agentmem/agentmem/cmd/agentmem-bench/internal/bench"
 )
 
 // pgSettings are the server settings a reader needs to judge the figures.

@@ -26,7 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentmem/agentmem/shared/bench"
+	"github.com/agentmem/agentmem/cmd/agentmem-bench/internal/bench"
 	"github.com/agentmem/agentmem/shared/config"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentmem/agentmem/shared/bench"
+	"github.com/agentmem/agentmem/cmd/agentmem-bench/internal/bench"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentmem/agentmem/shared/bench"
+	"github.com/agentmem/agentmem/cmd/agentmem-bench/internal/bench"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"

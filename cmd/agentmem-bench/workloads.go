@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentmem/agentmem/shared/bench"
+	"github.com/agentmem/agentmem/cmd/agentmem-bench/internal/bench"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 

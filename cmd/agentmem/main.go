@@ -33,6 +33,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
 	"github.com/agentmem/agentmem/shared/schema"
@@ -186,7 +187,7 @@ func token(args []string) error {
 func sweep(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	dry := fs.Bool("dry-run", false, "count expired rows, delete nothing")
-	batch := fs.Int("batch-size", 5000, "rows per batch")
+	batch := fs.Int("batch-size", app.DefaultSweepBatch, "rows per batch")
 	budget := fs.Duration("max-duration", time.Minute, "time budget")
 	if err := fs.Parse(args); err != nil {
 		return err

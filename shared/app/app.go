@@ -18,16 +18,12 @@ import (
 // Config configures the use cases.
 type Config struct {
 	// DefaultRetention is the lifetime of stored rows when a request sets none; default
-	// DefaultRetention.
+	// memory.DefaultRetention.
 	DefaultRetention time.Duration
 	// NotesMaxChars is the size limit of one agent's notes about a user, in characters;
 	// default memory.DefaultNotesMaxChars (20,000).
 	NotesMaxChars int
 }
-
-// DefaultRetention is how long stored rows live when neither a request nor the configuration
-// says otherwise.
-const DefaultRetention = 720 * time.Hour
 
 // App runs the use cases. Build it once per process (per Lambda container); it is safe for
 // concurrent use.
@@ -40,7 +36,7 @@ type App struct {
 // New builds an App over st.
 func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	if cfg.DefaultRetention <= 0 {
-		cfg.DefaultRetention = DefaultRetention
+		cfg.DefaultRetention = memory.DefaultRetention
 	}
 	if cfg.NotesMaxChars <= 0 {
 		cfg.NotesMaxChars = memory.DefaultNotesMaxChars

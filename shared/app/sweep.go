@@ -11,6 +11,13 @@ import (
 	"github.com/agentmem/agentmem/shared/store"
 )
 
+// The defaults of a sweep (sweep-expired's batch_size and max_duration_ms, the scheduled sweep,
+// agentmem sweep's --batch-size).
+const (
+	DefaultSweepBatch  = 5000
+	DefaultSweepBudget = 20 * time.Second
+)
+
 // SweepInput is the request of sweep-expired.
 type SweepInput struct {
 	DryRun        *bool  `json:"dry_run"`
@@ -30,8 +37,8 @@ func (a *App) SweepExpired(ctx context.Context, p auth.Principal, req SweepInput
 		return SweepOutput{}, apierror.New(apierror.Forbidden, "sweep-expired is for service callers only")
 	}
 	var f apierror.Fields
-	batch := intField(&f, "batch_size", req.BatchSize, 5000, 1, 50_000)
-	budget := intField(&f, "max_duration_ms", req.MaxDurationMS, 20_000, 1, 900_000)
+	batch := intField(&f, "batch_size", req.BatchSize, DefaultSweepBatch, 1, 50_000)
+	budget := intField(&f, "max_duration_ms", req.MaxDurationMS, DefaultSweepBudget.Milliseconds(), 1, 900_000)
 	if err := f.Err(); err != nil {
 		return SweepOutput{}, err
 	}
@@ -55,7 +62,7 @@ func (a *App) Sweep(ctx context.Context, dryRun bool, batch int, budget time.Dur
 // the contract, bounded by ctx's deadline. Only AWS can deliver such an event to the function.
 // It then embeds the rows that wait for a vector (see EmbedPending).
 func (a *App) ScheduledSweep(ctx context.Context) (ScheduledSweepOutput, error) {
-	out, err := a.Sweep(ctx, false, 5000, 20*time.Second)
+	out, err := a.Sweep(ctx, false, DefaultSweepBatch, DefaultSweepBudget)
 	if err != nil {
 		return ScheduledSweepOutput{}, err
 	}

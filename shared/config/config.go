@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
 )
 
 // Local defaults, the same as `supabase start` uses.
@@ -154,7 +155,7 @@ func Load(getenv func(string) string) (Config, error) {
 		AuthVerify:  strings.TrimSpace(getenv("SUPABASE_AUTH_VERIFY")),
 		AnonKey:     strings.TrimSpace(getenv("SUPABASE_ANON_KEY")),
 		Addr:        getenv("ADDR"),
-		MaxConns:    4,
+		MaxConns:    store.DefaultMaxConns,
 	}
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = LocalDatabaseURL
@@ -192,7 +193,7 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.AuthAllowAnonymous = b
 	}
-	c.DefaultRetention = 720 * time.Hour
+	c.DefaultRetention = memory.DefaultRetention
 	if v := getenv("DEFAULT_RETENTION"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -235,12 +236,13 @@ func Load(getenv func(string) string) (Config, error) {
 	if err := c.loadRanking(getenv); err != nil {
 		return c, err
 	}
-	c.MemoryMergeSimilarity = 0.95
+	c.MemoryMergeSimilarity = store.DefaultMergeSimilarity
 	if v := getenv("MEMORY_MERGE_SIMILARITY"); v != "" {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || !(f > 0) || math.IsInf(f, 0) {
 			return c, fmt.Errorf("MEMORY_MERGE_SIMILARITY must be a cosine similarity above 0 and at most 1 "+
-				"(default 0.95), or a number above 1 to turn near-duplicate merging off, not %q", v)
+				"(default %g), or a number above 1 to turn near-duplicate merging off, not %q",
+				store.DefaultMergeSimilarity, v)
 		}
 		c.MemoryMergeSimilarity = f
 	}
@@ -249,7 +251,9 @@ func Load(getenv func(string) string) (Config, error) {
 
 // loadRanking reads the RECALL_* settings.
 func (c *Config) loadRanking(getenv func(string) string) error {
-	c.RecallTextWeight, c.RecallVectorWeight, c.RecallRRFK, c.RecallExactLimit = 1, 1, 50, 2000
+	d := store.DefaultRanking
+	c.RecallTextWeight, c.RecallVectorWeight = d.TextWeight, d.VectorWeight
+	c.RecallRRFK, c.RecallExactLimit = d.RRFK, d.ExactLimit
 	for _, w := range []struct {
 		name string
 		to   *float64

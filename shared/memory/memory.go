@@ -23,6 +23,10 @@ type Scope struct {
 // DefaultAgent is the agent of a request that names none.
 const DefaultAgent = "default"
 
+// DefaultRetention is the lifetime of what a request stores (sessions, messages, memories) when
+// neither the request nor DEFAULT_RETENTION sets one.
+const DefaultRetention = 720 * time.Hour
+
 // The roles of a message.
 const (
 	RoleUser      = "user"

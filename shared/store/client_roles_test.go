@@ -18,12 +18,13 @@ import (
 )
 
 // clientReadOnlyFunctions are the only functions of the exposed schemas that a Supabase client
-// (role authenticated) may call: the match RPCs for supabase-js and the two helpers their
-// select policies and hybrid search call. Each must read only (stable or immutable) and run
+// (role authenticated) may call: the match RPCs for supabase-js and the helpers their select
+// policies and hybrid search call. Each must read only (stable or immutable) and run
 // with the caller's rights, so row-level security decides what it returns.
 var clientReadOnlyFunctions = []string{
 	"agentmem.any_words_query(text)",
 	"agentmem.current_tenant()",
+	"agentmem.rrf_score(bigint, bigint, double precision, double precision, integer)",
 	"public.hybrid_match_memories(text, extensions.vector, integer, double precision, double precision, integer, uuid, text, text)",
 	"public.match_knowledge(extensions.vector, integer, text, text)",
 	"public.match_memories(extensions.vector, integer, uuid, text, text)",

@@ -333,8 +333,10 @@ const DefaultMergeSimilarity = 0.95
 // unless the turn's session is the caller's and this agent's, so that a turn refused for its
 // session keeps none of its memories even when both statements share one implicit transaction.
 const storeMemoriesSQL = `
-select fact_key, memory_id from agentmem.store_memories($1::text, $2::uuid, $3::text, $4::uuid,
-  $5::text[], $6::text[], $7::text[], $8::text[], $9::text, $10::float8, $11::float8)`
+select fact_key, memory_id from agentmem.store_memories(p_tenant_id => $1::text, p_user_id => $2::uuid,
+  p_agent => $3::text, p_session_id => $4::uuid, p_contents => $5::text[], p_keys => $6::text[],
+  p_metadata => $7::text[], p_embeddings => $8::text[], p_model => $9::text,
+  p_ttl_seconds => $10::float8, min_similarity => $11::float8)`
 
 // memoryRows are the memories of one request, one row per fact: repeats of a fact within the
 // request merge their metadata in order, and the last repeat's text wins. Rows are in the order

@@ -17,7 +17,8 @@ import (
 // transaction). conn needs the right to create indexes on the tables (their owner, as the
 // migrations run). It returns the statements it ran.
 func EnsureEmbeddingIndexes(ctx context.Context, conn *pgx.Conn, e embedding.Embedder, concurrently bool) ([]string, error) {
-	rows, err := conn.Query(ctx, `select agentmem.embedding_index_statements($1, $2, $3)`,
+	rows, err := conn.Query(ctx, `select agentmem.embedding_index_statements(
+		model => $1::text, dims => $2::int, build_concurrently => $3::boolean)`,
 		e.Model(), e.Dimensions(), concurrently)
 	if err != nil {
 		return nil, fmt.Errorf("embedding index statements: %w", err)

@@ -168,9 +168,10 @@ func (s *Store) DeleteKnowledge(ctx context.Context, tenant, source string) (int
 }
 
 // knowledgeSQL is recall's ranking over a tenant's chunks: full text, vector distance, or both
-// ranks fused. The tenant filter is repeated (row-level security applies as well for users) so
-// the indexes serve it. The vector side is agentmem.knowledge_neighbours: exact below the
-// ranking's exact limit ($11), through the model's HNSW index above it.
+// ranks fused by agentmem.rrf_score, as recall's are. The tenant filter is repeated (row-level
+// security applies as well for users) so the indexes serve it. The vector side is
+// agentmem.knowledge_neighbours: exact below the ranking's exact limit ($11), through the model's
+// HNSW index above it.
 const knowledgeSQL = `
 with
 ftq as (select agentmem.any_words_query($1::text) as q),
@@ -184,15 +185,17 @@ text_hits as (
 ),
 vector_hits as (
   select v.id, 1 - v.distance as score, row_number() over (order by v.distance, v.id) as rank
-  from agentmem.knowledge_neighbours($2, case when $3::text <> 'text' then $5::extensions.vector end,
-         $10::text, $4::int, $11::int) v
+  from agentmem.knowledge_neighbours(p_tenant_id => $2::text,
+         query_embedding => case when $3::text <> 'text' then $5::extensions.vector end,
+         query_model => $10::text, n => $4::int, exact_limit => $11::int) v
 ),
 fused as (
   select coalesce(t.id, v.id) as id,
          case $3::text
            when 'text' then t.score
            when 'vector' then v.score
-           else coalesce($6::float8 / ($8::int + t.rank), 0) + coalesce($7::float8 / ($8::int + v.rank), 0)
+           else agentmem.rrf_score(text_rank => t.rank, vector_rank => v.rank,
+                  text_weight => $6::float8, vector_weight => $7::float8, rrf_k => $8::int)
          end as score
   from text_hits t full join vector_hits v on v.id = t.id
 )

@@ -120,7 +120,11 @@ func mmrPool(k int) int { return min(max(4*k, 20), 200) }
 // planned once per connection rather than at every call. The user is filtered explicitly (so
 // the owner index finds the rows) as well as by row-level security.
 const recallSQL = `select id, content, score, metadata, created_at, embedding::text
-from agentmem.recall_memories($1, $2::extensions.vector, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
+from agentmem.recall_memories(p_query => $1::text, query_embedding => $2::extensions.vector,
+  query_model => $3::text, p_user_id => $4::uuid, p_tenant_id => $5::text, p_agent => $6::text,
+  p_filter => $7::jsonb, p_mode => $8::text, candidates => $9::int, text_weight => $10::float8,
+  vector_weight => $11::float8, rrf_k => $12::int, min_score => $13::float8, p_k => $14::int,
+  exact_limit => $15::int, with_vectors => $16::boolean)`
 
 func (s *Store) recallArgs(p RecallParams) []any {
 	var emb *string

@@ -25,7 +25,7 @@ import (
 type Config struct {
 	// DatabaseURL is the PostgreSQL URL; it may point at a transaction-mode pooler.
 	DatabaseURL string
-	// MaxConns caps the pool; default 4, enough for one Lambda container.
+	// MaxConns caps the pool; default DefaultMaxConns.
 	MaxConns int32
 	// Embedder embeds memories and queries; default embedding.Hash.
 	Embedder embedding.Embedder
@@ -38,6 +38,10 @@ type Config struct {
 	// (0) DefaultMergeSimilarity. Above 1, only facts of the same normalised text merge.
 	MergeSimilarity float64
 }
+
+// DefaultMaxConns caps the pool of a store whose Config leaves MaxConns unset: enough for one
+// Lambda container, which serves one request at a time.
+const DefaultMaxConns = 4
 
 // Store is the database side of every function. It is safe for concurrent use.
 type Store struct {
@@ -63,7 +67,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if _, set := pc.ConnConfig.Config.RuntimeParams["application_name"]; !set {
 		pc.ConnConfig.Config.RuntimeParams["application_name"] = "agentmem"
 	}
-	pc.MaxConns = 4
+	pc.MaxConns = DefaultMaxConns
 	if cfg.MaxConns > 0 {
 		pc.MaxConns = cfg.MaxConns
 	}

@@ -1,8 +1,8 @@
 // Package bench holds the pieces of agentmem's benchmark (cmd/agentmem-bench) that are worth
-// importing and testing on their own: the deterministic workload data of
-// shared/WORKLOADS.md (the mulberry32 generator, the vocabulary, texts, chat sessions, memories,
-// queries and the workload embedder), latency statistics, and the report (results.json,
-// results.md and PNG charts).
+// testing on their own (internal to the command, so that nothing else depends on them or on
+// their plotting): the deterministic workload data of shared/WORKLOADS.md (the mulberry32
+// generator, the vocabulary, texts, chat sessions, memories, queries and the workload embedder),
+// latency statistics, and the report (results.json, results.md and PNG charts).
 //
 // The data is fully determined by the specification, so other systems can be measured on the
 // same texts and vectors and compared side by side.
