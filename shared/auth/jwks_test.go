@@ -321,3 +321,19 @@ func retryAfterOf(err error) int {
 	}
 	return 0
 }
+
+// BenchmarkVerifyES256 checks tokens of a cached key from many goroutines: the key set's lock is
+// on this path.
+func BenchmarkVerifyES256(b *testing.B) {
+	srv := newJWKSServer(b, jwk("ec-1", ecKey()))
+	v := newVerifier(b, b.Context(), Config{JWKSURL: srv.url()})
+	tok := esToken(b, "ec-1")
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := v.Verify(context.Background(), tok); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
