@@ -4,7 +4,6 @@ go 1.26.8
 
 require (
 	github.com/MicahParks/jwkset v0.8.0
-	github.com/MicahParks/keyfunc/v3 v3.3.11
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.47.7
 	github.com/aws/aws-sdk-go-v2/config v1.33.15
@@ -18,7 +17,6 @@ require (
 	github.com/schollz/progressbar/v3 v3.19.1
 	golang.org/x/sync v0.22.0
 	golang.org/x/term v0.44.0
-	golang.org/x/time v0.9.0
 	gonum.org/v1/plot v0.17.0
 )
 
@@ -49,4 +47,5 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
+	golang.org/x/time v0.9.0 // indirect
 )

@@ -6,18 +6,15 @@ import (
 	"crypto/elliptic"
 	"crypto/rsa"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/MicahParks/jwkset"
-	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
-	"golang.org/x/time/rate"
 
 	"github.com/agentmem/agentmem/shared/apierror"
 )
@@ -28,21 +25,8 @@ const DefaultAudience = "authenticated"
 // MaxTenantLen is the longest tenant_id accepted, in characters, from a token or a request.
 const MaxTenantLen = 128
 
-const (
-	// maxTokenLen bounds the work done on a token before its signature is checked.
-	maxTokenLen = 16 << 10
-	// jwksRefreshInterval is how often the cached key set is refetched in the background, so a
-	// revoked key stops being trusted within this time.
-	jwksRefreshInterval = 10 * time.Minute
-	// jwksUnknownKIDEvery is the least time between refetches caused by a token naming a key the
-	// cache does not hold; a flood of made-up kids costs at most one fetch per interval.
-	jwksUnknownKIDEvery = time.Minute
-	// jwksWaitMax bounds how long a request waits for a refetch slot, and the refetch itself.
-	// A request that would wait longer fails at once.
-	jwksWaitMax = 5 * time.Second
-	// jwksHTTPTimeout bounds the first fetch and each background refetch.
-	jwksHTTPTimeout = 10 * time.Second
-)
+// maxTokenLen bounds the work done on a token before its signature is checked.
+const maxTokenLen = 16 << 10
 
 // Config says how access tokens are verified. At least one of JWTSecret and JWKSURL is required;
 // with both, HS256 tokens are checked against the secret and ES256/RS256 tokens against the JWKS.
@@ -53,6 +37,11 @@ type Config struct {
 	// JWKSURL is the project's JSON Web Key Set (SUPABASE_JWKS_URL), whose ES256 and RS256 keys
 	// sign access tokens. Default: none, which rejects every ES256 and RS256 token.
 	JWKSURL string
+	// JWKSRefresh (SUPABASE_JWKS_REFRESH) is the age at which the cached key set is fetched
+	// again before a token is checked with it: a key removed from the set is refused from then
+	// on, as long as the set can be fetched (while it cannot, the last keys fetched stay in
+	// use). At least MinJWKSRefresh. Default: DefaultJWKSRefresh.
+	JWKSRefresh time.Duration
 	// Issuer, when set (JWT_ISSUER), is the exact iss that user tokens must carry. It is not
 	// checked on service_role tokens: Supabase's service keys carry iss "supabase". Default: none,
 	// no issuer check.
@@ -61,29 +50,40 @@ type Config struct {
 	Audience string
 	// Leeway is the clock skew allowed when checking exp and nbf. Default: 0, none.
 	Leeway time.Duration
-	// Logger receives failures to refresh the JWKS. Default: nil, discard.
+	// Logger receives failures to fetch the JWKS. Default: nil, discard.
 	Logger *slog.Logger
 }
 
 // Verifier checks access tokens. It is safe for concurrent use; build one per process.
 type Verifier struct {
 	secret   []byte
-	jwks     keyfunc.Keyfunc
+	jwks     *keySet
 	issuer   string
 	audience string
 	parser   *jwt.Parser
 }
 
-// NewVerifier builds a Verifier from cfg. In JWKS mode it fetches the key set before returning,
-// so a wrong or unreachable URL fails here rather than turning every request into a 401; ctx
-// then bounds the life of the cache's background refresh, so pass one that lives as long as
-// the process.
+// NewVerifier builds a Verifier from cfg. In JWKS mode it fetches the key set before returning
+// (waiting at most a few seconds, or until ctx ends), but a key set it cannot fetch is no error:
+// it is logged, tokens that need it answer 503 with Retry-After until a later fetch succeeds, and
+// HS256 tokens are checked as ever. A JWKS URL that is not an http or https URL is an error.
 func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
+	return buildVerifier(ctx, cfg, realClock)
+}
+
+// buildVerifier is NewVerifier on clk.
+func buildVerifier(ctx context.Context, cfg Config, clk clock) (*Verifier, error) {
 	if cfg.JWTSecret == "" && cfg.JWKSURL == "" {
 		return nil, errors.New("auth: configure a JWT secret or a JWKS URL")
 	}
 	if cfg.Leeway < 0 {
 		return nil, errors.New("auth: leeway must not be negative")
+	}
+	if cfg.JWKSRefresh == 0 {
+		cfg.JWKSRefresh = DefaultJWKSRefresh
+	}
+	if cfg.JWKSRefresh < MinJWKSRefresh {
+		return nil, errors.New("auth: the JWKS refresh interval must be at least a second")
 	}
 	v := &Verifier{issuer: cfg.Issuer, audience: cfg.Audience}
 	if v.audience == "" {
@@ -95,11 +95,15 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 		methods = append(methods, jwt.SigningMethodHS256.Alg())
 	}
 	if cfg.JWKSURL != "" {
-		kf, err := newJWKS(ctx, cfg.JWKSURL, cfg.Logger)
-		if err != nil {
-			return nil, err
+		if u, err := url.Parse(cfg.JWKSURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, errors.New("auth: the JWKS URL must be an http or https URL")
 		}
-		v.jwks = kf
+		logger := cfg.Logger
+		if logger == nil {
+			logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		}
+		v.jwks = newKeySet(ctx, cfg.JWKSURL, cfg.JWKSRefresh, logger, clk)
+		v.jwks.prime(ctx)
 		methods = append(methods, jwt.SigningMethodES256.Alg(), jwt.SigningMethodRS256.Alg())
 	}
 	v.parser = jwt.NewParser(
@@ -108,36 +112,6 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 		jwt.WithLeeway(cfg.Leeway),
 	)
 	return v, nil
-}
-
-func newJWKS(ctx context.Context, url string, logger *slog.Logger) (keyfunc.Keyfunc, error) {
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	store, err := jwkset.NewStorageFromHTTP(url, jwkset.HTTPClientStorageOptions{
-		Ctx:             ctx,
-		HTTPTimeout:     jwksHTTPTimeout,
-		RefreshInterval: jwksRefreshInterval,
-		RefreshErrorHandler: func(ctx context.Context, err error) {
-			logger.WarnContext(ctx, "refresh jwks", "error", err)
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("auth: fetch jwks: %w", err)
-	}
-	client, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
-		HTTPURLs:          map[string]jwkset.Storage{url: store},
-		RateLimitWaitMax:  jwksWaitMax,
-		RefreshUnknownKID: rate.NewLimiter(rate.Every(jwksUnknownKIDEvery), 1),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("auth: jwks client: %w", err)
-	}
-	kf, err := keyfunc.New(keyfunc.Options{Ctx: ctx, Storage: client})
-	if err != nil {
-		return nil, fmt.Errorf("auth: jwks keyfunc: %w", err)
-	}
-	return kf, nil
 }
 
 // claims is the part of a Supabase access token that agentmem reads. A claim of the wrong JSON
@@ -250,11 +224,15 @@ func (v *Verifier) keyfunc(ctx context.Context) jwt.Keyfunc {
 			if v.jwks == nil {
 				return nil, errKeyMismatch
 			}
-			key, err := v.jwks.KeyfuncCtx(ctx)(t)
+			kid, _ := t.Header["kid"].(string)
+			key, err := v.jwks.key(ctx, kid)
 			if err != nil {
 				return nil, err
 			}
-			switch k := key.(type) {
+			if key.alg != "" && key.alg != t.Method.Alg() {
+				return nil, errKeyMismatch
+			}
+			switch k := key.key.(type) {
 			case *ecdsa.PublicKey:
 				if t.Method == jwt.SigningMethodES256 && k.Curve == elliptic.P256() {
 					return k, nil
@@ -274,6 +252,10 @@ func (v *Verifier) keyfunc(ctx context.Context) jwt.Keyfunc {
 // parseError turns a jwt parse failure into a safe 401. The cause kept is the library's
 // sentinel only: the full error can quote header values chosen by the caller.
 func parseError(err error) error {
+	var ae *apierror.Error
+	if errors.As(err, &ae) && ae.Code == apierror.Unavailable {
+		return ae
+	}
 	for _, m := range []struct {
 		sentinel error
 		detail   string

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
@@ -60,6 +61,11 @@ type Config struct {
 	// JWKSURL (SUPABASE_JWKS_URL); default $SUPABASE_URL/auth/v1/.well-known/jwks.json when
 	// SUPABASE_URL is set, in jwt mode only.
 	JWKSURL string
+	// JWKSRefresh (SUPABASE_JWKS_REFRESH, a Go duration of at least 1s) is the age at which the
+	// cached JWKS is fetched again before a token is checked with it, so a key removed from the
+	// set is refused from then on (while the set cannot be fetched, the last keys fetched stay
+	// in use); default auth.DefaultJWKSRefresh, 5m.
+	JWKSRefresh time.Duration
 	// JWTIssuer (JWT_ISSUER); default none (not checked).
 	JWTIssuer string
 	// AuthAllowAnonymous (AUTH_ALLOW_ANONYMOUS, true or false) says whether users of
@@ -184,6 +190,15 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("no way to verify tokens: set SUPABASE_URL (its JWKS is used), SUPABASE_JWKS_URL or SUPABASE_JWT_SECRET; the local default secret only serves a local database")
 		}
 		c.JWTSecret = LocalJWTSecret
+	}
+	c.JWKSRefresh = auth.DefaultJWKSRefresh
+	if v := getenv("SUPABASE_JWKS_REFRESH"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < auth.MinJWKSRefresh {
+			return c, fmt.Errorf("SUPABASE_JWKS_REFRESH must be a Go duration of at least %s such as %s, not %q",
+				auth.MinJWKSRefresh, auth.DefaultJWKSRefresh, v)
+		}
+		c.JWKSRefresh = d
 	}
 	c.AuthAllowAnonymous = DefaultAuthAllowAnonymous
 	if v := strings.TrimSpace(getenv("AUTH_ALLOW_ANONYMOUS")); v != "" {

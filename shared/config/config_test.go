@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
 )
 
@@ -247,5 +248,40 @@ func TestAuthAllowAnonymous(t *testing.T) {
 	}
 	if !config.DefaultAuthAllowAnonymous {
 		t.Error("anonymous users are refused by default; the contract says they are accepted")
+	}
+}
+
+func TestJWKSRefresh(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		value string
+		want  time.Duration // 0: refused
+	}{
+		{"", auth.DefaultJWKSRefresh},
+		{"30s", 30 * time.Second},
+		{"1s", time.Second},
+		{"1h", time.Hour},
+		{"999ms", 0},
+		{"0", 0},
+		{"-5m", 0},
+		{"300", 0},
+		{"soon", 0},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			t.Parallel()
+			c, err := config.Load(env(map[string]string{"SUPABASE_JWKS_REFRESH": tc.value}))
+			if tc.want == 0 {
+				if err == nil || !strings.Contains(err.Error(), "SUPABASE_JWKS_REFRESH") {
+					t.Errorf("error %v, want one naming SUPABASE_JWKS_REFRESH", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.JWKSRefresh != tc.want {
+				t.Errorf("JWKSRefresh = %v, want %v", c.JWKSRefresh, tc.want)
+			}
+		})
 	}
 }

@@ -69,7 +69,8 @@ func newVerifier(ctx context.Context, cfg config.Config, log *slog.Logger) (http
 	var jwtV *auth.Verifier
 	if cfg.AuthVerify != config.AuthVerifyAuthServer || cfg.JWTSecret != "" || cfg.JWKSURL != "" {
 		v, err := auth.NewVerifier(ctx, auth.Config{
-			JWTSecret: cfg.JWTSecret, JWKSURL: cfg.JWKSURL, Issuer: cfg.JWTIssuer, Logger: log,
+			JWTSecret: cfg.JWTSecret, JWKSURL: cfg.JWKSURL, JWKSRefresh: cfg.JWKSRefresh, Issuer: cfg.JWTIssuer,
+			Logger: log,
 		})
 		if err != nil {
 			return nil, err

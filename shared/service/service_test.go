@@ -2,15 +2,21 @@ package service_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/shared/auth"
@@ -191,5 +197,67 @@ func TestAuthAllowAnonymous(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A key set that cannot be fetched at start-up does not stop start-up: tokens that need it
+// answer 503 with Retry-After, HS256 tokens are checked with the secret as ever.
+func TestStartWithTheJWKSDown(t *testing.T) {
+	t.Parallel()
+	const secret = "a-secret-of-at-least-32-characters-for-this-test"
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(down.Close)
+	vars := map[string]string{"DATABASE_URL": testdb.ServerURL(t), "AWS_LAMBDA_FUNCTION_NAME": "recall",
+		"SUPABASE_JWKS_URL": down.URL + "/auth/v1/.well-known/jwks.json", "SUPABASE_JWT_SECRET": secret}
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("start with the JWKS down: %v", err)
+	}
+	t.Cleanup(svc.Close)
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{"role": auth.RoleService,
+		"exp": time.Now().Add(time.Hour).Unix()})
+	es.Header["kid"] = "7c9d3c1e-0f4b-4d7e-9a55-2f1b8e6d4c3a"
+	esToken, err := es.SignedString(ecKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hsToken, err := auth.MintHS256(secret, auth.MintClaims{Role: auth.RoleService})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := svc.Server.Functions()[0]
+	for _, tc := range []struct {
+		name   string
+		token  string
+		status int // a GET that passes authentication is then refused with 405
+	}{
+		{"es256 token", esToken, http.StatusServiceUnavailable},
+		{"hs256 token", hsToken, http.StatusMethodNotAllowed},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/v1/"+fn, nil)
+		req.Header.Set("Authorization", "Bearer "+tc.token)
+		rec := httptest.NewRecorder()
+		svc.Server.Mux().ServeHTTP(rec, req)
+		if rec.Code != tc.status {
+			t.Errorf("%s: status %d, want %d: %s", tc.name, rec.Code, tc.status, rec.Body)
+		}
+		if tc.status == http.StatusServiceUnavailable {
+			if ra, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || ra < 1 {
+				t.Errorf("%s: Retry-After %q, want a number of seconds", tc.name, rec.Header().Get("Retry-After"))
+			}
+			if !strings.Contains(rec.Body.String(), `"code":"unavailable"`) {
+				t.Errorf("%s: body %s, want code unavailable", tc.name, rec.Body)
+			}
+		}
 	}
 }
