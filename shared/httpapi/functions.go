@@ -448,6 +448,7 @@ func (s *Server) Sweep(ctx context.Context, dryRun bool, batch int, budget time.
 	}
 	s.log.InfoContext(ctx, "sweep", "messages", res.Deleted.Messages, "memories", res.Deleted.Memories,
 		"sessions", res.Deleted.Sessions, "idempotency_keys", res.Deleted.IdempotencyKeys,
+		"request_rates", res.Deleted.RequestRates,
 		"batches", res.Batches, "more", res.More, "dry_run", dryRun)
 	return sweepResponse{SweepResult: res, DurationMS: time.Since(start).Milliseconds()}, nil
 }

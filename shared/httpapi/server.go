@@ -38,6 +38,8 @@ type Config struct {
 	// RequestTimeout bounds one request when the caller's context has no sooner deadline;
 	// default 25s.
 	RequestTimeout time.Duration
+	// RateLimit limits the requests of each user and tenant; default none.
+	RateLimit RateLimit
 }
 
 // Server holds what every function needs. Build it once per process (per Lambda container).
@@ -63,6 +65,12 @@ func NewServer(st *store.Store, v Verifier, log *slog.Logger, cfg Config) *Serve
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 25 * time.Second
+	}
+	if cfg.RateLimit.Period <= 0 {
+		cfg.RateLimit.Period = DefaultRateLimitPeriod
+	}
+	if cfg.RateLimit.Limiter == nil && st != nil {
+		cfg.RateLimit.Limiter = st
 	}
 	s := &Server{store: st, verifier: v, log: log, cfg: cfg, origins: map[string]bool{}}
 	for _, o := range cfg.AllowedOrigins {
@@ -229,6 +237,10 @@ func (s *Server) handle(r *http.Request, rid, name string, fn function) (int, an
 		return 0, nil, false, err
 	}
 	c := &call{principal: principal, body: body, r: r, requestID: rid}
+	// The rate limit comes before any work, so a request over it changes nothing.
+	if err := s.limit(ctx, c); err != nil {
+		return 0, nil, false, err
+	}
 	status, out, err := fn.run(s, ctx, c)
 	return status, out, c.replayed, err
 }

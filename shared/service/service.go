@@ -56,6 +56,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	srv := httpapi.NewServer(st, v, log, httpapi.Config{
 		AllowedOrigins: cfg.AllowedOrigins, DefaultRetention: cfg.DefaultRetention,
 		NotesMaxChars: cfg.NotesMaxChars,
+		RateLimit:     httpapi.RateLimit{User: cfg.RateLimitUserPerMinute, Tenant: cfg.RateLimitTenantPerMinute},
 	})
 	return &Service{Config: cfg, Log: log, Store: st, Server: srv}, nil
 }
