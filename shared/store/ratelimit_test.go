@@ -286,3 +286,36 @@ func TestRequestRatesAreClosedToClients(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkTakeRequestSlot measures one slot taken (one round trip) beside a bare round trip
+// of the same pool (Ping), for a user's limit alone and with a tenant's.
+func BenchmarkTakeRequestSlot(b *testing.B) {
+	db := testdb.New(b)
+	st, err := store.Open(context.Background(), store.Config{DatabaseURL: db.URL, MaxConns: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	b.Run("ping", func(b *testing.B) {
+		for range b.N {
+			if err := st.Ping(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, tc := range []struct {
+		name   string
+		tenant int
+	}{{"user", 0}, {"user+tenant", 1_000_000}} {
+		b.Run(tc.name, func(b *testing.B) {
+			p := store.RequestSlotParams{TenantID: "acme-" + tc.name, UserID: uuid.New(), UserLimit: 1_000_000,
+				TenantLimit: tc.tenant, Period: time.Minute}
+			for range b.N {
+				if s, err := st.TakeRequestSlot(ctx, p); err != nil || !s.Taken {
+					b.Fatalf("%+v, %v", s, err)
+				}
+			}
+		})
+	}
+}
