@@ -40,9 +40,13 @@ const takeRequestSlotSQL = `select retry_after_ms, coalesce(limited_by, '')
 	from agentmem.take_request_slot($1::text, $2::uuid, $3::integer, $4::integer, $5::integer)`
 
 // setLimiterRoleSQL makes the rest of the limiter's transaction run as service_role, the one
-// role allowed to take request slots, with $1 as its statement timeout (see statementTimeout).
+// role allowed to take request slots, with $1 as its statement timeout (see statementTimeout),
+// and commit without waiting for the WAL to reach the disk: the counters live in an unlogged
+// table, which a crash empties anyway, so waiting would buy nothing and costs a flush (about
+// half the limiter's time, measured).
 const setLimiterRoleSQL = `select set_config('role', 'service_role', true),
-	set_config('statement_timeout', $1::text, true)`
+	set_config('statement_timeout', $1::text, true),
+	set_config('synchronous_commit', 'off', true)`
 
 // TakeRequestSlot counts one request against the limits of p, in the database that every
 // container shares, before the request does anything: a request refused has changed no
