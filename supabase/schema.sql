@@ -180,6 +180,16 @@ grant delete, insert, select, update on table agentmem.notes to agentmem_caller;
 grant select on table agentmem.notes to authenticated;
 grant delete, insert, select, update on table agentmem.notes to service_role;
 
+-- Table agentmem.request_rates
+create table agentmem.request_rates (
+  tenant_id text not null,
+  user_id uuid not null,
+  tat timestamp with time zone not null,
+  constraint request_rates_pkey PRIMARY KEY (tenant_id, user_id)
+);
+alter table agentmem.request_rates enable row level security;
+grant delete, select on table agentmem.request_rates to service_role;
+
 -- Table agentmem.sessions
 create table agentmem.sessions (
   id uuid not null,
@@ -721,6 +731,77 @@ end
 $function$;
 grant execute on function agentmem.store_memories(text,uuid,text,uuid,text[],text[],text[],text[],text,double precision,double precision) to agentmem_caller;
 grant execute on function agentmem.store_memories(text,uuid,text,uuid,text[],text[],text[],text[],text,double precision,double precision) to service_role;
+
+-- Function agentmem.take_request_slot(text,uuid,integer,integer,integer)
+CREATE OR REPLACE FUNCTION agentmem.take_request_slot(p_tenant_id text, p_user_id uuid, p_user_limit integer, p_tenant_limit integer, p_period_ms integer, OUT retry_after_ms integer, OUT limited_by text)
+ RETURNS record
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_period interval := pg_catalog.make_interval(secs => p_period_ms / 1000.0);
+  v_nobody constant uuid := '00000000-0000-0000-0000-000000000000';
+  v_by_tenant boolean := p_tenant_limit > 0 and p_tenant_id <> '' and p_period_ms > 0;
+  v_by_user boolean := p_user_limit > 0 and p_period_ms > 0;
+  v_tenant_tat timestamptz;
+  v_user_tat timestamptz;
+  v_now timestamptz;
+  v_wait interval;
+begin
+  retry_after_ms := 0;
+  if v_by_tenant then
+    select r.tat into v_tenant_tat from agentmem.request_rates r
+    where r.tenant_id = p_tenant_id and r.user_id = v_nobody for update;
+    if not found then
+      insert into agentmem.request_rates as r (tenant_id, user_id, tat)
+      values (p_tenant_id, v_nobody, '-infinity')
+      on conflict (tenant_id, user_id) do update set tat = r.tat
+      returning r.tat into v_tenant_tat;
+    end if;
+  end if;
+  if v_by_user then
+    select r.tat into v_user_tat from agentmem.request_rates r
+    where r.tenant_id = p_tenant_id and r.user_id = p_user_id for update;
+    if not found then
+      insert into agentmem.request_rates as r (tenant_id, user_id, tat)
+      values (p_tenant_id, p_user_id, '-infinity')
+      on conflict (tenant_id, user_id) do update set tat = r.tat
+      returning r.tat into v_user_tat;
+    end if;
+  end if;
+  v_now := pg_catalog.clock_timestamp();
+
+  if v_by_tenant then
+    v_wait := greatest(v_tenant_tat, v_now) + v_period / p_tenant_limit - v_now - v_period;
+    if v_wait > interval '0' then
+      retry_after_ms := greatest(1, pg_catalog.ceil(extract(epoch from v_wait) * 1000))::integer;
+      limited_by := 'tenant';
+    end if;
+  end if;
+  if v_by_user then
+    v_wait := greatest(v_user_tat, v_now) + v_period / p_user_limit - v_now - v_period;
+    if v_wait > interval '0' and pg_catalog.ceil(extract(epoch from v_wait) * 1000) > retry_after_ms then
+      retry_after_ms := greatest(1, pg_catalog.ceil(extract(epoch from v_wait) * 1000))::integer;
+      limited_by := 'user';
+    end if;
+  end if;
+  if retry_after_ms > 0 then
+    return;
+  end if;
+
+  -- The rows are locked by this transaction: a sweep skips them, so both updates find theirs.
+  if v_by_tenant then
+    update agentmem.request_rates r set tat = greatest(r.tat, v_now) + v_period / p_tenant_limit
+    where r.tenant_id = p_tenant_id and r.user_id = v_nobody;
+  end if;
+  if v_by_user then
+    update agentmem.request_rates r set tat = greatest(r.tat, v_now) + v_period / p_user_limit
+    where r.tenant_id = p_tenant_id and r.user_id = p_user_id;
+  end if;
+end
+$function$;
+grant execute on function agentmem.take_request_slot(text,uuid,integer,integer,integer) to service_role;
 
 -- Function agentmem.word_order_overlap(text,text)
 CREATE OR REPLACE FUNCTION agentmem.word_order_overlap(a text, b text)

@@ -23,6 +23,8 @@ type Config struct {
 	// NotesMaxChars is the size limit of one agent's notes about a user, in characters;
 	// default memory.DefaultNotesMaxChars (20,000).
 	NotesMaxChars int
+	// RateLimit limits the requests of each user and tenant; default none.
+	RateLimit RateLimit
 }
 
 // App runs the use cases. Build it once per process (per Lambda container); it is safe for
@@ -40,6 +42,12 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	}
 	if cfg.NotesMaxChars <= 0 {
 		cfg.NotesMaxChars = memory.DefaultNotesMaxChars
+	}
+	if cfg.RateLimit.Period <= 0 {
+		cfg.RateLimit.Period = DefaultRateLimitPeriod
+	}
+	if cfg.RateLimit.Limiter == nil && st != nil {
+		cfg.RateLimit.Limiter = st
 	}
 	return &App{store: st, log: log, cfg: cfg}
 }

@@ -54,6 +54,7 @@ func (a *App) Sweep(ctx context.Context, dryRun bool, batch int, budget time.Dur
 	}
 	a.log.InfoContext(ctx, "sweep", "messages", res.Deleted.Messages, "memories", res.Deleted.Memories,
 		"sessions", res.Deleted.Sessions, "idempotency_keys", res.Deleted.IdempotencyKeys,
+		"request_rates", res.Deleted.RequestRates,
 		"batches", res.Batches, "more", res.More, "dry_run", dryRun)
 	return SweepOutput{SweepResult: res, DurationMS: time.Since(start).Milliseconds()}, nil
 }

@@ -28,6 +28,17 @@ const (
 // sign-ins are served like any other user.
 const DefaultAuthAllowAnonymous = true
 
+// Rate limits by default: none. A limit costs every request one more round trip to the
+// database, and the right number depends on the workload (an agent looping on tools makes many
+// more requests than a person chatting), so a deployment chooses its own; an upgrade never
+// starts refusing clients that worked before.
+const (
+	DefaultRateLimitUserPerMinute   = 0
+	DefaultRateLimitTenantPerMinute = 0
+	// MaxRateLimitPerMinute bounds both settings.
+	MaxRateLimitPerMinute = 1_000_000
+)
+
 // The ways to verify access tokens (SUPABASE_AUTH_VERIFY).
 const (
 	// AuthVerifyJWT checks each token's signature locally, with the JWKS and/or the HS256 secret.
@@ -144,6 +155,14 @@ type Config struct {
 	// word order, instead of taking a row of its own; default 0.95. A number above 1 turns near-duplicate merging off: only facts of the same normalised
 	// text merge then.
 	MemoryMergeSimilarity float64
+	// RateLimitUserPerMinute (RATE_LIMIT_USER_PER_MINUTE) is the most requests of one user a
+	// minute, across every container, with a burst of as many; 0, the default
+	// (DefaultRateLimitUserPerMinute), is no limit. A service caller acting for a user counts
+	// against that user.
+	RateLimitUserPerMinute int
+	// RateLimitTenantPerMinute (RATE_LIMIT_TENANT_PER_MINUTE) is the most requests of all the
+	// users of one tenant a minute; 0, the default (DefaultRateLimitTenantPerMinute), is no limit.
+	RateLimitTenantPerMinute int
 	// AWSRegion (AWS_REGION) is the region of the Bedrock endpoint; default none (Lambda sets
 	// it; elsewhere the AWS shared configuration may name it). Credentials come from the AWS
 	// SDK's default chain (the Lambda role, AWS_ACCESS_KEY_ID..., shared files).
@@ -260,6 +279,15 @@ func Load(getenv func(string) string) (Config, error) {
 				store.DefaultMergeSimilarity, v)
 		}
 		c.MemoryMergeSimilarity = f
+	}
+	var err error
+	if c.RateLimitUserPerMinute, err = boundedInt(getenv, "RATE_LIMIT_USER_PER_MINUTE",
+		DefaultRateLimitUserPerMinute, 0, MaxRateLimitPerMinute); err != nil {
+		return c, err
+	}
+	if c.RateLimitTenantPerMinute, err = boundedInt(getenv, "RATE_LIMIT_TENANT_PER_MINUTE",
+		DefaultRateLimitTenantPerMinute, 0, MaxRateLimitPerMinute); err != nil {
+		return c, err
 	}
 	return c, nil
 }

@@ -285,3 +285,27 @@ func TestJWKSRefresh(t *testing.T) {
 		})
 	}
 }
+
+func TestRateLimitSettings(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(nil))
+	if err != nil || c.RateLimitUserPerMinute != config.DefaultRateLimitUserPerMinute ||
+		c.RateLimitTenantPerMinute != config.DefaultRateLimitTenantPerMinute {
+		t.Fatalf("defaults: %d %d, %v", c.RateLimitUserPerMinute, c.RateLimitTenantPerMinute, err)
+	}
+	c, err = config.Load(env(map[string]string{"RATE_LIMIT_USER_PER_MINUTE": "120", "RATE_LIMIT_TENANT_PER_MINUTE": "1000000"}))
+	if err != nil || c.RateLimitUserPerMinute != 120 || c.RateLimitTenantPerMinute != 1_000_000 {
+		t.Errorf("set: %d %d, %v", c.RateLimitUserPerMinute, c.RateLimitTenantPerMinute, err)
+	}
+	c, err = config.Load(env(map[string]string{"RATE_LIMIT_USER_PER_MINUTE": "0", "RATE_LIMIT_TENANT_PER_MINUTE": "0"}))
+	if err != nil || c.RateLimitUserPerMinute != 0 || c.RateLimitTenantPerMinute != 0 {
+		t.Errorf("off: %d %d, %v", c.RateLimitUserPerMinute, c.RateLimitTenantPerMinute, err)
+	}
+	for _, name := range []string{"RATE_LIMIT_USER_PER_MINUTE", "RATE_LIMIT_TENANT_PER_MINUTE"} {
+		for _, v := range []string{"-1", "1000001", "1.5", "10/m", "many"} {
+			if _, err := config.Load(env(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
+				t.Errorf("%s=%q: error %v, want one naming %s", name, v, err, name)
+			}
+		}
+	}
+}

@@ -22,6 +22,10 @@ var knSeedSQL = map[string]string{
 		on conflict do nothing`,
 	"notes": `insert into agentmem.notes (tenant_id, user_id, agent, content)
 		values ($1, $2, 'kn-' || gen_random_uuid(), '# Notes')`,
+	// A rate-limit counter (written only when limits are set): it names the user and when they
+	// were last active, so it goes with the rest.
+	"request_rates": `insert into agentmem.request_rates (tenant_id, user_id, tat)
+		values ($1, $2, now() + interval '1 minute') on conflict do nothing`,
 }
 
 // knUserTables lists, straight from the catalog, the tables of schema agentmem that have a

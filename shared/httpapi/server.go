@@ -220,6 +220,10 @@ func (s *Server) handle(r *http.Request, rid string, fn function) (int, any, boo
 		return 0, nil, false, err
 	}
 	c := &call{principal: principal, body: body, r: r, requestID: rid}
+	// The rate limit comes before any work, so a request over it changes nothing.
+	if err := s.limit(ctx, c); err != nil {
+		return 0, nil, false, err
+	}
 	status, out, err := fn.run(s, ctx, c)
 	return status, out, c.replayed, err
 }

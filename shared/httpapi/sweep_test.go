@@ -69,6 +69,7 @@ type isoCounts struct {
 	Memories        int64 `json:"memories"`
 	Sessions        int64 `json:"sessions"`
 	IdempotencyKeys int64 `json:"idempotency_keys"`
+	RequestRates    int64 `json:"request_rates"`
 }
 
 type isoSweepAnswer struct {
@@ -99,11 +100,13 @@ func isoTotals(db *isoDB) isoCounts {
 		Memories:        int64(db.count("memories", "")),
 		Sessions:        int64(db.count("sessions", "")),
 		IdempotencyKeys: int64(db.count("idempotency_keys", "")),
+		RequestRates:    int64(db.count("request_rates", "")),
 	}
 }
 
 func (c isoCounts) minus(d isoCounts) isoCounts {
-	return isoCounts{c.Messages - d.Messages, c.Memories - d.Memories, c.Sessions - d.Sessions, c.IdempotencyKeys - d.IdempotencyKeys}
+	return isoCounts{c.Messages - d.Messages, c.Memories - d.Memories, c.Sessions - d.Sessions, c.IdempotencyKeys - d.IdempotencyKeys,
+		c.RequestRates - d.RequestRates}
 }
 
 // isoSweepSeed stores, for one user, expired and live rows of every kind and returns what a

@@ -57,7 +57,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 		st.Close()
 		return nil, fmt.Errorf("token verifier: %w", err)
 	}
-	a := app.New(st, log, app.Config{DefaultRetention: cfg.DefaultRetention, NotesMaxChars: cfg.NotesMaxChars})
+	a := app.New(st, log, app.Config{DefaultRetention: cfg.DefaultRetention, NotesMaxChars: cfg.NotesMaxChars,
+		RateLimit: app.RateLimit{User: cfg.RateLimitUserPerMinute, Tenant: cfg.RateLimitTenantPerMinute}})
 	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: cfg.AllowedOrigins,
 		RefuseAnonymous: !cfg.AuthAllowAnonymous})
 	return &Service{Config: cfg, Log: log, Store: st, App: a, Server: srv}, nil

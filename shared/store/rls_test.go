@@ -92,6 +92,9 @@ func rlsTables(t *testing.T, conn *pgx.Conn) []rlsTable {
 	var name string
 	var perUser, perTenant bool
 	if _, err := pgx.ForEachRow(rows, []any{&name, &perUser, &perTenant}, func() error {
+		if closedTables[name] {
+			return nil // TestClosedTablesRefuseClients
+		}
 		if !perTenant {
 			t.Errorf("table agentmem.%s has no tenant_id: every row must be scoped", name)
 		}
@@ -104,6 +107,47 @@ func rlsTables(t *testing.T, conn *pgx.Conn) []rlsTable {
 		t.Fatalf("schema agentmem has %d tables: %v", len(tables), tables)
 	}
 	return tables
+}
+
+// closedTables are the tables of schema agentmem that no client role reads or writes at all:
+// row-level security is on without a policy and nothing is granted to anon or authenticated.
+// The store reaches them through security definer functions (request_rates: the rate-limit
+// counters, see take_request_slot).
+var closedTables = map[string]bool{"request_rates": true}
+
+// Every closed table refuses anon and authenticated whatever they try, with any claims.
+func TestClosedTablesRefuseClients(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	conn, err := pgx.Connect(t.Context(), db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for name := range closedTables {
+		var rls bool
+		var policies int
+		if err := conn.QueryRow(t.Context(), `select c.relrowsecurity,
+			(select count(*) from pg_policies p where p.schemaname = 'agentmem' and p.tablename = c.relname)
+			from pg_class c where c.oid = ('agentmem.' || $1)::regclass`, name).Scan(&rls, &policies); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !rls || policies != 0 {
+			t.Errorf("%s: row-level security %v, %d policies; want on, none", name, rls, policies)
+		}
+		for _, role := range []string{"anon", "authenticated"} {
+			for _, q := range []string{"select count(*) from agentmem." + name, "insert into agentmem." + name + " default values",
+				"update agentmem." + name + " set tenant_id = tenant_id", "delete from agentmem." + name} {
+				err := asRole(t, conn, role, userClaims(owner{"t1", uuid.New()}), func(tx pgx.Tx) error {
+					_, err := tx.Exec(t.Context(), q)
+					return err
+				})
+				if pgCode(err) != "42501" {
+					t.Errorf("%s: %s: error %v; want permission denied", role, q, err)
+				}
+			}
+		}
+	}
 }
 
 // rlsArgs are the fixture arguments of a table for an owner.

@@ -25,6 +25,9 @@ type SweepCounts struct {
 	Memories        int64 `json:"memories"`
 	Sessions        int64 `json:"sessions"`
 	IdempotencyKeys int64 `json:"idempotency_keys"`
+	// RequestRates counts rate-limit counters whose bucket was full again (see TakeRequestSlot):
+	// deleting one changes no limit.
+	RequestRates int64 `json:"request_rates"`
 }
 
 // SweepResult is the answer of Sweep.
@@ -36,7 +39,7 @@ type SweepResult struct {
 }
 
 // sweepSteps delete expired rows in batches. Each batch is its own short transaction that
-// skips rows a live request has locked, so the sweep never makes a commit or a read wait.
+// skips rows a live request has locked (but for rate counters, see there), so the sweep never makes a commit or a read wait.
 // Sessions go after their messages: only sessions left empty are deleted.
 var sweepSteps = []struct {
 	count func(*SweepCounts) *int64
@@ -77,6 +80,17 @@ var sweepSteps = []struct {
 		   select ctid from agentmem.idempotency_keys where expires_at <= now() limit $1 for update skip locked)
 		 delete from agentmem.idempotency_keys k using doomed where k.ctid = doomed.ctid`,
 		`agentmem.idempotency_keys where expires_at <= now()`,
+	},
+	{
+		func(c *SweepCounts) *int64 { return &c.RequestRates },
+		// service_role may not update counters, so may not lock them (for update) either: a
+		// counter a request holds is waited for (microseconds), and kept when the request
+		// moved it to the future meanwhile (the condition is checked again on the new row).
+		`with doomed as (
+		   select tenant_id, user_id from agentmem.request_rates where tat <= now() limit $1)
+		 delete from agentmem.request_rates r using doomed
+		 where r.tenant_id = doomed.tenant_id and r.user_id = doomed.user_id and r.tat <= now()`,
+		`agentmem.request_rates where tat <= now()`,
 	},
 }
 

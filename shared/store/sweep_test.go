@@ -84,7 +84,17 @@ func TestMaintenanceAsALoginThatOwnsNoTable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := store.SweepCounts{Messages: 2, Memories: 2, Sessions: 2, IdempotencyKeys: 2}
+	// Rate counters: one whose bucket is full again (swept), one taken just now (kept), taken
+	// by this login, which owns no table: as service_role, whatever the login.
+	if _, err := admin.Exec(ctx, `insert into agentmem.request_rates (tenant_id, user_id, tat)
+		values ('acme', gen_random_uuid(), now() - interval '1 second')`); err != nil {
+		t.Fatal(err)
+	}
+	if slot, err := st.TakeRequestSlot(ctx, store.RequestSlotParams{TenantID: "acme", UserID: uuid.New(),
+		UserLimit: 5, Period: time.Hour}); err != nil || !slot.Taken {
+		t.Fatalf("TakeRequestSlot as a login that owns no table: %+v, %v", slot, err)
+	}
+	want := store.SweepCounts{Messages: 2, Memories: 2, Sessions: 2, IdempotencyKeys: 2, RequestRates: 1}
 
 	dry, err := st.Sweep(ctx, store.SweepParams{DryRun: true, BatchSize: 100, Deadline: time.Now().Add(time.Minute)})
 	if err != nil || dry.Deleted != want {
@@ -97,7 +107,9 @@ func TestMaintenanceAsALoginThatOwnsNoTable(t *testing.T) {
 	var left int
 	if err := admin.QueryRow(ctx, `select (select count(*) from agentmem.messages) + (select count(*) from agentmem.sessions)
 		+ (select count(*) from agentmem.memories where expires_at <= now())
-		+ (select count(*) from agentmem.idempotency_keys)`).Scan(&left); err != nil {
+		+ (select count(*) from agentmem.idempotency_keys)
+		+ (select count(*) from agentmem.request_rates where tat <= now())
+		+ (select 1 - count(*) from agentmem.request_rates where tat > now())`).Scan(&left); err != nil {
 		t.Fatal(err)
 	}
 	if left != 0 {
