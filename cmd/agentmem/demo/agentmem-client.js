@@ -65,7 +65,11 @@ function uuid() {
   const c = globalThis.crypto;
   if (c && typeof c.randomUUID === "function") return c.randomUUID();
   const b = new Uint8Array(16);
-  c.getRandomValues(b);
+  if (c && typeof c.getRandomValues === "function") {
+    c.getRandomValues(b);
+  } else {
+    for (let i = 0; i < 16; i++) b[i] = Math.floor(Math.random() * 256);
+  }
   b[6] = b[6] & 15 | 64;
   b[8] = b[8] & 63 | 128;
   const h = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
