@@ -1,4 +1,3 @@
-import { AgentMemError } from "./errors.js";
 import {
   defaultStorage,
   readRemembered,
@@ -336,19 +335,13 @@ export class ChatSession {
     this.#scope = options.scope ?? {};
   }
 
-  /** key is the storage key, with the user id taken from the token when not given. */
-  async key(signal?: AbortSignal): Promise<string> {
-    if (!this.#userId) {
-      this.#userId = userIdFromToken(await this.client.transport.token(false, signal));
-      if (!this.#userId) {
-        throw new AgentMemError({
-          status: 0,
-          code: "unauthenticated",
-          detail: "no user id: the token has no `sub`, and no userId was given",
-        });
-      }
-    }
-    return sessionKey(this.#userId, this.agent);
+  /**
+   * key is the storage key, with the user id taken from the token when not given; undefined
+   * when neither says who the user is (then nothing is remembered, and the server decides).
+   */
+  async key(signal?: AbortSignal): Promise<string | undefined> {
+    if (!this.#userId) this.#userId = userIdFromToken(await this.client.transport.token(false, signal));
+    return this.#userId ? sessionKey(this.#userId, this.agent) : undefined;
   }
 
   /**
@@ -358,7 +351,7 @@ export class ChatSession {
    */
   async start(opts?: RequestOptions): Promise<SessionInfo> {
     const key = await this.key(opts?.signal);
-    const remembered = await readRemembered(this.storage, key);
+    const remembered = key ? await readRemembered(this.storage, key) : undefined;
     const res = await this.client.activeSession(
       { ...this.#scope, agent: this.agent, mode: "resolve", ...(remembered ? { session_id: remembered } : {}) },
       opts,
@@ -371,7 +364,7 @@ export class ChatSession {
   /** newSession starts a fresh session, makes it active everywhere and remembers it. */
   async newSession(opts?: RequestOptions): Promise<SessionInfo> {
     const key = await this.key(opts?.signal);
-    const remembered = await readRemembered(this.storage, key);
+    const remembered = key ? await readRemembered(this.storage, key) : undefined;
     const res = await this.client.activeSession({ ...this.#scope, agent: this.agent, mode: "new" }, opts);
     await this.#use(key, res.session_id);
     this.#watch(key);
@@ -381,7 +374,7 @@ export class ChatSession {
   /** activate makes sessionId (the caller's own, or unused) the active session. */
   async activate(sessionId: string, opts?: RequestOptions): Promise<SessionInfo> {
     const key = await this.key(opts?.signal);
-    const remembered = await readRemembered(this.storage, key);
+    const remembered = key ? await readRemembered(this.storage, key) : undefined;
     const res = await this.client.activeSession(
       { ...this.#scope, agent: this.agent, mode: "activate", session_id: sessionId },
       opts,
@@ -394,7 +387,7 @@ export class ChatSession {
   /** forget removes the remembered id (e.g. on sign-out); the server's sessions stay. */
   async forget(): Promise<void> {
     const key = await this.key();
-    await this.storage.removeItem(key);
+    if (key) await this.storage.removeItem(key);
     this.id = undefined;
   }
 
@@ -449,9 +442,9 @@ export class ChatSession {
     this.#listeners.clear();
   }
 
-  async #use(key: string, id: string): Promise<void> {
+  async #use(key: string | undefined, id: string): Promise<void> {
     try {
-      await this.storage.setItem(key, id);
+      if (key) await this.storage.setItem(key, id);
     } catch {
       // storage full or refused: the session still works for this page
     }
@@ -464,8 +457,8 @@ export class ChatSession {
     for (const l of this.#listeners) l(id);
   }
 
-  #watch(key: string): void {
-    if (this.#detach) return;
+  #watch(key: string | undefined): void {
+    if (this.#detach || !key) return;
     const w = globalThis as unknown as {
       addEventListener?: (t: string, f: (e: StorageEvent) => void) => void;
       removeEventListener?: (t: string, f: (e: StorageEvent) => void) => void;

@@ -491,19 +491,13 @@ var ChatSession = class {
     this.#userId = options.userId ?? options.scope?.user_id;
     this.#scope = options.scope ?? {};
   }
-  /** key is the storage key, with the user id taken from the token when not given. */
+  /**
+   * key is the storage key, with the user id taken from the token when not given; undefined
+   * when neither says who the user is (then nothing is remembered, and the server decides).
+   */
   async key(signal) {
-    if (!this.#userId) {
-      this.#userId = userIdFromToken(await this.client.transport.token(false, signal));
-      if (!this.#userId) {
-        throw new AgentMemError({
-          status: 0,
-          code: "unauthenticated",
-          detail: "no user id: the token has no `sub`, and no userId was given"
-        });
-      }
-    }
-    return sessionKey(this.#userId, this.agent);
+    if (!this.#userId) this.#userId = userIdFromToken(await this.client.transport.token(false, signal));
+    return this.#userId ? sessionKey(this.#userId, this.agent) : void 0;
   }
   /**
    * start resolves the current session: the remembered id is sent to the server, which answers
@@ -512,7 +506,7 @@ var ChatSession = class {
    */
   async start(opts) {
     const key = await this.key(opts?.signal);
-    const remembered = await readRemembered(this.storage, key);
+    const remembered = key ? await readRemembered(this.storage, key) : void 0;
     const res = await this.client.activeSession(
       { ...this.#scope, agent: this.agent, mode: "resolve", ...remembered ? { session_id: remembered } : {} },
       opts
@@ -524,7 +518,7 @@ var ChatSession = class {
   /** newSession starts a fresh session, makes it active everywhere and remembers it. */
   async newSession(opts) {
     const key = await this.key(opts?.signal);
-    const remembered = await readRemembered(this.storage, key);
+    const remembered = key ? await readRemembered(this.storage, key) : void 0;
     const res = await this.client.activeSession({ ...this.#scope, agent: this.agent, mode: "new" }, opts);
     await this.#use(key, res.session_id);
     this.#watch(key);
@@ -533,7 +527,7 @@ var ChatSession = class {
   /** activate makes sessionId (the caller's own, or unused) the active session. */
   async activate(sessionId, opts) {
     const key = await this.key(opts?.signal);
-    const remembered = await readRemembered(this.storage, key);
+    const remembered = key ? await readRemembered(this.storage, key) : void 0;
     const res = await this.client.activeSession(
       { ...this.#scope, agent: this.agent, mode: "activate", session_id: sessionId },
       opts
@@ -545,7 +539,7 @@ var ChatSession = class {
   /** forget removes the remembered id (e.g. on sign-out); the server's sessions stay. */
   async forget() {
     const key = await this.key();
-    await this.storage.removeItem(key);
+    if (key) await this.storage.removeItem(key);
     this.id = void 0;
   }
   /** sessionId answers the session in use, starting it first when needed. */
@@ -585,7 +579,7 @@ var ChatSession = class {
   }
   async #use(key, id) {
     try {
-      await this.storage.setItem(key, id);
+      if (key) await this.storage.setItem(key, id);
     } catch {
     }
     this.#set(id);
@@ -596,7 +590,7 @@ var ChatSession = class {
     for (const l of this.#listeners) l(id);
   }
   #watch(key) {
-    if (this.#detach) return;
+    if (this.#detach || !key) return;
     const w = globalThis;
     if (typeof w.addEventListener !== "function" || this.storage !== w.localStorage) return;
     const onStorage = (e) => {

@@ -133,6 +133,7 @@ async function signIn(token) {
   state.chat = chat;
   localStorage.setItem(TOKEN_KEY, token);
   $("who").textContent = userIdFromToken(token) ?? "unknown";
+  $("who-agent").textContent = chat.agent;
   setSignedIn(true);
   showSession(
     info.sessionId,
@@ -144,6 +145,12 @@ async function signIn(token) {
     run(() => refresh());
   });
   await refresh();
+  // Resumed with messages: show the memories for the last thing the user said.
+  const lastUser = [...$("ctx-window").children].reverse().find((li) => li.dataset.role === "user");
+  if (lastUser) {
+    state.lastQuery = lastUser.dataset.text;
+    await refresh();
+  }
 }
 
 async function refresh(query = state.lastQuery) {
@@ -161,6 +168,8 @@ async function refresh(query = state.lastQuery) {
   win.replaceChildren();
   for (const m of ctx.messages) {
     const li = document.createElement("li");
+    li.dataset.role = m.role;
+    li.dataset.text = text(m.content);
     li.append(small("role", m.role), document.createTextNode(text(m.content)));
     win.append(li);
   }

@@ -157,3 +157,23 @@ test("commit and context go to the started session", async () => {
   assert.equal(hist.total, 2);
   assert.equal(hist.messages[0].content, "My name is Ada and I prefer metric units.");
 });
+
+test("a token without a user id still reaches the server, which answers", async () => {
+  const storage = new MemoryStorage();
+  const chat = new AgentMemClient({ url, token: "not-a-token" }).session({ storage });
+  await assert.rejects(chat.start(), { name: "AgentMemError", status: 401, code: "unauthenticated" });
+  assert.equal(storage.getItem(sessionKey("undefined", "default")), null);
+});
+
+test("a service caller keeps the session of the user it acts for", async () => {
+  const { serviceToken } = await import("../helpers.mjs");
+  const user = newUser();
+  const storage = new MemoryStorage();
+  const client = new AgentMemClient({ url, token: serviceToken() });
+  const info = await client.session({ agent: "svc", storage, scope: { user_id: user.id } }).start();
+  assert.equal(storage.getItem(sessionKey(user.id, "svc")), info.sessionId);
+  // The user's own client finds the same active session.
+  const own = await clientFor(user).session({ agent: "svc", storage }).start();
+  assert.equal(own.sessionId, info.sessionId);
+  assert.equal(own.matched, true);
+});
