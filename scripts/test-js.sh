@@ -107,17 +107,19 @@ mkdir -p "$(dirname "$AGENTMEM_DEMO_SCREENSHOT")"
 failed=0
 tap=$work/tap
 : >"$tap"
-# run_node LABEL NPM_SCRIPT: the tests' spec output on the terminal, their TAP counted.
+# run_node LABEL DIR: node --test on DIR/*.test.mjs, the spec output on the terminal and the
+# TAP output counted.
 run_node() {
 	log "$1"
-	(cd "$CLIENT" && npm run --silent "$2" -- --test-reporter=spec --test-reporter-destination=stdout \
-		--test-reporter=tap --test-reporter-destination="$tap.$2") || failed=1
-	cat "$tap.$2" >>"$tap" 2>/dev/null || true
+	local out=$tap.$(basename "$2")
+	(cd "$CLIENT" && node --test --test-reporter=spec --test-reporter-destination=stdout \
+		--test-reporter=tap --test-reporter-destination="$out" "$2"/*.test.mjs) || failed=1
+	cat "$out" >>"$tap" 2>/dev/null || true
 }
 log "npm run check (generated types, tsc, demo bundle)"
 (cd "$CLIENT" && npm run --silent check) || failed=1
-run_node "unit tests (node --test) against $AGENTMEM_URL" test:unit
-run_node "browser test (Chromium $($CHROMIUM --version 2>/dev/null | awk '{print $2}'))" test:browser
+run_node "unit tests (node --test) against $AGENTMEM_URL" test/unit
+run_node "browser test (Chromium $($CHROMIUM --version 2>/dev/null | awk '{print $2}'))" test/browser
 
 if [ "$failed" != 0 ] && [ -s "$work/server.log" ]; then
 	log "server log:"
