@@ -93,12 +93,13 @@ ADDR=127.0.0.1:$port DATABASE_URL=$db_url LOG_LEVEL=warn CORS_ALLOWED_ORIGINS='*
 	"$work/agentmem" serve >"$work/server.log" 2>&1 &
 server_pid=$!
 export AGENTMEM_URL=http://127.0.0.1:$port
-for _ in $(seq 1 100); do
-	if curl -fsS "$AGENTMEM_URL/healthz" >/dev/null 2>&1; then break; fi
+healthy() { node -e 'fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))' "$AGENTMEM_URL/healthz"; }
+for _ in $(seq 1 150); do
+	healthy && break
 	kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log" >&2; die "the server stopped"; }
-	sleep 0.1
+	sleep 0.2
 done
-curl -fsS "$AGENTMEM_URL/healthz" >/dev/null || { cat "$work/server.log" >&2; die "the server did not come up"; }
+healthy || { cat "$work/server.log" >&2; die "the server did not come up"; }
 log "server at $AGENTMEM_URL on database $db"
 
 # 3. The tests.

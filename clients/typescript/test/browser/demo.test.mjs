@@ -1,6 +1,7 @@
 // The demo page (/demo) in a real Chromium (Debian's, driven by playwright-core: no browser
 // download), against the real server. The page is loaded from http://localhost:<port> and
 // calls the API at http://127.0.0.1:<port>: another origin, so CORS and preflights are real.
+import { randomUUID } from "node:crypto";
 import assert from "node:assert/strict";
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -99,7 +100,7 @@ async function errorText(page) {
 test("a conversation: sign in, turns, context, reload, tabs, recall, new session", async () => {
   const context = await newContext();
   const page = await open(context);
-  const ada = crypto.randomUUID();
+  const ada = randomUUID();
   await signIn(page, ada);
   assert.equal(await errorText(page), null);
   assert.equal(await page.textContent("#who"), ada);
@@ -161,7 +162,7 @@ test("a conversation: sign in, turns, context, reload, tabs, recall, new session
 
   // Another user in the same browser gets a session of their own, and none of Ada's data.
   await page.click("#signout");
-  const bob = crypto.randomUUID();
+  const bob = randomUUID();
   await signIn(page, bob);
   assert.equal(await page.textContent("#who"), bob);
   const bobSession = await sessionId(page);
@@ -182,8 +183,8 @@ test("a conversation: sign in, turns, context, reload, tabs, recall, new session
 test("two browsers of different users never see each other's data", async () => {
   const [ctxA, ctxB] = await Promise.all([newContext(), newContext()]);
   const [a, b] = await Promise.all([open(ctxA), open(ctxB)]);
-  await signIn(a, crypto.randomUUID(), "private");
-  await signIn(b, crypto.randomUUID(), "private");
+  await signIn(a, randomUUID(), "private");
+  await signIn(b, randomUUID(), "private");
   assert.notEqual(await sessionId(a), await sessionId(b));
 
   await send(a, "A's secret: the vault code is 4711.", { remember: true });
@@ -230,14 +231,14 @@ test("a 401 and a 400 are shown with their messages", async () => {
   assert.equal(await page.evaluate(() => localStorage.getItem("agentmem-demo:token")), null);
 
   // An agent name the API refuses: 400, with the field's message.
-  await signIn(page, crypto.randomUUID(), "bad agent!");
+  await signIn(page, randomUUID(), "bad agent!");
   const invalid = await errorText(page);
   assert.match(invalid, /^400 Bad Request: /);
   assert.match(invalid, /agent: .+/);
   assert.equal(await page.getAttribute("#error", "data-code"), "invalid_request");
 
   // Then a valid sign-in clears the error.
-  await signIn(page, crypto.randomUUID(), "demo");
+  await signIn(page, randomUUID(), "demo");
   assert.equal(await errorText(page), null);
   assert.match(await sessionId(page), /^[0-9a-f-]{36}$/);
   assert.deepEqual(page.problems, []);

@@ -1,4 +1,5 @@
 // Every function and op of the client, against the real server.
+import { randomUUID } from "node:crypto";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { test } from "node:test";
@@ -46,7 +47,7 @@ test("user-memory, user-state and notes", async () => {
 
 test("sessions and memories", async () => {
   const am = new AgentMemClient({ url, token: newUser().token });
-  const sid = crypto.randomUUID();
+  const sid = randomUUID();
   const res = await am.commitTurn({
     session_id: sid,
     agent: "s",
@@ -117,7 +118,7 @@ test("v1.1 functions and ops are sent as the contract names them", async () => {
   const p = await proxy(() => "forward");
   try {
     const am = new AgentMemClient({ url: p.url, token: user.token, retries: 0 });
-    const sid = crypto.randomUUID();
+    const sid = randomUUID();
     const settle = (x) => x.then(
       () => "ok",
       (e) => {

@@ -1,6 +1,7 @@
 // @agentmem/client/langchain against the real server and @langchain/core's own classes: the
 // history must behave as LangChain's reference InMemoryChatMessageHistory does, and work in
 // RunnableWithMessageHistory; the retriever is a BaseRetriever over recall.
+import { randomUUID } from "node:crypto";
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
@@ -44,7 +45,7 @@ async function exercise(history) {
 test("the history keeps what InMemoryChatMessageHistory keeps", async () => {
   const user = newUser();
   const reference = await exercise(new InMemoryChatMessageHistory());
-  const mine = await exercise(new AgentMemChatMessageHistory({ client: { url, token: user.token }, sessionId: crypto.randomUUID() }));
+  const mine = await exercise(new AgentMemChatMessageHistory({ client: { url, token: user.token }, sessionId: randomUUID() }));
   // Text-only content parts are stored as the message's text.
   reference[1][7].content = "Thanks!";
   assert.deepEqual(mine, reference);
@@ -66,8 +67,8 @@ test("the history without a session id uses the active session of (user, agent)"
 
 test("a message with a UUID id is stored once", async () => {
   const user = newUser();
-  const history = new AgentMemChatMessageHistory({ client: { url, token: user.token }, sessionId: crypto.randomUUID() });
-  const id = crypto.randomUUID();
+  const history = new AgentMemChatMessageHistory({ client: { url, token: user.token }, sessionId: randomUUID() });
+  const id = randomUUID();
   await history.addMessage(new HumanMessage({ content: "once", id }));
   await history.addMessage(new HumanMessage({ content: "once", id }));
   const msgs = await history.getMessages();
@@ -93,7 +94,7 @@ test("RunnableWithMessageHistory keeps a conversation in agentmem", async () => 
     inputMessagesKey: "input",
     historyMessagesKey: "history",
   });
-  const config = { configurable: { sessionId: crypto.randomUUID() } };
+  const config = { configurable: { sessionId: randomUUID() } };
   const first = await chain.invoke({ input: "My name is Ada." }, config);
   assert.equal(first.content, "saw 2: You are a test. | My name is Ada.");
   const second = await chain.invoke({ input: "What is my name?" }, config);
@@ -109,7 +110,7 @@ test("the retriever finds memories by recall", async () => {
   const user = newUser();
   const client = new AgentMemClient({ url, token: user.token });
   await client.commitTurn({
-    session_id: crypto.randomUUID(),
+    session_id: randomUUID(),
     agent: "lc",
     messages: [{ role: "user", content: "I live in Lyon and I love cycling." }],
     memories: [

@@ -1,4 +1,5 @@
 // The session lifecycle of a chat frontend, against the real server.
+import { randomUUID } from "node:crypto";
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
@@ -97,7 +98,7 @@ test("activate makes an unused id the active session", async () => {
   const storage = new MemoryStorage();
   const chat = clientFor(user).session({ agent: "act", storage });
   await chat.start();
-  const id = crypto.randomUUID();
+  const id = randomUUID();
   const info = await chat.activate(id);
   assert.equal(info.sessionId, id);
   assert.equal(info.matched, true);

@@ -1,6 +1,7 @@
 // Errors, retries, Idempotency-Key, time limits and tokens, against the real server (with a
 // local HTTP proxy in front of it where a test needs an answer the server cannot be made to
 // give on demand: a 503, a 429, a lost answer, a slow answer).
+import { randomUUID } from "node:crypto";
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
@@ -40,7 +41,7 @@ test("a 400 carries every invalid field and sends the request id given", async (
   const client = new AgentMemClient({ url, token: newUser().token });
   const err = await client
     .commitTurn(
-      { session_id: crypto.randomUUID(), agent: "bad agent!", messages: [{ role: "robot", content: "hi" }] },
+      { session_id: randomUUID(), agent: "bad agent!", messages: [{ role: "robot", content: "hi" }] },
       { requestId: "my-request-1" },
     )
     .catch((e) => e);
@@ -57,7 +58,7 @@ test("another user's session is a 404, and its messages are never seen", async (
   const bob = newUser();
   const adaClient = new AgentMemClient({ url, token: ada.token });
   const bobClient = new AgentMemClient({ url, token: bob.token });
-  const res = await adaClient.commitTurn({ session_id: crypto.randomUUID(), messages: turn("Ada's secret") });
+  const res = await adaClient.commitTurn({ session_id: randomUUID(), messages: turn("Ada's secret") });
   await assert.rejects(bobClient.sessions.history({ session_id: res.session_id }), { status: 404, code: "not_found" });
   await assert.rejects(bobClient.commitTurn({ session_id: res.session_id, messages: turn("hi") }), { status: 404 });
   const ctx = await bobClient.getContext({ session_id: res.session_id });
@@ -69,7 +70,7 @@ test("a commit sends an Idempotency-Key, reused when the answer was lost", async
   const p = await proxy((req, n) => (n === 1 ? "drop-answer" : "forward"));
   try {
     const client = new AgentMemClient({ url: p.url, token: user.token, retryBaseMs: 10 });
-    const sid = crypto.randomUUID();
+    const sid = randomUUID();
     const res = await client.commitTurnResponse({ session_id: sid, messages: turn("once") });
     assert.equal(p.requests.length, 2);
     const [k1, k2] = p.requests.map((r) => r.headers["idempotency-key"]);
@@ -142,7 +143,7 @@ test("network errors are retried for requests safe to repeat, not for others", a
   const p = await proxy(() => "reset");
   try {
     const client = new AgentMemClient({ url: p.url, token: user.token, retries: 2, retryBaseMs: 1 });
-    const err = await client.getContext({ session_id: crypto.randomUUID() }).catch((e) => e);
+    const err = await client.getContext({ session_id: randomUUID() }).catch((e) => e);
     assert.equal(err.status, 0);
     assert.equal(err.code, "network_error");
     assert.ok(err.cause, "the fetch error is kept as cause");
