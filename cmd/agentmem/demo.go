@@ -35,7 +35,10 @@ type demoParams struct {
 	// JWTSecret signs the demo's tokens; without it (JWKS or auth-server mode) there is no
 	// token endpoint and the page takes a pasted token.
 	JWTSecret string
-	Log       *slog.Logger
+	// InLambda is true inside AWS Lambda (AWS_LAMBDA_FUNCTION_NAME set), where no token is
+	// ever minted, whatever the rest says.
+	InLambda bool
+	Log      *slog.Logger
 }
 
 // withDemo adds the demo page at /demo/ to the local server and, on a loopback address with an
@@ -54,7 +57,7 @@ func withDemo(p demoParams) http.Handler {
 	mux.HandleFunc("GET /demo", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/demo/", http.StatusMovedPermanently)
 	})
-	if demoTokensEnabled(p.Addr, p.JWTSecret) {
+	if !p.InLambda && demoTokensEnabled(p.Addr, p.JWTSecret) {
 		mux.HandleFunc("POST /demo/token", demoToken(p.JWTSecret, p.Log))
 	}
 	return mux

@@ -41,11 +41,15 @@ func TestDemoTokensEnabled(t *testing.T) {
 }
 
 func demoHandler(addr, secret string) http.Handler {
+	return demoHandlerIn(addr, secret, false)
+}
+
+func demoHandlerIn(addr, secret string, inLambda bool) http.Handler {
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-From", "api")
 		w.WriteHeader(http.StatusTeapot)
 	})
-	return withDemo(demoParams{API: api, Addr: addr, JWTSecret: secret, Log: slog.New(slog.DiscardHandler)})
+	return withDemo(demoParams{API: api, Addr: addr, JWTSecret: secret, InLambda: inLambda, Log: slog.New(slog.DiscardHandler)})
 }
 
 func serveDemo(h http.Handler, method, path, remote, body string) *httptest.ResponseRecorder {
@@ -120,7 +124,11 @@ func TestDemoToken(t *testing.T) {
 
 func TestDemoTokenDisabled(t *testing.T) {
 	t.Parallel()
-	for _, h := range []http.Handler{demoHandler("0.0.0.0:9000", demoTestSecret), demoHandler("127.0.0.1:9000", "")} {
+	for _, h := range []http.Handler{
+		demoHandler("0.0.0.0:9000", demoTestSecret),
+		demoHandler("127.0.0.1:9000", ""),
+		demoHandlerIn("127.0.0.1:9000", demoTestSecret, true),
+	} {
 		w := serveDemo(h, http.MethodPost, "/demo/token", "127.0.0.1:5555", `{}`)
 		if w.Code != http.StatusTeapot || w.Header().Get("X-From") != "api" {
 			t.Errorf("POST /demo/token answered %d (X-From %q), want the API's own answer", w.Code, w.Header().Get("X-From"))

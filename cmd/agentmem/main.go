@@ -121,8 +121,9 @@ func serve(ctx context.Context) error {
 	}
 	defer svc.Close()
 	srv := &http.Server{
-		Addr:              svc.Config.Addr,
-		Handler:           withDemo(demoParams{API: svc.Server.Mux(), Addr: svc.Config.Addr, JWTSecret: svc.Config.JWTSecret, Log: svc.Log}),
+		Addr: svc.Config.Addr,
+		Handler: withDemo(demoParams{API: svc.Server.Mux(), Addr: svc.Config.Addr, JWTSecret: svc.Config.JWTSecret,
+			InLambda: os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "", Log: svc.Log}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
