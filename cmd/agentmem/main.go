@@ -120,10 +120,16 @@ func serve(ctx context.Context) error {
 		return err
 	}
 	defer svc.Close()
+	handler := withDemo(demoParams{
+		API:       svc.Server.Mux(),
+		Addr:      svc.Config.Addr,
+		JWTSecret: svc.Config.JWTSecret,
+		InLambda:  os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "",
+		Log:       svc.Log,
+	})
 	srv := &http.Server{
-		Addr: svc.Config.Addr,
-		Handler: withDemo(demoParams{API: svc.Server.Mux(), Addr: svc.Config.Addr, JWTSecret: svc.Config.JWTSecret,
-			InLambda: os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "", Log: svc.Log}),
+		Addr:              svc.Config.Addr,
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
