@@ -3,9 +3,7 @@
 // calls the API at http://127.0.0.1:<port>: another origin, so CORS and preflights are real.
 import { randomUUID } from "node:crypto";
 import assert from "node:assert/strict";
-import { mkdtemp, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { stat } from "node:fs/promises";
 import { after, before, test } from "node:test";
 
 import { chromium } from "playwright-core";
@@ -18,10 +16,10 @@ const port = new URL(url).port;
 const pageURL = `http://localhost:${port}/demo/?api=${encodeURIComponent(url)}`;
 
 let browser;
-let profile;
 
 before(async () => {
-  profile = await mkdtemp(join(tmpdir(), "agentmem-chromium-"));
+  // playwright-core starts Chromium with a fresh temporary --user-data-dir of its own (it
+  // refuses one in args) and removes it when the browser closes.
   browser = await chromium.launch({
     executablePath,
     headless: true,
@@ -35,15 +33,11 @@ before(async () => {
       "--disable-component-update",
       "--disable-sync",
     ],
-    // playwright-core gives every launch a fresh --user-data-dir of its own (in tmpDir) and
-    // refuses one in args; its temporary profiles go under ours, removed after the run.
-    env: { ...process.env, TMPDIR: profile },
   });
 });
 
 after(async () => {
   await browser?.close();
-  if (profile) await rm(profile, { recursive: true, force: true });
 });
 
 // newContext is one browser profile (its own localStorage): one person's browser.
@@ -98,6 +92,7 @@ async function errorText(page) {
 }
 
 test("a conversation: sign in, turns, context, reload, tabs, recall, new session", async () => {
+  assert.notEqual(new URL(pageURL).origin, new URL(url).origin, "the page calls the API from another origin");
   const context = await newContext();
   const page = await open(context);
   const ada = randomUUID();
@@ -121,7 +116,8 @@ test("a conversation: sign in, turns, context, reload, tabs, recall, new session
   await send(page, "I cycle to work every day.");
   assert.equal((await texts(page, "#messages li")).length, 4);
 
-  // A reload resumes the remembered session, still active.
+  // The id is remembered under the client's key; a reload resumes it, still active.
+  assert.equal(await page.evaluate((k) => localStorage.getItem(k), `agentmem:session:${ada}:demo`), first);
   await page.reload();
   await idle(page);
   assert.equal(await sessionId(page), first);
