@@ -83,8 +83,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$work/agentmem" ./cmd/agentmem
-go build -o "$work/agentmem-testdb" ./cmd/agentmem-testdb
+go build -o "$work/" ./cmd/agentmem ./cmd/agentmem-testdb
 db_url=$("$work/agentmem-testdb" create "$db") || die "could not create the test database"
 
 port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
