@@ -16,12 +16,20 @@ help: ## List the targets
 	@printf '\nmake dev and make test set up everything they need (PostgreSQL 17 + pgvector,\nPgBouncer, the Supabase CLI) on first use; see README.md.\n'
 
 .PHONY: dev
-dev: ## Run every function locally on http://127.0.0.1:9000/v1/<name>
+dev: ## Run every function locally on http://127.0.0.1:9000/v1/<name>, the demo chat at /demo
 	@scripts/dev.sh
 
 .PHONY: test
-test: ## Run all tests: local stack, migrations, advisors, go vet, go test (ARGS=-run ...)
+test: ## Run all tests: local stack, migrations, advisors, go vet, go test, client and browser tests (ARGS=-run ...)
 	@scripts/test.sh $(ARGS)
+
+.PHONY: test-js
+test-js: ## Run the TypeScript client's tests and the demo page's browser test (Chromium)
+	@scripts/localdb.sh && scripts/test-js.sh
+
+.PHONY: demo-png
+demo-png: ## Run test-js and keep its screenshot of the demo page as docs/demo.png
+	@scripts/localdb.sh && AGENTMEM_DEMO_SCREENSHOT=$(CURDIR)/docs/demo.png scripts/test-js.sh
 
 .PHONY: build
 build: ## Build every function for Lambda (linux/arm64) into build/<name>/bootstrap

@@ -24,5 +24,7 @@ dev: in another terminal, get a token and call a function:
     -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
     -d '{"agent": "demo"}'
 
+dev: or open the demo chat page: http://127.0.0.1:9000/demo/
+
 EOM
 exec go run ./cmd/agentmem serve

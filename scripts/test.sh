@@ -8,6 +8,9 @@
 #   4. go vet ./... and go test -count=1 ./..., with AGENTMEM_TEST_DATABASE_URL (the tests make
 #      their own databases from it) and AGENTMEM_TEST_POOLER_URL (the function suite again,
 #      through the pooler)
+#   5. the TypeScript client's tests and the demo page's browser test (test-js.sh: Chromium from
+#      Debian's packages and the npm packages installed when missing; `agentmem serve` on a free
+#      port against a database of its own). AGENTMEM_SKIP_JS=1 leaves them out.
 #
 # Works from a fresh clone on a machine with only Go, as root, without Docker; quick when the
 # stack is already there. Arguments are passed to go test (e.g. scripts/test.sh -run TestRecall).
@@ -107,10 +110,22 @@ if [ -n "${AGENTMEM_TEST_POOLER_URL:-}" ]; then
 	AGENTMEM_TEST_VIA_POOLER=1 run_tests "./shared/httpapi/ through the pooler${*:+ $*}" "$pooler_counts" "$@" ./shared/httpapi/
 fi
 
+# The TypeScript client and the demo page in Chromium, against a server of their own.
+js_counts=$(mktemp)
+echo "0 passed, 0 failed, 0 skipped" >"$js_counts"
+trap 'rm -f "$counts" "$pooler_counts" "$js_counts"' EXIT
+if [ "${AGENTMEM_SKIP_JS:-}" = 1 ]; then
+	log "AGENTMEM_SKIP_JS=1: the client and browser tests are skipped"
+elif [ -n "${*:-}" ]; then
+	log "go test arguments given: the client and browser tests are skipped (make test-js runs them)"
+else
+	JS_COUNTS=$js_counts scripts/test-js.sh || { failed=1; log "client or browser tests failed"; }
+fi
+
 result=PASS
 [ "$failed" = 0 ] || result=FAIL
 log "$result in $(($(date +%s) - started))s (stack ready in $((ready - started))s)"
 # The last line: the count of tests, for people and for CI.
-# Both runs' counts added up.
-printf 'summary: %s\n' "$(cat "$counts" "$pooler_counts" | awk '{p += $1; f += $3; k += $5} END {printf "%d passed, %d failed, %d skipped", p, f, k}')"
+# The runs' counts added up (go test, through the pooler, the client and browser tests).
+printf 'summary: %s\n' "$(cat "$counts" "$pooler_counts" "$js_counts" | awk '{p += $1; f += $3; k += $5} END {printf "%d passed, %d failed, %d skipped", p, f, k}')"
 exit "$failed"

@@ -2,7 +2,8 @@
 // development, prepares a local database, mints local tokens, runs the sweep, erases a user,
 // fills the knowledge base from files, and re-embeds after a change of embedding model.
 //
-//	agentmem serve                 serve POST /v1/<name> for every function (ADDR, default 127.0.0.1:9000)
+//	agentmem serve                 serve POST /v1/<name> for every function (ADDR, default 127.0.0.1:9000),
+//	                               and the demo chat page at /demo/
 //	agentmem bootstrap             create the Supabase roles, auth helpers and auth.users a local database lacks
 //	agentmem token [flags]         print a local HS256 access token
 //	agentmem sweep [flags]         delete expired rows now
@@ -43,7 +44,9 @@ import (
 const usage = `usage: agentmem <command> [flags]
 
 commands:
-  serve       serve every function at POST /v1/<name> (ADDR, default 127.0.0.1:9000)
+  serve       serve every function at POST /v1/<name> (ADDR, default 127.0.0.1:9000), and the
+              demo chat page at /demo/ (on a loopback ADDR with an HS256 secret, POST
+              /demo/token mints its sign-in tokens)
   bootstrap   create the Supabase roles, auth helpers and auth.users a local database lacks (DATABASE_URL)
   token       print a local HS256 access token (SUPABASE_JWT_SECRET or the local default)
   sweep       delete expired rows now
@@ -118,9 +121,16 @@ func serve(ctx context.Context) error {
 		return err
 	}
 	defer svc.Close()
+	handler := withDemo(demoParams{
+		API:       svc.Server.Mux(),
+		Addr:      svc.Config.Addr,
+		JWTSecret: svc.Config.JWTSecret,
+		InLambda:  os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "",
+		Log:       svc.Log,
+	})
 	srv := &http.Server{
 		Addr:              svc.Config.Addr,
-		Handler:           svc.Server.Mux(),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -128,7 +138,8 @@ func serve(ctx context.Context) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Fprintf(os.Stderr, "agentmem: serving %d functions at http://%s/v1/<name>\n", len(svc.Server.Functions()), svc.Config.Addr)
+	fmt.Fprintf(os.Stderr, "agentmem: serving %d functions at http://%s/v1/<name>, the demo page at http://%s/demo/\n",
+		len(svc.Server.Functions()), svc.Config.Addr, svc.Config.Addr)
 	select {
 	case err := <-errc:
 		return err

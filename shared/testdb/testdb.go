@@ -88,6 +88,33 @@ func New(t testing.TB) DB {
 	return db
 }
 
+// Create makes the database name on the server at serverURL (a superuser URL) from the
+// template of the current migration set, replacing a database of that name, and returns its
+// URL. It is New for tests outside Go (the TypeScript client's): the caller drops it with Drop.
+func Create(ctx context.Context, serverURL, name string) (DB, error) {
+	tmpl, err := ensureTemplate(ctx, serverURL)
+	if err != nil {
+		return DB{}, fmt.Errorf("prepare template database: %w", err)
+	}
+	conn, err := pgx.Connect(ctx, serverURL)
+	if err != nil {
+		return DB{}, fmt.Errorf("connect to test server: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "drop database if exists "+pgx.Identifier{name}.Sanitize()+" with (force)"); err != nil {
+		return DB{}, err
+	}
+	if err := createFromTemplate(ctx, conn, name, tmpl); err != nil {
+		return DB{}, fmt.Errorf("create database: %w", err)
+	}
+	return DB{Name: name, URL: withDatabase(serverURL, name), server: serverURL}, nil
+}
+
+// Open names an existing database on the server at serverURL, to Drop it.
+func Open(serverURL, name string) DB {
+	return DB{Name: name, URL: withDatabase(serverURL, name), server: serverURL}
+}
+
 // Drop removes the database, closing any connection still open to it.
 func (d DB) Drop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

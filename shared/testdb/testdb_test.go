@@ -2,7 +2,9 @@ package testdb_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -64,5 +66,60 @@ func TestMigrationsApplyWithRLSEverywhere(t *testing.T) {
 	}
 	if anonGrants != 0 {
 		t.Errorf("anon has %d grants on agentmem tables", anonGrants)
+	}
+}
+
+// Create makes a migrated database under a given name, replacing one of that name; Drop ends it.
+func TestCreateReplacesAndDrops(t *testing.T) {
+	t.Parallel()
+	server := testdb.ServerURL(t)
+	ctx := context.Background()
+	name := fmt.Sprintf("agentmem_jstest_create_%d", time.Now().UnixNano())
+	exists := func() bool {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var ok bool
+		if err := conn.QueryRow(ctx, "select exists(select 1 from pg_database where datname = $1)", name).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for i := 0; i < 2; i++ {
+		db, err := testdb.Create(ctx, server, name)
+		if err != nil {
+			t.Fatalf("Create #%d: %v", i+1, err)
+		}
+		t.Cleanup(func() { _ = db.Drop() })
+		conn, err := pgx.Connect(ctx, db.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		err = conn.QueryRow(ctx, "select count(*) from agentmem.sessions").Scan(&n)
+		if err != nil || n != 0 {
+			t.Fatalf("Create #%d: agentmem.sessions: %d rows, %v", i+1, n, err)
+		}
+		if i == 0 {
+			// Something to be gone when the second Create replaces the database.
+			if _, err := conn.Exec(ctx, "create table public.leftover (id int)"); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			var left bool
+			if err := conn.QueryRow(ctx, "select to_regclass('public.leftover') is not null").Scan(&left); err != nil || left {
+				t.Fatalf("the second Create kept the first database (leftover %v, %v)", left, err)
+			}
+		}
+		conn.Close(ctx)
+	}
+	if err := testdb.Open(server, name).Drop(); err != nil {
+		t.Fatal(err)
+	}
+	if exists() {
+		t.Fatalf("database %s still exists after Drop", name)
 	}
 }

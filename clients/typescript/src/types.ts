@@ -1,0 +1,181 @@
+// Types of the HTTP API. Everything documented in docs/openapi.yaml comes from the generated
+// src/generated/openapi.ts; the v1.1 additions of the contract that the document does not carry
+// yet are declared at the end, as extensions of the generated types, and move into the
+// document (and out of this file) as the server gains them.
+import type { components, paths } from "./generated/openapi.js";
+
+/** Schemas are the API document's named schemas. */
+export type Schemas = components["schemas"];
+
+/** FunctionPath is the path of every function in the API document, e.g. `/v1/commit-turn`. */
+export type FunctionPath = {
+  [P in keyof paths]: paths[P] extends { post: unknown } ? P : never;
+}[keyof paths];
+
+/** FunctionName is the name of a function of the API document, e.g. `commit-turn`. */
+export type FunctionName = FunctionPath extends `/v1/${infer N}` ? N : never;
+
+/** RequestBody is the JSON body function F takes. */
+export type RequestBody<F extends FunctionName> = paths[`/v1/${F}`] extends {
+  post: { requestBody?: { content: { "application/json": infer B } } };
+}
+  ? B
+  : never;
+
+/** OpName is an `op` function F takes. */
+export type OpName<F extends FunctionName> = RequestBody<F> extends infer B ? (B extends { op: infer O } ? O : never) : never;
+
+/** OpBody is the body of op O of function F, without `op`. */
+export type OpBody<F extends FunctionName, O extends OpName<F>> =
+  RequestBody<F> extends infer B ? (B extends { op: infer BO } ? (O extends BO ? Omit<B, "op"> : never) : never) : never;
+
+/** Agent names an agent: 1 to 64 characters of `A-Z a-z 0-9 _ . : -`. */
+export type Agent = Schemas["Agent"];
+
+export type ActiveSessionRequest = Schemas["ActiveSessionRequest"];
+export type ActiveSession = Schemas["ActiveSession"];
+export type CommitTurnRequest = Omit<Schemas["CommitTurnRequest"], "messages"> & { messages: MessageIn[] };
+export type CommitResult = Schemas["CommitResult"];
+export type ToolCall = Schemas["ToolCall"];
+export type MemoryIn = Schemas["MemoryIn"];
+export type Hit = Schemas["Hit"];
+export type Usage = Schemas["Usage"];
+export type RawMessage = Omit<Schemas["RawMessage"], "content"> & { content: MessageContent };
+export type OpenAIMessage = Omit<Schemas["OpenAIMessage"], "content"> & { content: MessageContent | null };
+export type ContextRaw = Omit<Schemas["ContextRaw"], "messages"> & { messages: RawMessage[] } & ContextV11;
+export type ContextOpenAI = Omit<Schemas["ContextOpenAI"], "messages"> & { messages: OpenAIMessage[] } & ContextV11;
+export type RecallRequest = Schemas["RecallRequest"] & RecallV11;
+export type RecallResult = { results: RecallHit[] };
+export type SweepRequest = Schemas["SweepRequest"];
+export type SweepResult = Schemas["SweepResult"];
+export type UserMemoryItem = Schemas["UserMemoryItem"];
+export type UserMemorySetResult = Schemas["UserMemorySetResult"];
+export type UserMemoryList = Schemas["UserMemoryList"];
+export type UserMemoryDeleted = Schemas["UserMemoryDeleted"];
+export type UserState = Schemas["UserState"];
+export type UserStateSetResult = Schemas["UserStateSetResult"];
+export type NotesDocument = Schemas["NotesDocument"];
+export type NotesCleared = Schemas["NotesCleared"];
+export type SessionList = Schemas["SessionList"];
+export type SessionSummary = Schemas["SessionSummary"];
+export type SessionHistory = Omit<Schemas["SessionHistory"], "messages"> & {
+  messages: (RawMessage & { session_id?: string })[];
+};
+export type SessionsResetResult = Schemas["SessionsResetResult"];
+export type Deleted = Schemas["Deleted"];
+export type SessionTitle = Schemas["SessionTitle"];
+export type MemoryItem = Schemas["MemoryItem"];
+export type MemoryList = Schemas["MemoryList"];
+export type KnowledgeIngested = Schemas["KnowledgeIngested"];
+export type KnowledgeSearchResult = Schemas["KnowledgeSearchResult"];
+export type KnowledgeDeleted = Schemas["KnowledgeDeleted"];
+export type ForgetUserRequest = Schemas["ForgetUserRequest"];
+export type ForgetUserResult = Schemas["ForgetUserResult"];
+
+/** Scope names the user a service caller acts for (user callers may leave it out). */
+export type Scope = { user_id?: string; tenant_id?: string };
+
+// ---------------------------------------------------------------------------------------------
+// Contract v1.1 additions not in docs/openapi.yaml yet.
+
+/** ContentPart is one part of a message's content, as the Chat Completions API takes it (v1.1). */
+export type ContentPart = { type: "text"; text: string } | { type: string; [k: string]: unknown };
+
+/** MessageContent is a string, or (v1.1) an array of 1 to 100 content parts. */
+export type MessageContent = string | ContentPart[];
+
+/** MessageIn is one message of a turn; `content` may be content parts (v1.1). */
+export type MessageIn = Omit<Schemas["MessageIn"], "content"> & { content?: MessageContent };
+
+/** ContextFormat is get-context's `format`: `langchain` and `anthropic` are v1.1. */
+export type ContextFormat = "raw" | "openai" | "langchain" | "anthropic";
+
+/** GetContextRequest is get-context's body, with the v1.1 fields. */
+export type GetContextRequest = Omit<Schemas["GetContextRequest"], "format"> & {
+  format?: ContextFormat;
+  /** v1.1: only messages created at or after this RFC 3339 time. */
+  since?: string;
+  /** v1.1: leave out tool messages and tool calls. */
+  answers_only?: boolean;
+};
+
+/** ContextV11 is what v1.1 adds to every get-context answer. */
+export type ContextV11 = {
+  /** v1.1: the session's rolling summary, when it has one. */
+  summary?: { content: string; through_seq: number; updated_at: string } | null;
+};
+
+/** LangChainStoredMessage is one message as LangChain stores it (format `langchain`, v1.1). */
+export type LangChainStoredMessage = {
+  type: "human" | "ai" | "system" | "tool" | (string & {});
+  data: {
+    content: MessageContent;
+    additional_kwargs?: Record<string, unknown>;
+    response_metadata?: Record<string, unknown>;
+    type?: string;
+    name?: string | null;
+    id?: string | null;
+    tool_calls?: { name: string; args: Record<string, unknown>; id?: string; type?: "tool_call" }[];
+    tool_call_id?: string;
+  };
+};
+
+export type ContextLangChain = Omit<ContextRaw, "messages"> & { messages: LangChainStoredMessage[] };
+export type ContextAnthropic = Omit<ContextRaw, "messages"> & {
+  system: string | null;
+  messages: { role: "user" | "assistant"; content: string | Record<string, unknown>[] }[];
+};
+
+/** ContextFor is get-context's answer for a format. */
+export type ContextFor<F extends ContextFormat | undefined> = F extends "openai"
+  ? ContextOpenAI
+  : F extends "langchain"
+    ? ContextLangChain
+    : F extends "anthropic"
+      ? ContextAnthropic
+      : ContextRaw;
+
+/** RecallV11 adds recall's `source` (v1.1). */
+export type RecallV11 = { source?: "memories" | "messages" | "all" };
+
+/** RecallHit is one recall result; v1.1 adds `source` and, for messages, where they are. */
+export type RecallHit = Hit & {
+  source?: "memory" | "message";
+  session_id?: string;
+  seq?: number;
+  role?: string;
+};
+
+/** MemoriesCreateRequest is memories `create` (v1.1). */
+export type MemoriesCreateRequest = {
+  content: string;
+  metadata?: Record<string, unknown>;
+  agent?: string;
+  ttl_seconds?: number;
+} & Scope;
+export type MemoriesCreated = { id: string; merged: boolean };
+
+/** IntentRequest is the body of intents (v1.1). */
+export type IntentRequest = { type: "syncSession" | "backfillSession"; session_id: string } & Scope;
+export type Job = {
+  id: string;
+  intent: string;
+  adapter: string;
+  status: "pending" | "running" | "done" | "dead";
+  attempts: number;
+  next_attempt_at: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+  session_id: string | null;
+  user_id: string | null;
+};
+export type IntentResult = {
+  intent_id: string;
+  type: string;
+  session_id: string;
+  jobs: Pick<Job, "id" | "adapter" | "status">[];
+};
+export type JobList = { jobs: Job[]; next_cursor: string | null };
+export type ProcessJobsRequest = { max_duration_ms?: number; limit?: number };
+export type ProcessJobsResult = { processed: number; done: number; retried: number; dead: number; more: boolean };

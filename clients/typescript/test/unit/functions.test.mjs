@@ -1,0 +1,154 @@
+// Every function and op of the client, against the real server.
+import { randomUUID } from "node:crypto";
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { test } from "node:test";
+
+import { AgentMemClient, FUNCTIONS } from "../../dist/index.js";
+import { newUser, proxy, serviceToken, url } from "../helpers.mjs";
+
+test("every function of docs/openapi.yaml has a method", async () => {
+  const doc = await readFile(new URL("../../../../docs/openapi.yaml", import.meta.url), "utf8");
+  const paths = [...doc.matchAll(/^ {2}\/v1\/([a-z-]+):$/gm)].map((m) => m[1]);
+  assert.ok(paths.length >= 12, `found ${paths.length} paths`);
+  for (const p of paths) assert.ok(FUNCTIONS.includes(p), `function ${p} of the API document is missing from the client`);
+  const generated = await readFile(new URL("../../src/generated/openapi.ts", import.meta.url), "utf8");
+  for (const p of paths) assert.ok(generated.includes(`"/v1/${p}": {`), `generated types lack /v1/${p}: run npm run generate`);
+});
+
+test("user-memory, user-state and notes", async () => {
+  const am = new AgentMemClient({ url, token: newUser().token });
+  assert.equal((await am.userMemory.set({ key: "lang", value: { code: "en" } })).created, true);
+  assert.equal((await am.userMemory.set({ key: "lang", value: { code: "fr" } })).created, false);
+  assert.deepEqual((await am.userMemory.get({ key: "lang" })).value, { code: "fr" });
+  assert.deepEqual((await am.userMemory.list()).items.map((i) => i.key), ["lang"]);
+  assert.equal((await am.userMemory.delete({ key: "lang" })).deleted, 1);
+  await assert.rejects(am.userMemory.get({ key: "lang" }), { status: 404, code: "not_found" });
+  await am.userMemory.set({ key: "a", value: {} });
+  assert.equal((await am.userMemory.clear()).deleted, 1);
+
+  assert.equal((await am.userState.set({ mode: "active" })).mode, "active");
+  assert.equal((await am.userState.get()).mode, "active");
+  await am.userState.delete();
+  await assert.rejects(am.userState.get(), { status: 404 });
+
+  const agent = "notes-bot";
+  assert.equal((await am.notes.read({ agent })).content, "");
+  await am.notes.overwrite({ agent, content: "# Profile\nAda\n" });
+  await am.notes.append({ agent, content: "# Preferences\nmetric\n" });
+  await am.notes.prepend({ agent, content: "Notes about Ada.\n" });
+  const replaced = await am.notes.replaceSection({ agent, section: "# Preferences", content: "# Preferences\nimperial\n" });
+  assert.equal(replaced.section_created, false);
+  assert.match(replaced.content, /imperial/);
+  const deleted = await am.notes.deleteSection({ agent, section: "# Profile" });
+  assert.doesNotMatch(deleted.content, /# Profile/);
+  assert.equal((await am.notes.clear({ agent })).deleted, true);
+});
+
+test("sessions and memories", async () => {
+  const am = new AgentMemClient({ url, token: newUser().token });
+  const sid = randomUUID();
+  const res = await am.commitTurn({
+    session_id: sid,
+    agent: "s",
+    messages: [
+      { role: "user", content: "first" },
+      { role: "assistant", content: "second" },
+    ],
+    memories: [{ content: "The user's dog is called Rex.", metadata: { kind: "pet" } }],
+  });
+  const list = await am.sessions.list({ agent: "s" });
+  assert.equal(list.sessions[0].session_id, sid);
+  assert.equal(list.sessions[0].message_count, 2);
+  const page = await am.sessions.history({ session_id: sid, order: "newest", limit: 1 });
+  assert.equal(page.messages[0].content, "second");
+  assert.equal(page.total, 2);
+  assert.ok(page.next_cursor);
+  const rest = await am.sessions.history({ session_id: sid, order: "newest", limit: 1, cursor: page.next_cursor });
+  assert.equal(rest.messages[0].content, "first");
+  assert.equal((await am.sessions.setTitle({ session_id: sid, title: "Dogs" })).title, "Dogs");
+  await am.sessions.deleteMessage({ session_id: sid, message_id: res.messages[0].id });
+  assert.equal((await am.sessions.history({ session_id: sid })).total, 1);
+  await am.sessions.reset({ session_id: sid });
+  assert.equal((await am.sessions.history({ session_id: sid })).total, 0);
+  await am.sessions.delete({ session_id: sid });
+  await assert.rejects(am.sessions.history({ session_id: sid }), { status: 404 });
+
+  const mems = await am.memories.list();
+  const id = res.memories[0].id;
+  assert.deepEqual(mems.items.map((m) => m.id), [id]);
+  assert.equal((await am.memories.get({ id })).content, "The user's dog is called Rex.");
+  assert.equal((await am.memories.update({ id, content: "The user's dog is called Max." })).content, "The user's dog is called Max.");
+  const found = await am.recall({ query: "dog", k: 3, filter: { kind: "pet" } });
+  assert.equal(found.results[0]?.id, id);
+  await am.memories.delete({ id });
+  await assert.rejects(am.memories.get({ id }), { status: 404 });
+});
+
+test("knowledge, sweep-expired and forget-user", async () => {
+  const service = new AgentMemClient({ url, token: serviceToken() });
+  const tenant = `t${Date.now()}`;
+  const ingested = await service.knowledge.ingest({ tenant_id: tenant, source: "faq.md", content: "# Returns\n\nRefunds are paid within five days." });
+  assert.ok(ingested.chunks >= 1);
+  const hits = await service.knowledge.search({ tenant_id: tenant, query: "refunds", k: 2 });
+  assert.match(hits.results[0].content, /Refunds/);
+  assert.equal((await service.knowledge.delete({ tenant_id: tenant, source: "faq.md" })).source, "faq.md");
+
+  const swept = await service.sweepExpired({ dry_run: true });
+  assert.equal(typeof swept.more, "boolean");
+  const user = newUser();
+  await assert.rejects(new AgentMemClient({ url, token: user.token }).sweepExpired(), { status: 403, code: "forbidden" });
+
+  const am = new AgentMemClient({ url, token: user.token });
+  await am.userMemory.set({ key: "k", value: {} });
+  const gone = await am.forgetUser();
+  assert.equal(gone.user_id, user.id);
+  assert.ok(Object.values(gone.deleted).some((n) => n >= 1), JSON.stringify(gone));
+  assert.deepEqual((await am.userMemory.list()).items, []);
+  // A service caller names the user.
+  const other = newUser();
+  await new AgentMemClient({ url, token: other.token }).userMemory.set({ key: "k", value: {} });
+  await service.forgetUser({ user_id: other.id });
+  assert.deepEqual((await service.userMemory.list({ user_id: other.id })).items, []);
+});
+
+test("v1.1 functions and ops are sent as the contract names them", async () => {
+  // Recorded on their way to the server; the server answers what it supports today.
+  const user = newUser();
+  const p = await proxy(() => "forward");
+  try {
+    const am = new AgentMemClient({ url: p.url, token: user.token, retries: 0 });
+    const sid = randomUUID();
+    const settle = (x) => x.then(
+      () => "ok",
+      (e) => {
+        assert.equal(e.name, "AgentMemError");
+        assert.ok([400, 403, 404].includes(e.status), `${e.status} ${e.detail}`);
+        return e.status;
+      },
+    );
+    await settle(am.memories.create({ content: "likes tea", metadata: { k: 1 } }));
+    await settle(am.sessions.clear({ agent: "x" }));
+    await settle(am.intents({ type: "syncSession", session_id: sid }));
+    await settle(am.jobs.list({ status: "dead" }));
+    await settle(am.jobs.retry({ id: sid }));
+    await settle(am.processJobs({ limit: 5 }));
+    await settle(am.getContext({ session_id: sid, format: "anthropic", answers_only: true }));
+    await settle(am.recall({ query: "tea", source: "all" }));
+    const sent = p.requests.map((r) => [r.path, JSON.parse(r.body)]);
+    assert.deepEqual(sent, [
+      ["/v1/memories", { content: "likes tea", metadata: { k: 1 }, op: "create" }],
+      ["/v1/sessions", { agent: "x", op: "clear" }],
+      ["/v1/intents", { type: "syncSession", session_id: sid }],
+      ["/v1/jobs", { status: "dead", op: "list" }],
+      ["/v1/jobs", { id: sid, op: "retry" }],
+      ["/v1/process-jobs", { limit: 5 }],
+      ["/v1/get-context", { session_id: sid, format: "anthropic", answers_only: true }],
+      ["/v1/recall", { query: "tea", source: "all" }],
+    ]);
+    assert.ok(p.requests[0].headers["idempotency-key"], "memories create takes an Idempotency-Key");
+    assert.equal(p.requests[1].headers["idempotency-key"], undefined);
+  } finally {
+    await p.close();
+  }
+});

@@ -1,0 +1,134 @@
+// @agentmem/client/langchain against the real server and @langchain/core's own classes: the
+// history must behave as LangChain's reference InMemoryChatMessageHistory does, and work in
+// RunnableWithMessageHistory; the retriever is a BaseRetriever over recall.
+import { randomUUID } from "node:crypto";
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { InMemoryChatMessageHistory } from "@langchain/core/chat_history";
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
+import { RunnableLambda, RunnableWithMessageHistory } from "@langchain/core/runnables";
+
+import { AgentMemClient } from "../../dist/index.js";
+import { AgentMemChatMessageHistory, AgentMemRetriever } from "../../dist/langchain.js";
+import { newUser, url } from "../helpers.mjs";
+
+// shape keeps what a chat history must keep of a message.
+const shape = (m) => ({
+  type: m.getType(),
+  content: m.content,
+  name: m.name,
+  tool_calls: (m.tool_calls ?? []).map(({ name, args, id }) => ({ name, args, id })),
+  tool_call_id: m.tool_call_id,
+});
+
+async function exercise(history) {
+  const seen = [];
+  await history.addUserMessage("Hi, I'm Ada.");
+  await history.addAIMessage("Hello Ada!");
+  seen.push((await history.getMessages()).map(shape));
+  await history.addMessages([
+    new SystemMessage("Be brief."),
+    new HumanMessage({ content: "What's the weather in Paris?", name: "ada" }),
+    new AIMessage({ content: "", tool_calls: [{ id: "call_1", name: "weather", args: { city: "Paris", units: ["C"] } }] }),
+    new ToolMessage({ content: '{"temp": 21}', tool_call_id: "call_1" }),
+    new AIMessage("21 °C in Paris."),
+  ]);
+  await history.addMessage(new HumanMessage({ content: [{ type: "text", text: "Thanks!" }] }));
+  seen.push((await history.getMessages()).map(shape));
+  await history.clear();
+  seen.push((await history.getMessages()).map(shape));
+  return seen;
+}
+
+test("the history keeps what InMemoryChatMessageHistory keeps", async () => {
+  const user = newUser();
+  const reference = await exercise(new InMemoryChatMessageHistory());
+  const mine = await exercise(new AgentMemChatMessageHistory({ client: { url, token: user.token }, sessionId: randomUUID() }));
+  // Text-only content parts are stored as the message's text.
+  reference[1][7].content = "Thanks!";
+  assert.deepEqual(mine, reference);
+  assert.equal(mine[1].length, 8);
+  assert.deepEqual(mine[2], []);
+});
+
+test("the history without a session id uses the active session of (user, agent)", async () => {
+  const user = newUser();
+  const client = new AgentMemClient({ url, token: user.token });
+  const h1 = new AgentMemChatMessageHistory({ client, agent: "lc" });
+  await h1.addUserMessage("remember me");
+  const h2 = new AgentMemChatMessageHistory({ client, agent: "lc" });
+  assert.equal(await h2.sessionId(), await h1.sessionId());
+  assert.deepEqual((await h2.getMessages()).map((m) => m.content), ["remember me"]);
+  const active = await client.activeSession({ agent: "lc" });
+  assert.equal(active.session_id, await h1.sessionId());
+});
+
+test("a message with a UUID id is stored once", async () => {
+  const user = newUser();
+  const history = new AgentMemChatMessageHistory({ client: { url, token: user.token }, sessionId: randomUUID() });
+  const id = randomUUID();
+  await history.addMessage(new HumanMessage({ content: "once", id }));
+  await history.addMessage(new HumanMessage({ content: "once", id }));
+  const msgs = await history.getMessages();
+  assert.deepEqual(msgs.map((m) => [m.id, m.content]), [[id, "once"]]);
+});
+
+test("RunnableWithMessageHistory keeps a conversation in agentmem", async () => {
+  const user = newUser();
+  const client = new AgentMemClient({ url, token: user.token });
+  const prompt = ChatPromptTemplate.fromMessages([
+    ["system", "You are a test."],
+    new MessagesPlaceholder("history"),
+    ["human", "{input}"],
+  ]);
+  // A model that answers with what it was given: the prompt's messages.
+  const model = RunnableLambda.from((value) => {
+    const msgs = value.toChatMessages();
+    return new AIMessage(`saw ${msgs.length}: ${msgs.map((m) => m.content).join(" | ")}`);
+  });
+  const chain = new RunnableWithMessageHistory({
+    runnable: prompt.pipe(model),
+    getMessageHistory: (sessionId) => new AgentMemChatMessageHistory({ client, sessionId }),
+    inputMessagesKey: "input",
+    historyMessagesKey: "history",
+  });
+  const config = { configurable: { sessionId: randomUUID() } };
+  const first = await chain.invoke({ input: "My name is Ada." }, config);
+  assert.equal(first.content, "saw 2: You are a test. | My name is Ada.");
+  const second = await chain.invoke({ input: "What is my name?" }, config);
+  assert.equal(second.content, `saw 4: You are a test. | My name is Ada. | ${first.content} | What is my name?`);
+  const stored = await client.getContext({ session_id: config.configurable.sessionId });
+  assert.deepEqual(
+    stored.messages.map((m) => m.role),
+    ["user", "assistant", "user", "assistant"],
+  );
+});
+
+test("the retriever finds memories by recall", async () => {
+  const user = newUser();
+  const client = new AgentMemClient({ url, token: user.token });
+  await client.commitTurn({
+    session_id: randomUUID(),
+    agent: "lc",
+    messages: [{ role: "user", content: "I live in Lyon and I love cycling." }],
+    memories: [
+      { content: "The user lives in Lyon.", metadata: { kind: "home" } },
+      { content: "The user loves cycling.", metadata: { kind: "hobby" } },
+    ],
+  });
+  const retriever = new AgentMemRetriever({ client, k: 1, agent: "lc" });
+  const docs = await retriever.invoke("Where does the user live? Lyon");
+  assert.equal(docs.length, 1);
+  assert.equal(docs[0].pageContent, "The user lives in Lyon.");
+  assert.equal(docs[0].metadata.kind, "home");
+  assert.equal(typeof docs[0].metadata.score, "number");
+  assert.equal(docs[0].metadata.id, docs[0].id);
+
+  const filtered = await new AgentMemRetriever({ client, k: 5, filter: { kind: "hobby" } }).invoke("user");
+  assert.deepEqual(filtered.map((d) => d.pageContent), ["The user loves cycling."]);
+
+  const stranger = await new AgentMemRetriever({ client: { url, token: newUser().token } }).invoke("Lyon cycling");
+  assert.deepEqual(stranger, [], "another user's memories are never found");
+});
