@@ -253,9 +253,11 @@ export interface paths {
          *     every user, so it takes no `user_id` or `tenant_id` (400 as unknown fields).
          *
          *     Deletes, in this order, expired messages, expired memories, expired sessions left with
-         *     no messages, and idempotency records past their 24-hour window. Each batch deletes at
-         *     most `batch_size` rows of one kind in its own short transaction and skips rows that a
-         *     live request holds locked, so the sweep never makes a commit or a read wait. It goes on
+         *     no messages, idempotency records past their 24-hour window, and rate-limit counters
+         *     whose bucket is full again (`request_rates`; deleting one changes no limit). Each batch
+         *     deletes at most `batch_size` rows of one kind in its own short transaction and skips
+         *     rows that a live request holds locked (a rate counter, locked for microseconds, is
+         *     waited for), so the sweep never makes a commit or a read wait. It goes on
          *     until nothing expired remains or the time budget is spent. The budget is
          *     `max_duration_ms`, bounded by the request's deadline: the Lambda deadline (or the 25 s
          *     request timeout, whichever is sooner) minus a headroom of 1 s (or a tenth of the time
@@ -656,7 +658,8 @@ export interface paths {
          * Erase everything stored for a user, in one transaction.
          * @description Deletes the user's rows from every table that holds user rows, all or nothing: sessions,
          *     messages, long-term memories, key/value memory, state, notes, active-session pointers,
-         *     idempotency records, and any table with a `user_id` column added later (the tables are
+         *     idempotency records, the user's rate-limit counters (`request_rates`; a tenant's own
+         *     counter is not the user's and stays), and any table with a `user_id` column added later (the tables are
          *     found at run time, not listed in code). Expired rows not yet swept go too. The shared
          *     knowledge base belongs to the tenant, not to the user, and is untouched.
          *
@@ -671,6 +674,9 @@ export interface paths {
          *     (zeros included), keyed by table name. Erasing again answers zeros: this function never
          *     answers 404. Writes that begin after the erasure commits are not undone: halt the
          *     user's agents first (for example with `user-state`) when that matters.
+         *
+         *     Deleting the user in Supabase Auth (a row of `auth.users`) does the same erasure, in
+         *     every tenant, in the transaction of the delete, without calling this function.
          */
         post: operations["forgetUser"];
         delete?: never;
@@ -718,13 +724,13 @@ export interface components {
          *     |---|---|---|
          *     | invalid_request | 400 | malformed JSON, wrong types, out-of-range values, unknown fields, NUL characters, invalid UTF-8 |
          *     | unauthenticated | 401 | missing, malformed, expired or badly signed token; wrong audience, issuer or role |
-         *     | forbidden | 403 | a user token calling a service-only function or operation; `user_id` / `tenant_id` naming someone else |
+         *     | forbidden | 403 | a user token calling a service-only function or operation; `user_id` / `tenant_id` naming someone else; an anonymous user when `AUTH_ALLOW_ANONYMOUS=false` |
          *     | not_found | 404 | the named resource (session, message, memory, key, state, notes section, knowledge source) does not exist for this caller |
          *     | method_not_allowed | 405 | anything but POST / OPTIONS |
          *     | conflict | 409 | an Idempotency-Key reused with a different body; a `memories` `update` to the same fact as another memory |
          *     | payload_too_large | 413 | body over 1 MiB |
          *     | unsupported_media_type | 415 | non-empty body that is not declared JSON |
-         *     | rate_limited | 429 | too many requests; with `Retry-After`. Reserved: none of these functions answers it today, clients treat it as they treat 503 |
+         *     | rate_limited | 429 | the user or their tenant is over its request limit (see "Rate limits"); with `Retry-After`; nothing was written |
          *     | unavailable | 503 | database unreachable or busy, pool exhausted, deadline hit; with `Retry-After`; nothing was written |
          *     | internal | 500 | a bug; `detail` is generic and the cause is logged under the request id |
          * @enum {string}
@@ -1047,6 +1053,8 @@ export interface components {
             memories: number;
             sessions: number;
             idempotency_keys: number;
+            /** @description Rate-limit counters whose bucket was full again (deleting one changes no limit). */
+            request_rates: number;
         };
         SweepResult: {
             deleted: components["schemas"]["SweepCounts"];
@@ -1526,6 +1534,7 @@ export interface components {
              *       "memories": 3,
              *       "messages": 12,
              *       "notes": 1,
+             *       "request_rates": 1,
              *       "sessions": 2,
              *       "user_memory": 4,
              *       "user_state": 1
@@ -1563,7 +1572,10 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description `forbidden`: a user token naming a `user_id` or `tenant_id` other than its own. */
+        /**
+         * @description `forbidden`: a user token naming a `user_id` or `tenant_id` other than its own, or an
+         *     anonymous user's token when `AUTH_ALLOW_ANONYMOUS=false`.
+         */
         ForbiddenActingFor: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1573,7 +1585,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description `forbidden`: a user token; this function is for service callers only. */
+        /** @description `forbidden`: a user token (anonymous or not); this function is for service callers only. */
         ForbiddenServiceOnly: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1631,6 +1643,23 @@ export interface components {
         UnsupportedMediaType: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description `rate_limited`: the user (of the token, or named by a service caller's `user_id`) or
+         *     their tenant has made more requests than `RATE_LIMIT_USER_PER_MINUTE` or
+         *     `RATE_LIMIT_TENANT_PER_MINUTE` allow (both off by default). Nothing was done or
+         *     written; `detail` says which limit, and `Retry-After` the seconds until a request of
+         *     this user is let through again.
+         */
+        RateLimited: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
             content: {
@@ -1764,7 +1793,8 @@ export interface components {
         };
         /**
          * @description `forbidden`: a user token calling `ingest` or `delete` (service callers only), or
-         *     naming a `tenant_id` other than its own.
+         *     naming a `tenant_id` other than its own, or an anonymous user's token when
+         *     `AUTH_ALLOW_ANONYMOUS=false`.
          */
         KnowledgeForbidden: {
             headers: {
@@ -1864,6 +1894,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -1980,6 +2011,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2046,6 +2078,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2113,6 +2146,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2245,6 +2279,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2314,6 +2349,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2383,6 +2419,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2442,6 +2479,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2499,6 +2537,7 @@ export interface operations {
             409: components["responses"]["SameFactConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2565,6 +2604,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2620,6 +2660,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
