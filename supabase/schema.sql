@@ -188,6 +188,9 @@ create table agentmem.request_rates (
   constraint request_rates_pkey PRIMARY KEY (tenant_id, user_id)
 );
 alter table agentmem.request_rates enable row level security;
+create policy no_client_access on agentmem.request_rates as restrictive for all to anon, authenticated
+  using (false)
+  with check (false);
 grant delete, select on table agentmem.request_rates to service_role;
 
 -- Table agentmem.sessions

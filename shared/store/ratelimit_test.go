@@ -230,7 +230,8 @@ func TestRequestSlotsAcrossContainers(t *testing.T) {
 }
 
 // No client role can read, write or take slots: the table grants nothing to anon or
-// authenticated and row-level security has no policy for them; only service_role executes the
+// authenticated and row-level security has no permissive policy, only one that denies them;
+// only service_role executes the
 // function (and may read and delete counters, for the sweep).
 func TestRequestRatesAreClosedToClients(t *testing.T) {
 	t.Parallel()
@@ -239,12 +240,13 @@ func TestRequestRatesAreClosedToClients(t *testing.T) {
 	var rls bool
 	var policies int
 	if err := e.admin.QueryRow(ctx, `select c.relrowsecurity,
-		(select count(*) from pg_policies p where p.schemaname = 'agentmem' and p.tablename = 'request_rates')
+		(select count(*) from pg_policies p where p.schemaname = 'agentmem' and p.tablename = 'request_rates'
+		   and p.permissive = 'PERMISSIVE')
 		from pg_class c where c.oid = 'agentmem.request_rates'::regclass`).Scan(&rls, &policies); err != nil {
 		t.Fatal(err)
 	}
 	if !rls || policies != 0 {
-		t.Errorf("row-level security %v with %d policies; want on with none", rls, policies)
+		t.Errorf("row-level security %v with %d permissive policies; want on with none", rls, policies)
 	}
 	take := `select * from agentmem.take_request_slot('acme', gen_random_uuid(), 5, 5, 60000)`
 	for _, tc := range []struct {

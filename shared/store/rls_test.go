@@ -110,7 +110,8 @@ func rlsTables(t *testing.T, conn *pgx.Conn) []rlsTable {
 }
 
 // closedTables are the tables of schema agentmem that no client role reads or writes at all:
-// row-level security is on without a policy and nothing is granted to anon or authenticated.
+// row-level security is on with no permissive policy (only a restrictive one that denies the
+// client roles) and nothing is granted to anon or authenticated.
 // The store reaches them through security definer functions (request_rates: the rate-limit
 // counters, see take_request_slot).
 var closedTables = map[string]bool{"request_rates": true}
@@ -128,12 +129,13 @@ func TestClosedTablesRefuseClients(t *testing.T) {
 		var rls bool
 		var policies int
 		if err := conn.QueryRow(t.Context(), `select c.relrowsecurity,
-			(select count(*) from pg_policies p where p.schemaname = 'agentmem' and p.tablename = c.relname)
+			(select count(*) from pg_policies p where p.schemaname = 'agentmem' and p.tablename = c.relname
+			   and p.permissive = 'PERMISSIVE')
 			from pg_class c where c.oid = ('agentmem.' || $1)::regclass`, name).Scan(&rls, &policies); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if !rls || policies != 0 {
-			t.Errorf("%s: row-level security %v, %d policies; want on, none", name, rls, policies)
+			t.Errorf("%s: row-level security %v, %d permissive policies; want on, none", name, rls, policies)
 		}
 		for _, role := range []string{"anon", "authenticated"} {
 			for _, q := range []string{"select count(*) from agentmem." + name, "insert into agentmem." + name + " default values",

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentmem/agentmem"
 	"github.com/agentmem/agentmem/shared/schema"
@@ -66,18 +68,14 @@ func New(t testing.TB) DB {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	tmpl, err := ensureTemplate(ctx, server)
-	if err != nil {
-		t.Fatalf("prepare template database: %v", err)
-	}
 	name := "agentmem_test_" + randomHex(8)
 	conn, err := pgx.Connect(ctx, server)
 	if err != nil {
 		t.Fatalf("connect to test server: %v", err)
 	}
 	defer conn.Close(ctx)
-	if err := createFromTemplate(ctx, conn, name, tmpl); err != nil {
-		t.Fatalf("create test database: %v", err)
+	if err := createMigrated(ctx, conn, server, name); err != nil {
+		t.Fatal(err)
 	}
 	db := DB{Name: name, URL: withDatabase(server, name), server: server}
 	t.Cleanup(func() {
@@ -92,10 +90,6 @@ func New(t testing.TB) DB {
 // template of the current migration set, replacing a database of that name, and returns its
 // URL. It is New for tests outside Go (the TypeScript client's): the caller drops it with Drop.
 func Create(ctx context.Context, serverURL, name string) (DB, error) {
-	tmpl, err := ensureTemplate(ctx, serverURL)
-	if err != nil {
-		return DB{}, fmt.Errorf("prepare template database: %w", err)
-	}
 	conn, err := pgx.Connect(ctx, serverURL)
 	if err != nil {
 		return DB{}, fmt.Errorf("connect to test server: %w", err)
@@ -104,8 +98,8 @@ func Create(ctx context.Context, serverURL, name string) (DB, error) {
 	if _, err := conn.Exec(ctx, "drop database if exists "+pgx.Identifier{name}.Sanitize()+" with (force)"); err != nil {
 		return DB{}, err
 	}
-	if err := createFromTemplate(ctx, conn, name, tmpl); err != nil {
-		return DB{}, fmt.Errorf("create database: %w", err)
+	if err := createMigrated(ctx, conn, serverURL, name); err != nil {
+		return DB{}, err
 	}
 	return DB{Name: name, URL: withDatabase(serverURL, name), server: serverURL}, nil
 }
@@ -131,6 +125,27 @@ func (d DB) Drop() error {
 
 // createFromTemplate retries briefly: PostgreSQL refuses to copy a template while another
 // session is connected to it, which happens when packages create their databases at once.
+// createMigrated creates the database name from the template of the current migration set,
+// building the template first where it is missing. A checkout with other migrations that
+// builds its own template on the same server drops ours; the template is then built again.
+func createMigrated(ctx context.Context, conn *pgx.Conn, server, name string) error {
+	for attempt := 0; ; attempt++ {
+		tmpl, err := ensureTemplate(ctx, server)
+		if err != nil {
+			return fmt.Errorf("prepare template database: %w", err)
+		}
+		err = createFromTemplate(ctx, conn, name, tmpl)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "3D000" && attempt < 3 { // invalid_catalog_name
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("create database: %w", err)
+		}
+		return nil
+	}
+}
+
 func createFromTemplate(ctx context.Context, conn *pgx.Conn, name, tmpl string) error {
 	var err error
 	for i := 0; i < 100; i++ {
