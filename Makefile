@@ -30,6 +30,9 @@ test-js: ## Run the TypeScript client's tests and the demo page's browser test (
 .PHONY: demo-png
 demo-png: ## Run test-js and keep its screenshot of the demo page as docs/demo.png
 	@scripts/localdb.sh && AGENTMEM_DEMO_SCREENSHOT=$(CURDIR)/docs/demo.png scripts/test-js.sh
+.PHONY: fault
+fault: ## Fault test: restart a private PostgreSQL and kill its PgBouncer under load (ports 54399, 6599)
+	@scripts/fault.sh
 
 .PHONY: build
 build: ## Build every function for Lambda (linux/arm64) into build/<name>/bootstrap

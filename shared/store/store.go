@@ -9,12 +9,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/embedding"
@@ -212,7 +216,12 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 }
 
 // interpret translates database errors into the project's vocabulary: what a client can cause
-// becomes a 4xx, an unreachable or overloaded database a 503; the rest stays an internal error.
+// becomes a 4xx; a database or pooler that is unreachable, restarting, overloaded or that lost
+// the connection mid-request a 503 with Retry-After; the rest stays an internal error.
+//
+// A connection lost mid-request leaves the outcome unknown only for a commit already sent:
+// every request runs in one transaction (or one implicit one, a batch), so it is then either
+// whole or absent, and a retry with the same Idempotency-Key answers from the record.
 func interpret(err error) error {
 	if err == nil {
 		return nil
@@ -226,25 +235,81 @@ func interpret(err error) error {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "57014": // query_canceled (statement timeout)
+		switch {
+		case pgErr.Code == "57014": // query_canceled (statement timeout)
 			return &apierror.Error{Code: apierror.Unavailable, Detail: "the request ran out of time; retry", RetryAfter: 1, Cause: err}
-		case "53300", "53400", "57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08004", "40001", "40P01", "55P03":
-			// too many connections, shutting down, connection failures, serialization and deadlock
-			// failures, lock timeouts: nothing was written; a retry may succeed.
-			return &apierror.Error{Code: apierror.Unavailable, Detail: "the database is busy or unavailable; retry", RetryAfter: 1, Cause: err}
-		case "22P05", "22021", "54000", "54001", "22P02", "22003":
-			// untranslatable character, invalid byte sequence, program limit (e.g. text too long
-			// for a search index), JSON nested deeper than the server's stack, JSON the jsonb
-			// type refuses (a lone UTF-16 surrogate escape, a number beyond numeric's range)
+		case clientCaused[pgErr.Code]:
 			return &apierror.Error{Code: apierror.InvalidRequest, Detail: "the request holds text the database cannot store", Cause: err}
+		case serverUnavailable(pgErr):
+			return &apierror.Error{Code: apierror.Unavailable, Detail: "the database is busy or unavailable; retry", RetryAfter: 1, Cause: err}
 		}
 		return fmt.Errorf("database: %w", err)
 	}
-	var netErr net.Error
-	var connectErr *pgconn.ConnectError
-	if errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err) {
+	if connectionLost(err) {
 		return &apierror.Error{Code: apierror.Unavailable, Detail: "the database is unavailable; retry", RetryAfter: 2, Cause: err}
 	}
 	return err
+}
+
+// clientCaused are the SQLSTATEs of text the database refuses: untranslatable character,
+// invalid byte sequence, program limit (e.g. text too long for a search index), JSON nested
+// deeper than the server's stack, JSON the jsonb type refuses (a lone UTF-16 surrogate escape, a
+// number beyond numeric's range).
+var clientCaused = map[string]bool{"22P05": true, "22021": true, "54000": true, "54001": true, "22P02": true, "22003": true}
+
+// retryable are the SQLSTATEs outside the classes serverUnavailable takes whole after which
+// nothing was written and a retry may succeed: serialization failure, deadlock, lock timeout.
+var retryable = map[string]bool{"40001": true, "40P01": true, "55P03": true}
+
+// poolerGone are what poolers say when their server went away or cannot be reached, whatever
+// SQLSTATE they give it (PgBouncer 08P01, Supavisor XX000).
+var poolerGone = []string{
+	"server conn crashed",                       // PgBouncer: the server connection broke mid-transaction
+	"server login has been failing",             // PgBouncer: the server refuses or is restarting
+	"pgbouncer cannot connect to server",        // PgBouncer
+	"server closed the connection unexpectedly", // libpq-based proxies
+	"connection to database closed",             // Supavisor (EDBHANDLEREXITED)
+}
+
+// serverUnavailable reports whether a server's or pooler's error means the database is
+// unavailable rather than that the request is wrong: the classes 08 (connection exception, which
+// PgBouncer uses for its own errors), 53 (insufficient resources: too many connections, out of
+// memory, disk full) and 57 (operator intervention: admin or crash shutdown, starting up; its
+// query_canceled is a timeout, taken before); the retryable codes; any FATAL or PANIC, which ends
+// the session; and what poolers say when their server went away.
+func serverUnavailable(e *pgconn.PgError) bool {
+	switch {
+	case strings.HasPrefix(e.Code, "08"), strings.HasPrefix(e.Code, "53"), strings.HasPrefix(e.Code, "57"), retryable[e.Code]:
+		return true
+	case e.Severity == "FATAL" || e.Severity == "PANIC" || e.SeverityUnlocalized == "FATAL" || e.SeverityUnlocalized == "PANIC":
+		return true
+	}
+	msg := strings.ToLower(e.Message)
+	for _, m := range poolerGone {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// connectionLost reports whether err says the connection to the database or pooler failed or
+// broke: a failed connect, a network error (reset, refused, broken pipe), the server's socket
+// closed mid-message (io.EOF, io.ErrUnexpectedEOF), a connection the driver already closed, an
+// error the driver marks safe to retry, or a pool that is closed or cannot hand out a
+// connection.
+func connectionLost(err error) bool {
+	var netErr net.Error
+	var connectErr *pgconn.ConnectError
+	switch {
+	case errors.As(err, &connectErr), errors.As(err, &netErr), pgconn.SafeToRetry(err), pgconn.Timeout(err):
+		return true
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
+		errors.Is(err, pgconn.ErrConnClosed), errors.Is(err, puddle.ErrClosedPool),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNABORTED),
+		errors.Is(err, syscall.EPIPE):
+		return true
+	}
+	// pgxpool gives up with an untyped error when every connection it tried failed its ping.
+	return strings.Contains(err.Error(), "pgxpool: too many failed attempts acquiring connection")
 }
