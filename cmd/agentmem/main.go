@@ -173,7 +173,7 @@ func token(args []string) error {
 	if *role == auth.RoleUser && *sub == "" {
 		*sub = uuid.NewString()
 	}
-	tok, err := auth.MintHS256(cfg.JWTSecret, auth.MintClaims{Role: *role, Subject: *sub, TenantID: *tenant, TTL: *ttl})
+	tok, err := auth.MintHS256(cfg.JWTSecret, auth.MintClaims{Role: *role, Subject: *sub, TenantID: *tenant, TTL: *ttl, Issuer: cfg.JWTIssuer})
 	if err != nil {
 		return err
 	}
