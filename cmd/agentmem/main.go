@@ -35,6 +35,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
+	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/schema"
 	"github.com/agentmem/agentmem/shared/service"
 )
@@ -117,14 +118,7 @@ func serve(ctx context.Context) error {
 		return err
 	}
 	defer svc.Close()
-	srv := &http.Server{
-		Addr:              svc.Config.Addr,
-		Handler:           svc.Server.Mux(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-	}
+	srv := httpapi.NewHTTPServer(svc.Config.Addr, svc.Server.Mux())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Fprintf(os.Stderr, "agentmem: serving %d functions at http://%s/v1/<name>\n", len(svc.Server.Functions()), svc.Config.Addr)

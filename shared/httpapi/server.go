@@ -94,7 +94,13 @@ func (s *Server) Handler(name string) http.Handler {
 	if !ok {
 		panic("httpapi: unknown function " + name)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, s.stamp(w, r), name, fn) })
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rid := s.stamp(w, r)
+		if s.refuseLargeHeaders(w, r, rid) {
+			return
+		}
+		s.serve(w, r, rid, name, fn)
+	})
 }
 
 // Mux serves every function at POST /v1/<name>, as the local server and API Gateway do. The
@@ -123,6 +129,9 @@ func (s *Server) Mux() http.Handler {
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rid := s.stamp(w, r)
+		if s.refuseLargeHeaders(w, r, rid) {
+			return
+		}
 		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, rid)))
 	})
 }
