@@ -20,6 +20,10 @@ dev: ## Run every function locally on http://127.0.0.1:9000/v1/<name>
 test: ## Run all tests: local stack, migrations, advisors, go vet, go test (ARGS=-run ...)
 	@scripts/test.sh $(ARGS)
 
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (default 60s; CI: FUZZTIME=1s)
+	@scripts/localdb.sh && FUZZTIME=$(or $(FUZZTIME),60s) scripts/fuzz.sh
+
 .PHONY: build
 build: ## Build every function for Lambda (linux/arm64) into build/<name>/bootstrap
 	@if [ -z "$(FUNCTIONS)" ]; then echo "build: no functions/*/ yet"; exit 0; fi; \
