@@ -21,7 +21,7 @@ test: ## Run all tests: local stack, migrations, advisors, go vet, go test (ARGS
 	@scripts/test.sh $(ARGS)
 
 .PHONY: fuzz
-fuzz: ## Run every fuzz target for FUZZTIME each (default 60s; CI: FUZZTIME=1s)
+fuzz: ## Run every fuzz target for FUZZTIME each (default 60s; CI: FUZZTIME=200x, 200 inputs)
 	@scripts/localdb.sh && FUZZTIME=$(or $(FUZZTIME),60s) scripts/fuzz.sh
 
 .PHONY: build

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # fuzz.sh is `make fuzz`: every fuzz target of the module, one after the other, for FUZZTIME
-# each (default 60s; CI runs FUZZTIME=2s). `go test -fuzz` takes one target of one package per
+# each (default 60s). FUZZTIME is go test's -fuzztime: a duration, or a count of inputs such as
+# 200x, which CI runs. Prefer a count for short runs: a run whose time ends while Go still
+# replays the seeds and the cached corpus ("gathering baseline coverage", slow on a busy
+# machine for the targets that call the database) fails with "context deadline exceeded". `go test -fuzz` takes one target of one package per
 # run, so the targets are listed with `go test -list '^Fuzz'` and run one by one. Arguments
 # are package patterns (default ./...). A failing input is saved under the package's
 # testdata/fuzz/<target>/, where `go test` replays it from then on.
