@@ -33,6 +33,9 @@ demo-png: ## Run test-js and keep its screenshot of the demo page as docs/demo.p
 .PHONY: fault
 fault: ## Fault test: restart a private PostgreSQL and kill its PgBouncer under load (ports 54399, 6599)
 	@scripts/fault.sh
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (default 60s; CI: FUZZTIME=200x, 200 inputs)
+	@scripts/localdb.sh && FUZZTIME=$(or $(FUZZTIME),60s) scripts/fuzz.sh
 
 .PHONY: build
 build: ## Build every function for Lambda (linux/arm64) into build/<name>/bootstrap

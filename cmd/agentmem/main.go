@@ -37,6 +37,7 @@ import (
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
+	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/schema"
 	"github.com/agentmem/agentmem/shared/service"
 )
@@ -128,14 +129,7 @@ func serve(ctx context.Context) error {
 		InLambda:  os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "",
 		Log:       svc.Log,
 	})
-	srv := &http.Server{
-		Addr:              svc.Config.Addr,
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-	}
+	srv := httpapi.NewHTTPServer(svc.Config.Addr, handler)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	fmt.Fprintf(os.Stderr, "agentmem: serving %d functions at http://%s/v1/<name>, the demo page at http://%s/demo/\n",
@@ -187,7 +181,7 @@ func token(args []string) error {
 		*sub = uuid.NewString()
 	}
 	tok, err := auth.MintHS256(cfg.JWTSecret, auth.MintClaims{Role: *role, Subject: *sub, TenantID: *tenant, TTL: *ttl,
-		Anonymous: *anonymous})
+		Anonymous: *anonymous, Issuer: cfg.JWTIssuer})
 	if err != nil {
 		return err
 	}

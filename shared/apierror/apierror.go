@@ -26,6 +26,9 @@ const (
 	Internal             Code = "internal"
 )
 
+// HeadersTooLarge is the code of a request whose line and headers are over the limit (431).
+const HeadersTooLarge Code = "request_header_fields_too_large"
+
 var statuses = map[Code]int{
 	InvalidRequest:       http.StatusBadRequest,
 	Unauthenticated:      http.StatusUnauthorized,
@@ -34,6 +37,7 @@ var statuses = map[Code]int{
 	MethodNotAllowed:     http.StatusMethodNotAllowed,
 	Conflict:             http.StatusConflict,
 	PayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	HeadersTooLarge:      http.StatusRequestHeaderFieldsTooLarge,
 	UnsupportedMediaType: http.StatusUnsupportedMediaType,
 	RateLimited:          http.StatusTooManyRequests,
 	Unavailable:          http.StatusServiceUnavailable,

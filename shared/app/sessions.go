@@ -289,6 +289,15 @@ var (
 
 const cursorInvalid = "is not a cursor of this listing; pass next_cursor of the previous page unchanged"
 
+// decodeCursor reads a cursor's bytes. encoding/base64 skips \r and \n even when strict, so
+// they are refused first: a cursor is read only as it was written.
+func decodeCursor(v string) ([]byte, error) {
+	if strings.ContainsAny(v, "\r\n") {
+		return nil, base64.CorruptInputError(strings.IndexAny(v, "\r\n"))
+	}
+	return base64.RawURLEncoding.Strict().DecodeString(v)
+}
+
 // cursorAfterKey is the cursor after an item ordered by (time, id).
 func cursorAfterKey(kind byte, t time.Time, id uuid.UUID) string {
 	b := make([]byte, 0, 25)
@@ -304,7 +313,7 @@ func cursorKeyOf(f *apierror.Fields, kind byte, v *string) (time.Time, uuid.UUID
 	if v == nil {
 		return time.Time{}, uuid.Nil, false
 	}
-	b, err := base64.RawURLEncoding.Strict().DecodeString(*v)
+	b, err := decodeCursor(*v)
 	if err != nil || len(b) != 25 || b[0] != kind {
 		f.Add("cursor", cursorInvalid)
 		return time.Time{}, uuid.Nil, false
@@ -337,7 +346,7 @@ func cursorSeqOf(f *apierror.Fields, order string, v *string) *int64 {
 	if order == historyNewest {
 		kind = cursorHistoryNewest
 	}
-	b, err := base64.RawURLEncoding.Strict().DecodeString(*v)
+	b, err := decodeCursor(*v)
 	if err != nil || len(b) != 9 {
 		f.Add("cursor", cursorInvalid)
 		return nil

@@ -275,7 +275,7 @@ func TestVerify(t *testing.T) {
 		{"issuer matches", "iss", hs(t, userClaims()), &user},
 		{"wrong issuer", "iss", hs(t, userClaims(set("iss", "https://evil.example/auth/v1"))), nil},
 		{"no issuer", "iss", hs(t, userClaims(del("iss"))), nil},
-		{"service skips issuer", "iss", hs(t, serviceClaims()), &service},
+		{"service of another issuer", "iss", hs(t, serviceClaims()), nil},
 		{"anon role", "hs", hs(t, userClaims(set("role", "anon"))), nil},
 		{"missing role", "hs", hs(t, userClaims(del("role"))), nil},
 		{"role wrong case", "hs", hs(t, userClaims(set("role", "Authenticated"))), nil},

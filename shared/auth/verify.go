@@ -42,9 +42,11 @@ type Config struct {
 	// on, as long as the set can be fetched (while it cannot, the last keys fetched stay in
 	// use). At least MinJWKSRefresh. Default: DefaultJWKSRefresh.
 	JWKSRefresh time.Duration
-	// Issuer, when set (JWT_ISSUER), is the exact iss that user tokens must carry. It is not
-	// checked on service_role tokens: Supabase's service keys carry iss "supabase". Default: none,
-	// no issuer check.
+	// Issuer, when set (JWT_ISSUER), is the exact iss that every token must carry, service_role
+	// tokens included: a token from another issuer is not trusted whatever its role. Supabase's
+	// legacy service_role key carries iss "supabase" while user tokens carry
+	// "https://<ref>.supabase.co/auth/v1", so a service using that key needs JWT_ISSUER unset
+	// or a service token of the configured issuer. Default: none, no issuer check.
 	Issuer string
 	// Audience must be among a user token's aud. Default: "authenticated".
 	Audience string
@@ -155,6 +157,9 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) 
 	if _, err := v.parser.ParseWithClaims(token, &c, v.keyfunc(ctx)); err != nil {
 		return Principal{}, parseError(err)
 	}
+	if v.issuer != "" && c.Issuer != v.issuer {
+		return Principal{}, apierror.New(apierror.Unauthenticated, errIssuer)
+	}
 	switch c.Role {
 	case RoleService:
 		return Principal{Role: RoleService}, nil
@@ -181,9 +186,6 @@ func (v *Verifier) user(c *claims) (Principal, error) {
 	}
 	if !audOK {
 		return Principal{}, apierror.New(apierror.Unauthenticated, errAudience)
-	}
-	if v.issuer != "" && c.Issuer != v.issuer {
-		return Principal{}, apierror.New(apierror.Unauthenticated, errIssuer)
 	}
 	tenant := c.AppMetadata.TenantID
 	if !ValidTenant(tenant) {

@@ -103,12 +103,17 @@ func retryableStatus(status int) bool {
 		status == http.StatusTooManyRequests || status >= 500
 }
 
+// maxRetryAfter caps the wait a provider may ask for: a Retry-After of years (or a number
+// beyond time.Duration's range) must not keep the provider marked down for that long.
+const maxRetryAfter = 10 * time.Minute
+
 // retryAfter reads how long the provider asks to wait: Azure's retry-after-ms, then the
-// standard Retry-After in seconds or as an HTTP date. 0 when absent or unreadable.
+// standard Retry-After in seconds or as an HTTP date. 0 when absent, unreadable or not a
+// positive finite number; at most maxRetryAfter.
 func retryAfter(h http.Header, now time.Time) time.Duration {
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
+			return capRetryAfter(ms / 1000)
 		}
 	}
 	v := strings.TrimSpace(h.Get("Retry-After"))
@@ -116,15 +121,24 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 		return 0
 	}
 	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
+		return capRetryAfter(s)
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		return min(t.Sub(now), maxRetryAfter)
 	}
 	return 0
+}
+
+// capRetryAfter converts seconds to a duration within 0 and maxRetryAfter, comparing before
+// converting (a float beyond int64's range converts to anything); NaN is 0.
+func capRetryAfter(seconds float64) time.Duration {
+	switch {
+	case !(seconds > 0): // NaN too
+		return 0
+	case seconds >= maxRetryAfter.Seconds():
+		return maxRetryAfter
+	}
+	return time.Duration(seconds * float64(time.Second))
 }
 
 // retrier runs a provider's requests under a RetryPolicy, with a per-attempt timeout, and

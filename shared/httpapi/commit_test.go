@@ -821,10 +821,10 @@ func TestCommitTurnValidation(t *testing.T) {
 		{"ttl_seconds fractional", func(s uuid.UUID) any { return with(s, "ttl_seconds", 1.5) }, nil, 400, "ttl_seconds"},
 		{"ttl_seconds a string", func(s uuid.UUID) any { return with(s, "ttl_seconds", "60") }, nil, 400, "ttl_seconds"},
 		{"unknown top-level field", func(s uuid.UUID) any { return with(s, "sesion_id", s.String()) }, nil, 400, "sesion_id"},
-		{"unknown field in a message", func(s uuid.UUID) any { return msg(s, drop(ctMsg("user", "", "contnet", "hi"), "content")) }, nil, 400, "contnet"},
+		{"unknown field in a message", func(s uuid.UUID) any { return msg(s, drop(ctMsg("user", "", "contnet", "hi"), "content")) }, nil, 400, "messages[0].contnet"},
 		{"unknown field in a memory", func(s uuid.UUID) any {
 			return with(s, "memories", []any{map[string]any{"content": "x", "meta": map[string]any{}}})
-		}, nil, 400, "meta"},
+		}, nil, 400, "memories[0].meta"},
 		{"memory content missing", func(s uuid.UUID) any { return with(s, "memories", []any{map[string]any{}}) }, nil, 400, "memories[0].content"},
 		{"memory metadata not an object", func(s uuid.UUID) any {
 			return with(s, "memories", []any{map[string]any{"content": "x", "metadata": 3}})

@@ -44,12 +44,16 @@ func readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// decode reads a JSON object into dst strictly: unknown fields, trailing data, NUL characters
-// and invalid JSON are all 400s naming what is wrong.
+// decode reads a JSON object into dst strictly: unknown fields, names not spelled exactly,
+// repeated names, unpaired surrogates, trailing data, NUL characters and invalid JSON are all
+// 400s naming what is wrong.
 func decode(body []byte, dst any) error {
 	// encoding/json takes null for a struct and leaves it empty: only an object is a request.
 	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) > 0 && b[0] != '{' {
 		return apierror.New(apierror.InvalidRequest, "the body must be a JSON object")
+	}
+	if err := checkJSON(body, reflect.TypeOf(dst)); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -171,20 +175,46 @@ func hasNUL(body []byte) bool {
 // opOf reads the "op" of a request to a function that takes several operations; the body is
 // then decoded strictly into that operation's request (which declares the op field too).
 func opOf(body []byte, allowed ...string) (string, error) {
-	var probe struct {
-		Op *string `json:"op"`
+	// Not strict about names here: the other fields belong to the operation's request. But
+	// the body's text is checked first, and "op" is looked up by its exact name, so that "op"
+	// twice, or "OP", is never taken for the op.
+	if err := checkJSON(body, nil); err != nil {
+		return "", err
 	}
-	// Not strict here: the other fields belong to the operation's request.
-	if err := json.Unmarshal(body, &probe); err != nil {
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) > 0 && b[0] != '{' {
+		return "", apierror.New(apierror.InvalidRequest, "the body must be a JSON object")
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil {
 		return "", decodeError(err)
 	}
-	if probe.Op == nil {
+	raw, ok := members["op"]
+	if !ok || string(raw) == "null" {
 		return "", apierror.Invalid("op", "is required: one of "+strings.Join(allowed, ", "))
 	}
+	var op string
+	if err := json.Unmarshal(raw, &op); err != nil {
+		return "", apierror.Invalid("op", "must be a string, not "+jsonValueKind(raw))
+	}
 	for _, a := range allowed {
-		if *probe.Op == a {
+		if op == a {
 			return a, nil
 		}
 	}
 	return "", apierror.Invalid("op", "must be one of "+strings.Join(allowed, ", "))
+}
+
+// jsonValueKind names the kind of a JSON value as encoding/json's errors do.
+func jsonValueKind(raw json.RawMessage) string {
+	switch raw[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "bool"
+	}
+	return "number"
 }

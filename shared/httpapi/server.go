@@ -85,6 +85,9 @@ func (s *Server) handler(fn function) http.Handler {
 		rid := stampedID(r)
 		if rid == "" {
 			rid = s.stamp(w, r)
+			if s.refuseLargeHeaders(w, r, rid) {
+				return
+			}
 		}
 		s.serve(w, r, rid, fn)
 	})
@@ -115,6 +118,9 @@ func (s *Server) Mux() http.Handler {
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rid := s.stamp(w, r)
+		if s.refuseLargeHeaders(w, r, rid) {
+			return
+		}
 		mux.ServeHTTP(w, r.WithContext(reqlog.WithRequestID(r.Context(), rid)))
 	})
 }

@@ -720,21 +720,21 @@ func FuzzSessionsCursor(f *testing.F) {
 	f.Add("c3_______________________________")
 	f.Add("bv________w")
 	f.Add("%%%")
+	ft := newFuzzTarget(f)
 	f.Fuzz(func(t *testing.T, cursor string) {
-		e := newEnv(t, false)
-		u := e.newUser("")
 		for _, body := range []map[string]any{
 			{"op": "list", "cursor": cursor},
-			{"op": "history", "session_id": uuid.New(), "order": "oldest", "cursor": cursor},
+			{"op": "history", "session_id": ft.sid, "order": "oldest", "cursor": cursor},
+			{"op": "history", "session_id": ft.sid, "cursor": cursor},
 			{"op": "history", "session_id": uuid.New(), "cursor": cursor},
 		} {
 			raw, _ := json.Marshal(body)
-			r := e.call(u.token, "sessions", raw)
+			status, out := ft.post(ft.user, "sessions", raw)
 			switch {
-			case r.status == http.StatusOK, r.status == http.StatusNotFound:
-			case r.status == http.StatusBadRequest && r.problemCode() == "invalid_request":
+			case status == http.StatusOK, status == http.StatusNotFound:
+			case status == http.StatusBadRequest && out["code"] == "invalid_request":
 			default:
-				t.Fatalf("cursor %q: %d %s", cursor, r.status, r.raw)
+				t.Fatalf("cursor %q: %d %v", cursor, status, out)
 			}
 		}
 	})

@@ -281,7 +281,7 @@ func TestUserMemoryBadInput(t *testing.T) {
 		{"string value", `{"op":"set","key":"k","value":"v"}`, "value"},
 		{"number value", `{"op":"set","key":"k","value":1}`, "value"},
 		{"value over 64 KiB", `{"op":"set","key":"k","value":` + tooBig + `}`, "value"},
-		{"unpaired surrogate in value", `{"op":"set","key":"k","value":{"s":"\ud800"}}`, "value"},
+		{"unpaired surrogate in value", `{"op":"set","key":"k","value":{"s":"\ud800"}}`, "value.s"},
 		{"NUL in value", `{"op":"set","key":"k","value":{"s":"a\u0000"}}`, ""},
 		{"NUL in key", `{"op":"set","key":"a\u0000","value":{}}`, ""},
 		{"unknown field", `{"op":"set","key":"k","value":{},"vaule":{}}`, "vaule"},

@@ -77,7 +77,7 @@ func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res CommitResul
 		prior, found, err := s.findResponse(ctx, p.Scope, *p.Idempotency)
 		if err != nil || found {
 			if found {
-				err = json.Unmarshal(prior, &res)
+				res, err = decodeReplay(prior)
 			}
 			return res, found, err
 		}
@@ -106,7 +106,8 @@ func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res CommitResul
 			}
 			if found {
 				replayed = true
-				return json.Unmarshal(prior, &res)
+				res, err = decodeReplay(prior)
+				return err
 			}
 		}
 		var err error
@@ -507,13 +508,26 @@ func rawOrNil(raw json.RawMessage) *string {
 	return &s
 }
 
+// decodeReplay reads the answer stored for an idempotency key. The row is the store's own
+// writing, but a database is not a type system: a body that does not decode is an error
+// (the request fails as internal), never a panic or a half-filled answer.
+func decodeReplay(prior []byte) (CommitResult, error) {
+	var res CommitResult
+	if err := json.Unmarshal(prior, &res); err != nil {
+		return CommitResult{}, fmt.Errorf("decode stored idempotent answer: %w", err)
+	}
+	return res, nil
+}
+
 // mergeObjects is a || b for two JSON objects, as jsonb's || merges them: b's top-level keys win.
 func mergeObjects(a, b json.RawMessage) json.RawMessage {
 	if len(a) == 0 {
 		return b
 	}
 	var ma, mb map[string]json.RawMessage
-	if json.Unmarshal(a, &ma) != nil || json.Unmarshal(b, &mb) != nil {
+	// a may be JSON null (a nil map, which cannot take b's keys) or not an object: b then
+	// stands alone.
+	if json.Unmarshal(a, &ma) != nil || json.Unmarshal(b, &mb) != nil || ma == nil {
 		return b
 	}
 	for k, v := range mb {

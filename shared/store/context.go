@@ -122,13 +122,26 @@ func scanMessage(row pgx.CollectableRow) (memory.Message, error) {
 	}
 	m.Tokens = int(tokens)
 	m.CreatedAt = m.CreatedAt.UTC()
-	if len(toolCalls) > 0 {
-		if err := json.Unmarshal(toolCalls, &m.ToolCalls); err != nil {
-			return m, fmt.Errorf("decode tool_calls: %w", err)
-		}
+	calls, err := decodeToolCalls(toolCalls)
+	if err != nil {
+		return m, err
 	}
+	m.ToolCalls = calls
 	if len(metadata) > 0 {
 		m.Metadata = json.RawMessage(metadata)
 	}
 	return m, nil
+}
+
+// decodeToolCalls reads a message's stored tool_calls (jsonb; nil when SQL null): the calls, or
+// an error for anything but an array of calls, never a panic.
+func decodeToolCalls(raw []byte) ([]memory.ToolCall, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var calls []memory.ToolCall
+	if err := json.Unmarshal(raw, &calls); err != nil {
+		return nil, fmt.Errorf("decode tool_calls: %w", err)
+	}
+	return calls, nil
 }

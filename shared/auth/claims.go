@@ -1,0 +1,30 @@
+package auth
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// errTimeNotNumber means a time claim is written other than as a JSON number.
+var errTimeNotNumber = errors.New("exp, nbf and iat must be JSON numbers")
+
+// UnmarshalJSON reads the claims as encoding/json does, but refuses exp, nbf and iat written
+// as anything but a JSON number (RFC 7519's NumericDate): the jwt library also takes a numeric
+// string ("exp": "1999999999"), which no issuer writes, so such a token is malformed.
+func (c *claims) UnmarshalJSON(b []byte) error {
+	var times struct {
+		Exp json.RawMessage `json:"exp"`
+		Nbf json.RawMessage `json:"nbf"`
+		Iat json.RawMessage `json:"iat"`
+	}
+	if err := json.Unmarshal(b, &times); err != nil {
+		return err
+	}
+	for _, raw := range []json.RawMessage{times.Exp, times.Nbf, times.Iat} {
+		if len(raw) > 0 && string(raw) != "null" && raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+			return errTimeNotNumber
+		}
+	}
+	type plain claims // the same fields without this method
+	return json.Unmarshal(b, (*plain)(c))
+}
