@@ -729,13 +729,14 @@ export interface components {
          *     | method_not_allowed | 405 | anything but POST / OPTIONS |
          *     | conflict | 409 | an Idempotency-Key reused with a different body; a `memories` `update` to the same fact as another memory |
          *     | payload_too_large | 413 | body over 1 MiB |
+         *     | request_header_fields_too_large | 431 | request line and headers over 64 KiB |
          *     | unsupported_media_type | 415 | non-empty body that is not declared JSON |
          *     | rate_limited | 429 | the user or their tenant is over its request limit (see "Rate limits"); with `Retry-After`; nothing was written |
          *     | unavailable | 503 | database unreachable or busy, pool exhausted, deadline hit; with `Retry-After`; nothing was written |
          *     | internal | 500 | a bug; `detail` is generic and the cause is logged under the request id |
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal";
+        ErrorCode: "invalid_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "request_header_fields_too_large" | "unsupported_media_type" | "rate_limited" | "unavailable" | "internal";
         FieldError: {
             /**
              * @description What is invalid: a JSON path into the body such as `messages[2].role` or
@@ -946,6 +947,13 @@ export interface components {
          *     message with tool calls and empty content; `name` appears on user, system and assistant
          *     messages that have one (never on tool messages); `tool_calls` and `tool_call_id` appear
          *     only when set. No id, seq, metadata or timestamp.
+         *
+         *     `name` is one the API takes (`^[a-zA-Z0-9_-]{1,64}$`): a stored name that fits is given
+         *     as it is; another has each run of other characters (spaces, punctuation, any non-ASCII
+         *     letter) replaced by one `_`, leading and trailing ones dropped, and is cut to 64
+         *     characters (`Ada Lovelace` becomes `Ada_Lovelace`); when no ASCII letter or digit is
+         *     left (`李雷`, `!!!`), the message has no `name`. The `raw` format always gives the name
+         *     as stored.
          */
         OpenAIMessage: {
             /** @enum {string} */
@@ -1639,6 +1647,21 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description `request_header_fields_too_large`: the request line and headers are over 64 KiB
+         *     (65,536 bytes, names, values and separators counted). Checked before anything else,
+         *     authentication included; the answer carries `X-Request-Id` and, for an allowed origin,
+         *     the CORS headers, like every other.
+         */
+        HeadersTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description `unsupported_media_type`: a non-empty body without `Content-Type: application/json` (or another `application/*+json`). */
         UnsupportedMediaType: {
             headers: {
@@ -1895,6 +1918,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2012,6 +2036,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2079,6 +2104,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2147,6 +2173,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2209,6 +2236,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2280,6 +2308,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2350,6 +2379,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2420,6 +2450,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2480,6 +2511,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2538,6 +2570,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2605,6 +2638,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
@@ -2661,6 +2695,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
         };
