@@ -77,7 +77,10 @@ func NewServer(st *store.Store, v Verifier, log *slog.Logger, cfg Config) *Serve
 }
 
 // Functions lists the names of the functions this server serves.
-func (s *Server) Functions() []string {
+func (s *Server) Functions() []string { return FunctionNames() }
+
+// FunctionNames lists every function's name, sorted: the set is fixed at build time.
+func FunctionNames() []string {
 	names := make([]string, 0, len(functions))
 	for n := range functions {
 		names = append(names, n)
