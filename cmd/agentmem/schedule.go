@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/config"
+	"github.com/agentmem/agentmem/shared/dbsecret"
 )
 
 // sweepJobName is the pg_cron job agentmem.schedule_sweep installs.
@@ -51,7 +52,11 @@ func schedule(ctx context.Context, args []string) error {
 	if *batch < 1 || *maxBatches < 1 {
 		return errors.New("--batch-size and --max-batches must be positive")
 	}
-	cfg, err := config.Load(os.Getenv)
+	getenv, err := dbsecret.Getenv(ctx, os.Getenv)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err
 	}
