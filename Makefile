@@ -16,7 +16,7 @@ help: ## List the targets
 	@printf '\nmake dev and make test set up everything they need (PostgreSQL 17 + pgvector,\nPgBouncer, the Supabase CLI) on first use; see README.md.\n'
 
 .PHONY: dev
-dev: ## Run every function locally on http://127.0.0.1:9000/v1/<name>, the demo chat at /demo
+dev: ## Run every function locally on http://127.0.0.1:9000/v1/<name> (ADDR=host:port moves it), the demo chat at /demo
 	@scripts/dev.sh
 
 .PHONY: test
@@ -46,10 +46,19 @@ build: ## Build every function for Lambda (linux/arm64) into build/<name>/bootst
 		printf '  %-20s %6s KiB\n' "$$fn" "$$(( $$(stat -c %s build/$$fn/bootstrap) / 1024 ))"; \
 	done
 
+# sam build runs `make build-<LogicalId>` for every function of template.yaml (BuildMethod:
+# makefile), with ARTIFACTS_DIR set: build-RecallFunction builds functions/recall.
+build-%Function:
+	@scripts/build-function.sh "$*" "$(ARTIFACTS_DIR)"
+
+.PHONY: image
+image: ## Build the container image without Docker into build/ (ARCH=arm64|amd64, PUSH=<ref> to push)
+	@go run ./cmd/agentmem-image --arch $(or $(ARCH),arm64) --out build $(if $(PUSH),--push $(PUSH))
+
 .PHONY: token
-token: ## Print a local token (SUB=<uuid> ROLE=authenticated|service_role TENANT=<t> ARGS=...)
+token: ## Print a local token (SUB=<uuid> ROLE=authenticated|service_role TENANT=<t> TTL=1h ARGS=...)
 	@go run ./cmd/agentmem token $(if $(SUB),--sub $(SUB)) $(if $(ROLE),--role $(ROLE)) \
-		$(if $(TENANT),--tenant $(TENANT)) $(ARGS)
+		$(if $(TENANT),--tenant $(TENANT)) $(if $(TTL),--ttl $(TTL)) $(ARGS)
 
 .PHONY: migrate
 migrate: ## Apply supabase/migrations to DATABASE_URL (default: the local database)
@@ -62,7 +71,7 @@ schema: ## Write supabase/schema.sql: the schema the migrations make in a scratc
 		go test -count=1 -run '^TestSchemaFileIsCurrent$$' ./shared/schema -args -update
 
 .PHONY: lint
-lint: ## gofmt, go mod tidy, go vet, staticcheck, one handler per binary, Supabase advisors on the local database, template check
+lint: ## gofmt, go mod tidy, go vet, staticcheck, one handler per binary, Supabase advisors on the local database
 	@unformatted=$$(gofmt -l $$(find . -name '*.go' -not -path './node_modules/*' -not -path './build/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt: not formatted:"; echo "$$unformatted"; exit 1; fi
 	@go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
@@ -70,8 +79,6 @@ lint: ## gofmt, go mod tidy, go vet, staticcheck, one handler per binary, Supaba
 	@scripts/check-binaries.sh
 	@go run $(STATICCHECK) ./...
 	@scripts/localdb.sh && scripts/migrate.sh && scripts/advisors.sh
-	@if [ -x scripts/check-template.sh ]; then scripts/check-template.sh; \
-	elif [ -f scripts/check-template.sh ]; then bash scripts/check-template.sh; fi
 
 .PHONY: db
 db: ## Make sure PostgreSQL 17 + pgvector listens on 127.0.0.1:54322

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # dev.sh is `make dev`: the local database (localdb.sh), the migrations (migrate.sh), then every
-# function served at http://127.0.0.1:9000/v1/<name> by `agentmem serve`, which reads
+# function served at http://$ADDR/v1/<name> (default 127.0.0.1:9000) by `agentmem serve`, which reads
 # DATABASE_URL, SUPABASE_JWT_SECRET and the rest from the environment, with local defaults.
 set -euo pipefail
 
@@ -14,17 +14,25 @@ scripts/localdb.sh
 export DATABASE_URL=${DATABASE_URL:-postgresql://postgres:postgres@127.0.0.1:${AGENTMEM_DB_PORT:-54322}/postgres}
 scripts/migrate.sh
 
-cat >&2 <<'EOM'
+# The address agentmem serve will listen on (ADDR, default 127.0.0.1:9000); a host left out or
+# 0.0.0.0 is reached as 127.0.0.1 from this machine.
+ADDR=${ADDR:-127.0.0.1:9000}
+host=${ADDR%:*}
+case $host in '' | 0.0.0.0 | '[::]') host=127.0.0.1 ;; esac
+URL="http://$host:${ADDR##*:}"
 
-dev: serving every function on http://127.0.0.1:9000/v1/<name> (Ctrl-C stops it)
-dev: in another terminal, get a token and call a function:
+cat >&2 <<EOM
 
-  TOKEN=$(make -s token)
-  curl -s http://127.0.0.1:9000/v1/active-session \
-    -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+dev: serving every function on $URL/v1/<name> (Ctrl-C stops it)
+dev: in another terminal, get a token (valid 1 hour; make -s token TTL=24h for longer) and call a function:
+
+  TOKEN=\$(make -s token)
+  curl -s $URL/v1/active-session \\
+    -H "Authorization: Bearer \$TOKEN" -H 'Content-Type: application/json' \\
     -d '{"agent": "demo"}'
 
 dev: or open the demo chat page: http://127.0.0.1:9000/demo/
 
 EOM
+export ADDR
 exec go run ./cmd/agentmem serve

@@ -5,8 +5,9 @@
 #   1. DATABASE_URL is set: use it as it is (nothing is installed or started).
 #   2. A server already listens on 127.0.0.1:54322 (for example `supabase start`): use it.
 #   3. Provision the project's own server: a Debian trixie root filesystem made with
-#      debootstrap (it ships postgresql-17-pgvector; bookworm does not), started from a chroot
-#      on 127.0.0.1:54322 with the same credentials `supabase start` uses.
+#      debootstrap (it ships postgresql-17-pgvector and postgresql-17-cron; bookworm does not),
+#      started from a chroot on 127.0.0.1:54322 with the same credentials `supabase start` uses,
+#      and pg_cron preloaded as on Supabase (`agentmem schedule` installs the sweep's job).
 #   4. Otherwise say what is missing and fail.
 #
 # It is quick when the database is already there, and safe to run again.
@@ -80,7 +81,7 @@ Set DATABASE_URL to a PostgreSQL 17 with pgvector >= 0.8 instead."
 	remove_tree "$ROOTFS.partial"
 	mkdir -p "$(dirname "$ROOTFS")"
 	# C.UTF-8, the only locale the cluster uses, comes with libc-bin: no locales package needed.
-	debootstrap --variant=minbase --include=postgresql-17-pgvector,pgbouncer trixie "$ROOTFS.partial" \
+	debootstrap --variant=minbase --include=postgresql-17-pgvector,postgresql-17-cron,pgbouncer trixie "$ROOTFS.partial" \
 		>"$(dirname "$ROOTFS")/debootstrap.log" 2>&1 ||
 		die "debootstrap failed; see $(dirname "$ROOTFS")/debootstrap.log"
 	rm -rf "$ROOTFS.partial"/var/cache/apt/archives/*.deb
@@ -93,6 +94,16 @@ Set DATABASE_URL to a PostgreSQL 17 with pgvector >= 0.8 instead."
 fi
 
 mount_rootfs
+
+# A root filesystem made before pg_cron was part of it gets it now (a minute at most, once).
+if [ ! -f "$ROOTFS/usr/share/postgresql/17/extension/pg_cron.control" ]; then
+	log "adding pg_cron (postgresql-17-cron) to $ROOTFS"
+	cp /etc/resolv.conf "$ROOTFS/etc/resolv.conf" 2>/dev/null || true
+	{ in_chroot env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-17-cron >/dev/null 2>&1 ||
+		{ in_chroot apt-get update -qq >/dev/null 2>&1 &&
+			in_chroot env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-17-cron >/dev/null 2>&1; }; } ||
+		log "could not install postgresql-17-cron; the server starts without pg_cron"
+fi
 
 if [ ! -f "$ROOTFS$PGDATA_IN/PG_VERSION" ]; then
 	log "initialising the database cluster"
@@ -115,6 +126,19 @@ synchronous_commit = on
 max_wal_size = 4GB
 checkpoint_timeout = 15min
 log_min_messages = warning
+EOF
+fi
+
+# pg_cron, as on Supabase: preloaded, its jobs kept in the postgres database and run by
+# background workers (no password needed). Added to an older cluster too; it applies from this
+# start on.
+if [ -f "$ROOTFS/usr/share/postgresql/17/extension/pg_cron.control" ] &&
+	! grep -q '^shared_preload_libraries' "$ROOTFS$PGDATA_IN/postgresql.conf"; then
+	cat >>"$ROOTFS$PGDATA_IN/postgresql.conf" <<EOF
+shared_preload_libraries = 'pg_cron'
+cron.database_name = 'postgres'
+cron.use_background_workers = on
+max_worker_processes = 16
 EOF
 fi
 

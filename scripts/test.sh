@@ -122,6 +122,14 @@ else
 	JS_COUNTS=$js_counts scripts/test-js.sh || { failed=1; log "client or browser tests failed"; }
 fi
 
+# pg_cron running the sweep's job, on a private server: enabling pg_cron needs a restart that a
+# shared server must not get (scripts/test-pg-cron.sh). Only on a full run, where localdb.sh's
+# root filesystem (with pg_cron) is there.
+if [ $# -eq 0 ] && [ "$(id -u)" = 0 ] &&
+	[ -f "${AGENTMEM_PG_ROOTFS:-/var/lib/agentmem/pg17-trixie}/usr/share/postgresql/17/extension/pg_cron.control" ]; then
+	scripts/test-pg-cron.sh >/dev/null || { log "pg_cron: FAIL (run scripts/test-pg-cron.sh to see why)"; failed=1; }
+fi
+
 result=PASS
 [ "$failed" = 0 ] || result=FAIL
 log "$result in $(($(date +%s) - started))s (stack ready in $((ready - started))s)"

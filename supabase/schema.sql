@@ -634,6 +634,32 @@ grant execute on function agentmem.rrf_score(bigint,bigint,double precision,doub
 grant execute on function agentmem.rrf_score(bigint,bigint,double precision,double precision,integer) to authenticated;
 grant execute on function agentmem.rrf_score(bigint,bigint,double precision,double precision,integer) to service_role;
 
+-- Function agentmem.schedule_sweep(text,integer,integer)
+CREATE OR REPLACE FUNCTION agentmem.schedule_sweep(schedule text DEFAULT '*/15 * * * *'::text, batch_size integer DEFAULT 5000, max_batches integer DEFAULT 20)
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  job bigint;
+begin
+  if to_regnamespace('cron') is null then
+    raise exception 'pg_cron is not enabled in this database'
+      using errcode = '55000',
+            hint = 'On Supabase enable it under Database, Extensions (pg_cron); elsewhere add pg_cron to shared_preload_libraries and run create extension pg_cron.';
+  end if;
+  if batch_size is null or batch_size < 1 or max_batches is null or max_batches < 1 then
+    raise exception 'agentmem.schedule_sweep: batch_size and max_batches must be positive'
+      using errcode = '22023';
+  end if;
+  execute 'select cron.schedule($1, $2, $3)'
+    into job
+    using 'agentmem-sweep-expired', schedule,
+          format('select agentmem.sweep_expired(%s, %s)', batch_size, max_batches);
+  return job;
+end
+$function$;
+
 -- Function agentmem.store_memories(text,uuid,text,uuid,text[],text[],text[],text[],text,double precision,double precision)
 CREATE OR REPLACE FUNCTION agentmem.store_memories(p_tenant_id text, p_user_id uuid, p_agent text, p_session_id uuid, p_contents text[], p_keys text[], p_metadata text[], p_embeddings text[], p_model text, p_ttl_seconds double precision, min_similarity double precision)
  RETURNS TABLE(fact_key text, memory_id uuid)
@@ -735,6 +761,84 @@ $function$;
 grant execute on function agentmem.store_memories(text,uuid,text,uuid,text[],text[],text[],text[],text,double precision,double precision) to agentmem_caller;
 grant execute on function agentmem.store_memories(text,uuid,text,uuid,text[],text[],text[],text[],text,double precision,double precision) to service_role;
 
+-- Function agentmem.sweep_expired(integer,integer)
+CREATE OR REPLACE FUNCTION agentmem.sweep_expired(batch_size integer DEFAULT 5000, max_batches integer DEFAULT 20)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  n bigint;
+  b integer;
+  batches integer := 0;
+  deleted_messages bigint := 0;
+  deleted_memories bigint := 0;
+  deleted_sessions bigint := 0;
+  deleted_keys bigint := 0;
+  more boolean := false;
+begin
+  if batch_size is null or batch_size < 1 or max_batches is null or max_batches < 1 then
+    raise exception 'agentmem.sweep_expired: batch_size and max_batches must be positive'
+      using errcode = '22023';
+  end if;
+
+  b := 0;
+  loop
+    with doomed as (
+      select ctid from agentmem.messages where expires_at <= now() limit batch_size for update skip locked)
+    delete from agentmem.messages m using doomed where m.ctid = doomed.ctid;
+    get diagnostics n = row_count;
+    deleted_messages := deleted_messages + n; b := b + 1; batches := batches + 1;
+    exit when n < batch_size;
+    if b >= max_batches then more := true; exit; end if;
+  end loop;
+
+  b := 0;
+  loop
+    with doomed as (
+      select id from agentmem.memories where expires_at <= now() limit batch_size for update skip locked)
+    delete from agentmem.memories m using doomed where m.id = doomed.id;
+    get diagnostics n = row_count;
+    deleted_memories := deleted_memories + n; b := b + 1; batches := batches + 1;
+    exit when n < batch_size;
+    if b >= max_batches then more := true; exit; end if;
+  end loop;
+
+  b := 0;
+  loop
+    with doomed as (
+      select s.id from agentmem.sessions s
+      where s.expires_at <= now()
+        and not exists (select 1 from agentmem.messages m where m.session_id = s.id)
+      limit batch_size for update of s skip locked)
+    delete from agentmem.sessions s using doomed where s.id = doomed.id;
+    get diagnostics n = row_count;
+    deleted_sessions := deleted_sessions + n; b := b + 1; batches := batches + 1;
+    exit when n < batch_size;
+    if b >= max_batches then more := true; exit; end if;
+  end loop;
+
+  b := 0;
+  loop
+    with doomed as (
+      select ctid from agentmem.idempotency_keys where expires_at <= now() limit batch_size for update skip locked)
+    delete from agentmem.idempotency_keys k using doomed where k.ctid = doomed.ctid;
+    get diagnostics n = row_count;
+    deleted_keys := deleted_keys + n; b := b + 1; batches := batches + 1;
+    exit when n < batch_size;
+    if b >= max_batches then more := true; exit; end if;
+  end loop;
+
+  return jsonb_build_object(
+    'deleted', jsonb_build_object('messages', deleted_messages, 'memories', deleted_memories,
+                                  'sessions', deleted_sessions, 'idempotency_keys', deleted_keys),
+    'batches', batches,
+    'more', more);
+end
+$function$;
+grant execute on function agentmem.sweep_expired(integer,integer) to service_role;
+
 -- Function agentmem.take_request_slot(text,uuid,integer,integer,integer)
 CREATE OR REPLACE FUNCTION agentmem.take_request_slot(p_tenant_id text, p_user_id uuid, p_user_limit integer, p_tenant_limit integer, p_period_ms integer, OUT retry_after_ms integer, OUT limited_by text)
  RETURNS record
@@ -805,6 +909,27 @@ begin
 end
 $function$;
 grant execute on function agentmem.take_request_slot(text,uuid,integer,integer,integer) to service_role;
+
+-- Function agentmem.unschedule_sweep()
+CREATE OR REPLACE FUNCTION agentmem.unschedule_sweep()
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  found_job boolean;
+begin
+  if to_regnamespace('cron') is null then
+    return false;
+  end if;
+  execute 'select exists (select 1 from cron.job where jobname = $1)' into found_job using 'agentmem-sweep-expired';
+  if not found_job then
+    return false;
+  end if;
+  execute 'select cron.unschedule($1)' using 'agentmem-sweep-expired';
+  return true;
+end
+$function$;
 
 -- Function agentmem.word_order_overlap(text,text)
 CREATE OR REPLACE FUNCTION agentmem.word_order_overlap(a text, b text)

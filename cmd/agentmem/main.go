@@ -2,8 +2,12 @@
 // development, prepares a local database, mints local tokens, runs the sweep, erases a user,
 // fills the knowledge base from files, and re-embeds after a change of embedding model.
 //
-//	agentmem serve                 serve POST /v1/<name> for every function (ADDR, default 127.0.0.1:9000),
-//	                               and the demo chat page at /demo/
+//	agentmem serve                 serve POST /v1/<name> for every function, GET /healthz and the
+//	                               demo chat page at /demo/ (ADDR, else :$PORT, else
+//	                               127.0.0.1:9000); SIGTERM drains and stops
+//	agentmem lambda [NAME]         run one function under the Lambda Runtime API (NAME or
+//	                               $AGENTMEM_FUNCTION): the container image's Lambda mode
+//	agentmem schedule [flags]      install (or remove) the pg_cron job that sweeps expired rows
 //	agentmem bootstrap             create the Supabase roles, auth helpers and auth.users a local database lacks
 //	agentmem token [flags]         print a local HS256 access token
 //	agentmem sweep [flags]         delete expired rows now
@@ -25,9 +29,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -45,9 +52,14 @@ import (
 const usage = `usage: agentmem <command> [flags]
 
 commands:
-  serve       serve every function at POST /v1/<name> (ADDR, default 127.0.0.1:9000), and the
-              demo chat page at /demo/ (on a loopback ADDR with an HS256 secret, POST
-              /demo/token mints its sign-in tokens)
+  serve       serve every function at POST /v1/<name>, GET /healthz and the demo chat page at
+              /demo/ (ADDR, else :$PORT, else 127.0.0.1:9000; on a loopback ADDR with an HS256
+              secret, POST /demo/token mints the page's sign-in tokens); SIGTERM or Ctrl-C lets
+              requests in flight finish, then stops
+  lambda      run one function under the Lambda Runtime API: lambda [NAME] (default
+              $AGENTMEM_FUNCTION), as a Lambda container image does
+  schedule    install the pg_cron job that sweeps expired rows in the database itself:
+              [--cron '*/15 * * * *'] [--batch-size N] [--max-batches N] [--remove] [--show]
   bootstrap   create the Supabase roles, auth helpers and auth.users a local database lacks (DATABASE_URL)
   token       print a local HS256 access token (SUPABASE_JWT_SECRET or the local default)
   sweep       delete expired rows now
@@ -80,6 +92,10 @@ func main() {
 	switch os.Args[1] {
 	case "serve":
 		err = serve(ctx)
+	case "lambda":
+		err = runLambda(os.Args[2:])
+	case "schedule":
+		err = schedule(ctx, os.Args[2:])
 	case "bootstrap":
 		err = bootstrap(ctx)
 	case "token":
@@ -117,6 +133,10 @@ func serve(ctx context.Context) error {
 		// One process serves every function locally: a bigger pool than one Lambda's.
 		os.Setenv("DB_MAX_CONNS", "16")
 	}
+	if os.Getenv("ADDR") == "" && os.Getenv("PORT") != "" {
+		// Cloud Run, Heroku-style platforms and the container image name the port in PORT.
+		os.Setenv("ADDR", ":"+os.Getenv("PORT"))
+	}
 	svc, err := service.Start(ctx)
 	if err != nil {
 		return err
@@ -130,20 +150,56 @@ func serve(ctx context.Context) error {
 		Log:       svc.Log,
 	})
 	srv := httpapi.NewHTTPServer(svc.Config.Addr, handler)
+	ln, err := net.Listen("tcp", svc.Config.Addr)
+	if err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	fmt.Fprintf(os.Stderr, "agentmem: serving %d functions at http://%s/v1/<name>, the demo page at http://%s/demo/\n",
-		len(svc.Server.Functions()), svc.Config.Addr, svc.Config.Addr)
+	go func() { errc <- srv.Serve(ln) }()
+	// The address actually bound: ADDR with port 0 gets one from the system.
+	fmt.Fprintf(os.Stderr, "agentmem: serving %d functions at http://%s/v1/<name> (health: /healthz), the demo page at http://%s/demo/\n",
+		len(svc.Server.Functions()), ln.Addr(), ln.Addr())
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Requests in flight finish (up to 25 s, below the 30 s most platforms wait after SIGTERM).
+	shutdown, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	fmt.Fprintln(os.Stderr, "agentmem: stopped")
+	return nil
+}
+
+// runLambda runs one function under the Lambda Runtime API (AWS_LAMBDA_RUNTIME_API), as
+// functions/<name> does: the container image's entry point on Lambda.
+func runLambda(args []string) error {
+	fs := flag.NewFlagSet("lambda", flag.ContinueOnError)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	name := os.Getenv("AGENTMEM_FUNCTION")
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		name = fs.Arg(0)
+	default:
+		return fmt.Errorf("unexpected arguments %q", fs.Args()[1:])
+	}
+	if name == "" {
+		return errors.New("name the function: agentmem lambda <name>, or set AGENTMEM_FUNCTION")
+	}
+	if !slices.Contains(httpapi.FunctionNames(), name) {
+		return fmt.Errorf("unknown function %q; functions: %s", name, strings.Join(httpapi.FunctionNames(), ", "))
+	}
+	if os.Getenv("AWS_LAMBDA_RUNTIME_API") == "" {
+		return errors.New("AWS_LAMBDA_RUNTIME_API is not set: this runs inside Lambda (or under a Runtime API emulator); use agentmem serve elsewhere")
+	}
+	entry, _ := service.EntryByName(name)
+	service.RunLambda(entry)
 	return nil
 }
 
@@ -165,10 +221,20 @@ func token(args []string) error {
 	sub := fs.String("sub", "", "the user's UUID (default: a new random one, for user tokens)")
 	role := fs.String("role", auth.RoleUser, "authenticated or service_role")
 	tenant := fs.String("tenant", "", "app_metadata.tenant_id")
-	ttl := fs.Duration("ttl", time.Hour, "lifetime")
+	ttl := fs.Duration("ttl", auth.DefaultMintTTL, "lifetime, a Go duration (make token TTL=24h)")
 	anonymous := fs.Bool("anonymous", false, "an anonymous sign-in's token (is_anonymous: true)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	// Every function refuses any other role: minting one would only make a token that fails.
+	if *role != auth.RoleUser && *role != auth.RoleService {
+		return fmt.Errorf("unknown role %q: use %s (a user) or %s (a trusted server)", *role, auth.RoleUser, auth.RoleService)
+	}
+	if *ttl <= 0 {
+		return fmt.Errorf("--ttl must be positive, got %s", *ttl)
 	}
 	cfg, err := config.Load(os.Getenv)
 	if err != nil {

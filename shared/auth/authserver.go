@@ -1,3 +1,21 @@
+// Why this file asks the Auth server with net/http and not supabase-go's auth client
+// (github.com/supabase-community/supabase-go v0.0.4, whose auth client is
+// github.com/supabase-community/gotrue-go v1.2.0; supabase-community/auth-go is not served by the
+// Go module proxy), judged from that client's source:
+//
+//   - Client.GetUser() takes no context: a request's deadline and cancellation cannot bound the
+//     call (only one http.Client timeout for every caller), where this verifier gives each token
+//     check the request's context and at most DefaultAuthServerTimeout.
+//   - Its errors are fmt.Errorf("response status code %d: %s", code, body): a refused token (401,
+//     403) and an Auth server that is down or rate-limiting (5xx, 429) come back alike, with no
+//     Retry-After, so the 401-versus-503-with-Retry-After distinction would mean parsing error
+//     text; and the body is copied into the error, which must not reach logs.
+//   - It reads the whole body unbounded (maxAuthAnswer here) and has no cache, no single flight
+//     per token and no separate path for service_role tokens, which all stay this file's work.
+//
+// What it would replace is one GET with two headers; the answer's shape (id, role, app_metadata)
+// is decoded here the same way. Revisit if the client gains context-aware calls and typed errors.
+
 package auth
 
 import (

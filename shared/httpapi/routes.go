@@ -28,6 +28,10 @@ func (s *Server) Routes() []Route {
 	}
 }
 
+// FunctionNames lists every function's name, in the order of Routes: the set is fixed at build
+// time.
+func FunctionNames() []string { return (&Server{}).Functions() }
+
 // ActiveSession is the handler of active-session.
 func (s *Server) ActiveSession() http.Handler {
 	return s.handler(function{name: "active-session", run: (*Server).activeSession})

@@ -7,8 +7,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/lambdaentry"
 )
 
@@ -33,4 +37,27 @@ func RunLambda(entry Entry) {
 	}()
 	h, opts := entry(svc)
 	lambdaentry.Start(h, opts)
+}
+
+// EntryByName is the Entry of the named function, for the container image, which holds every
+// function and runs the one its configuration names (agentmem lambda NAME). The functions/<name>
+// binaries wire their own Entry instead, so that each links only its handler.
+func EntryByName(name string) (Entry, bool) {
+	if !slices.Contains(httpapi.FunctionNames(), name) {
+		return nil, false
+	}
+	return func(svc *Service) (http.Handler, lambdaentry.Options) {
+		var opts lambdaentry.Options
+		if name == "sweep-expired" {
+			opts.Scheduled = func(ctx context.Context, _ events.EventBridgeEvent) (any, error) {
+				return svc.App.ScheduledSweep(ctx)
+			}
+		}
+		for _, rt := range svc.Server.Routes() {
+			if rt.Name == name {
+				return rt.Handler, opts
+			}
+		}
+		panic("service: no route for function " + name) // FunctionNames lists the routes
+	}, true
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
+	"github.com/agentmem/agentmem/shared/dbsecret"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/reqlog"
@@ -31,7 +32,12 @@ type Service struct {
 // Start reads the configuration from the environment and builds everything. ctx bounds
 // background work (the JWKS refresh) and should live as long as the process.
 func Start(ctx context.Context) (*Service, error) {
-	cfg, err := config.Load(os.Getenv)
+	// DATABASE_URL_SECRET or DATABASE_URL_PARAMETER: DATABASE_URL from AWS, once per cold start.
+	getenv, err := dbsecret.Getenv(ctx, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(getenv)
 	if err != nil {
 		return nil, err
 	}

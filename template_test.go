@@ -1,0 +1,187 @@
+package agentmem
+
+import (
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// samTemplate is what TestTemplate reads of template.yaml.
+type samTemplate struct {
+	Parameters map[string]struct {
+		Type        string `yaml:"Type"`
+		Description string `yaml:"Description"`
+	} `yaml:"Parameters"`
+	Conditions map[string]any `yaml:"Conditions"`
+	Globals    struct {
+		Function struct {
+			Runtime       string   `yaml:"Runtime"`
+			Architectures []string `yaml:"Architectures"`
+			Handler       string   `yaml:"Handler"`
+			CodeURI       string   `yaml:"CodeUri"`
+			Environment   struct {
+				Variables map[string]any `yaml:"Variables"`
+			} `yaml:"Environment"`
+		} `yaml:"Function"`
+	} `yaml:"Globals"`
+	Resources map[string]struct {
+		Type     string         `yaml:"Type"`
+		Metadata map[string]any `yaml:"Metadata"`
+		Props    struct {
+			CodeURI string `yaml:"CodeUri"`
+			Events  map[string]struct {
+				Type  string         `yaml:"Type"`
+				Props map[string]any `yaml:"Properties"`
+			} `yaml:"Events"`
+		} `yaml:"Properties"`
+	} `yaml:"Resources"`
+	Outputs map[string]any `yaml:"Outputs"`
+}
+
+// logicalID is the template's name of a function's resource: recall -> RecallFunction.
+func logicalID(fn string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(fn, "-") {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String() + "Function"
+}
+
+// template.yaml builds every function with SAM itself (sam build runs the Makefile's
+// build-<LogicalId>), for arm64 on provided.al2023, routes each at /v1/<name>, and documents
+// every parameter (in the template and docs/deploy.md) and every setting it passes (README).
+func TestTemplate(t *testing.T) {
+	raw, err := os.ReadFile("template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl samTemplate
+	if err := yaml.Unmarshal(raw, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	g := tpl.Globals.Function
+	if g.Runtime != "provided.al2023" || !slices.Equal(g.Architectures, []string{"arm64"}) || g.Handler != "bootstrap" || g.CodeURI != "." {
+		t.Errorf("Globals.Function: runtime %q, architectures %v, handler %q, CodeUri %q", g.Runtime, g.Architectures, g.Handler, g.CodeURI)
+	}
+
+	dirs, err := filepath.Glob("functions/*/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns := map[string]bool{}
+	for _, d := range dirs {
+		fns[filepath.Base(filepath.Dir(d))] = true
+	}
+	for fn := range fns {
+		t.Run(fn, func(t *testing.T) {
+			id := logicalID(fn)
+			r, ok := tpl.Resources[id]
+			if !ok {
+				t.Fatalf("no resource %s for functions/%s", id, fn)
+			}
+			if r.Metadata["BuildMethod"] != "makefile" {
+				t.Errorf("%s: Metadata.BuildMethod %v, want makefile", id, r.Metadata["BuildMethod"])
+			}
+			if r.Props.CodeURI != "" {
+				t.Errorf("%s: CodeUri %q; the Globals' . (the Makefile's folder) is the only one", id, r.Props.CodeURI)
+			}
+			if api := r.Props.Events["Api"]; api.Type != "HttpApi" || api.Props["Path"] != "/v1/"+fn {
+				t.Errorf("%s: Api event %+v, want HttpApi at /v1/%s", id, api, fn)
+			}
+			out := strings.TrimSuffix(id, "Function") + "Url"
+			if _, ok := tpl.Outputs[out]; !ok {
+				t.Errorf("no output %s", out)
+			}
+		})
+	}
+	camel := regexp.MustCompile(`([a-z0-9])([A-Z])`)
+	for id, r := range tpl.Resources {
+		if r.Type != "AWS::Serverless::Function" {
+			continue
+		}
+		if name := strings.ToLower(camel.ReplaceAllString(strings.TrimSuffix(id, "Function"), "$1-$2")); !fns[name] {
+			t.Errorf("resource %s has no functions/%s", id, name)
+		}
+	}
+
+	deploy, err := os.ReadFile("docs/deploy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range tpl.Parameters {
+		if strings.TrimSpace(p.Description) == "" {
+			t.Errorf("parameter %s has no Description", name)
+		}
+		if !strings.Contains(string(deploy), "| `"+name+"` |") {
+			t.Errorf("docs/deploy.md's parameter table lacks %s", name)
+		}
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := range g.Environment.Variables {
+		if !strings.Contains(string(readme), "`"+v+"`") {
+			t.Errorf("README.md's configuration table lacks %s, which the template sets", v)
+		}
+	}
+
+	// Every !Ref names a parameter, a resource, or a pseudo parameter; every condition used exists.
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Tag == "!Ref" && n.Kind == yaml.ScalarNode {
+			_, isParam := tpl.Parameters[n.Value]
+			_, isRes := tpl.Resources[n.Value]
+			if !isParam && !isRes && !strings.HasPrefix(n.Value, "AWS::") {
+				t.Errorf("line %d: !Ref %s names nothing", n.Line, n.Value)
+			}
+		}
+		if n.Tag == "!If" && len(n.Content) > 0 {
+			if _, ok := tpl.Conditions[n.Content[0].Value]; !ok {
+				t.Errorf("line %d: !If on unknown condition %s", n.Line, n.Content[0].Value)
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(&doc)
+}
+
+// `make build-<LogicalId>`, what sam build runs, builds that function for Lambda: a static
+// linux/arm64 executable named bootstrap in ARTIFACTS_DIR.
+func TestSamBuildTarget(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	out := t.TempDir()
+	cmd := exec.Command("make", "-s", "build-ActiveSessionFunction", "ARTIFACTS_DIR="+out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make build-ActiveSessionFunction: %v\n%s", err, b)
+	}
+	f, err := elf.Open(filepath.Join(out, "bootstrap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.Machine != elf.EM_AARCH64 {
+		t.Errorf("bootstrap is for %v, want arm64", f.Machine)
+	}
+	if interp := f.Section(".interp"); interp != nil {
+		t.Error("bootstrap is dynamically linked; want static (CGO_ENABLED=0)")
+	}
+	if b, err := exec.Command("make", "-s", "build-NoSuchThingFunction", "ARTIFACTS_DIR="+out).CombinedOutput(); err == nil {
+		t.Errorf("make build-NoSuchThingFunction succeeded: %s", b)
+	}
+}
