@@ -36,16 +36,7 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 		return RecallResults{}, err
 	}
 	p := store.RecallParams{Scope: sc}
-	switch {
-	case req.Query == nil:
-		f.Add("query", "is required")
-	case memory.CharCount(*req.Query) < 1 || memory.CharCount(*req.Query) > maxQueryChars:
-		f.Addf("query", "must be 1 to %d characters", maxQueryChars)
-	default:
-		p.Query = *req.Query
-	}
-	p.K = int(intField(&f, "k", req.K, 10, 1, 100))
-	p.Mode = oneOf(&f, "mode", req.Mode, memory.ModeHybrid, memory.ModeHybrid, memory.ModeVector, memory.ModeText)
+	p.Query, p.K, p.Mode = searchFields(&f, req.Query, req.K, req.Mode)
 	p.Filter = objectField(&f, "filter", req.Filter, maxMetadataBytes)
 	if req.MinScore != nil {
 		p.MinScore = *req.MinScore

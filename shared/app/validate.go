@@ -144,3 +144,19 @@ func oneOf(f *apierror.Fields, field string, v *string, def string, allowed ...s
 }
 
 func idx(field string, i int, sub string) string { return fmt.Sprintf("%s[%d].%s", field, i, sub) }
+
+// searchFields checks what every search takes: query (required, 1 to maxQueryChars
+// characters), k (1 to 100, default 10) and mode (hybrid, the default, vector or text).
+func searchFields(f *apierror.Fields, query *string, k *int64, mode *string) (string, int, string) {
+	var q string
+	switch {
+	case query == nil:
+		f.Add("query", "is required")
+	case memory.CharCount(*query) < 1 || memory.CharCount(*query) > maxQueryChars:
+		f.Addf("query", "must be 1 to %d characters", maxQueryChars)
+	default:
+		q = *query
+	}
+	return q, int(intField(f, "k", k, 10, 1, 100)),
+		oneOf(f, "mode", mode, memory.ModeHybrid, memory.ModeHybrid, memory.ModeVector, memory.ModeText)
+}
