@@ -93,9 +93,9 @@ pooler: ## Make sure PgBouncer (transaction mode) listens on 127.0.0.1:6543
 	@scripts/localdb.sh && scripts/pgbouncer.sh
 
 .PHONY: bench
-bench: ## Run the benchmark workloads into bench-results/<time>/ (QUICK=1: small and quick; ARGS=-large ...)
+bench: ## Run the benchmark workloads into bench-results/<time>/ (QUICK=1: small; RUNS=3: medians; PEERS=dir: side by side; ARGS=...)
 	@scripts/localdb.sh && scripts/pgbouncer.sh && scripts/migrate.sh
-	@PATH="$$PATH:/usr/local/go/bin" go run ./cmd/agentmem-bench $(if $(QUICK),-quick) $(ARGS)
+	@PATH="$$PATH:/usr/local/go/bin" go run ./cmd/agentmem-bench $(if $(QUICK),-quick) $(if $(RUNS),-runs $(RUNS)) $(if $(PEERS),-peers $(PEERS)) $(ARGS)
 
 .PHONY: clean
 clean: ## Remove build outputs (build/, bin/); the database and node_modules stay

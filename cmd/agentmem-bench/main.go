@@ -5,6 +5,12 @@
 // charts.
 //
 //	agentmem-bench [-quick] [-large] [-only w1,w2,...] [-database-url URL] [-out DIR] [-keep]
+//	               [-runs N] [-peers DIR [-peer-set p1,p2,p4] [-peers-reuse]]
+//
+// With -peers it also runs the peer harness (a Node project outside this repository that runs
+// other systems on the same workloads) against the same server, after agentmem's workloads in
+// every run, and reports agentmem / peer ratios; with -runs N the compared workloads (W1, W2,
+// W2-growth, W3) run N times and the ratios are medians.
 //
 // It creates its own database (default agentmem_bench) on the server named by -database-url
 // (default: $DATABASE_URL, else the local stack's postgresql://postgres:postgres@127.0.0.1:54322),
@@ -55,6 +61,11 @@ type Config struct {
 	// -trimpath -ldflags=-s -w, CGO_ENABLED=0); otherwise plain go build, which reuses the
 	// test build cache.
 	DeployBuild bool
+	// Runs is how many times the compared workloads (W1, W2, W2-growth, W3) run, with the
+	// peers after each; the other workloads run once.
+	Runs int
+	// Peers is the side-by-side part (off when Peers.Dir is empty).
+	Peers PeersConfig
 	// Log receives progress lines.
 	Log   io.Writer
 	Sizes bench.Sizes
@@ -120,6 +131,11 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	render := flag.String("render", "", "write results.md and the charts again from DIR/results.json, and run nothing")
 	plainBuild := flag.Bool("plain-build", false, "build W6's binaries with plain go build rather than the deployment's flags")
+	nRuns := flag.Int("runs", 1, "run W1, W2, W2-growth and W3 (and the peers) this many times; ratios and targets use the medians")
+	peers := flag.String("peers", "", "directory of the peer harness (Node): run it against the same server after agentmem in every run and report agentmem / peer ratios")
+	peerSet := flag.String("peer-set", strings.Join(DefaultPeers, ","), "comma-separated peers to run with -peers: "+strings.Join(allPeers, ","))
+	peersReuse := flag.Bool("peers-reuse", false, "keep the peers' databases and reuse one loaded earlier with the same harness and sizes")
+	peersCache := flag.String("peers-cache", DefaultPeerCacheDir(), "where copies of the peer harness and their node_modules go")
 	flag.Parse()
 
 	if *render != "" {
@@ -128,7 +144,22 @@ func main() {
 		}
 		return
 	}
-	cfg := Config{Mode: "full", Database: *dbName, Keep: *keep, Large: *large, Log: os.Stderr, DeployBuild: !*plainBuild}
+	cfg := Config{Mode: "full", Database: *dbName, Keep: *keep, Large: *large, Log: os.Stderr, DeployBuild: !*plainBuild, Runs: *nRuns}
+	if cfg.Runs < 1 {
+		fail(fmt.Errorf("-runs %d: at least 1", cfg.Runs))
+	}
+	if *peers != "" {
+		cfg.Peers = PeersConfig{Dir: *peers, Reuse: *peersReuse, CacheDir: *peersCache}
+		for _, p := range strings.Split(*peerSet, ",") {
+			p = strings.ToLower(strings.TrimSpace(p))
+			if !contains(allPeers, p) {
+				fail(fmt.Errorf("-peer-set: unknown peer %q; known: %s", p, strings.Join(allPeers, ",")))
+			}
+			if !contains(cfg.Peers.Set, p) {
+				cfg.Peers.Set = append(cfg.Peers.Set, p)
+			}
+		}
+	}
 	if *quick {
 		cfg.Mode = "quick"
 	}
@@ -201,6 +232,7 @@ func rerender(dir string) error {
 		return fmt.Errorf("read %s: %w", filepath.Join(dir, "results.json"), err)
 	}
 	res.Goals = bench.EvaluateGoals(&res)
+	res.Comparison = bench.EvaluateComparison(&res)
 	return bench.Write(dir, &res)
 }
 

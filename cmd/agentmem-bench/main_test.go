@@ -9,9 +9,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/cmd/agentmem-bench/internal/bench"
 	"github.com/agentmem/agentmem/shared/testdb"
@@ -19,8 +22,8 @@ import (
 
 // TestRunTiny runs every workload at the smallest sizes, through the same code as make bench,
 // and checks that results.json holds every figure: present, finite, not negative (the quality
-// scores are shares, at most 1). It checks no
-// timing: the machine is shared.
+// scores are shares, at most 1). The compared workloads run twice (-runs 2), so the medians are
+// reported too. It checks no timing: the machine is shared.
 func TestRunTiny(t *testing.T) {
 	server := testdb.ServerURL(t)
 	repo, err := repoRoot()
@@ -36,9 +39,9 @@ func TestRunTiny(t *testing.T) {
 	out := t.TempDir()
 	cfg := Config{
 		Mode: "tiny", ServerURL: server, Database: "agentmem_bench_test_" + hex.EncodeToString(b),
-		OutDir: out, Repo: repo, Sizes: sizes, Log: testWriter{t},
+		OutDir: out, Repo: repo, Sizes: sizes, Log: testWriter{t}, Runs: 2,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	if _, err := Run(ctx, cfg); err != nil {
 		t.Fatal(err)
@@ -133,11 +136,36 @@ func TestRunTiny(t *testing.T) {
 		t.Errorf("results.json has %d goals, want 12", len(goals))
 	}
 
+	// The second run of the compared workloads, and their medians over both runs.
+	if reps, _ := doc["repeats"].([]any); len(reps) != 1 {
+		t.Errorf("results.json has %d repeats, want 1", len(reps))
+	} else {
+		for _, path := range []string{"w1_commit.store.concurrent.ops_per_sec", "w2_context.http.sequential.latency.p50_ms",
+			"w2_growth.store.points", "w3_recall.store.concurrent.ops_per_sec"} {
+			if _, ok := lookup(reps[0].(map[string]any), path); !ok {
+				t.Errorf("results.json has no repeats[0].%s", path)
+			}
+		}
+	}
+	if _, ok := doc["peers"]; ok {
+		t.Error("results.json has peers, but none ran")
+	}
+	rows, _ := lookup(doc, "comparison.rows")
+	if rs, _ := rows.([]any); len(rs) < 8 {
+		t.Errorf("comparison has %d rows, want each compared figure", len(rs))
+	} else {
+		for _, row := range rs {
+			if vals, _ := row.(map[string]any)["agentmem"].([]any); len(vals) != 2 {
+				t.Errorf("comparison row %v has %d values, want one per run", row.(map[string]any)["figure"], len(vals))
+			}
+		}
+	}
+
 	md, err := os.ReadFile(filepath.Join(out, "results.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"## Goals", "## W1", "## W2 ", "## W2-growth", "## W3", "## W4", "## W5", "## W6", "## Retrieval quality"} {
+	for _, s := range []string{"## Medians of 2 runs", "## Goals", "## W1", "## W2 ", "## W2-growth", "## W3", "## W4", "## W5", "## W6", "## Retrieval quality"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("results.md has no section %q", s)
 		}
@@ -188,4 +216,137 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// TestRunPeers runs the compared workloads and the peer harness side by side at the smallest
+// sizes, twice, as `make bench PEERS=dir RUNS=2` does. The harness lives outside the repository
+// and needs Node and npm: the test runs when AGENTMEM_BENCH_PEERS names the harness directory
+// (AGENTMEM_BENCH_PEER_SET picks the peers, default p1,p2).
+func TestRunPeers(t *testing.T) {
+	dir := os.Getenv("AGENTMEM_BENCH_PEERS")
+	if dir == "" {
+		t.Skip("AGENTMEM_BENCH_PEERS is not set: no peer harness to run")
+	}
+	set := DefaultPeers
+	if s := os.Getenv("AGENTMEM_BENCH_PEER_SET"); s != "" {
+		set = strings.Split(s, ",")
+	}
+	server := testdb.ServerURL(t)
+	repo, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes, err := SizesFor("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 6)
+	rand.Read(b) //nolint:errcheck
+	out := t.TempDir()
+	cfg := Config{
+		Mode: "tiny", ServerURL: server, Database: "agentmem_bench_test_" + hex.EncodeToString(b),
+		OutDir: out, Repo: repo, Sizes: sizes, Log: testWriter{t}, Runs: 2,
+		Only:  map[string]bool{"w1": true, "w2": true, "w2growth": true, "w3": true},
+		Peers: PeersConfig{Dir: dir, Set: set, CacheDir: DefaultPeerCacheDir()},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Notes) > 0 {
+		t.Errorf("notes: %v", res.Notes)
+	}
+	if res.Peers == nil || len(res.Peers.Runs) != 2 || len(res.Peers.Peers) != len(set) {
+		t.Fatalf("peers = %+v, want %d peers measured in 2 runs", res.Peers, len(set))
+	}
+	for _, p := range res.Peers.Peers {
+		if p.Versions["pg"] == "" || p.LoadSeconds <= 0 || p.Reused {
+			t.Errorf("peer %s: %+v, want its versions and a load of its own", p.ID, p)
+		}
+	}
+	for i, pr := range res.Peers.Runs {
+		if contains(set, "p1") && (pr.P1 == nil || pr.P1.W1Sequential.N != sizes.Turns || pr.P1.W2.N != sizes.Reads || len(pr.P1.Growth) == 0) {
+			t.Errorf("run %d: P1 = %+v, want W1 and W2 at the run's sizes and W2-growth", i+1, pr.P1)
+		}
+		if contains(set, "p2") && (pr.P2 == nil || pr.P2.Sequential.N != sizes.Queries || pr.P2.Concurrent.N != sizes.Queries || pr.P2.RecallAt10 <= 0) {
+			t.Errorf("run %d: P2 = %+v, want W3 at the run's sizes", i+1, pr.P2)
+		}
+	}
+	figures := map[string]bool{}
+	for _, cr := range res.Comparison.Rows {
+		if cr.Peer == "" {
+			continue
+		}
+		figures[cr.Figure+"|"+cr.Peer] = true
+		if len(cr.Ratios) != 2 {
+			t.Errorf("%s vs %s: %d ratios, want one per run", cr.Figure, cr.Peer, len(cr.Ratios))
+		}
+		for _, v := range append(append(slices.Clone(cr.Ratios), cr.Agentmem...), cr.PeerValues...) {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+				t.Errorf("%s vs %s: value %v, want a positive number", cr.Figure, cr.Peer, v)
+			}
+		}
+	}
+	want := []string{}
+	if contains(set, "p1") {
+		want = append(want, "W1 commit, 1 client, turns/s|p1", "W1 commit, 8 clients, turns/s|p1", "W1 commit, 8 clients, p99|p1",
+			"W2 get-context p50|p1", "W2-growth p50, 20 messages|p1", "W2-growth p50, 200 messages|p1")
+	}
+	if contains(set, "p2") {
+		want = append(want, "W3 recall p50, 1 client|p2", "W3 recall, 8 clients, queries/s|p2")
+	}
+	for _, f := range want {
+		if !figures[f] {
+			t.Errorf("no comparison row %s", f)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "## Side by side with the peers (medians of 2 runs)") {
+		t.Error("results.md has no side-by-side section")
+	}
+	for _, f := range []string{bench.ChartPeersSpeedup, "peers/p1-run2.json", "peers/p1-run2.log"} {
+		if f != bench.ChartPeersSpeedup && !contains(set, "p1") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	// The peers' databases are dropped after the run (neither -keep nor -peers-reuse).
+	c, err := pgx.Connect(ctx, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var n int
+	if err := c.QueryRow(ctx, "select count(*) from pg_database where datname like 'peer\\_%' || $1", cfg.Database).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%d peer databases of the run are left", n)
+	}
+}
+
+// TestHarnessPassword checks that the peers run only against the server the harness connects to.
+func TestHarnessPassword(t *testing.T) {
+	for _, c := range []struct {
+		url, pw string
+		ok      bool
+	}{
+		{"postgresql://postgres:secret@127.0.0.1:54322/postgres", "secret", true},
+		{"postgres://postgres:postgres@localhost:54322/x?sslmode=disable", "postgres", true},
+		{"postgresql://postgres:postgres@127.0.0.1:5432/postgres", "", false},
+		{"postgresql://postgres:postgres@db.example.com:54322/postgres", "", false},
+		{"postgresql://other:postgres@127.0.0.1:54322/postgres", "", false},
+	} {
+		pw, err := harnessPassword(c.url)
+		if (err == nil) != c.ok || pw != c.pw {
+			t.Errorf("harnessPassword(%s) = %q, %v; want %q, ok %v", c.url, pw, err, c.pw, c.ok)
+		}
+	}
 }

@@ -32,7 +32,31 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 		sz.W6Functions = fns
 		cfg.Sizes = sz
 	}
-	res := &bench.Results{SchemaVersion: bench.SchemaVersion, Mode: cfg.Mode, StartedAt: started.UTC(), Sizes: sz, Notes: []string{}}
+	cfg.Runs = max(cfg.Runs, 1)
+	res := &bench.Results{SchemaVersion: bench.SchemaVersion, Mode: cfg.Mode, StartedAt: started.UTC(), Sizes: sz, Notes: []string{}, Runs: cfg.Runs}
+
+	// The peers' databases are loaded first (or found loaded), so that no load runs between
+	// two measurements.
+	var peers *harness
+	var peerRuns []bench.PeerRun
+	if cfg.Peers.Dir != "" {
+		var err error
+		if peers, err = prepareHarness(ctx, cfg); err != nil {
+			return nil, err
+		}
+		defer peers.drop()
+		if err := peers.load(ctx); err != nil {
+			return nil, err
+		}
+	}
+	runPeers := func(run int) {
+		if peers == nil || ctx.Err() != nil {
+			return
+		}
+		pr, notes := peers.measure(ctx, run)
+		peerRuns = append(peerRuns, pr)
+		res.Notes = append(res.Notes, notes...)
+	}
 
 	cfg.logf("creating database %s", cfg.Database)
 	db, err := createDatabase(ctx, cfg.ServerURL, cfg.Database)
@@ -104,54 +128,35 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 	ops := newOps(sz)
 	w := &res.Workloads
 
-	if cfg.runs("w1") {
-		w.W1 = &bench.Levels[bench.W1]{}
-		for _, t := range targets {
-			cfg.logf("W1 commit, %s", t.level())
-			r := runW1(ctx, t, ops, sz)
-			setLevel(w.W1, t.level(), &r)
-		}
+	runCompared(ctx, cfg, targets, ops, corpus, memLoad, w, true)
+	runPeers(1)
+	res.RunLoadAvg = append(res.RunLoadAvg, loadAvg())
+	for run := 2; run <= cfg.Runs && ctx.Err() == nil; run++ {
+		cfg.logf("run %d of %d", run, cfg.Runs)
+		var rw bench.Workloads
+		runCompared(ctx, cfg, targets, ops, corpus, memLoad, &rw, false)
+		res.Repeats = append(res.Repeats, rw)
+		runPeers(run)
+		res.RunLoadAvg = append(res.RunLoadAvg, loadAvg())
 	}
-	if cfg.runs("w2") {
-		w.W2 = &bench.Levels[bench.W2]{}
-		for _, t := range targets {
-			cfg.logf("W2 context, %s", t.level())
-			r := runW2(ctx, t, ops, sz)
-			setLevel(w.W2, t.level(), &r)
-		}
+	if peers != nil {
+		res.Peers = peers.results(peerRuns)
 	}
-	if cfg.runs("w2growth") {
-		w.W2Growth = &bench.Levels[bench.W2Growth]{}
-		for _, t := range targets {
-			cfg.logf("W2-growth, %s", t.level())
-			r := runGrowth(ctx, t, sz)
-			setLevel(w.W2Growth, t.level(), &r)
+	if cfg.runs("w3") && cfg.Large && sz.LargeUsers > sz.Users {
+		t0 := time.Now()
+		large := bench.GenerateCorpus(bench.Stream(bench.StreamMemories), sz.LargeUsers, sz.MemoriesPerUser)
+		cfg.logf("loading %d more memories for W3 large", (sz.LargeUsers-sz.Users)*sz.MemoriesPerUser)
+		if err := loadMemories(ctx, db, large, sz.Users); err != nil {
+			return nil, err
 		}
-	}
-	if cfg.runs("w3") {
-		w.W3 = &bench.Levels[bench.W3]{}
+		load := time.Since(t0).Seconds()
+		corpus = large
+		w.W3Large = &bench.Levels[bench.W3]{}
 		for _, t := range targets {
-			cfg.logf("W3 recall, %s", t.level())
-			r := runW3(ctx, t, corpus, sz, t.level() == "store")
-			r.LoadSeconds = memLoad
-			setLevel(w.W3, t.level(), &r)
-		}
-		if cfg.Large && sz.LargeUsers > sz.Users {
-			t0 := time.Now()
-			large := bench.GenerateCorpus(bench.Stream(bench.StreamMemories), sz.LargeUsers, sz.MemoriesPerUser)
-			cfg.logf("loading %d more memories for W3 large", (sz.LargeUsers-sz.Users)*sz.MemoriesPerUser)
-			if err := loadMemories(ctx, db, large, sz.Users); err != nil {
-				return nil, err
-			}
-			load := time.Since(t0).Seconds()
-			corpus = large
-			w.W3Large = &bench.Levels[bench.W3]{}
-			for _, t := range targets {
-				cfg.logf("W3 recall large, %s", t.level())
-				r := runW3(ctx, t, large, sz, false)
-				r.LoadSeconds = load
-				setLevel(w.W3Large, t.level(), &r)
-			}
+			cfg.logf("W3 recall large, %s", t.level())
+			r := runW3(ctx, t, large, sz, false)
+			r.LoadSeconds = load
+			setLevel(w.W3Large, t.level(), &r)
 		}
 	}
 	if cfg.runs("quality") {
@@ -187,11 +192,51 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 		return nil, err
 	}
 	res.Goals = bench.EvaluateGoals(res)
+	res.Comparison = bench.EvaluateComparison(res)
 	res.DurationS = time.Since(started).Seconds()
 	if err := bench.Write(cfg.OutDir, res); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// runCompared runs the workloads the peers are compared on (W1, W2, W2-growth, W3, each at
+// both levels) into w; the first run also measures W3's hybrid mode.
+func runCompared(ctx context.Context, cfg Config, targets []target, ops *opsData, corpus *bench.Corpus, memLoad float64, w *bench.Workloads, first bool) {
+	sz := cfg.Sizes
+	if cfg.runs("w1") {
+		w.W1 = &bench.Levels[bench.W1]{}
+		for _, t := range targets {
+			cfg.logf("W1 commit, %s", t.level())
+			r := runW1(ctx, t, ops, sz)
+			setLevel(w.W1, t.level(), &r)
+		}
+	}
+	if cfg.runs("w2") {
+		w.W2 = &bench.Levels[bench.W2]{}
+		for _, t := range targets {
+			cfg.logf("W2 context, %s", t.level())
+			r := runW2(ctx, t, ops, sz)
+			setLevel(w.W2, t.level(), &r)
+		}
+	}
+	if cfg.runs("w2growth") {
+		w.W2Growth = &bench.Levels[bench.W2Growth]{}
+		for _, t := range targets {
+			cfg.logf("W2-growth, %s", t.level())
+			r := runGrowth(ctx, t, sz)
+			setLevel(w.W2Growth, t.level(), &r)
+		}
+	}
+	if cfg.runs("w3") {
+		w.W3 = &bench.Levels[bench.W3]{}
+		for _, t := range targets {
+			cfg.logf("W3 recall, %s", t.level())
+			r := runW3(ctx, t, corpus, sz, first && t.level() == "store")
+			r.LoadSeconds = memLoad
+			setLevel(w.W3, t.level(), &r)
+		}
+	}
 }
 
 func setLevel[T any](l *bench.Levels[T], level string, v *T) {

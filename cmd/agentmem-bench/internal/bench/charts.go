@@ -2,7 +2,11 @@ package bench
 
 import (
 	"fmt"
+	"image/color"
+	"math"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -47,7 +51,8 @@ func WriteCharts(dir string, r *Results) ([]string, error) {
 		}
 		out = append(out, ChartSweep)
 	}
-	return out, nil
+	more, err := peerCharts(dir, r.Comparison)
+	return append(out, more...), err
 }
 
 func growthChart(path string, g *Levels[W2Growth]) error {
@@ -169,3 +174,154 @@ func httpGroups(r *Results) ([]string, [][]float64) {
 	}
 	return names, groups
 }
+
+// Charts of the side-by-side comparison.
+const (
+	ChartPeersGrowth  = "peers-w2-growth.png"
+	ChartPeersSpeedup = "peers-speedup.png"
+)
+
+// peerCharts draws get-context p50 against session length for agentmem and the chat peers,
+// and how many times faster agentmem is on each compared figure.
+func peerCharts(dir string, c *Comparison) ([]string, error) {
+	var out []string
+	rows := peerRows(c)
+	if len(rows) == 0 {
+		return out, nil
+	}
+	// Growth: one line for agentmem (medians), one per peer.
+	type line struct {
+		name string
+		xys  plotter.XYs
+	}
+	var lines []line
+	ours := map[int]float64{}
+	theirs := map[string]plotter.XYs{}
+	var peers []string
+	for _, cr := range rows {
+		var length int
+		if _, err := fmt.Sscanf(cr.Figure, "W2-growth p50, %d messages", &length); err != nil {
+			continue
+		}
+		ours[length] = cr.AgentmemMedian
+		if _, ok := theirs[cr.Peer]; !ok {
+			peers = append(peers, cr.Peer)
+		}
+		theirs[cr.Peer] = append(theirs[cr.Peer], plotter.XY{X: float64(length), Y: cr.PeerMedian})
+	}
+	if len(ours) > 0 {
+		var xys plotter.XYs
+		for _, xy := range theirs[peers[0]] {
+			xys = append(xys, plotter.XY{X: xy.X, Y: ours[int(xy.X)]})
+		}
+		lines = append(lines, line{"agentmem (store)", xys})
+		for _, id := range peers {
+			lines = append(lines, line{strings.ToUpper(id) + " " + peerShort[id], theirs[id]})
+		}
+		p := plot.New()
+		p.Title.Text = "get-context p50 (last 12 messages) vs session length, side by side"
+		p.X.Label.Text = "messages in the session"
+		p.Y.Label.Text = "p50 latency (ms, log scale)"
+		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+		var ticks []plot.Tick
+		for _, xy := range lines[0].xys {
+			ticks = append(ticks, plot.Tick{Value: xy.X, Label: fmt.Sprint(xy.X)})
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+		p.Legend.Top = true
+		p.Legend.Left = true
+		p.Legend.YOffs = -vg.Points(6)
+		lo, hi := math.Inf(1), 0.0
+		for i, l := range lines {
+			for _, xy := range l.xys {
+				lo, hi = min(lo, xy.Y), max(hi, xy.Y)
+			}
+			lp, sp, err := plotter.NewLinePoints(l.xys)
+			if err != nil {
+				return out, err
+			}
+			lp.Color, sp.Color = plotutil.Color(i), plotutil.Color(i)
+			sp.Shape = plotutil.Shape(i)
+			p.Add(lp, sp)
+			p.Legend.Add(l.name, lp, sp)
+		}
+		// Room above the lines for the legend.
+		p.Y.Min, p.Y.Max = lo/1.5, hi*8
+		p.Y.Tick.Marker = powerTicks(p.Y.Min, p.Y.Max)
+		if err := p.Save(18*vg.Centimeter, 11*vg.Centimeter, filepath.Join(dir, ChartPeersGrowth)); err != nil {
+			return out, err
+		}
+		out = append(out, ChartPeersGrowth)
+	}
+
+	// Speed-up: times faster than the peer, per figure (a bar above 1 is agentmem ahead).
+	var names []string
+	var vals plotter.Values
+	top := 1.0
+	for _, cr := range rows {
+		names = append(names, strings.ToUpper(cr.Peer)+"\n"+wrapFigure(cr.Figure))
+		vals = append(vals, cr.Speedup())
+		top = max(top, cr.Speedup())
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("How many times faster agentmem is than the peer (median of %d runs)", c.Runs)
+	p.Y.Label.Text = "times faster (log scale; 1 = as fast)"
+	p.Y.Scale = plot.LogScale{}
+	lo := 1.0
+	for _, v := range vals {
+		lo = min(lo, v)
+	}
+	p.Y.Min, p.Y.Max = min(lo/1.5, 0.5), max(top*1.5, 2)
+	p.Y.Tick.Marker = powerTicks(p.Y.Min, p.Y.Max)
+	// Bars are polygons from 1 (as fast) up to the speed-up, or down when agentmem is slower.
+	for i, v := range vals {
+		x := float64(i)
+		bar, err := plotter.NewPolygon(plotter.XYs{{X: x - 0.3, Y: 1}, {X: x + 0.3, Y: 1}, {X: x + 0.3, Y: v}, {X: x - 0.3, Y: v}})
+		if err != nil {
+			return out, err
+		}
+		bar.LineStyle.Width = vg.Length(0)
+		bar.Color = colorAhead
+		if v < 1 {
+			bar.Color = colorBehind
+		}
+		p.Add(bar)
+	}
+	one := plotter.NewFunction(func(float64) float64 { return 1 })
+	one.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	one.Color = plotutil.Color(2)
+	p.Add(one)
+	p.NominalX(names...)
+	width := vg.Length(max(16, 3+2.6*float64(len(names)))) * vg.Centimeter
+	if err := p.Save(width, 12*vg.Centimeter, filepath.Join(dir, ChartPeersSpeedup)); err != nil {
+		return out, err
+	}
+	return append(out, ChartPeersSpeedup), nil
+}
+
+var peerShort = map[string]string{
+	PeerChatHistory:  "LangChain.js chat history",
+	PeerStore:        "LangGraph.js store",
+	PeerCheckpointer: "LangGraph.js checkpointer",
+}
+
+// Bar colours of the speed-up chart: agentmem ahead of the peer, or behind it.
+var (
+	colorAhead  = color.RGBA{R: 0x2e, G: 0x8b, B: 0x57, A: 0xff}
+	colorBehind = color.RGBA{R: 0xd6, G: 0x45, B: 0x45, A: 0xff}
+)
+
+// powerTicks labels the powers of two between lo and hi (0.25, 0.5, 1, 2, 4, ...) on a log axis.
+func powerTicks(lo, hi float64) plot.ConstantTicks {
+	var ticks plot.ConstantTicks
+	for e := math.Floor(math.Log2(lo)); math.Pow(2, e) <= hi; e++ {
+		v := math.Pow(2, e)
+		if v >= lo {
+			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+		}
+	}
+	return ticks
+}
+
+// wrapFigure breaks a figure's name over two lines for an axis label.
+func wrapFigure(s string) string { return strings.Replace(s, ", ", "\n", 1) }

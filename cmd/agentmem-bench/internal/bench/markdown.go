@@ -34,14 +34,11 @@ func Markdown(r *Results, charts []string) string {
 	if len(r.Goals) > 0 {
 		p("## Goals\n\n| Goal | Target | This run | Met |\n|---|---|---|---|\n")
 		for _, g := range r.Goals {
-			met := "no"
-			if g.Met {
-				met = "yes"
-			}
-			p("| %s | %s | %s %s | %s |\n", g.Name, g.Target, num(g.Value), g.Unit, met)
+			p("| %s | %s | %s %s | %s |\n", g.Name, g.Target, num(g.Value), g.Unit, yesNo(g.Met))
 		}
 		p("\n")
 	}
+	comparisonMarkdown(p, r)
 
 	phaseHeader := "| Level | Phase | Clients | Ops | Errors | ops/s | p50 ms | p90 ms | p99 ms | max ms |\n|---|---|---|---|---|---|---|---|---|---|\n"
 	phaseRow := func(level, name string, ph Phase) {

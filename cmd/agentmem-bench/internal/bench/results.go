@@ -21,6 +21,17 @@ type Results struct {
 	Env           Env       `json:"env"`
 	Workloads     Workloads `json:"workloads"`
 	Goals         []Goal    `json:"goals"`
+	// Runs is how many times the compared workloads (W1, W2, W2-growth, W3) ran: the first run
+	// is Workloads, the others are Repeats (holding those workloads only).
+	Runs    int         `json:"runs"`
+	Repeats []Workloads `json:"repeats,omitempty"`
+	// RunLoadAvg is the machine's 1-minute load average at the end of each run (agentmem's
+	// compared workloads and the peers after them).
+	RunLoadAvg []float64 `json:"load_avg_1m_per_run"`
+	// Peers are the other systems measured side by side (null when the run had none);
+	// Comparison sets agentmem's store next to them and checks the targets on the medians.
+	Peers      *Peers      `json:"peers,omitempty"`
+	Comparison *Comparison `json:"comparison,omitempty"`
 	// Notes are remarks of the run (a skipped part, a workload that failed).
 	Notes []string `json:"notes"`
 }
