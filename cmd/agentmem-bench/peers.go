@@ -112,7 +112,12 @@ func prepareHarness(ctx context.Context, cfg Config) (*harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &harness{cfg: cfg, dir: dir, out: filepath.Join(cfg.OutDir, "peers"), peers: peersFor(cfg), info: map[string]*bench.PeerInfo{}}
+	// The scripts run in the copy: the paths they are given must not be relative.
+	out, err := filepath.Abs(filepath.Join(cfg.OutDir, "peers"))
+	if err != nil {
+		return nil, err
+	}
+	h := &harness{cfg: cfg, dir: dir, out: out, peers: peersFor(cfg), info: map[string]*bench.PeerInfo{}}
 	for _, f := range []string{"package.json", "package-lock.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			return nil, fmt.Errorf("-peers %s: no %s: not the peer harness", cfg.Peers.Dir, f)
@@ -128,11 +133,11 @@ func prepareHarness(ctx context.Context, cfg Config) (*harness, error) {
 			return nil, fmt.Errorf("-peers needs %s on PATH (Node.js 20 or later): %w", tool, err)
 		}
 	}
-	out, err := exec.CommandContext(ctx, "node", "--version").Output()
+	version, err := exec.CommandContext(ctx, "node", "--version").Output()
 	if err != nil {
 		return nil, fmt.Errorf("node --version: %w", err)
 	}
-	h.node = strings.TrimSpace(string(out))
+	h.node = strings.TrimSpace(string(version))
 	if h.password, err = harnessPassword(cfg.ServerURL); err != nil {
 		return nil, err
 	}
