@@ -145,17 +145,19 @@ func domainEnd(s string, at int) (int, bool) {
 // form, which the list does not hold in that form).
 func isTLD(label string) bool {
 	ascii := true
-	n := 0
-	for _, r := range label {
-		if r >= utf8.RuneSelf {
+	for i := 0; i < len(label); i++ {
+		if label[i] >= utf8.RuneSelf {
 			ascii = false
 		}
-		if !unicode.IsLetter(r) && !(ascii && (isDigit(byte(r)) || r == '-')) {
-			return false
-		}
-		n++
 	}
 	if !ascii {
+		n := 0
+		for _, r := range label {
+			if !unicode.IsLetter(r) {
+				return false
+			}
+			n++
+		}
 		return n >= 2
 	}
 	_, icann := publicsuffix.PublicSuffix(strings.ToLower(label))

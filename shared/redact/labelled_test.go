@@ -122,7 +122,6 @@ func TestLabelled(t *testing.T) {
 	}
 	fmt.Fprintf(&b, "%-8s %5d %4d %4d %9.3f %7.3f", "overall", all.tp, all.fp, all.fn, all.precision(), all.recall())
 	t.Log("\n" + b.String())
-	fmt.Println(b.String())
 
 	// Floors: what this set shows today, rounded down, so that a regression fails.
 	floors := map[Kind][2]float64{
