@@ -25,7 +25,8 @@ func newDecoder(doc []byte) *jsontext.Decoder {
 // array of content parts (OpenAI Chat Completions' form) has the "text" of each part whose
 // "type" is "text" redacted, and every other part, member and byte kept exactly as given
 // (image_url, input_audio, file parts: their data is not text to scan, and base64 is not
-// rewritten). null is kept. Anything else is an error, as is malformed JSON. The findings of
+// rewritten); a part naming "type" or "text" twice has every "text" redacted when any "type"
+// is "text". null is kept. Anything else is an error, as is malformed JSON. The findings of
 // every part are returned in order; with none, content itself is returned.
 func (r *Redactor) Content(content []byte) ([]byte, []Finding, error) {
 	dec := newDecoder(content)
@@ -78,9 +79,14 @@ func (r *Redactor) parts(dec *jsontext.Decoder) ([]edit, []Finding, error) {
 		if _, err := dec.ReadToken(); err != nil {
 			return nil, nil, err
 		}
-		var typ string
-		var text jsontext.Value
-		textAt := -1
+		// A part named twice ("type" or "text" repeated) is read as every reader might:
+		// it is a text part if any "type" says so, and then every "text" is redacted.
+		isText := false
+		type quoted struct {
+			at    int
+			value jsontext.Value
+		}
+		var texts []quoted
 		for dec.PeekKind() != '}' {
 			name, err := dec.ReadToken()
 			if err != nil {
@@ -92,14 +98,13 @@ func (r *Redactor) parts(dec *jsontext.Decoder) ([]edit, []Finding, error) {
 				if err != nil {
 					return nil, nil, err
 				}
-				typ = tok.String()
+				isText = isText || tok.String() == "text"
 			case n == "text" && dec.PeekKind() == '"':
 				v, err := dec.ReadValue()
 				if err != nil {
 					return nil, nil, err
 				}
-				text = v.Clone()
-				textAt = int(dec.InputOffset()) - len(v)
+				texts = append(texts, quoted{at: int(dec.InputOffset()) - len(v), value: v.Clone()})
 			default:
 				if err := dec.SkipValue(); err != nil {
 					return nil, nil, err
@@ -109,9 +114,12 @@ func (r *Redactor) parts(dec *jsontext.Decoder) ([]edit, []Finding, error) {
 		if _, err := dec.ReadToken(); err != nil {
 			return nil, nil, err
 		}
-		if typ == "text" && textAt >= 0 {
+		if !isText {
+			continue
+		}
+		for _, q := range texts {
 			var err error
-			edits, findings, err = r.redactQuoted(text, textAt, edits, findings)
+			edits, findings, err = r.redactQuoted(q.value, q.at, edits, findings)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -120,8 +128,9 @@ func (r *Redactor) parts(dec *jsontext.Decoder) ([]edit, []Finding, error) {
 }
 
 // JSON redacts every string value of a JSON document, at any depth, and keeps everything else
-// (object member names, numbers, the bytes between values) as it is: for free-form metadata and
-// tool-call arguments. Malformed JSON is an error.
+// as it is: numbers, the bytes between values, and object member names (a name is a key
+// chosen by the program that wrote the document, and renaming two to "[EMAIL]" would make
+// them one): for free-form metadata and tool-call arguments. Malformed JSON is an error.
 func (r *Redactor) JSON(doc []byte) ([]byte, []Finding, error) {
 	dec := newDecoder(doc)
 	var edits []edit

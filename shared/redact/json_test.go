@@ -21,6 +21,8 @@ func TestContent(t *testing.T) {
 		},
 		// "type" after "text", unknown members kept, parts that are not objects kept.
 		{`[{"text":"a@b.co","x":[1,"c@d.fr"],"type":"text"},7,"e@f.de"]`, `[{"text":"[EMAIL]","x":[1,"c@d.fr"],"type":"text"},7,"e@f.de"]`, 1},
+		// Names given twice: every "text" of a part any "type" calls text.
+		{`[{"type":"text","text":"a@b.co","text":"c@d.fr","type":"image_url"}]`, `[{"type":"text","text":"[EMAIL]","text":"[EMAIL]","type":"image_url"}]`, 2},
 	} {
 		out, findings, err := r.Content([]byte(c.in))
 		if err != nil || string(out) != c.want || len(findings) != c.findings {

@@ -44,7 +44,7 @@ type scanner struct {
 func findAppend(s string, out []Match) []Match {
 	emails := findEmails(s, nil)
 	sc := scanners.Get().(*scanner)
-	*sc = scanner{s: s, out: out, groups: sc.groups[:0], seps: sc.seps[:0]}
+	sc.s, sc.out, sc.lo, sc.limit = s, out, 0, 0
 	defer sc.release()
 	first := len(out)
 	ei := 0
@@ -147,7 +147,8 @@ func (sc *scanner) release() {
 		// A long cluster: not worth keeping.
 		sc.groups, sc.seps = make([]group, 0, 32), make([]sepInfo, 0, 32)
 	}
-	*sc = scanner{groups: sc.groups[:0], seps: sc.seps[:0]}
+	// Keep no reference to the text or the caller's slice.
+	sc.s, sc.out = "", nil
 	scanners.Put(sc)
 }
 
