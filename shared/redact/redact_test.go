@@ -157,3 +157,24 @@ func TestTextManyValues(t *testing.T) {
 		t.Errorf("Text = %q (%d findings), want %q", got, len(findings), want.String())
 	}
 }
+
+// TestNextTrigger compares the eight-bytes-at-a-time search with a plain loop, on every
+// offset of texts holding every byte value.
+func TestNextTrigger(t *testing.T) {
+	var all strings.Builder
+	for c := range 256 {
+		all.WriteByte(byte(c))
+		all.WriteString("abcdefghij\x80\xff")
+	}
+	for _, s := range []string{all.String(), "héllo wörld / ; 9", strings.Repeat("x", 17) + ":"} {
+		for i := 0; i <= len(s); i++ {
+			want := i
+			for want < len(s) && !trigger[s[want]] {
+				want++
+			}
+			if got := nextTrigger(s, i); got != want {
+				t.Fatalf("nextTrigger(%q, %d) = %d, want %d", s, i, got, want)
+			}
+		}
+	}
+}

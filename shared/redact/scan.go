@@ -125,8 +125,13 @@ func nextTrigger(s string, i int) int {
 		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
 			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 		low := x & (lo8 * 127)
-		if (lo8*(127+0x3b)-low)&^x&(low+lo8*(127-0x2f))&hi8 != 0 {
-			break
+		if (lo8*(127+0x3b)-low)&^x&(low+lo8*(127-0x2f))&hi8 == 0 {
+			continue
+		}
+		for j := i; j < i+8; j++ {
+			if trigger[s[j]] {
+				return j
+			}
 		}
 	}
 	for ; i < len(s); i++ {
