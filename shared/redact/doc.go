@@ -5,8 +5,11 @@
 //
 // # What is replaced, and by what
 //
-// Each value found is replaced by a placeholder of its kind, exactly "[EMAIL]", "[PHONE]",
-// "[CARD]", "[IBAN]" or "[IP]", and reported as a Finding: the kind and
+// Each value found is replaced by the placeholder of its kind, exactly one of
+//
+//	[EMAIL]  [PHONE]  [CARD]  [IBAN]  [IP]
+//
+// and reported as a Finding: the kind and
 // hex(HMAC-SHA256(salt, kind + ":" + canonical value)), so that an audit holding a value can
 // tell whether it was seen (`printf %s 'phone:+33612345678' | openssl dgst -sha256 -hmac
 // "$PII_HASH_SALT"`) while the event carries no value. Canonical forms (see Canonical) make one

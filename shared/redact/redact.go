@@ -29,8 +29,12 @@ const (
 // Kinds lists every kind, in a fixed order.
 var Kinds = []Kind{Email, Phone, Card, IBAN, IP}
 
-// Placeholder is the text that replaces a value of the kind: "[EMAIL]", "[PHONE]", "[CARD]",
-// "[IBAN]" or "[IP]". None holds a digit, '@' or ':', so redacted text redacts to itself.
+// Placeholder is the text that replaces a value of the kind, its name in upper case between
+// square brackets:
+//
+//	[EMAIL]  [PHONE]  [CARD]  [IBAN]  [IP]
+//
+// None holds a digit, '@' or ':', so redacted text redacts to itself.
 func (k Kind) Placeholder() string {
 	switch k {
 	case Email:
