@@ -219,7 +219,7 @@ func peerCharts(dir string, c *Comparison) ([]string, error) {
 			lines = append(lines, line{strings.ToUpper(id) + " " + peerShort[id], theirs[id]})
 		}
 		p := plot.New()
-		p.Title.Text = "get-context p50 (last 12 messages) vs session length, side by side"
+		p.Title.Text = fmt.Sprintf("get-context p50 (last 12 messages) vs session length, median of %d runs", c.Runs)
 		p.X.Label.Text = "messages in the session"
 		p.Y.Label.Text = "p50 latency (ms, log scale)"
 		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
