@@ -262,10 +262,11 @@ func installHarness(ctx context.Context, cfg Config, dir, hash string) (string, 
 // starting with peer_): one per peer and bench database, so that runs with different -db do
 // not share.
 func peerDatabase(peer, benchDB string) string {
-	s := strings.ToLower(benchDB)
-	s = regexp.MustCompile(`[^a-z0-9_]`).ReplaceAllString(s, "_")
-	return "peer_" + peer + "_" + s
+	return "peer_" + peer + "_" + notNameChar.ReplaceAllString(strings.ToLower(benchDB), "_")
 }
+
+// notNameChar is what the harness does not take in a database name.
+var notNameChar = regexp.MustCompile(`[^a-z0-9_]`)
 
 // loadArgs are a peer's arguments that define its data; sizeArgs are its measured sizes.
 func loadArgs(peer string, sz bench.Sizes) []string {
@@ -362,7 +363,7 @@ func (h *harness) load(ctx context.Context) error {
 		}
 		h.cfg.logf("peers: %s loads database %s", p, db)
 		t := time.Now()
-		doc, err := h.script(ctx, p, "load", append(append(args, emptyArgs(p)...), "--conc", strconv.Itoa(sz.Clients)))
+		doc, err := h.script(ctx, p, "load", slices.Concat(args, emptyArgs(p), []string{"--conc", strconv.Itoa(sz.Clients)}))
 		if err != nil {
 			return err
 		}
@@ -389,7 +390,7 @@ func (h *harness) measure(ctx context.Context, run int) (bench.PeerRun, []string
 	sz := h.cfg.Sizes
 	for _, p := range h.peers {
 		h.cfg.logf("peers: %s, run %d", p, run)
-		args := append(append(loadArgs(p, sz), sizeArgs(p, sz)...), "--conc", strconv.Itoa(sz.Clients), "--skip-load")
+		args := slices.Concat(loadArgs(p, sz), sizeArgs(p, sz), []string{"--conc", strconv.Itoa(sz.Clients), "--skip-load"})
 		doc, err := h.script(ctx, p, fmt.Sprintf("run%d", run), args)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("peer %s, run %d: %v", p, run, err))

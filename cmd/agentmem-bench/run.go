@@ -39,7 +39,9 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 	// two measurements.
 	var peers *harness
 	var peerRuns []bench.PeerRun
-	if cfg.Peers.Dir != "" {
+	if cfg.Peers.Dir != "" && len(peersFor(cfg)) == 0 {
+		res.Notes = append(res.Notes, "no peer ran: none of the workloads run compares with one (w1, w2, w2growth, w3)")
+	} else if cfg.Peers.Dir != "" {
 		var err error
 		if peers, err = prepareHarness(ctx, cfg); err != nil {
 			return nil, err

@@ -219,7 +219,7 @@ func peerCharts(dir string, c *Comparison) ([]string, error) {
 			lines = append(lines, line{strings.ToUpper(id) + " " + peerShort[id], theirs[id]})
 		}
 		p := plot.New()
-		p.Title.Text = fmt.Sprintf("get-context p50 (last 12 messages) vs session length, median of %d runs", c.Runs)
+		p.Title.Text = "get-context p50 (last 12 messages) vs session length, " + strings.Replace(mediansOf(c.Runs), "medians", "median", 1)
 		p.X.Label.Text = "messages in the session"
 		p.Y.Label.Text = "p50 latency (ms, log scale)"
 		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
@@ -264,7 +264,7 @@ func peerCharts(dir string, c *Comparison) ([]string, error) {
 		top = max(top, cr.Speedup())
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("How many times faster agentmem is than the peer (median of %d runs)", c.Runs)
+	p.Title.Text = fmt.Sprintf("How many times faster agentmem is than the peer (%s)", strings.Replace(mediansOf(c.Runs), "medians", "median", 1))
 	p.Y.Label.Text = "times faster (log scale; 1 = as fast)"
 	p.Y.Scale = plot.LogScale{}
 	lo := 1.0

@@ -439,7 +439,7 @@ func comparisonMarkdown(p func(string, ...any), r *Results) {
 		return s
 	}
 	if r.Peers != nil {
-		p("## Side by side with the peers (medians of %d runs)\n\n", c.Runs)
+		p("## Side by side with the peers (%s)\n\n", mediansOf(c.Runs))
 		p("Every run measured agentmem's workloads, then each peer harness script on the same PostgreSQL server, back to back. ")
 		p("A ratio is agentmem's figure over the peer's in the same run; the median ratio is the median of the runs' ratios (the medians of the figures are beside it). ")
 		p("agentmem is its store called directly; the peers are their libraries called from Node. ")
@@ -456,17 +456,17 @@ func comparisonMarkdown(p func(string, ...any), r *Results) {
 			p("| %s | | %s | | | %s |\n", cr.Figure, val(cr.AgentmemMedian, cr.Unit), list(cr.Agentmem, func(x float64) string { return val(x, cr.Unit) }))
 			continue
 		}
-		p("| %s | %s | %s | %s | **%.2fx** | %s |\n", cr.Figure, strings.ToUpper(cr.Peer), val(cr.AgentmemMedian, cr.Unit),
-			val(cr.PeerMedian, cr.Unit), cr.RatioMedian, list(cr.Ratios, func(x float64) string { return fmt.Sprintf("%.2fx", x) }))
+		p("| %s | %s | %s | %s | **%s** | %s |\n", cr.Figure, strings.ToUpper(cr.Peer), val(cr.AgentmemMedian, cr.Unit),
+			val(cr.PeerMedian, cr.Unit), ratio(cr.RatioMedian), list(cr.Ratios, ratio))
 	}
 	p("\n")
 	if len(c.Targets) > 0 {
-		p("| Target (medians of %d runs) | Target | Median | Met |\n|---|---|---|---|\n", c.Runs)
+		p("| Target (%s) | Target | Median | Met |\n|---|---|---|---|\n", mediansOf(c.Runs))
 		for _, g := range c.Targets {
 			v := num(g.Value) + " " + g.Unit
 			switch g.Unit {
 			case "x":
-				v = fmt.Sprintf("%.2fx", g.Value)
+				v = ratio(g.Value)
 			case "ms":
 				v = ms(g.Value) + " ms"
 			case "":
@@ -503,6 +503,21 @@ func comparisonMarkdown(p func(string, ...any), r *Results) {
 		}
 		p("\n")
 	}
+}
+
+// ratio formats agentmem / peer with two significant figures below 0.1.
+func ratio(x float64) string {
+	if x < 0.1 {
+		return fmt.Sprintf("%.2gx", x)
+	}
+	return fmt.Sprintf("%.2fx", x)
+}
+
+func mediansOf(runs int) string {
+	if runs == 1 {
+		return "one run"
+	}
+	return fmt.Sprintf("medians of %d runs", runs)
 }
 
 func yesNo(b bool) string {
