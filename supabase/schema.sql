@@ -149,7 +149,7 @@ create table agentmem.messages (
   constraint messages_session_id_id_key UNIQUE (session_id, id)
 );
 CREATE INDEX messages_expires_idx ON agentmem.messages USING btree (expires_at);
-CREATE INDEX messages_owner_idx ON agentmem.messages USING btree (user_id, tenant_id);
+CREATE INDEX messages_owner_created_idx ON agentmem.messages USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at);
 CREATE INDEX messages_session_expiry_idx ON agentmem.messages USING btree (session_id, expires_at) INCLUDE (user_id, tenant_id);
 alter table agentmem.messages enable row level security;
 create policy caller_owner on agentmem.messages as permissive for all to agentmem_caller

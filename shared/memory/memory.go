@@ -50,6 +50,9 @@ type FunctionCall struct {
 
 // Message is a stored message of a session.
 type Message struct {
+	// SessionID is set where messages of several sessions are listed together (a user's
+	// history across sessions); nil, and left out of JSON, where the session is known.
+	SessionID  *uuid.UUID      `json:"session_id,omitempty"`
 	ID         uuid.UUID       `json:"id"`
 	Seq        int64           `json:"seq"`
 	Role       string          `json:"role"`
