@@ -92,7 +92,7 @@ func SizesFor(mode string) (bench.Sizes, error) {
 			Turns: 200, Reads: 200, Warmup: 20, Clients: 8,
 			SweepExpired: 50_000, SweepLive: 50_000, SweepBatch: 5000, SweepBaseline: 1000,
 			W5Clients: 16, W5Seconds: 5, W6Functions: []string{"commit-turn", "get-context"}, W6Runs: 3,
-			QualityCopies: 5, HistoryMessages: 20_000, HistorySessions: 200, HistoryReads: 200,
+			QualityCopies: 5, HistoryMessages: 20_000, HistorySessions: 200, HistoryReads: 100,
 		}, nil
 	case "tiny":
 		return bench.Sizes{
