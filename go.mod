@@ -25,6 +25,7 @@ require (
 	golang.org/x/term v0.44.0
 	gonum.org/v1/plot v0.17.0
 	gopkg.in/yaml.v3 v3.0.1
+	pgregory.net/rapid v1.3.0
 )
 
 require (
