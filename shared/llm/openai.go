@@ -273,7 +273,7 @@ func (o *OpenAI) request(ctx context.Context, req Request, jsonObject bool) (Com
 	}
 	body.Messages = append(body.Messages, chatMessage{Role: "system", Content: system})
 	for _, m := range req.Messages {
-		body.Messages = append(body.Messages, chatMessage{Role: m.Role, Content: m.Content})
+		body.Messages = append(body.Messages, chatMessage(m))
 	}
 	maxTokens := req.MaxOutputTokens
 	if maxTokens <= 0 {

@@ -176,18 +176,22 @@ func factsSchema(n int) (json.RawMessage, error) {
 	}
 	updates, ok := dig(doc, "properties", "facts", "items", "properties", "updates")
 	anyOf, _ := updates["anyOf"].([]any)
-	if !ok || len(anyOf) != 2 {
-		return nil, fmt.Errorf("schema %s: no updates.anyOf to fill", ExtractFactsVersion)
+	var ids map[string]any
+	if len(anyOf) == 2 {
+		ids, _ = anyOf[0].(map[string]any)
+	}
+	if !ok || ids == nil || fmt.Sprint(ids["enum"]) != "["+memoryIDsPlaceholder+"]" {
+		return nil, fmt.Errorf("schema %s: no updates.anyOf[0].enum [%q] to fill", ExtractFactsVersion, memoryIDsPlaceholder)
 	}
 	if n == 0 {
 		delete(updates, "anyOf")
 		updates["type"] = "null"
 	} else {
-		ids := make([]any, n)
-		for i := range ids {
-			ids[i] = shortID(i)
+		enum := make([]any, n)
+		for i := range enum {
+			enum[i] = shortID(i)
 		}
-		anyOf[0].(map[string]any)["enum"] = ids
+		ids["enum"] = enum
 	}
 	return json.Marshal(doc)
 }
