@@ -317,3 +317,18 @@ func TestPlanSummaryCatchesUp(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkPlanSummary plans over a session of 2,000 messages, a third of them tool exchanges,
+// none summarised yet.
+func BenchmarkPlanSummary(b *testing.B) {
+	var msgs []memory.Message
+	for i := int64(1); len(msgs) < 2000; i += 6 {
+		id := fmt.Sprintf("call_%d", i)
+		msgs = append(msgs, user(i, 40), calls(i+1, 20, id), result(i+2, 120, id), say(i+3, 60))
+	}
+	for b.Loop() {
+		if _, ok := memory.PlanSummary(msgs, 0, memory.DefaultSummaryPolicy); !ok {
+			b.Fatal("nothing planned")
+		}
+	}
+}

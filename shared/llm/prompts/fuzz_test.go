@@ -106,3 +106,20 @@ func FuzzSummaryOutput(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCheckFacts measures checking one answer of three facts, one an update, against the
+// schema for ten memories shown.
+func BenchmarkCheckFacts(b *testing.B) {
+	ids := make([]uuid.UUID, 10)
+	for i := range ids {
+		ids[i] = uuid.New()
+	}
+	output := []byte(`{"facts":[{"text":"The user prefers metric units for distances and weights.","kind":"preference","updates":"m3"},
+		{"text":"The user is planning a trip to Japan in April.","kind":"fact","updates":null},
+		{"text":"The user chose the window seat.","kind":"decision","updates":null}]}`)
+	for b.Loop() {
+		if _, err := prompts.CheckFacts(output, ids); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
