@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -183,5 +185,32 @@ func TestBedrockMalformedAnswers(t *testing.T) {
 			noSecrets(t, "error", err.Error())
 			noSecrets(t, "log", logs.String())
 		})
+	}
+}
+
+// A Converse request that takes longer than Timeout is abandoned and retried.
+func TestBedrockTimesOutSlowRequests(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var first sync.Once
+	srv := llmtest.NewConverse(t, func(llmtest.Call) llmtest.Reply {
+		slow := false
+		first.Do(func() { slow = true })
+		if slow {
+			select {
+			case <-release:
+			case <-time.After(5 * time.Second):
+			}
+		}
+		return llmtest.Reply{Output: `{"facts":[]}`}
+	})
+	t.Cleanup(func() { close(release) }) // before the server's Close, which waits for handlers
+	c := newBedrock(t, srv, llm.BedrockConfig{Timeout: 200 * time.Millisecond})
+	start := time.Now()
+	if _, err := c.Complete(context.Background(), testRequest()); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*time.Second || srv.Requests.Load() != 2 {
+		t.Errorf("took %s and %d requests", took, srv.Requests.Load())
 	}
 }

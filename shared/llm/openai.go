@@ -189,8 +189,8 @@ func checkRequest(req Request) error {
 		return fmt.Errorf("chat request: schema name %q must be 1 to 64 letters, digits, _ or -", req.SchemaName)
 	}
 	var root map[string]json.RawMessage
-	if err := json.Unmarshal(req.Schema, &root); err != nil {
-		return fmt.Errorf("chat request: the schema must be a JSON object: %w", err)
+	if err := json.Unmarshal(req.Schema, &root); err != nil || root == nil {
+		return fmt.Errorf("chat request: the schema must be a JSON object (%d bytes)", len(req.Schema))
 	}
 	if len(req.Messages) == 0 || req.Messages[0].Role != RoleUser {
 		return errors.New("chat request: the messages must start with a user message")

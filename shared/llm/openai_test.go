@@ -433,6 +433,7 @@ func TestCompleteChecksTheRequest(t *testing.T) {
 		"schema name long":   func(r *llm.Request) { r.SchemaName = strings.Repeat("a", 65) },
 		"schema not object":  func(r *llm.Request) { r.Schema = json.RawMessage(`[1]`) },
 		"schema not JSON":    func(r *llm.Request) { r.Schema = json.RawMessage(`{`) },
+		"schema null":        func(r *llm.Request) { r.Schema = json.RawMessage(`null`) },
 		"no messages":        func(r *llm.Request) { r.Messages = nil },
 		"assistant first":    func(r *llm.Request) { r.Messages[0].Role = llm.RoleAssistant },
 		"two user messages": func(r *llm.Request) {

@@ -16,8 +16,13 @@ import (
 // unknown model) are a StatusError. Only the error code is kept, not the message. The SDK's own
 // retries should be off (aws.NopRetryer), so that the Retrier alone decides.
 func ClassifyAWS(provider string, err error) error {
+	// First: the SDK reports an attempt that ran out of time as a response error of status 0
+	// wrapping the context's error, which the Retrier must see to retry.
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return err
+	}
 	var re *awshttp.ResponseError
-	if errors.As(err, &re) && re.Response != nil {
+	if errors.As(err, &re) && re.Response != nil && re.HTTPStatusCode() != 0 {
 		status := re.HTTPStatusCode()
 		code := ""
 		var api smithy.APIError
@@ -36,9 +41,6 @@ func ClassifyAWS(provider string, err error) error {
 	var send *smithyhttp.RequestSendError
 	if errors.As(err, &send) {
 		return Temporary(SendError(send.Err), 0)
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return err
 	}
 	return fmt.Errorf("%s: %w", provider, err)
 }
