@@ -473,3 +473,20 @@ func TestNewChoosesTheProvider(t *testing.T) {
 		}
 	}
 }
+
+// A request, a message or a completion logged shows sizes and names, never content.
+func TestLogValuesHoldNoContent(t *testing.T) {
+	t.Parallel()
+	var logs logBuffer
+	log := logs.logger()
+	req := testRequest()
+	log.Info("completion", "request", req, "message", req.Messages[0],
+		"completion", llm.Completion{Output: json.RawMessage(`{"facts":["Lyon"]}`), Usage: llm.Usage{InputTokens: 3}})
+	l := logs.String()
+	noSecrets(t, "log", l)
+	for _, want := range []string{`"schema":"facts"`, `"prompt_bytes":`, `"content_len":`, `"output_bytes":18`, `"input_tokens":3`} {
+		if !strings.Contains(l, want) {
+			t.Errorf("log %s lacks %s", l, want)
+		}
+	}
+}
