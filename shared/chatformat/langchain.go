@@ -27,7 +27,9 @@ type LangChainData struct {
 	// ResponseMetadata is the message's metadata, {} when it has none.
 	ResponseMetadata json.RawMessage `json:"response_metadata"`
 	Type             string          `json:"type"`
-	Name             *string         `json:"name"`
+	// Name is the message's name, absent when it has none (as LangChain.js writes it;
+	// LangChain's Python reader takes an absent name as None).
+	Name *string `json:"name,omitempty"`
 	// ID is the message's id.
 	ID string `json:"id"`
 	// ToolCalls and InvalidToolCalls are on ai messages only ([] when none).
