@@ -376,3 +376,32 @@ func TestToolArguments(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAnthropic: whatever content parts and tool ids a window holds, the anthropic rendering
+// never panics, follows the Messages API's rules, and accounts for every stored message.
+func FuzzAnthropic(f *testing.F) {
+	f.Add(`[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"`+png+`"}}]`, "call:1", "{}", true)
+	f.Add(`[{"type":"image_url","image_url":"data:image/png;base64,"}]`, "", "x", false)
+	f.Add(`[{"type":"file","file":{"file_data":"data:application/pdf;base64,"}},`+audio+`]`, "ok", "[", true)
+	f.Add(`[{"type":"text","text":" "}]`, "a b", `{"a":1}`, false)
+	f.Fuzz(func(t *testing.T, parts, id, args string, lead bool) {
+		if _, err := memory.ContentText(json.RawMessage(parts)); err != nil {
+			return // not an array of parts: commit-turn refuses it
+		}
+		in := new(msgs)
+		if lead {
+			in.text("assistant", "hello")
+		}
+		in.parts("user", parts).text("system", "sys")
+		in.add(memory.Message{Role: memory.RoleAssistant, ToolCalls: []memory.ToolCall{
+			{ID: id, Type: "function", Function: memory.FunctionCall{Name: "f", Arguments: args}}}})
+		in.partsResult(id, parts).parts("assistant", parts)
+		got := chatformat.Anthropic(in.list)
+		if err := anthropicRules(got.Messages); err != nil {
+			t.Fatal(err)
+		}
+		if got.Carried+got.DroppedMessages != len(in.list) {
+			t.Fatalf("carried %d and dropped %d of %d messages", got.Carried, got.DroppedMessages, len(in.list))
+		}
+	})
+}
