@@ -111,22 +111,23 @@ func contentField(f *apierror.Fields, field string, raw json.RawMessage) message
 	return messageContent{Present: true, Text: strings.Join(texts, "\n"), Parts: buf.Bytes()}
 }
 
-// jsonKindOf names the kind of a JSON value, as the errors of encoding/json do.
+// jsonKindOf names the kind of a JSON value as the errors of encoding/json do ("must be a
+// string, not number").
 func jsonKindOf(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return "nothing"
 	}
 	switch raw[0] {
 	case '{':
-		return "an object"
+		return "object"
 	case '[':
-		return "an array"
+		return "array"
 	case '"':
-		return "a string"
+		return "string"
 	case 't', 'f':
-		return "a boolean"
+		return "bool"
 	case 'n':
 		return "null"
 	}
-	return "a number"
+	return "number"
 }

@@ -405,3 +405,38 @@ func FuzzAnthropic(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkFormats renders a window of 500 messages (a fifth with an image part, a tool call
+// and its result every tenth) in each format.
+func BenchmarkFormats(b *testing.B) {
+	in := new(msgs).text("system", "Be brief.")
+	for i := 0; len(in.list) < 500; i++ {
+		switch {
+		case i%10 == 9:
+			id := fmt.Sprintf("call_%d", i)
+			in.calls("Looking.", id).result(id, `{"ok":true}`)
+		case i%5 == 0:
+			in.parts("user", `[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"`+png+`"}}]`)
+		case i%2 == 0:
+			in.text("user", "a question of a few words")
+		default:
+			in.text("assistant", "an answer of a few more words than the question")
+		}
+	}
+	for _, f := range []struct {
+		name   string
+		render func([]memory.Message) any
+	}{
+		{"openai", func(m []memory.Message) any { return chatformat.OpenAI(m) }},
+		{"langchain", func(m []memory.Message) any { return chatformat.LangChain(m) }},
+		{"anthropic", func(m []memory.Message) any { return chatformat.Anthropic(m) }},
+	} {
+		b.Run(f.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := json.Marshal(f.render(in.list)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -493,7 +493,9 @@ func TestTransportTypeErrors(t *testing.T) {
 		{"get-context", `{"session_id":"` + sid + `","max_messages":20.0}`, "max_messages", "must be an integer"},
 		{"commit-turn", `{"session_id":"` + sid + `","messages":[{"role":"user","content":"x"}],"ttl_seconds":1e400}`, "ttl_seconds", "must be an integer"},
 		{"commit-turn", `{"session_id":"` + sid + `","messages":{}}`, "messages", "must be an array, not object"},
-		{"commit-turn", `{"session_id":"` + sid + `","messages":[{"role":"user","content":7}]}`, "messages.content", "must be a string, not number"},
+		{"commit-turn", `{"session_id":"` + sid + `","messages":[{"role":"user","content":7}]}`, "messages[0].content", "must be a string or an array of content parts, not number"},
+		{"commit-turn", `{"session_id":"` + sid + `","messages":[{"role":"user","content":[{"type":"text","text":7}]}]}`, "messages[0].content[0].text", "must be a string, not number"},
+		{"commit-turn", `{"session_id":"` + sid + `","messages":[{"role":"user","content":["x"]}]}`, "messages[0].content[0]", "must be a content part (an object with a type), not string"},
 		{"sweep-expired", `{"dry_run":1}`, "dry_run", "must be a boolean, not number"},
 		{"sweep-expired", `{"batch_size":18446744073709551616}`, "batch_size", "is out of range"},
 	} {
