@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -75,7 +76,7 @@ func TestUserHistoryThroughTheUseCase(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		for _, sid := range sessions {
 			_, err := a.CommitTurn(ctx, u, app.CommitTurnInput{SessionID: ptr(sid), Messages: []app.MessageInput{
-				{Role: ptr("user"), Content: ptr("q")}, {Role: ptr("assistant"), Content: ptr("a")}}})
+				{Role: ptr("user"), Content: json.RawMessage(`"q"`)}, {Role: ptr("assistant"), Content: json.RawMessage(`"a"`)}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +159,7 @@ func TestClearThroughTheUseCase(t *testing.T) {
 	u := user()
 	for _, agent := range []string{"alpha", "beta"} {
 		if _, err := a.CommitTurn(ctx, u, app.CommitTurnInput{SessionID: ptr(uuid.NewString()), Agent: ptr(agent),
-			Messages: []app.MessageInput{{Role: ptr("user"), Content: ptr("hello")}}}); err != nil {
+			Messages: []app.MessageInput{{Role: ptr("user"), Content: json.RawMessage(`"hello"`)}}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -47,7 +48,7 @@ func TestCreateMemoryThroughTheUseCase(t *testing.T) {
 		t.Fatalf("create: %+v, %v", out, err)
 	}
 	res, err := a.CommitTurn(ctx, u, app.CommitTurnInput{SessionID: ptr(uuid.NewString()),
-		Messages: []app.MessageInput{{Role: ptr("user"), Content: ptr("I like metric")}},
+		Messages: []app.MessageInput{{Role: ptr("user"), Content: json.RawMessage(`"I like metric"`)}},
 		Memories: []app.MemoryInput{{Content: ptr("prefers metric units.")}}})
 	if err != nil || len(res.Memories) != 1 || res.Memories[0].ID != out.ID {
 		t.Errorf("the same fact in a turn without agent: %+v, %v; want memory %s", res.Memories, err, out.ID)

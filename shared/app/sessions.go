@@ -476,23 +476,3 @@ func cursorMessageOf(f *apierror.Fields, order string, v *string) *store.Message
 	sid, _ := uuid.FromBytes(b[9:25])
 	return &store.MessageKey{CreatedAt: time.UnixMicro(us).UTC(), SessionID: sid, Seq: seq}
 }
-
-// timeField reads an optional RFC 3339 timestamp (null is absent). Any year RFC 3339 can
-// write (0000 to 9999) is within what PostgreSQL's timestamptz holds.
-func timeField(f *apierror.Fields, field string, v *string) *time.Time {
-	if v == nil {
-		return nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, *v)
-	if err != nil {
-		f.Add(field, "must be an RFC 3339 timestamp, e.g. 2026-01-31T09:00:00Z")
-		return nil
-	}
-	// The database keeps microseconds: a bound between two of them rounds up, so that "at or
-	// after" never takes in an earlier time.
-	if c := t.Truncate(time.Microsecond); !c.Equal(t) {
-		t = c.Add(time.Microsecond)
-	}
-	t = t.UTC()
-	return &t
-}

@@ -318,3 +318,23 @@ func TestSessionsClear(t *testing.T) {
 		t.Errorf("service clear: %s", r.raw)
 	}
 }
+
+// A user's history gives each message's content as it was committed, content parts included.
+func TestSessionsUserHistoryKeepsContentParts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	u := e.newUser("")
+	sid := uuid.New()
+	parts := []any{
+		map[string]any{"type": "text", "text": "What is on this receipt?"},
+		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/receipt.jpg"}},
+	}
+	e.call(u.token, "commit-turn", map[string]any{"session_id": sid, "messages": []any{
+		map[string]any{"role": "user", "content": parts},
+		map[string]any{"role": "assistant", "content": "A coffee."},
+	}}).must(t, http.StatusCreated)
+	got, _ := uhPage(e, u.token, 50, "order", "oldest")
+	if len(got) != 2 || !reflect.DeepEqual(got[0]["content"], parts) || got[1]["content"] != "A coffee." || got[0]["session_id"] != sid.String() {
+		t.Errorf("user history: %v", got)
+	}
+}

@@ -93,10 +93,9 @@ func (s *Store) UserHistory(ctx context.Context, p UserHistoryParams) (UserHisto
 // userHistorySQL reads a page of a user's messages in the order of messages_owner_created_idx
 // (user_id, tenant_id, created_at, session_id, seq, agent): $3 is since, ($4, $5, $6) the
 // cursor (exclusive), $7 the limit. The %s are the agent condition ($8), the cursor's
-// comparison and the direction. session_id comes last, after the columns of scanMessage.
+// comparison and the direction. session_id comes last, after the columns scanMessage reads.
 const userHistorySQL = `
-	select id, seq, role, content, name, tool_calls, tool_call_id, metadata, created_at, token_estimate,
-	       session_id
+	select ` + messageColumns + `, session_id
 	from agentmem.messages
 	where user_id = $1 and tenant_id = $2 and expires_at > now() %[1]s
 	  and ($3::timestamptz is null or created_at >= $3::timestamptz)
