@@ -69,6 +69,20 @@ export interface paths {
          *     the session row: they never interleave inside a turn and never share a `seq`. Order never
          *     depends on clock readings.
          *
+         *     **Content parts.** `content` is a string, or an array of 1 to 100 content parts as the
+         *     Chat Completions API takes them: each part an object with a string `type`. A `text`
+         *     part carries its `text` (a string); any other part (`image_url`, `input_audio`, `file`,
+         *     or a type of your own) is stored as given, at most 64 KiB of compact JSON each. The
+         *     message's *text* is its string, or its text parts' texts joined by `\n` ("" when it has
+         *     none): the 100,000-character limit, the token estimate and full-text search use the
+         *     text. Every answer gives `content` back as it was committed (the same JSON value: the
+         *     database keeps values, not the order of an object's keys or the spelling of numbers),
+         *     except the `anthropic` format of `get-context`, which maps parts to content blocks.
+         *     Parts without `type`, text parts without a string `text`, an empty array, more than 100
+         *     parts or a part over 64 KiB answer 400 naming the part, e.g.
+         *     `messages[2].content[1].text`. The empty-content rule applies to string content only:
+         *     an array always holds a part (an image alone is a valid user message).
+         *
          *     **Client message ids.** A message may carry `id`, a UUID chosen by the client. Ids are
          *     unique per session, not globally. A message whose id the session already holds is not
          *     stored again (nor updated): the answer gives its original `id`, `seq` and `created_at`.
@@ -167,6 +181,54 @@ export interface paths {
          *       when empty. `state`: the user's mode string, or null. `notes`: the agent's long-term
          *       Markdown notes for this user, or null. `user_memory` and `state` belong to the user
          *       (every agent); `notes` to (user, agent).
+         *     - `since` (RFC 3339): only messages created at or after it are read. `answers_only`:
+         *       tool messages and assistant messages with no text are not read (they take no place
+         *       among the `max_messages`), and the assistant messages read lose their `tool_calls`
+         *       (and are re-estimated without them); system, user and assistant text is what remains.
+         *     - `summary`: the session's rolling summary, `{content, through_seq, updated_at}`, or
+         *       null. No session has one yet: it is always null for now.
+         *
+         *     **Formats.** `format` shapes `messages` (nothing else of the answer changes, except
+         *     `system` and `usage` in `anthropic`):
+         *
+         *     - `raw` (default): stored messages with every field; `content` as committed (a string or
+         *       content parts).
+         *     - `openai`: Chat Completions message objects; `content` as committed, null on an
+         *       assistant message with tool calls and no content.
+         *     - `langchain`: LangChain stored messages, as `mapChatMessagesToStoredMessages`
+         *       (LangChain.js) and `messages_to_dict` (Python) write them and
+         *       `mapStoredMessagesToChatMessages` / `messages_from_dict` read them: `{type: human | ai
+         *       | system | tool, data: {content, additional_kwargs, response_metadata, type, name,
+         *       id, tool_calls, invalid_tool_calls, tool_call_id}}`. `content` is as committed;
+         *       `response_metadata` is the message's `metadata`; `id` the message id; `name` only
+         *       when the message has one. An `ai` message has `tool_calls` (`{name, args, id, type:
+         *       tool_call}`, `args` the arguments' JSON object, `{}` for empty arguments) and
+         *       `invalid_tool_calls` (the calls whose arguments are not a JSON object, as LangChain's
+         *       parser keeps them), and, when it has calls, the calls as the Chat Completions API
+         *       shapes them in `additional_kwargs.tool_calls` (as LangChain's ChatOpenAI writes them).
+         *       A `tool` message has `tool_call_id`.
+         *     - `anthropic`: the Messages API's `messages`, and `system`: the text of the window's
+         *       system messages joined by a blank line, or null (leave it out of the request then).
+         *       Roles are `user` and `assistant`; assistant tool calls are `tool_use` blocks (`input`
+         *       the arguments' JSON object; arguments that are not one come as `{"arguments":
+         *       "<as given>"}`); each tool message is a `tool_result` block of the `user` message
+         *       right after the call, results first; consecutive messages of one role merge into one
+         *       (their blocks in order); a message that merged with none and had string content keeps
+         *       a string. Content parts map to blocks: `text` to `text` (blank text is left out, the
+         *       API refuses it), `image_url` to `image` (an http(s) URL as a `url` source; a `data:`
+         *       URL of a JPEG, PNG, GIF or WebP image as `base64`), `file` with a PDF `data:` URL to a
+         *       `document`. Other parts (`input_audio`, files by id, `refusal`, your own types) have no
+         *       Messages API form: they are left out and counted in `usage.dropped_parts`. Tool ids
+         *       the API refuses (characters other than `A-Z a-z 0-9 _ -`) are replaced, in the call
+         *       and its result alike, by the id's allowed characters and a digest of it. The first
+         *       message must be a user message: the assistant messages before the first user message
+         *       of the window, with their tool results, are left out, and so is a message left with
+         *       no content; both are counted in `usage.dropped_messages`. `usage.messages` and
+         *       `usage.token_estimate` then count the stored messages carried (in `system` or
+         *       `messages`), so `usage.messages` can exceed the length of `messages`.
+         *
+         *     Every format keeps the tool-call rule of the window: never a call without its results,
+         *     nor a result without its call.
          *
          *     A session that does not exist, has expired, belongs to another agent or belongs to
          *     someone else gives empty `messages`, indistinguishably: this function never answers 404.
@@ -479,26 +541,43 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List the user's sessions, page through one's messages, reset, delete, delete a message, set a title.
+         * List the user's sessions, page through one's messages or the user's across sessions, reset, delete, delete a message, set a title, clear every message.
          * @description One operation per request, named by `op`. A field that is not one of the operation's
-         *     is 400, like any unknown field. For every operation but `list`, a session that does not
-         *     exist, has expired, is another user's or tenant's, or (when `agent` is given) is
-         *     another agent's answers 404 `not_found`, indistinguishably. Without `agent`, the
-         *     session may be of any agent of the user.
+         *     is 400, like any unknown field. For every operation that names a `session_id`, a session
+         *     that does not exist, has expired, is another user's or tenant's, or (when `agent` is
+         *     given) is another agent's answers 404 `not_found`, indistinguishably. Without `agent`,
+         *     the session may be of any agent of the user.
          *
          *     - `list {agent?, limit?, cursor?}`: the user's unexpired sessions, most recent activity
          *       first (`last_active_at` descending, then `session_id` descending). With `agent`, that
          *       agent's sessions only; without it, every agent's. `limit` 1 to 100, default 20.
          *       `message_count` counts the session's unexpired messages. Answer
          *       `{sessions, next_cursor}`.
-         *     - `history {session_id, order?, limit?, cursor?}`: the session's unexpired messages in
-         *       the `raw` format of `get-context`. `order` `newest` (default; newest first, for
-         *       display) or `oldest` (oldest first, for replay). `limit` 1 to 200, default 50. Pages
-         *       follow `seq`, so messages committed between pages are never skipped nor repeated:
-         *       `newest` pages continue below the last seq seen (messages arriving later are on a
-         *       fresh first page), `oldest` pages continue above it and reach the new ones. `total`
-         *       counts the session's unexpired messages when the page was read. Answer
+         *     - `history {session_id, order?, limit?, cursor?, since?}`: the session's unexpired
+         *       messages in the `raw` format of `get-context` (`content` as committed: a string or
+         *       content parts). `order` `newest` (default; newest first, for display) or `oldest`
+         *       (oldest first, for replay). `limit` 1 to 200, default 50. Pages follow `seq`, so
+         *       messages committed between pages are never skipped nor repeated: `newest` pages
+         *       continue below the last seq seen (messages arriving later are on a fresh first page),
+         *       `oldest` pages continue above it and reach the new ones. `total` counts the messages
+         *       the history pages through (the session's unexpired ones, created since `since` when
+         *       given) when the page was read. Answer
          *       `{messages, next_cursor, total}`.
+         *     - `history {agent?, order?, limit?, cursor?, since?}` without `session_id` (absent or
+         *       `null`): the user's history across sessions, the unexpired messages of every session
+         *       of the user (of `agent`'s sessions when given), each as above plus its `session_id`.
+         *       Ordered by creation (`created_at`), then `session_id`, then `seq` (the messages of one
+         *       turn share their `created_at` and keep their order); `order`, `limit`, cursors and
+         *       `total` as above. Pages continue from the last message seen, so `newest` pages never
+         *       repeat nor skip what existed when paging began and `oldest` pages reach new
+         *       messages; a turn committed concurrently with a page may take a `created_at` just
+         *       before that page's last message, since `created_at` is when its transaction began.
+         *       An index (`messages_owner_created_idx`) serves every page at the cost of the first,
+         *       however deep, and the `total`.
+         *     - `since` (either form): an RFC 3339 timestamp with a time zone
+         *       (`2026-11-20T09:00:00Z`, `2026-11-20T10:00:00.5+01:00`); only messages created at or
+         *       after it are paged and counted. A malformed value is 400 naming `since`; `null` is
+         *       no bound. Fractions below a microsecond round up.
          *     - `reset {session_id}`: deletes every message of the session and keeps the session, its
          *       title and its seq counter (the next message goes on numbering after the deleted
          *       ones). It waits for a commit in progress on the session, so whole turns go. Answer
@@ -514,6 +593,13 @@ export interface paths {
          *       only white space, without control characters (U+0000 to U+001F, U+007F); `null`
          *       clears it. The field is required: an absent `title` is 400, not a clear. Answer
          *       `{session_id, title}`.
+         *     - `clear {agent?}`: deletes every message of the user (of `agent`'s sessions when
+         *       given) and keeps everything else: the sessions (with their titles, expiry and seq
+         *       counters, so a later turn numbers on after the deleted messages), the active
+         *       sessions, memories, key/value memory, state and notes. Idempotency records stay too:
+         *       a retry of a `commit-turn` made before the clear answers as it did and does not
+         *       store the turn again. One statement: a turn committed concurrently is deleted whole
+         *       or kept whole. Answer `{deleted: n}`, the number of unexpired messages deleted.
          *
          *     `reset`, `delete_message` and `set_title` do not change `last_active_at` or the
          *     session's expiry, so they do not move the session in `list`.
@@ -521,9 +607,10 @@ export interface paths {
          *     **Cursors.** `next_cursor` is an opaque string, `null` on the last page (for `history`:
          *     when no further message existed when the page was read). Pass it back unchanged as
          *     `cursor` with the same operation and the same other fields (for `history`, the same
-         *     `session_id` and `order`); a string that is not a cursor of this listing (a cursor of
-         *     `memories`, of the other `order`, or anything made up) is 400 naming `cursor`. Absent
-         *     or `null` reads the first page. Pages are keyset pages, not a snapshot: in `list`, a
+         *     `session_id` or none, `agent`, `order` and `since`); a string that is not a cursor of
+         *     this listing (a cursor of `memories`, of the other `order`, of a session's history
+         *     used for the user's or the reverse, or anything made up) is 400 naming `cursor`.
+         *     Absent or `null` reads the first page. Pages are keyset pages, not a snapshot: in `list`, a
          *     session that becomes active while the client pages moves to the front and may be
          *     missed by a listing already past it.
          */
@@ -545,13 +632,29 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List, read, change and delete the user's long-term memories.
+         * Remember a fact without a turn; list, read, change and delete the user's long-term memories.
          * @description The long-term memories that `commit-turn` stores and `recall` and `get-context` rank.
          *     One operation per request, named by `op`; a field that is not one of the operation's
          *     is 400. Only unexpired memories exist for these operations: an expired one is never
          *     listed and answers 404 to `get`, `update` and `delete`, as does another user's or
          *     another tenant's memory, indistinguishably.
          *
+         *     - `create {content, metadata?, agent?, ttl_seconds?}`: remembers one fact for the user
+         *       without a turn, exactly as `commit-turn` stores the facts of a turn: under `agent`
+         *       (default `default`, the agent of a turn that names none), `content` 1 to 20,000
+         *       characters not only white space, `metadata` a JSON object of at most 16 KiB,
+         *       `ttl_seconds` as in `commit-turn` (default: the configured retention). The same fact
+         *       (the same normalised text) or a near-duplicate (`MEMORY_MERGE_SIMILARITY`) of the
+         *       scope merges into that memory as a turn's fact would, whether it was stored by a
+         *       turn or by `create`: it takes the new text and vector, the later expiry, and the new
+         *       metadata's keys over its own. Answer 201 `{id, merged: false}` for a new memory,
+         *       200 `{id, merged: true}` when it merged into an existing one (whose `id` it is). The
+         *       fact is embedded before anything is locked; when the embedding provider is down it is
+         *       stored without a vector (full-text search finds it) and embedded later by
+         *       `embed-pending` or the scheduled run. Takes `Idempotency-Key` with the rules of
+         *       `commit-turn`: a retry with the same key and body answers the first status and body
+         *       with `Idempotent-Replayed: true` and changes nothing; the key with another body is 409
+         *       `conflict`; keys belong to their caller.
          *     - `list {agent?, limit?, cursor?}`: newest first (`created_at` descending, then `id`
          *       descending). With `agent`, that agent's memories and the agent-less ones (what the
          *       agent recalls, as in `recall` and `get-context`); without it, every agent's. `limit`
@@ -572,8 +675,8 @@ export interface paths {
          *       change; `updated_at` does. Answer: the updated memory.
          *     - `delete {id}`: answer `{deleted: true}`.
          *
-         *     Storing the same fact again through `commit-turn` keeps one row per (user, agent) and
-         *     refreshes it, so a list never shows a fact twice for one agent.
+         *     Storing the same fact again through `commit-turn` or `create` keeps one row per (user,
+         *     agent) and refreshes it, so a list never shows a fact twice for one agent.
          */
         post: operations["memories"];
         delete?: never;
@@ -847,8 +950,7 @@ export interface components {
             id?: components["schemas"]["UUID"];
             /** @enum {string} */
             role: "user" | "assistant" | "system" | "tool";
-            /** @description At most 100,000 characters (code points). */
-            content?: string;
+            content?: components["schemas"]["MessageContent"];
             /** @description Optional participant name, 1 to 256 characters, on any role. */
             name?: string;
             /**
@@ -864,6 +966,43 @@ export interface components {
              */
             tool_call_id?: string;
             metadata?: components["schemas"]["Metadata"];
+        };
+        /**
+         * @description A string of at most 100,000 characters (code points), or an array of 1 to 100 content
+         *     parts whose text (the `text` parts' texts joined by `\n`) is at most 100,000 characters.
+         */
+        MessageContent: string | components["schemas"]["ContentPart"][];
+        /**
+         * @description One part of a message's content, as the Chat Completions API takes it: a `text` part,
+         *     or any other part (`image_url`, `input_audio`, `file`, ...), kept as given, at most
+         *     64 KiB of compact JSON.
+         */
+        ContentPart: components["schemas"]["TextPart"] | components["schemas"]["OtherPart"];
+        /**
+         * @example {
+         *       "type": "text",
+         *       "text": "What is on this picture?"
+         *     }
+         */
+        TextPart: {
+            /** @constant */
+            type: "text";
+            text: string;
+        };
+        /**
+         * @example {
+         *       "type": "image_url",
+         *       "image_url": {
+         *         "url": "https://example.com/cat.jpg",
+         *         "detail": "low"
+         *       }
+         *     }
+         */
+        OtherPart: {
+            /** @description The part's type, e.g. `image_url`, `input_audio`, `file`. */
+            type: string;
+        } & {
+            [key: string]: unknown;
         };
         /** @description A call as the Chat Completions API shapes it. */
         ToolCall: {
@@ -921,10 +1060,24 @@ export interface components {
             recall_k?: number;
             /**
              * @description `raw`: stored messages with every field. `openai`: Chat Completions message objects.
+             *     `langchain`: LangChain stored messages. `anthropic`: Messages API messages, with
+             *     `system` apart. See the operation's description.
              * @default raw
              * @enum {string}
              */
-            format?: "raw" | "openai";
+            format?: "raw" | "openai" | "langchain" | "anthropic";
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (with `Z` or an offset): only messages created at or after it.
+             * @example 2026-11-23T09:00:00Z
+             */
+            since?: string;
+            /**
+             * @description Leave out tool messages and the tool calls of assistant messages; an assistant
+             *     message with no text left is left out.
+             * @default false
+             */
+            answers_only?: boolean;
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
@@ -933,7 +1086,8 @@ export interface components {
             seq: number;
             /** @enum {string} */
             role: "user" | "assistant" | "system" | "tool";
-            content: string;
+            /** @description As committed, a string or content parts. */
+            content: components["schemas"]["MessageContent"];
             name: string | null;
             /** @description null when the message has none. */
             tool_calls: components["schemas"]["ToolCall"][] | null;
@@ -958,7 +1112,8 @@ export interface components {
         OpenAIMessage: {
             /** @enum {string} */
             role: "user" | "assistant" | "system" | "tool";
-            content: string | null;
+            /** @description As committed, a string or content parts; null on an assistant message with tool calls and no content. */
+            content: components["schemas"]["MessageContent"] | null;
             name?: string;
             tool_calls?: components["schemas"]["ToolCall"][];
             tool_call_id?: string;
@@ -973,7 +1128,7 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
         };
         Usage: {
-            /** @description Number of messages in the window. */
+            /** @description Number of stored messages the answer carries (in `anthropic`, before merging). */
             messages: number;
             /** @description Sum of the token estimates of the window's messages. */
             token_estimate: number;
@@ -983,6 +1138,17 @@ export interface components {
              *     beyond `max_messages`.
              */
             truncated: boolean;
+            /**
+             * @description Messages of the window the format cannot carry and left out (`anthropic`: the
+             *     assistant messages before the first user message, with their tool results, and
+             *     messages left with no content). 0 in the other formats.
+             */
+            dropped_messages: number;
+            /**
+             * @description Content parts of the messages returned that the format cannot carry and left out
+             *     (`anthropic`: parts other than text, images and PDF files). 0 in the other formats.
+             */
+            dropped_parts: number;
         };
         /** @description The answer with `format` `raw`. */
         ContextRaw: {
@@ -995,6 +1161,7 @@ export interface components {
             };
             state: string | null;
             notes: string | null;
+            summary: components["schemas"]["Summary"];
             usage: components["schemas"]["Usage"];
         };
         /** @description The answer with `format` `openai`; the same as `raw` except the messages. */
@@ -1008,7 +1175,165 @@ export interface components {
             };
             state: string | null;
             notes: string | null;
+            summary: components["schemas"]["Summary"];
             usage: components["schemas"]["Usage"];
+        };
+        /** @description The answer with `format` `langchain`; the same as `raw` except the messages. */
+        ContextLangChain: {
+            session_id: components["schemas"]["UUID"];
+            /** @description The window, oldest first. */
+            messages: components["schemas"]["LangChainMessage"][];
+            memories: components["schemas"]["Hit"][];
+            user_memory: {
+                [key: string]: Record<string, unknown>;
+            };
+            state: string | null;
+            notes: string | null;
+            summary: components["schemas"]["Summary"];
+            usage: components["schemas"]["Usage"];
+        };
+        /**
+         * @description The answer with `format` `anthropic`: `system` and `messages` as the Messages API takes
+         *     them; `usage` counts what was left out.
+         */
+        ContextAnthropic: {
+            session_id: components["schemas"]["UUID"];
+            /** @description The text of the window's system messages, joined by a blank line; null when none. */
+            system: string | null;
+            /** @description The window, oldest first, a user message first, roles alternating. */
+            messages: components["schemas"]["AnthropicMessage"][];
+            memories: components["schemas"]["Hit"][];
+            user_memory: {
+                [key: string]: Record<string, unknown>;
+            };
+            state: string | null;
+            notes: string | null;
+            summary: components["schemas"]["Summary"];
+            usage: components["schemas"]["Usage"];
+        };
+        /**
+         * @description The session's rolling summary: the gist of its messages up to `through_seq`, or null.
+         *     Rolling summaries are not made yet: always null for now.
+         */
+        Summary: {
+            content: string;
+            through_seq: number;
+            updated_at: components["schemas"]["Timestamp"];
+        } | null;
+        /**
+         * @description A LangChain stored message (`mapStoredMessagesToChatMessages` reads it).
+         * @example {
+         *       "type": "ai",
+         *       "data": {
+         *         "content": "",
+         *         "additional_kwargs": {
+         *           "tool_calls": [
+         *             {
+         *               "id": "call_1",
+         *               "type": "function",
+         *               "function": {
+         *                 "name": "lookup",
+         *                 "arguments": "{\"q\":\"units\"}"
+         *               }
+         *             }
+         *           ]
+         *         },
+         *         "response_metadata": {},
+         *         "type": "ai",
+         *         "id": "0b6f3c1e-6f0a-4a53-9a43-2f7c1b1d5e10",
+         *         "tool_calls": [
+         *           {
+         *             "name": "lookup",
+         *             "args": {
+         *               "q": "units"
+         *             },
+         *             "id": "call_1",
+         *             "type": "tool_call"
+         *           }
+         *         ],
+         *         "invalid_tool_calls": []
+         *       }
+         *     }
+         */
+        LangChainMessage: {
+            /** @enum {string} */
+            type: "human" | "ai" | "system" | "tool";
+            data: {
+                /** @description As committed. */
+                content: components["schemas"]["MessageContent"];
+                /** @description `{}`, or on an `ai` message with tool calls `{tool_calls: [...]}` as the Chat Completions API shapes them. */
+                additional_kwargs: {
+                    tool_calls?: components["schemas"]["ToolCall"][];
+                };
+                /** @description The message's metadata, `{}` when none. */
+                response_metadata: Record<string, unknown>;
+                /** @enum {string} */
+                type: "human" | "ai" | "system" | "tool";
+                /** @description Present only when the message has a name. */
+                name?: string;
+                id: components["schemas"]["UUID"];
+                /** @description `ai` messages only. */
+                tool_calls?: components["schemas"]["LangChainToolCall"][];
+                /** @description `ai` messages only: the calls whose arguments are not a JSON object. */
+                invalid_tool_calls?: components["schemas"]["LangChainInvalidToolCall"][];
+                /** @description `tool` messages only. */
+                tool_call_id?: string;
+            };
+        };
+        LangChainToolCall: {
+            name: string;
+            args: Record<string, unknown>;
+            id: string;
+            /** @constant */
+            type: "tool_call";
+        };
+        LangChainInvalidToolCall: {
+            name: string;
+            /** @description The arguments as stored. */
+            args: string;
+            id: string;
+            error: string;
+            /** @constant */
+            type: "invalid_tool_call";
+        };
+        /** @description A message of the Anthropic Messages API. */
+        AnthropicMessage: {
+            /** @enum {string} */
+            role: "user" | "assistant";
+            content: string | components["schemas"]["AnthropicBlock"][];
+        };
+        /** @description A content block of the Messages API. */
+        AnthropicBlock: {
+            /** @constant */
+            type: "text";
+            text: string;
+        } | {
+            /** @enum {string} */
+            type: "image" | "document";
+            source: components["schemas"]["AnthropicSource"];
+            /** @description A document's file name, when the part named one. */
+            title?: string;
+        } | {
+            /** @constant */
+            type: "tool_use";
+            id: string;
+            name: string;
+            input: Record<string, unknown>;
+        } | {
+            /** @constant */
+            type: "tool_result";
+            tool_use_id: string;
+            /** @description Absent when the result has nothing the API can carry. */
+            content?: string | components["schemas"]["AnthropicBlock"][];
+        };
+        /** @description `{type: base64, media_type, data}` or `{type: url, url}`. */
+        AnthropicSource: {
+            /** @enum {string} */
+            type: "base64" | "url";
+            /** @enum {string} */
+            media_type?: "image/jpeg" | "image/png" | "image/gif" | "image/webp" | "application/pdf";
+            data?: string;
+            url?: string;
         };
         RecallRequest: {
             /** @description 1 to 4,096 characters (code points). */
@@ -1281,8 +1606,12 @@ export interface components {
              * @enum {string}
              */
             op: "history";
-            session_id: components["schemas"]["UUID"];
-            /** @description When given, the session must be this agent's (else 404). Absent: any agent's. */
+            /** @description The session to page through. Absent or null: the user's messages across every session. */
+            session_id?: components["schemas"]["UUID"] | null;
+            /**
+             * @description With `session_id`: the session must be this agent's (else 404). Without: only this
+             *     agent's sessions' messages. Absent: any agent's.
+             */
             agent?: components["schemas"]["Agent"];
             /**
              * @default newest
@@ -1291,8 +1620,26 @@ export interface components {
             order?: "newest" | "oldest";
             /** @default 50 */
             limit?: number;
-            /** @description `next_cursor` of the previous page of this session in this `order`, unchanged; absent or null for the first page. */
+            /** @description `next_cursor` of the previous page of this history (the same `session_id` or none, `agent`, `order` and `since`), unchanged; absent or null for the first page. */
             cursor?: components["schemas"]["Cursor"];
+            /**
+             * Format: date-time
+             * @description Only messages created at or after this RFC 3339 timestamp (with a time zone) are
+             *     paged and counted. Malformed: 400 naming `since`. Absent or null: no bound.
+             * @example 2026-11-19T09:00:00Z
+             */
+            since?: string | null;
+            user_id?: components["schemas"]["UserID"];
+            tenant_id?: components["schemas"]["TenantID"];
+        };
+        SessionsClearRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "clear";
+            /** @description Only the messages of this agent's sessions. Absent: every agent's. */
+            agent?: components["schemas"]["Agent"];
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
@@ -1354,11 +1701,37 @@ export interface components {
             next_cursor: string | null;
         };
         SessionHistory: {
-            messages: components["schemas"]["RawMessage"][];
+            messages: components["schemas"]["HistoryMessage"][];
             next_cursor: string | null;
-            /** @description The session's unexpired messages when the page was read. */
+            /**
+             * @description The messages this history pages through when the page was read: the session's
+             *     unexpired messages, or the user's (of `agent`) across sessions; created since
+             *     `since` when given.
+             */
             total: number;
         };
+        /**
+         * @description A message of `history`: a `RawMessage`, plus its `session_id` in the user's history
+         *     across sessions (absent in a session's history, which names its session).
+         */
+        HistoryMessage: {
+            /** @description The message's session; only in a history without `session_id`. */
+            session_id?: components["schemas"]["UUID"];
+            id: components["schemas"]["UUID"];
+            seq: number;
+            /** @enum {string} */
+            role: "user" | "assistant" | "system" | "tool";
+            /** @description As committed, a string or content parts. */
+            content: components["schemas"]["MessageContent"];
+            name: string | null;
+            /** @description null when the message has none. */
+            tool_calls: components["schemas"]["ToolCall"][] | null;
+            tool_call_id: string | null;
+            /** @description `{}` when the message has none. */
+            metadata: Record<string, unknown>;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /** @description The answer of `reset` and `clear`. */
         SessionsResetResult: {
             /** @description Unexpired messages deleted. */
             deleted: number;
@@ -1370,6 +1743,41 @@ export interface components {
         SessionTitle: {
             session_id: components["schemas"]["UUID"];
             title: string | null;
+        };
+        MemoriesCreateRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "create";
+            /** @description The fact, 1 to 20,000 characters (code points), not only white space. */
+            content: string;
+            /**
+             * @description A JSON object of at most 16 KiB once compacted; merged into the metadata of the
+             *     memory the fact merges into (its keys win). Absent or null: `{}`.
+             */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The agent whose memory this is; default `default`. */
+            agent?: components["schemas"]["Agent"];
+            /**
+             * @description Lifetime of the memory in seconds (at most ten years); default the configured
+             *     retention (`DEFAULT_RETENTION`). A merged memory keeps the later of its expiry and
+             *     this one.
+             */
+            ttl_seconds?: number;
+            user_id?: components["schemas"]["UserID"];
+            tenant_id?: components["schemas"]["TenantID"];
+        };
+        MemoryCreated: {
+            /** @description The memory holding the fact. */
+            id: components["schemas"]["UUID"];
+            /**
+             * @description true when the fact went into a memory the user already had (the same fact, or a
+             *     near-duplicate); false when it made a new memory.
+             */
+            merged: boolean;
         };
         MemoriesListRequest: {
             /**
@@ -1744,9 +2152,10 @@ export interface components {
             };
         };
         /**
-         * @description `conflict`: the new content is the same fact as another unexpired memory of the same
-         *     user and agent; `detail` names that memory's id (unless a concurrent request stored
-         *     the fact meanwhile). Nothing changed.
+         * @description `conflict`. `update`: the new content is the same fact as another unexpired memory of
+         *     the same user and agent; `detail` names that memory's id (unless a concurrent request
+         *     stored the fact meanwhile). `create`: the Idempotency-Key was used with a different
+         *     request (or an identical one is still in flight). Nothing changed.
          */
         SameFactConflict: {
             headers: {
@@ -1960,54 +2369,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "session_id": "7b1c6a43-31d5-4e3a-9f43-4f1f3c0a2b11",
-                 *       "agent": "support-bot",
-                 *       "messages": [
-                 *         {
-                 *           "role": "user",
-                 *           "content": "My name is Ada and I prefer metric units."
-                 *         },
-                 *         {
-                 *           "role": "assistant",
-                 *           "content": "",
-                 *           "tool_calls": [
-                 *             {
-                 *               "id": "call_1",
-                 *               "type": "function",
-                 *               "function": {
-                 *                 "name": "lookup",
-                 *                 "arguments": "{\"q\":\"units\"}"
-                 *               }
-                 *             }
-                 *           ]
-                 *         },
-                 *         {
-                 *           "role": "tool",
-                 *           "tool_call_id": "call_1",
-                 *           "content": "{\"ok\":true}"
-                 *         },
-                 *         {
-                 *           "role": "assistant",
-                 *           "content": "Noted, Ada.",
-                 *           "metadata": {
-                 *             "model": "x",
-                 *             "tokens": 12
-                 *           }
-                 *         }
-                 *       ],
-                 *       "memories": [
-                 *         {
-                 *           "content": "User prefers metric units.",
-                 *           "metadata": {
-                 *             "kind": "preference"
-                 *           }
-                 *         }
-                 *       ],
-                 *       "ttl_seconds": 86400
-                 *     }
-                 */
                 "application/json": components["schemas"]["CommitTurnRequest"];
             };
         };
@@ -2072,17 +2433,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "session_id": "7b1c6a43-31d5-4e3a-9f43-4f1f3c0a2b11",
-                 *       "agent": "support-bot",
-                 *       "max_messages": 20,
-                 *       "max_tokens": 4000,
-                 *       "query": "what units does the user like?",
-                 *       "recall_k": 5,
-                 *       "format": "raw"
-                 *     }
-                 */
                 "application/json": components["schemas"]["GetContextRequest"];
             };
         };
@@ -2094,7 +2444,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ContextRaw"] | components["schemas"]["ContextOpenAI"];
+                    "application/json": components["schemas"]["ContextRaw"] | components["schemas"]["ContextOpenAI"] | components["schemas"]["ContextLangChain"] | components["schemas"]["ContextAnthropic"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2486,13 +2836,14 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SessionsListRequest"] | components["schemas"]["SessionsHistoryRequest"] | components["schemas"]["SessionsOneRequest"] | components["schemas"]["SessionsDeleteMessageRequest"] | components["schemas"]["SessionsSetTitleRequest"];
+                "application/json": components["schemas"]["SessionsListRequest"] | components["schemas"]["SessionsHistoryRequest"] | components["schemas"]["SessionsOneRequest"] | components["schemas"]["SessionsDeleteMessageRequest"] | components["schemas"]["SessionsSetTitleRequest"] | components["schemas"]["SessionsClearRequest"];
             };
         };
         responses: {
             /**
-             * @description `list`: `SessionList`. `history`: `SessionHistory`. `reset`: `SessionsResetResult`.
-             *     `delete` and `delete_message`: `Deleted`. `set_title`: `SessionTitle`.
+             * @description `list`: `SessionList`. `history`: `SessionHistory`. `reset` and `clear`:
+             *     `SessionsResetResult`. `delete` and `delete_message`: `Deleted`. `set_title`:
+             *     `SessionTitle`.
              */
             200: {
                 headers: {
@@ -2536,6 +2887,12 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Makes a retry safe: see the idempotency rules of `commit-turn`. 1 to 255 printable ASCII
+                 *     characters (U+0020 to U+007E). An empty or otherwise invalid value answers 400 with field
+                 *     `Idempotency-Key`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description The client's id for this request, echoed in the `X-Request-Id` answer header and
                  *     `request_id` of problem bodies when it is 1 to 128 printable ASCII characters; otherwise
                  *     a UUID is generated.
@@ -2547,18 +2904,43 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["MemoriesListRequest"] | components["schemas"]["MemoriesOneRequest"] | components["schemas"]["MemoriesUpdateRequest"];
+                "application/json": components["schemas"]["MemoriesCreateRequest"] | components["schemas"]["MemoriesListRequest"] | components["schemas"]["MemoriesOneRequest"] | components["schemas"]["MemoriesUpdateRequest"];
             };
         };
         responses: {
-            /** @description `list`: `MemoryList`. `get` and `update`: `MemoryItem`. `delete`: `Deleted`. */
+            /**
+             * @description `create` when the fact merged into an existing memory (`Idempotent-Replayed: true` on
+             *     a replay): `MemoryCreated`. `list`: `MemoryList`. `get` and `update`: `MemoryItem`.
+             *     `delete`: `Deleted`.
+             */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MemoryList"] | components["schemas"]["MemoryItem"] | components["schemas"]["Deleted"];
+                    "application/json": components["schemas"]["MemoryCreated"] | components["schemas"]["MemoryList"] | components["schemas"]["MemoryItem"] | components["schemas"]["Deleted"];
+                };
+            };
+            /**
+             * @description `create` stored a new memory (or, with `Idempotent-Replayed: true`, replays the
+             *     answer of an earlier identical request that did).
+             */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6e9e52-9d0c-4c61-9a51-5b3c1b2e8f10",
+                     *       "merged": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MemoryCreated"];
                 };
             };
             400: components["responses"]["BadRequest"];
