@@ -88,12 +88,12 @@ func TestTelemetrySpansHoldNoContent(t *testing.T) {
 		checkNoSecrets(t, s.Name, secrets)
 		checkNoSecrets(t, s.Status.Description, secrets)
 		for _, a := range s.Attributes {
-			checkNoSecrets(t, string(a.Key)+"="+a.Value.Emit(), secrets)
+			checkNoSecrets(t, string(a.Key)+"="+a.Value.String(), secrets)
 		}
 		for _, ev := range s.Events {
 			checkNoSecrets(t, ev.Name, secrets)
 			for _, a := range ev.Attributes {
-				checkNoSecrets(t, string(a.Key)+"="+a.Value.Emit(), secrets)
+				checkNoSecrets(t, string(a.Key)+"="+a.Value.String(), secrets)
 			}
 		}
 		if rid := spanAttr(s.Attributes, "agentmem.request_id"); strings.HasPrefix(rid, "rid-tel-") {
@@ -119,7 +119,7 @@ func TestTelemetrySpansHoldNoContent(t *testing.T) {
 			t.Errorf("%s: span %q kind %s, want %q server", c.rid, s.Name, s.SpanKind, c.name)
 		}
 		if v, _ := attrValue(s.Attributes, "http.response.status_code"); v.AsInt64() != c.status {
-			t.Errorf("%s: status attribute %v, want %d", c.rid, v.Emit(), c.status)
+			t.Errorf("%s: status attribute %v, want %d", c.rid, v.String(), c.status)
 		}
 		if code := spanAttr(s.Attributes, "agentmem.error_code"); code != c.code {
 			t.Errorf("%s: error code %q, want %q", c.rid, code, c.code)
@@ -147,9 +147,9 @@ func TestTelemetrySpansHoldNoContent(t *testing.T) {
 			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
 				fn, _ := dp.Attributes.Value("agentmem.function")
 				st, _ := dp.Attributes.Value("http.response.status_code")
-				counted[fn.AsString()+" "+st.Emit()] += dp.Value
+				counted[fn.AsString()+" "+st.String()] += dp.Value
 				for _, kv := range dp.Attributes.ToSlice() {
-					checkNoSecrets(t, string(kv.Key)+"="+kv.Value.Emit(), secrets)
+					checkNoSecrets(t, string(kv.Key)+"="+kv.Value.String(), secrets)
 				}
 			}
 		}
