@@ -18,6 +18,7 @@ import (
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/reqlog"
+	"github.com/agentmem/agentmem/shared/telemetry"
 )
 
 // Verifier checks a bearer token and says who is calling.
@@ -158,7 +159,8 @@ type function struct {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid string, fn function) {
 	name := fn.name
 	// Every line logged for the request, here and in the use cases, carries its id.
-	r = r.WithContext(reqlog.WithRequestID(r.Context(), rid))
+	ctx, span := telemetry.StartFunction(reqlog.WithRequestID(r.Context(), rid), name, rid)
+	r = r.WithContext(ctx)
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
 	var code apierror.Code
@@ -177,13 +179,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid string, fn fu
 			attrs = append(attrs, "code", string(code))
 		}
 		s.log.InfoContext(r.Context(), "request", attrs...)
+		span.EndFunction(r.Context(), rec.status, code)
 	}()
 
 	if r.Method == http.MethodOptions {
 		s.preflight(rec, r)
 		return
 	}
-	status, body, replayed, err := s.handle(r, rid, fn)
+	status, body, replayed, err := s.handle(r, rid, fn, span)
 	if err != nil {
 		ae := apierror.As(err)
 		code = ae.Code
@@ -200,7 +203,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid string, fn fu
 	s.writeJSON(rec, r, rid, status, body)
 }
 
-func (s *Server) handle(r *http.Request, rid string, fn function) (int, any, bool, error) {
+func (s *Server) handle(r *http.Request, rid string, fn function, span telemetry.Span) (int, any, bool, error) {
 	// Authentication comes before everything else.
 	token, err := auth.ParseBearer(r.Header.Get("Authorization"))
 	if err != nil {
@@ -222,6 +225,7 @@ func (s *Server) handle(r *http.Request, rid string, fn function) (int, any, boo
 		return 0, nil, false, apierror.Newf(apierror.Forbidden, "%s is for service callers only", fn.name)
 	}
 	body, err := readBody(r)
+	span.SetCaller(principal.Role, len(body))
 	if err != nil {
 		return 0, nil, false, err
 	}

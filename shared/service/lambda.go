@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,8 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/lambdaentry"
@@ -36,7 +39,26 @@ func RunLambda(entry Entry) {
 		svc.Close()
 	}()
 	h, opts := entry(svc)
-	lambdaentry.Start(h, opts)
+	lambda.Start(flushing(lambdaentry.Handler(h, opts), svc))
+}
+
+// flushing runs handler and then exports the invocation's spans and metrics before it
+// returns: Lambda may freeze the process as soon as the invocation has answered, so nothing
+// exported later is certain to leave. Without telemetry it adds nothing.
+func flushing(handler func(context.Context, json.RawMessage) (any, error), svc *Service) func(context.Context, json.RawMessage) (any, error) {
+	if svc.Telemetry == nil {
+		return handler
+	}
+	return func(ctx context.Context, raw json.RawMessage) (any, error) {
+		out, err := handler(ctx, raw)
+		// The flush gets up to a second, even when the invocation's context is already done.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		if ferr := svc.Telemetry.Flush(fctx); ferr != nil {
+			svc.Log.WarnContext(ctx, "telemetry flush", "error", ferr)
+		}
+		return out, err
+	}
 }
 
 // EntryByName is the Entry of the named function, for the container image, which holds every

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
@@ -17,6 +18,7 @@ import (
 	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/telemetry"
 )
 
 // Service is a started agentmem.
@@ -27,6 +29,8 @@ type Service struct {
 	// App is the use cases every door calls: Server, the operator command, the jobs.
 	App    *app.App
 	Server *httpapi.Server
+	// Telemetry is the OpenTelemetry export, nil when no OTLP endpoint is configured.
+	Telemetry *telemetry.Telemetry
 }
 
 // Start reads the configuration from the environment and builds everything. ctx bounds
@@ -42,7 +46,18 @@ func Start(ctx context.Context) (*Service, error) {
 		return nil, err
 	}
 	log := slog.New(reqlog.NewHandler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
-	return New(ctx, cfg, log)
+	// OpenTelemetry reads only its standard variables (OTEL_*), from the process environment.
+	tel, err := telemetry.Setup(ctx, os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	svc, err := New(ctx, cfg, log)
+	if err != nil {
+		tel.Shutdown(ctx) //nolint:errcheck // the start failed already
+		return nil, err
+	}
+	svc.Telemetry = tel
+	return svc, nil
 }
 
 // New builds a Service from cfg.
@@ -113,5 +128,12 @@ func newEmbedder(ctx context.Context, cfg config.Config, log *slog.Logger) (embe
 	return emb, nil
 }
 
-// Close releases the pool.
-func (s *Service) Close() { s.Store.Close() }
+// Close releases the pool and exports what telemetry holds.
+func (s *Service) Close() {
+	s.Store.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := s.Telemetry.Shutdown(ctx); err != nil {
+		s.Log.Warn("telemetry shutdown", "error", err)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/telemetry"
 )
 
 // CheckEmbedder refuses an embedder whose vectors the database cannot store. Vectors of up to
@@ -57,10 +58,12 @@ func (s *Store) embedForStorage(ctx context.Context, texts []string) ([]*string,
 // embedVectors embeds texts as pgvector literals: all of them, or, with the error, none.
 func (s *Store) embedVectors(ctx context.Context, texts []string) ([]*string, error) {
 	out := make([]*string, len(texts))
-	vs, err := s.embedder.Embed(ctx, texts)
+	sctx, span := telemetry.StartEmbedding(ctx, s.embedder.Model(), len(texts))
+	vs, err := s.embedder.Embed(sctx, texts)
 	if err == nil && len(vs) != len(texts) {
 		err = fmt.Errorf("%w: %d vectors for %d texts", embedding.ErrInvalidResponse, len(vs), len(texts))
 	}
+	span.End(err)
 	if err != nil {
 		return out, fmt.Errorf("embed: %w", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/telemetry"
 )
 
 // Config configures a Store.
@@ -190,7 +191,7 @@ func (s *Store) batchInScope(ctx context.Context, sc memory.Scope, queue func(b 
 	b := &pgx.Batch{}
 	b.Queue(setClaimsSQL, claims, sc.UserID.String(), statementTimeout(ctx))
 	queue(b)
-	return interpret(s.pool.SendBatch(ctx, b).Close())
+	return s.sendBatch(ctx, b)
 }
 
 // batchAsServiceRole runs the statements queue adds as service_role in one round trip, one
@@ -202,7 +203,7 @@ func (s *Store) batchAsServiceRole(ctx context.Context, queue func(b *pgx.Batch)
 	b := &pgx.Batch{}
 	b.Queue(setServiceRoleSQL)
 	queue(b)
-	return interpret(s.pool.SendBatch(ctx, b).Close())
+	return s.sendBatch(ctx, b)
 }
 
 // setServiceRoleSQL makes the rest of a transaction run as service_role, with its claims, as
@@ -210,9 +211,19 @@ func (s *Store) batchAsServiceRole(ctx context.Context, queue func(b *pgx.Batch)
 const setServiceRoleSQL = `select set_config('role', 'service_role', true),
 	set_config('request.jwt.claims', '{"role":"service_role"}', true)`
 
+// sendBatch sends b, one implicit transaction, and interprets its error.
+func (s *Store) sendBatch(ctx context.Context, b *pgx.Batch) error {
+	ctx, span := telemetry.StartStore(ctx, "batch")
+	err := interpret(s.pool.SendBatch(ctx, b).Close())
+	span.End(err)
+	return err
+}
+
 func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	err := pgx.BeginFunc(ctx, s.pool, fn)
-	return interpret(err)
+	ctx, span := telemetry.StartStore(ctx, "tx")
+	err := interpret(pgx.BeginFunc(ctx, s.pool, fn))
+	span.End(err)
+	return err
 }
 
 // interpret translates database errors into the project's vocabulary: what a client can cause
