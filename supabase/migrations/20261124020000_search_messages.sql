@@ -290,6 +290,7 @@ begin
     from best b
       left join agentmem.memories m on b.src = 'memory' and m.id = b.k1
       left join agentmem.messages g on b.src = 'message' and g.session_id = b.k1 and g.seq = b.k2
+    where m.id is not null or g.session_id is not null -- only rows the caller may read, as an inner join
     order by b.score desc, b.src, b.k1, b.k2;
 end
 $$;
