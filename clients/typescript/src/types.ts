@@ -44,8 +44,10 @@ export type RawMessage = Omit<Schemas["RawMessage"], "content"> & { content: Mes
 export type OpenAIMessage = Omit<Schemas["OpenAIMessage"], "content"> & { content: MessageContent | null };
 export type ContextRaw = Omit<Schemas["ContextRaw"], "messages"> & { messages: RawMessage[] } & ContextV11;
 export type ContextOpenAI = Omit<Schemas["ContextOpenAI"], "messages"> & { messages: OpenAIMessage[] } & ContextV11;
-export type RecallRequest = Schemas["RecallRequest"] & RecallV11;
-export type RecallResult = { results: RecallHit[] };
+export type RecallRequest = Schemas["RecallRequest"];
+export type RecallResult = Schemas["RecallResult"];
+/** RecallHit is one recall result: a memory, or a message with its session, seq and role. */
+export type RecallHit = Schemas["RecallHit"];
 export type SweepRequest = Schemas["SweepRequest"];
 export type SweepResult = Schemas["SweepResult"];
 export type UserMemoryItem = Schemas["UserMemoryItem"];
@@ -134,17 +136,6 @@ export type ContextFor<F extends ContextFormat | undefined> = F extends "openai"
     : F extends "anthropic"
       ? ContextAnthropic
       : ContextRaw;
-
-/** RecallV11 adds recall's `source` (v1.1). */
-export type RecallV11 = { source?: "memories" | "messages" | "all" };
-
-/** RecallHit is one recall result; v1.1 adds `source` and, for messages, where they are. */
-export type RecallHit = Hit & {
-  source?: "memory" | "message";
-  session_id?: string;
-  seq?: number;
-  role?: string;
-};
 
 /** MemoriesCreateRequest is memories `create` (v1.1). */
 export type MemoriesCreateRequest = {
