@@ -117,7 +117,7 @@ func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res CommitResul
 }
 
 // appendSQL creates the session or locks it, takes the next numbers for the new messages and
-// stores them (with their vectors, of model $16, where they have one), in one statement. It
+// stores them (with their vectors, of model $17, where they have one), in one statement. It
 // stores nothing, and returns no row, when the session belongs to another agent; another user's
 // session fails it with a row-level security error.
 const appendSQL = `
@@ -132,14 +132,14 @@ with sess as (
   returning last_seq
 )
 insert into agentmem.messages (session_id, seq, id, tenant_id, user_id, agent, role, content,
-  name, tool_calls, tool_call_id, metadata, token_estimate, expires_at, embedding, embedding_model)
-select $1, sess.last_seq - $5 + m.ord, m.id, $2, $3, $4, m.role, m.content, m.name,
+  parts, name, tool_calls, tool_call_id, metadata, token_estimate, expires_at, embedding, embedding_model)
+select $1, sess.last_seq - $5 + m.ord, m.id, $2, $3, $4, m.role, m.content, m.parts::jsonb, m.name,
   m.tool_calls::jsonb, m.tool_call_id, m.metadata::jsonb, m.tokens,
   now() + make_interval(secs => $6::float8),
-  m.embedding::extensions.vector, case when m.embedding is not null then $16::text end
+  m.embedding::extensions.vector, case when m.embedding is not null then $17::text end
 from sess, unnest($7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-  $13::text[], $14::int[], $15::text[])
-  with ordinality as m(id, role, content, name, tool_calls, tool_call_id, metadata, tokens, embedding, ord)
+  $13::text[], $14::int[], $15::text[], $16::text[])
+  with ordinality as m(id, role, content, name, tool_calls, tool_call_id, metadata, tokens, parts, embedding, ord)
 returning id, seq, created_at`
 
 // newMessages holds the columns of the messages to insert, and where each answer goes.
@@ -147,6 +147,7 @@ type newMessages struct {
 	ids                                  []uuid.UUID
 	roles, contents                      []string
 	names, toolCalls, toolCallIDs, metas []*string
+	parts                                []*string
 	tokens                               []int32
 	embeds                               []*string // nil: no vector (not embedded, or the provider failed)
 	slot                                 []int     // the index in the request of each row
@@ -171,6 +172,7 @@ func collectNew(msgs []memory.NewMessage, vecs []*string, stored map[uuid.UUID]S
 		n.toolCallIDs = append(n.toolCallIDs, m.ToolCallID)
 		n.toolCalls = append(n.toolCalls, jsonOrNil(m.ToolCalls))
 		n.metas = append(n.metas, rawOrNil(m.Metadata))
+		n.parts = append(n.parts, rawOrNil(m.Parts))
 		n.tokens = append(n.tokens, int32(memory.EstimateTokens(m.Content, m.Name, m.ToolCalls, m.ToolCallID)))
 		var vec *string
 		if i < len(vecs) {
@@ -185,7 +187,7 @@ func collectNew(msgs []memory.NewMessage, vecs []*string, stored map[uuid.UUID]S
 func (s *Store) appendArgs(p CommitParams, n newMessages) []any {
 	sc := p.Scope
 	return []any{p.SessionID, sc.TenantID, sc.UserID, sc.Agent, len(n.ids), p.TTL.Seconds(),
-		n.ids, n.roles, n.contents, n.names, n.toolCalls, n.toolCallIDs, n.metas, n.tokens,
+		n.ids, n.roles, n.contents, n.names, n.toolCalls, n.toolCallIDs, n.metas, n.tokens, n.parts,
 		n.embeds, s.embedder.Model()}
 }
 
