@@ -98,6 +98,14 @@ func TestRunTiny(t *testing.T) {
 		"w5_end_to_end.get_context.p50_ms", "w5_end_to_end.commit_turn.p50_ms", "w5_end_to_end.errors_by_status",
 		"w6_startup.server.start_ms", "w6_startup.server.peak_rss_kib", "w6_startup.server.binary_bytes", "w6_startup.server.errors",
 	)
+	for _, lv := range []string{"history.store", "history.http"} {
+		for _, ph := range []string{"first_page", "deep_page", "agent_page", "since_page"} {
+			for _, f := range phase {
+				want = append(want, lv+"."+ph+"."+f)
+			}
+		}
+		want = append(want, lv+".messages", lv+".walk_seconds", lv+".walk_pages", lv+".clear_deleted", lv+".clear_seconds")
+	}
 	workloads := doc["workloads"].(map[string]any)
 	for _, path := range want {
 		if _, ok := lookup(workloads, path); !ok {
@@ -147,7 +155,15 @@ func TestRunTiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"## Goals", "## W1", "## W2 ", "## W2-growth", "## W3", "## W3-sources", "## W4", "## W5", "## W6", "## Retrieval quality"} {
+	for _, lv := range []string{"store", "http"} {
+		errs, _ := lookup(workloads, "history."+lv+".deep_page.errors")
+		deleted, _ := lookup(workloads, "history."+lv+".clear_deleted")
+		if errs != 0.0 || deleted == 0.0 {
+			t.Errorf("history at %s: %v errors in deep pages, %v messages cleared", lv, errs, deleted)
+		}
+	}
+	for _, s := range []string{"## Goals", "## W1", "## W2 ", "## W2-growth", "## W3", "## W3-sources", "## W4", "## W5", "## W6", "## Retrieval quality",
+		"## History across sessions"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("results.md has no section %q", s)
 		}

@@ -169,7 +169,7 @@ func loadSources(ctx context.Context, db *benchDB, c *bench.SourcesCorpus) (sour
 	for i := range hot {
 		hot[i] = "agentmem." + pgx.Identifier{hot[i]}.Sanitize()
 	}
-	return out, prewarm(ctx, conn, append(hot, "agentmem.messages_owner_idx", "agentmem.memories_owner_created_idx")...)
+	return out, prewarm(ctx, conn, append(hot, "agentmem.messages_owner_created_idx", "agentmem.memories_owner_created_idx")...)
 }
 
 // sourceNames are the sources W3-sources asks, in the order of SourcePhases.

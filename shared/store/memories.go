@@ -273,3 +273,100 @@ func memoryKeyTaken(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
 }
+
+// CreateMemoryParams is one long-term fact to remember without a turn.
+type CreateMemoryParams struct {
+	// Scope.Agent is the fact's agent, as a turn's facts take their session's.
+	Scope    memory.Scope
+	Content  string
+	Metadata json.RawMessage
+	// TTL is the retention of the memory (a merged one keeps the later of its expiry and this).
+	TTL time.Duration
+	// Idempotency is nil for a request without a key.
+	Idempotency *Idempotency
+}
+
+// CreatedMemory is the answer of CreateMemory, also what a replay returns.
+type CreatedMemory struct {
+	ID uuid.UUID `json:"id"`
+	// Merged is true when the fact went into a memory the scope held already (the same text,
+	// or a near-duplicate), false when it made a memory of its own.
+	Merged bool `json:"merged"`
+}
+
+// CreateMemory stores one long-term fact of the scope as a turn's facts are stored, through the
+// same statement (storeMemoriesSQL, without a session): the same text or a near-duplicate merges
+// into the memory holding it. As in CommitTurn, the fact is embedded before the transaction, no
+// lock held; a provider that fails leaves it without a vector for EmbedPending. With an
+// idempotency key, a retry returns the first answer (replayed = true), and the key used with
+// another request is a conflict.
+func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out CreatedMemory, replayed bool, err error) {
+	if p.Idempotency != nil {
+		// A retry is answered from the record before anything is embedded again.
+		prior, found, err := s.findResponse(ctx, p.Scope, *p.Idempotency)
+		if err != nil || found {
+			if found {
+				out, err = decodeCreated(prior)
+			}
+			return out, found, err
+		}
+	}
+	vectors, _ := s.embedForStorage(ctx, []string{p.Content})
+	if err := callerGone(ctx); err != nil {
+		return out, false, err
+	}
+	rows := newMemoryRows([]memory.NewMemory{{Content: p.Content, Metadata: p.Metadata}}, vectors)
+	args := s.memoryArgs(p.Scope, nil, p.TTL, rows)
+	read := func(r pgx.Rows) error {
+		facts, err := rows.facts(r)
+		if err != nil {
+			return err
+		}
+		if len(facts) != 1 {
+			return fmt.Errorf("store memory: %d facts stored, want 1", len(facts))
+		}
+		out = CreatedMemory{ID: facts[0].ID, Merged: facts[0].Merged}
+		return nil
+	}
+	if p.Idempotency == nil {
+		err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) { b.Queue(storeMemoriesSQL, args...).Query(read) })
+		return out, false, err
+	}
+	err = s.inScope(ctx, p.Scope, func(tx pgx.Tx) error {
+		prior, found, err := s.claimKey(ctx, tx, p.Scope, *p.Idempotency)
+		if err != nil {
+			return err
+		}
+		if found {
+			replayed = true
+			out, err = decodeCreated(prior)
+			return err
+		}
+		r, err := tx.Query(ctx, storeMemoriesSQL, args...)
+		if err != nil {
+			return fmt.Errorf("store memory: %w", err)
+		}
+		if err := read(r); err != nil {
+			return err
+		}
+		status := 201
+		if out.Merged {
+			status = 200
+		}
+		return s.saveResponse(ctx, tx, p.Scope, *p.Idempotency, status, out)
+	})
+	return out, replayed, err
+}
+
+// decodeCreated reads the answer stored for an idempotency key of CreateMemory; a body that
+// does not decode is an error, never a half-filled answer.
+func decodeCreated(prior []byte) (CreatedMemory, error) {
+	var out CreatedMemory
+	if err := json.Unmarshal(prior, &out); err != nil {
+		return CreatedMemory{}, fmt.Errorf("decode stored idempotent answer: %w", err)
+	}
+	if out.ID == uuid.Nil {
+		return CreatedMemory{}, errors.New("decode stored idempotent answer: no memory id")
+	}
+	return out, nil
+}

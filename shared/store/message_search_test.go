@@ -456,7 +456,7 @@ func TestRecallMessagesLargeScopeUsesTheIndex(t *testing.T) {
 		}
 	}
 	plans, _ = explain(t, e.url, neighbours, user, "rare", vec, true)
-	if strings.Contains(plans, "messages_embedding_") || !strings.Contains(plans, "messages_owner_idx") {
+	if strings.Contains(plans, "messages_embedding_") || !strings.Contains(plans, "messages_owner_created_idx") {
 		t.Errorf("below the exact limit the plan is not an exact scan of the user's rows:\n%s", plans)
 	}
 }

@@ -174,6 +174,35 @@ func Markdown(r *Results, charts []string) string {
 		}
 		p("\n")
 	}
+	if w.History != nil {
+		var any *History
+		eachLevel(w.History, func(_ string, v *History) {
+			if any == nil {
+				any = v
+			}
+		})
+		if any != nil {
+			p("## History across sessions: one user, %d messages in %d sessions of %d agents (%d reads of each page)\n\n",
+				any.Messages, any.Sessions, any.Agents, r.Sizes.HistoryReads)
+			p("Loaded in %.1f s. Every page holds 50 messages and the total.\n\n%s", any.LoadSeconds, phaseHeader)
+			eachLevel(w.History, func(level string, v *History) {
+				phaseRow(level, "first page, newest", v.FirstPage)
+				phaseRow(level, "deep page (older half), newest", v.DeepPage)
+				phaseRow(level, "first page of one agent", v.AgentPage)
+				phaseRow(level, "first page since the middle, oldest", v.SincePage)
+			})
+			p("\n| Level | Whole history, pages of 200 | Clear | Deleted | Seconds | Deleted/s |\n|---|---|---|---|---|---|\n")
+			eachLevel(w.History, func(level string, v *History) {
+				rate := 0.0
+				if v.ClearSeconds > 0 {
+					rate = float64(v.ClearDeleted) / v.ClearSeconds
+				}
+				p("| %s | %d pages in %.2f s | %s | %d | %.2f | %s |\n", level, v.WalkPages, v.WalkSeconds, v.ClearScope,
+					v.ClearDeleted, v.ClearSeconds, num(rate))
+			})
+			p("\n")
+		}
+	}
 	if len(charts) > 0 {
 		p("## Charts\n\n")
 		for _, c := range charts {

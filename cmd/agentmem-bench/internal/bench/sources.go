@@ -6,11 +6,11 @@ import (
 	"github.com/google/uuid"
 )
 
-// The streams of the recall-by-source workload (W3-sources), after the specification's six:
-// its data (stream 6, seed 48) and its queries (stream 7, seed 49).
+// The streams of the recall-by-source workload (W3-sources), after the specification's six and
+// History's: its data (stream 7, seed 49) and its queries (stream 8, seed 50).
 const (
-	StreamSources        = 6
-	StreamSourcesQueries = 7
+	StreamSources        = 7
+	StreamSourcesQueries = 8
 )
 
 // SourcesPerSession is the number of messages of each W3-sources session.
