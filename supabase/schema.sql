@@ -144,13 +144,23 @@ create table agentmem.messages (
   created_at timestamp with time zone default now() not null,
   expires_at timestamp with time zone not null,
   parts jsonb,
+  embedding extensions.vector,
+  embedding_model text,
+  embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
+  fts tsvector generated always as (to_tsvector('english'::regconfig, content)) stored,
+  constraint messages_embedding_model_check CHECK (((embedding IS NULL) OR (embedding_model IS NOT NULL))),
   constraint messages_parts_check CHECK (((parts IS NULL) OR ((jsonb_typeof(parts) = 'array'::text) AND ((jsonb_array_length(parts) >= 1) AND (jsonb_array_length(parts) <= 100))))) NOT VALID,
   constraint messages_pkey PRIMARY KEY (session_id, seq),
   constraint messages_role_check CHECK ((role = ANY (ARRAY['user'::text, 'assistant'::text, 'system'::text, 'tool'::text]))),
   constraint messages_session_id_fkey FOREIGN KEY (session_id) REFERENCES agentmem.sessions(id) ON DELETE CASCADE,
   constraint messages_session_id_id_key UNIQUE (session_id, id)
 );
+alter table agentmem.messages set (toast_tuple_target=8160);
+CREATE INDEX messages_embedding_a60f8765072f_idx ON agentmem.messages USING hnsw (((embedding)::extensions.vector(384)) extensions.vector_cosine_ops) WHERE ((embedding_model = 'agentmem-hash-384-v1'::text) AND (embedding_dims = 384));
+CREATE INDEX messages_embedding_model_idx ON agentmem.messages USING btree (embedding_model);
+CREATE INDEX messages_embedding_pending_idx ON agentmem.messages USING btree (session_id, seq) WHERE ((embedding IS NULL) AND (role <> 'tool'::text) AND (content <> ''::text));
 CREATE INDEX messages_expires_idx ON agentmem.messages USING btree (expires_at);
+CREATE INDEX messages_fts_idx ON agentmem.messages USING gin (fts);
 CREATE INDEX messages_owner_created_idx ON agentmem.messages USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at);
 CREATE INDEX messages_session_expiry_idx ON agentmem.messages USING btree (session_id, expires_at) INCLUDE (user_id, tenant_id);
 alter table agentmem.messages enable row level security;
@@ -323,7 +333,7 @@ AS $function$
     case when build_concurrently then 'concurrently' else '' end,
     t || '_embedding_' || pg_catalog.left(pg_catalog.md5(model || '/' || dims), 12) || '_idx',
     t, dims, model, dims)
-  from pg_catalog.unnest(array['memories', 'knowledge_chunks']) as t
+  from pg_catalog.unnest(array['memories', 'knowledge_chunks', 'messages']) as t
   where dims between 1 and 2000
 $function$;
 grant execute on function agentmem.embedding_index_statements(text,integer,boolean) to agentmem_caller;
@@ -569,6 +579,128 @@ $function$;
 grant execute on function agentmem.memory_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean) to agentmem_caller;
 grant execute on function agentmem.memory_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean) to service_role;
 
+-- Function agentmem.message_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.message_neighbours(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, query_embedding extensions.vector, query_model text, n integer, exact boolean)
+ RETURNS TABLE(session_id uuid, seq bigint, distance double precision)
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+declare
+  dims integer := extensions.vector_dims(query_embedding);
+begin
+  if query_embedding is null or n < 1 then
+    return;
+  end if;
+  if exact then
+    return query
+      select x.session_id, x.seq, x.d from (
+        select m.session_id, m.seq,
+               case when m.embedding_model = query_model and m.embedding_dims = dims
+                    then m.embedding operator(extensions.<=>) query_embedding end as d
+        from agentmem.messages m
+        where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+          and (p_agent = '' or m.agent = p_agent)
+          and m.expires_at > pg_catalog.now()
+          and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+               and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
+                               where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+      ) x
+      -- a text without words embeds to the zero vector: its distance is NaN, it has no rank
+      where x.d is not null and x.d <> 'NaN'::float8
+      order by x.d, x.session_id, x.seq
+      limit n;
+    return;
+  end if;
+  perform pg_catalog.set_config('hnsw.iterative_scan', 'relaxed_order', true);
+  perform pg_catalog.set_config('hnsw.ef_search', greatest(n, 40)::text, true);
+  return query execute pg_catalog.format($q$
+    with near as materialized (
+      select m.session_id, m.seq,
+             m.embedding::extensions.vector(%1$s) operator(extensions.<=>) $5::extensions.vector(%1$s) as d
+      from agentmem.messages m
+      where m.embedding_model = %2$L and m.embedding_dims = %1$s
+        and m.user_id = $1 and m.tenant_id = $2
+        and ($3 = '' or m.agent = $3)
+        and m.expires_at > pg_catalog.now()
+        and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+             and not exists (select 1 from pg_catalog.jsonb_each($4) f
+                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+      order by d
+      limit $6
+    )
+    select near.session_id, near.seq, near.d from near where near.d <> 'NaN'::float8
+    order by near.d, near.session_id, near.seq
+    $q$, dims, query_model)
+    using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n;
+end
+$function$;
+grant execute on function agentmem.message_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean) to agentmem_caller;
+grant execute on function agentmem.message_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean) to service_role;
+
+-- Function agentmem.message_scope_is_small(uuid,text,integer)
+CREATE OR REPLACE FUNCTION agentmem.message_scope_is_small(p_user_id uuid, p_tenant_id text, exact_limit integer)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+begin
+  return (select pg_catalog.count(*) < exact_limit
+          from (select 1 from agentmem.messages m
+                where m.user_id = p_user_id and m.tenant_id = p_tenant_id limit exact_limit) s);
+end
+$function$;
+grant execute on function agentmem.message_scope_is_small(uuid,text,integer) to agentmem_caller;
+grant execute on function agentmem.message_scope_is_small(uuid,text,integer) to service_role;
+
+-- Function agentmem.message_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.message_text_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, q tsquery, n integer, exact boolean)
+ RETURNS TABLE(session_id uuid, seq bigint, score double precision)
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+begin
+  if q is null or n < 1 then
+    return;
+  end if;
+  if exact then
+    return query
+      select m.session_id, m.seq, pg_catalog.ts_rank_cd(m.fts, q)::float8 as rank_score
+      from agentmem.messages m
+      where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+        and (p_agent = '' or m.agent = p_agent)
+        and m.expires_at > pg_catalog.now()
+        and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+             and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
+                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+        and (m.fts operator(pg_catalog.@@) q) is true
+      order by rank_score desc, m.session_id, m.seq
+      limit n;
+    return;
+  end if;
+  return query execute $q$
+    select m.session_id, m.seq, pg_catalog.ts_rank_cd(m.fts, $5)::float8 as rank_score
+    from agentmem.messages m
+    where m.user_id = $1 and m.tenant_id = $2
+      and ($3 = '' or m.agent = $3)
+      and m.expires_at > pg_catalog.now()
+      and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+           and not exists (select 1 from pg_catalog.jsonb_each($4) f
+                           where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+      and m.fts operator(pg_catalog.@@) $5
+    order by rank_score desc, m.session_id, m.seq
+    limit $6
+    $q$
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n;
+end
+$function$;
+grant execute on function agentmem.message_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean) to agentmem_caller;
+grant execute on function agentmem.message_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean) to service_role;
+
 -- Function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean)
 CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean)
  RETURNS TABLE(id uuid, content text, score double precision, metadata jsonb, created_at timestamp with time zone, embedding extensions.vector)
@@ -620,6 +752,97 @@ end
 $function$;
 grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean) to agentmem_caller;
 grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean) to service_role;
+
+-- Function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean)
+ RETURNS TABLE(source text, id uuid, session_id uuid, seq bigint, role text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, embedding extensions.vector)
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+declare
+  with_memories boolean := p_source in ('memories', 'all');
+  with_messages boolean := p_source in ('messages', 'all');
+  q tsquery := case when p_mode <> 'vector' then agentmem.any_words_query(p_query) end;
+  qv extensions.vector := case when p_mode <> 'text' then query_embedding end;
+  -- one count per source for both sides
+  memories_exact boolean;
+  messages_exact boolean;
+begin
+  if with_memories then
+    memories_exact := agentmem.memory_scope_is_small(
+      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+  end if;
+  if with_messages then
+    messages_exact := agentmem.message_scope_is_small(
+      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+  end if;
+  return query
+    with
+    text_found as (
+      select 'memory'::text as src, t.id as k1, 0::bigint as k2, t.score
+      from agentmem.memory_text_hits(
+             p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+             q => case when with_memories then q end, n => candidates, exact => memories_exact) t
+      union all
+      select 'message'::text, t.session_id, t.seq, t.score
+      from agentmem.message_text_hits(
+             p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+             q => case when with_messages then q end, n => candidates, exact => messages_exact) t
+    ),
+    text_hits as (
+      select t.src, t.k1, t.k2, t.score,
+             pg_catalog.row_number() over (order by t.score desc, t.src, t.k1, t.k2) as rank
+      from text_found t
+    ),
+    vector_found as (
+      select 'memory'::text as src, v.id as k1, 0::bigint as k2, v.distance
+      from agentmem.memory_neighbours(
+             p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+             query_embedding => case when with_memories then qv end,
+             query_model => query_model, n => candidates, exact => memories_exact) v
+      union all
+      select 'message'::text, v.session_id, v.seq, v.distance
+      from agentmem.message_neighbours(
+             p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+             query_embedding => case when with_messages then qv end,
+             query_model => query_model, n => candidates, exact => messages_exact) v
+    ),
+    vector_hits as (
+      select v.src, v.k1, v.k2, 1 - v.distance as score,
+             pg_catalog.row_number() over (order by v.distance, v.src, v.k1, v.k2) as rank
+      from vector_found v
+    ),
+    fused as (
+      select coalesce(t.src, v.src) as src, coalesce(t.k1, v.k1) as k1, coalesce(t.k2, v.k2) as k2,
+             case p_mode
+               when 'text' then t.score
+               when 'vector' then v.score
+               else agentmem.rrf_score(text_rank => t.rank, vector_rank => v.rank,
+                      text_weight => text_weight, vector_weight => vector_weight, rrf_k => rrf_k)
+             end as score
+      from text_hits t full join vector_hits v on v.src = t.src and v.k1 = t.k1 and v.k2 = t.k2
+    ),
+    best as (
+      select f.src, f.k1, f.k2, f.score from fused f where f.score >= min_score
+      order by f.score desc, f.src, f.k1, f.k2 limit p_k
+    )
+    select b.src, coalesce(m.id, g.id), g.session_id, g.seq, g.role, coalesce(m.content, g.content),
+           b.score, coalesce(m.metadata, g.metadata), coalesce(m.created_at, g.created_at),
+           case when with_vectors and m.embedding_model = query_model
+                 and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding
+                when with_vectors and g.embedding_model = query_model
+                 and g.embedding_dims = extensions.vector_dims(query_embedding) then g.embedding end
+    from best b
+      left join agentmem.memories m on b.src = 'memory' and m.id = b.k1
+      left join agentmem.messages g on b.src = 'message' and g.session_id = b.k1 and g.seq = b.k2
+    where m.id is not null or g.session_id is not null -- only rows the caller may read, as an inner join
+    order by b.score desc, b.src, b.k1, b.k2;
+end
+$function$;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean) to agentmem_caller;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean) to service_role;
 
 -- Function agentmem.rrf_score(bigint,bigint,double precision,double precision,integer)
 CREATE OR REPLACE FUNCTION agentmem.rrf_score(text_rank bigint, vector_rank bigint, text_weight double precision, vector_weight double precision, rrf_k integer)

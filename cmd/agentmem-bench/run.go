@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 	}
 	var corpus *bench.Corpus
 	var memLoad float64
-	if cfg.runs("w3") || cfg.runs("w6") {
+	if cfg.runs("w3") || cfg.runs("w6") || cfg.runs("w3sources") {
 		t := time.Now()
 		corpus = bench.GenerateCorpus(bench.Stream(bench.StreamMemories), sz.Users, sz.MemoriesPerUser)
 		if err := loadMemories(ctx, db, corpus, 0); err != nil {
@@ -145,6 +145,13 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 	}
 	if peers != nil {
 		res.Peers = peers.results(peerRuns)
+	}
+	if cfg.runs("w3sources") {
+		cfg.logf("W3-sources: loading a user's %d memories and %d messages, and %d messages of other users",
+			sz.SourcesRows, sz.SourcesRows, sz.SourcesRows)
+		if w.W3Sources, err = runSources(ctx, cfg, db, st, sz); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.runs("w3") && cfg.Large && sz.LargeUsers > sz.Users {
 		t0 := time.Now()

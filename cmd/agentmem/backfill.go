@@ -15,12 +15,13 @@ import (
 	"github.com/agentmem/agentmem/shared/store"
 )
 
-const backfillUsage = `usage: agentmem backfill [--tenant T] [--user UUID] [--table memories|knowledge|all]
+const backfillUsage = `usage: agentmem backfill [--tenant T] [--user UUID] [--table memories|knowledge|messages|all]
                          [--batch N] [--limit N] [--dry-run] [--no-index]
 
-Embeds, with the configured embedder (EMBEDDING_*), the memories and knowledge chunks of a scope
-that hold no vector of its model at its dimension: after a change of model or size, or to finish
-the rows stored while the provider was down. It first makes the model's HNSW indexes if they are
+Embeds, with the configured embedder (EMBEDDING_*), the memories, knowledge chunks and messages of
+a scope that hold no vector of its model at its dimension: after a change of model or size, to
+finish the rows stored while the provider was down, or to embed the messages stored before
+messages were searched. Tool messages and messages without text are never embedded. It first makes the model's HNSW indexes if they are
 missing (as agentmem index does), then embeds in batches, with a progress bar on a terminal,
 and prints a summary: rows embedded, refused by the model, and left.
 
@@ -56,12 +57,12 @@ func runBackfill(ctx context.Context, args []string, con console) error {
 	flags := flag.NewFlagSet("backfill", flag.ContinueOnError)
 	flags.SetOutput(con.err)
 	var tenant *string
-	flags.Func("tenant", "only this tenant's memories and knowledge chunks (\"\" is the tenant-less scope); default: every tenant", func(v string) error {
+	flags.Func("tenant", "only this tenant's memories, knowledge chunks and messages (\"\" is the tenant-less scope); default: every tenant", func(v string) error {
 		tenant = &v
 		return nil
 	})
-	user := flags.String("user", "", "only this user's memories (no knowledge chunks: they belong to no user)")
-	table := flags.String("table", "all", "memories, knowledge or all")
+	user := flags.String("user", "", "only this user's memories and messages (no knowledge chunks: they belong to no user)")
+	table := flags.String("table", "all", "memories, knowledge, messages or all")
 	batch := flags.Int("batch", 64, fmt.Sprintf("rows per batch, 1 to %d", store.MaxBackfillBatch))
 	limit := flags.Int("limit", 0, "most rows to take in this run (0: all)")
 	dry := flags.Bool("dry-run", false, "count the rows to embed, embed nothing")
@@ -84,8 +85,10 @@ func runBackfill(ctx context.Context, args []string, con console) error {
 		scope.Tables = store.PendingMemories
 	case "knowledge":
 		scope.Tables = store.PendingKnowledge
+	case "messages":
+		scope.Tables = store.PendingMessages
 	default:
-		return fmt.Errorf("--table must be memories, knowledge or all, not %q", *table)
+		return fmt.Errorf("--table must be memories, knowledge, messages or all, not %q", *table)
 	}
 	if *user != "" {
 		id, err := uuid.Parse(*user)
@@ -93,7 +96,7 @@ func runBackfill(ctx context.Context, args []string, con console) error {
 			return errors.New("--user must be a UUID")
 		}
 		if scope.Tables == store.PendingKnowledge {
-			return errors.New("--user selects memories only: knowledge chunks belong to no user")
+			return errors.New("--user selects memories and messages only: knowledge chunks belong to no user")
 		}
 		scope.UserID = &id
 	}
@@ -117,8 +120,8 @@ func runBackfill(ctx context.Context, args []string, con console) error {
 	total := sum.Pending.Total()
 	if *dry {
 		sum.Remaining = &total
-		fmt.Fprintf(con.err, "agentmem backfill: %d rows (%d memories, %d knowledge chunks) wait for a vector of %s (%d dimensions); none embedded (--dry-run)\n",
-			total, sum.Pending.Memories, sum.Pending.KnowledgeChunks, sum.Model, sum.Dimensions)
+		fmt.Fprintf(con.err, "agentmem backfill: %d rows (%d memories, %d knowledge chunks, %d messages) wait for a vector of %s (%d dimensions); none embedded (--dry-run)\n",
+			total, sum.Pending.Memories, sum.Pending.KnowledgeChunks, sum.Pending.Messages, sum.Model, sum.Dimensions)
 		return json.NewEncoder(con.out).Encode(sum)
 	}
 	if !*noIndex {
@@ -152,7 +155,7 @@ func runBackfill(ctx context.Context, args []string, con console) error {
 	if barCon.tty {
 		fmt.Fprintln(con.err)
 	}
-	sum.Embedded, sum.Failed = res.Memories+res.KnowledgeChunks, res.Failed
+	sum.Embedded, sum.Failed = res.Total(), res.Failed
 
 	// Count what is left even when ctx was cancelled (Ctrl-C): the summary says where it stopped.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -167,8 +170,8 @@ func runBackfill(ctx context.Context, args []string, con console) error {
 	if sum.Remaining != nil {
 		remaining = fmt.Sprint(*sum.Remaining)
 	}
-	fmt.Fprintf(con.err, "agentmem backfill: embedded %d rows (%d memories, %d knowledge chunks) with %s (%d dimensions) in %s; %d failed, %s remaining\n",
-		sum.Embedded, res.Memories, res.KnowledgeChunks, sum.Model, sum.Dimensions,
+	fmt.Fprintf(con.err, "agentmem backfill: embedded %d rows (%d memories, %d knowledge chunks, %d messages) with %s (%d dimensions) in %s; %d failed, %s remaining\n",
+		sum.Embedded, res.Memories, res.KnowledgeChunks, res.Messages, sum.Model, sum.Dimensions,
 		time.Since(start).Round(time.Millisecond), sum.Failed, remaining)
 	if err := json.NewEncoder(con.out).Encode(sum); err != nil {
 		return err
@@ -192,17 +195,18 @@ func ensureIndexes(ctx context.Context, args []string) error {
 	return runIndex(ctx, args, stdConsole())
 }
 
-// runIndex is `agentmem index`: it makes the configured model's HNSW indexes on memories and
-// knowledge_chunks where missing, without blocking writes, and prints the statements it ran.
+// runIndex is `agentmem index`: it makes the configured model's HNSW indexes on memories,
+// knowledge_chunks and messages where missing, without blocking writes, and prints the
+// statements it ran.
 func runIndex(ctx context.Context, args []string, con console) error {
 	flags := flag.NewFlagSet("index", flag.ContinueOnError)
 	flags.SetOutput(con.err)
 	flags.Usage = func() {
 		fmt.Fprint(flags.Output(), "usage: agentmem index\n\n"+
 			"Makes the HNSW indexes of the configured embedding model and dimension (EMBEDDING_*) on\n"+
-			"memories and knowledge chunks where they are missing, concurrently (writes go on), and\n"+
-			"prints the statements it ran. Vectors of more than 2,000 dimensions get none: they are\n"+
-			"ranked exactly. It needs the right to create indexes on the tables (their owner).\n")
+			"memories, knowledge chunks and messages where they are missing, concurrently (writes go\n"+
+			"on), and prints the statements it ran. Vectors of more than 2,000 dimensions get none:\n"+
+			"they are ranked exactly. It needs the right to create indexes on the tables (their owner).\n")
 	}
 	if err := flags.Parse(args); err != nil {
 		return err

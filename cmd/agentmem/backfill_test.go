@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/embedding/embeddingtest"
+	"github.com/agentmem/agentmem/shared/store"
 )
 
 // useEmbedder configures the commands' embedder: model at dims from the fake API.
@@ -37,7 +38,7 @@ func embeddingIndexes(t *testing.T, conn *pgx.Conn, model string, dims int) []st
 	suffix := "_embedding_" + hex.EncodeToString(sum[:])[:12] + "_idx"
 	rows, err := conn.Query(context.Background(), `select indexname from pg_indexes
 		where schemaname = 'agentmem' and indexname = any($1) and indexdef like '%USING hnsw%' order by indexname`,
-		[]string{"knowledge_chunks" + suffix, "memories" + suffix})
+		[]string{"knowledge_chunks" + suffix, "memories" + suffix, "messages" + suffix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +66,18 @@ func TestBackfillCommand(t *testing.T) {
 	}
 	if _, err := conn.Exec(ctx, `insert into agentmem.knowledge_chunks (tenant_id, source, chunk_index, content)
 		values ('acme', 'doc', 0, 'a chunk')`); err != nil {
+		t.Fatal(err)
+	}
+	// A message of user A stored before messages were embedded, and a tool's output, which is
+	// never embedded.
+	if _, err := conn.Exec(ctx, `
+		with s as (insert into agentmem.sessions (id, tenant_id, user_id, agent, last_seq, expires_at)
+		           values (gen_random_uuid(), 'acme', $1, 'default', 2, now() + interval '1 day') returning id)
+		insert into agentmem.messages (session_id, seq, id, tenant_id, user_id, agent, role, content, tool_call_id,
+		  token_estimate, expires_at)
+		select s.id, m.seq, gen_random_uuid(), 'acme', $1, 'default', m.role, m.content, m.call, 5, now() + interval '1 day'
+		from s, (values (1, 'user', 'a message', null), (2, 'tool', '{"ok": true}', 'call_1')) as m(seq, role, content, call)`,
+		userA); err != nil {
 		t.Fatal(err)
 	}
 	const model, dims = "fake-embed-8", 8
@@ -108,9 +121,13 @@ func TestBackfillCommand(t *testing.T) {
 	}
 
 	_, _, sum, err := run("--user", userA.String(), "--dry-run")
-	if err != nil || sum.Pending.Memories != 5 || sum.Pending.KnowledgeChunks != 0 || sum.Embedded != 0 ||
-		sum.Remaining == nil || *sum.Remaining != 5 || sum.Model != model || sum.Dimensions != dims {
+	if err != nil || sum.Pending.Memories != 5 || sum.Pending.KnowledgeChunks != 0 || sum.Pending.Messages != 1 ||
+		sum.Embedded != 0 || sum.Remaining == nil || *sum.Remaining != 6 || sum.Model != model || sum.Dimensions != dims {
 		t.Errorf("--dry-run: %+v, %v", sum, err)
+	}
+	_, _, sum, err = run("--table", "messages", "--dry-run")
+	if err != nil || sum.Pending != (store.PendingCount{Messages: 1}) {
+		t.Errorf("--table messages --dry-run: %+v, %v", sum, err)
 	}
 	if api.Texts.Load() != 0 {
 		t.Error("--dry-run embedded")
@@ -121,7 +138,7 @@ func TestBackfillCommand(t *testing.T) {
 	if !errors.Is(err, embedding.ErrUnavailable) || !strings.Contains(err.Error(), "run agentmem backfill again") {
 		t.Errorf("backfill with the provider down: %v; want unavailable, saying to run it again", err)
 	}
-	if sum.Embedded != 0 || sum.Remaining == nil || *sum.Remaining != 5 {
+	if sum.Embedded != 0 || sum.Remaining == nil || *sum.Remaining != 6 {
 		t.Errorf("summary with the provider down: %+v", sum)
 	}
 	if a, _ := models(); a["agentmem-hash-384-v1/384"] != 5 {
@@ -137,16 +154,16 @@ func TestBackfillCommand(t *testing.T) {
 		t.Fatalf("backfill: %v\n%s", err, stderr)
 	}
 	t.Logf("stderr:\n%s", stderr)
-	if sum.Embedded != 5 || sum.Failed != 0 || sum.Remaining == nil || *sum.Remaining != 0 || sum.Pending.Memories != 5 {
+	if sum.Embedded != 6 || sum.Failed != 0 || sum.Remaining == nil || *sum.Remaining != 0 || sum.Pending.Memories != 5 {
 		t.Errorf("summary: %+v", sum)
 	}
-	for _, want := range []string{"create index concurrently if not exists", "100%", "(5/5", "rows/s",
-		"embedded 5 rows (5 memories, 0 knowledge chunks) with fake-embed-8 (8 dimensions)", "0 failed, 0 remaining"} {
+	for _, want := range []string{"create index concurrently if not exists", "100%", "(6/6", "rows/s",
+		"embedded 6 rows (5 memories, 0 knowledge chunks, 1 messages) with fake-embed-8 (8 dimensions)", "0 failed, 0 remaining"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q", want)
 		}
 	}
-	if got := embeddingIndexes(t, conn, model, dims); len(got) != 2 {
+	if got := embeddingIndexes(t, conn, model, dims); len(got) != 3 {
 		t.Errorf("indexes of %s after the backfill: %v, want one on each table", model, got)
 	}
 	a, rest := models()
@@ -156,13 +173,13 @@ func TestBackfillCommand(t *testing.T) {
 	if !maps.Equal(rest, restBefore) {
 		t.Errorf("the other rows after user A's backfill: %v, were %v", rest, restBefore)
 	}
-	if api.Texts.Load() != 5 {
-		t.Errorf("the provider embedded %d texts, want 5", api.Texts.Load())
+	if api.Texts.Load() != 6 {
+		t.Errorf("the provider embedded %d texts, want 6", api.Texts.Load())
 	}
 
 	// Nothing left in the scope: no bar, nothing embedded again.
 	_, stderr, sum, err = run("--user", userA.String(), "--no-index")
-	if err != nil || sum.Embedded != 0 || api.Texts.Load() != 5 {
+	if err != nil || sum.Embedded != 0 || api.Texts.Load() != 6 {
 		t.Errorf("second run: %+v, %v, %d texts embedded in all", sum, err, api.Texts.Load())
 	}
 	if strings.Contains(stderr, "|") || !strings.Contains(stderr, "embedded 0 rows") {
@@ -174,8 +191,8 @@ func TestBackfillCommand(t *testing.T) {
 		t.Errorf("run with --limit 2: %+v, %v", sum, err)
 	}
 	_, _, sum, err = run("--tenant", "acme")
-	if err != nil || sum.Embedded != 4 || sum.Remaining == nil || *sum.Remaining != 0 || api.Texts.Load() != 11 {
-		t.Errorf("last run: %+v, %v, %d texts embedded in all (want 11)", sum, err, api.Texts.Load())
+	if err != nil || sum.Embedded != 4 || sum.Remaining == nil || *sum.Remaining != 0 || api.Texts.Load() != 12 {
+		t.Errorf("last run: %+v, %v, %d texts embedded in all (want 12)", sum, err, api.Texts.Load())
 	}
 
 	for _, args := range [][]string{
@@ -203,13 +220,13 @@ func TestIndexCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		if len(lines) != 2 || !slices.ContainsFunc(lines, func(l string) bool {
+		if len(lines) != 3 || !slices.ContainsFunc(lines, func(l string) bool {
 			return strings.HasPrefix(l, "create index concurrently if not exists memories_embedding_") &&
 				strings.Contains(l, "vector(16)") && strings.Contains(l, "'fake-embed-16'")
 		}) {
 			t.Errorf("printed %q", out.String())
 		}
-		if got := embeddingIndexes(t, conn, model, dims); len(got) != 2 {
+		if got := embeddingIndexes(t, conn, model, dims); len(got) != 3 {
 			t.Errorf("indexes after: %v, want one on each table", got)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/agentmem/agentmem/shared/service"
 )
 
-// embedPending embeds the memories and knowledge chunks that wait for a vector of the
+// embedPending embeds the memories, knowledge chunks and messages that wait for a vector of the
 // configured model, as the sweep's scheduled run does: after an outage of the embedding
 // provider, or after a change of EMBEDDING_MODEL (every row of the old model is re-embedded;
 // run it until more is false). It prints the counts; a provider that is still unavailable is

@@ -67,18 +67,19 @@ commands:
   ingest      ingest a file or a folder's text and Markdown files into the knowledge base:
               [--tenant T] [--source-prefix P] [--dry-run] PATH
   embed-pending
-              embed the memories and knowledge chunks stored without a vector of the
-              configured model (after a provider outage or a model change):
+              embed the memories, knowledge chunks and messages stored without a vector of
+              the configured model (after a provider outage or a model change):
               [--limit N] [--max-duration D]
   backfill    re-embed a scope with the configured embedder after a change of model (or to finish
               rows stored while the provider was down), with a progress bar and a summary;
               resumable: a run stopped by Ctrl-C, a crash or a timeout goes on where it stopped
               when run again, since rows already embedded by the configured model and dimension
               are never selected. Makes the model's HNSW indexes first (unless --no-index).
-              [--tenant T] [--user UUID] [--table memories|knowledge|all] [--batch N]
+              [--tenant T] [--user UUID] [--table memories|knowledge|messages|all] [--batch N]
               [--limit N] [--dry-run] [--no-index]   (agentmem backfill -h for details)
-  index       make the configured model's HNSW indexes on memories and knowledge chunks where
-              missing (CREATE INDEX CONCURRENTLY IF NOT EXISTS), printing the statements
+  index       make the configured model's HNSW indexes on memories, knowledge chunks and
+              messages where missing (CREATE INDEX CONCURRENTLY IF NOT EXISTS), printing the
+              statements
 `
 
 func main() {

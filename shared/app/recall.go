@@ -17,18 +17,20 @@ type RecallInput struct {
 	K        *int64          `json:"k"`
 	Agent    *string         `json:"agent"`
 	Mode     *string         `json:"mode"`
+	Source   *string         `json:"source"` // memories (default), messages or all
 	Filter   json.RawMessage `json:"filter"`
 	MinScore *float64        `json:"min_score"`
 	// MMRLambda, when given, diversifies the answer (see store.RecallParams.MMRLambda).
 	MMRLambda *float64 `json:"mmr_lambda"`
 }
 
-// RecallResults is the answer of recall, best first.
+// RecallResults is the answer of recall, best first: memories and messages (each result names
+// its source).
 type RecallResults struct {
 	Results []memory.Hit `json:"results"`
 }
 
-// Recall searches the caller's long-term memories (see store.Recall).
+// Recall searches the caller's long-term memories, past messages, or both (see store.Recall).
 func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (RecallResults, error) {
 	var f apierror.Fields
 	sc, err := scope(pr, req.ActingFor, req.Agent, "", &f)
@@ -37,6 +39,8 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 	}
 	p := store.RecallParams{Scope: sc}
 	p.Query, p.K, p.Mode = searchFields(&f, req.Query, req.K, req.Mode)
+	p.Source = oneOf(&f, "source", req.Source, memory.SourceMemories,
+		memory.SourceMemories, memory.SourceMessages, memory.SourceAll)
 	p.Filter = objectField(&f, "filter", req.Filter, maxMetadataBytes)
 	if req.MinScore != nil {
 		p.MinScore = *req.MinScore

@@ -99,6 +99,7 @@ func (a *App) EmbedPending(ctx context.Context, limit int, budget time.Duration)
 		return res, err
 	}
 	a.log.InfoContext(ctx, "embed pending", "memories", res.Memories, "knowledge_chunks", res.KnowledgeChunks,
+		"messages", res.Messages,
 		"failed", res.Failed, "more", res.More, "provider_unavailable", unavailable,
 		"duration_ms", time.Since(start).Milliseconds())
 	return res, nil

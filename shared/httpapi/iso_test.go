@@ -106,13 +106,22 @@ func isoSees(t *testing.T, e *env, token string, s isoSeeded, want bool, extra .
 		t.Errorf("get-context of someone else's session: %d messages, %d memories: %s", msgs, mems, r.raw)
 	}
 	for _, mode := range []string{"hybrid", "vector", "text"} {
-		r = e.call(token, "recall", isoWith(map[string]any{"query": s.word + " Pip", "mode": mode}, extra...)).must(t, http.StatusOK)
-		n := len(list(r.body["results"]))
-		if want && n != 2 {
-			t.Errorf("recall %s: %d results, want 2: %s", mode, n, r.raw)
-		}
-		if !want && n != 0 {
-			t.Errorf("recall %s found someone else's memories: %s", mode, r.raw)
+		// The memories, the messages of past conversations, and both.
+		for source, n := range map[string]int{"memories": 2, "messages": s.messages, "all": 2 + s.messages} {
+			r = e.call(token, "recall", isoWith(map[string]any{"query": s.word + " Pip", "mode": mode, "source": source}, extra...)).
+				must(t, http.StatusOK)
+			results := list(r.body["results"])
+			if want && len(results) != n {
+				t.Errorf("recall %s of %s: %d results, want %d: %s", mode, source, len(results), n, r.raw)
+			}
+			if !want && len(results) != 0 {
+				t.Errorf("recall %s of %s found someone else's rows: %s", mode, source, r.raw)
+			}
+			for _, x := range results {
+				if h := obj(x); h["source"] == "message" && h["session_id"] != s.session.String() {
+					t.Errorf("recall %s of %s: a message of session %v, want %s", mode, source, h["session_id"], s.session)
+				}
+			}
 		}
 	}
 }

@@ -415,6 +415,12 @@ func TestRecallValidation(t *testing.T) {
 		{map[string]any{"query": "heron", "mmr_lambda": 1.5}, "mmr_lambda"},
 		{map[string]any{"query": "heron", "mmr_lambda": -0.1}, "mmr_lambda"},
 		{map[string]any{"query": "heron", "mmr_lambda": "high"}, "mmr_lambda"},
+		{map[string]any{"query": "heron", "source": "sessions"}, "source"},
+		{map[string]any{"query": "heron", "source": "Messages"}, "source"},
+		{map[string]any{"query": "heron", "source": "memory"}, "source"},
+		{map[string]any{"query": "heron", "source": ""}, "source"},
+		{map[string]any{"query": "heron", "source": 1}, "source"},
+		{map[string]any{"query": "heron", "source": []any{"messages"}}, "source"},
 	}
 	for _, b := range bad {
 		r := e.call(u.token, "recall", b.body).must(t, http.StatusBadRequest)
@@ -425,5 +431,87 @@ func TestRecallValidation(t *testing.T) {
 	// The limit counts characters, not bytes.
 	for _, q := range []string{strings.Repeat("a", 4096), strings.Repeat("é", 4096), "heron " + strings.Repeat("é", 4090)} {
 		isoRecall(t, e, u.token, map[string]any{"query": q})
+	}
+}
+
+// source chooses what recall searches: the memories (the default), the messages of past
+// conversations, or both as one ranking. Every result names its source; a message also its
+// session, seq and role, and its metadata (null when it has none). get-context's memories are
+// as before.
+func TestRecallSources(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	u := e.newUser("")
+	session := uuid.New()
+	body := map[string]any{"session_id": session.String(), "agent": "guide",
+		"messages": []any{
+			map[string]any{"role": "user", "content": "Where do herons nest in Lisbon?", "metadata": map[string]any{"lang": "en"}},
+			map[string]any{"role": "assistant", "content": "Herons nest by the Tagus river."},
+		},
+		"memories": []any{map[string]any{"content": "User watches herons", "metadata": map[string]any{"kind": "hobby"}}},
+	}
+	r := e.call(u.token, "commit-turn", body).must(t, http.StatusCreated)
+	stored := list(r.body["messages"])
+	recall := func(b map[string]any) []map[string]any {
+		t.Helper()
+		r := e.call(u.token, "recall", b).must(t, http.StatusOK)
+		var out []map[string]any
+		for _, x := range list(r.body["results"]) {
+			out = append(out, obj(x))
+		}
+		return out
+	}
+	for _, mode := range isoModes {
+		msgs := recall(map[string]any{"query": "herons nest", "mode": mode, "source": "messages"})
+		if len(msgs) != 2 {
+			t.Fatalf("%s, messages: %v, want the two messages", mode, msgs)
+		}
+		for _, h := range msgs {
+			if h["source"] != "message" || h["session_id"] != session.String() || h["role"] == nil {
+				t.Errorf("%s: message result %v", mode, h)
+			}
+			i := slices.IndexFunc(stored, func(x any) bool { return obj(x)["id"] == h["id"] })
+			if i < 0 || h["seq"] != obj(stored[i])["seq"] || h["created_at"] != obj(stored[i])["created_at"] {
+				t.Errorf("%s: %v is not a stored message %v", mode, h, stored)
+				continue
+			}
+			role, meta := []string{"user", "assistant"}[i], h["metadata"]
+			if h["role"] != role || (i == 0) != (meta != nil) || (i == 0 && obj(meta)["lang"] != "en") {
+				t.Errorf("%s: message %d: role %v, metadata %v", mode, i, h["role"], meta)
+			}
+		}
+		all := recall(map[string]any{"query": "herons nest", "mode": mode, "source": "all", "agent": "guide"})
+		var sources []string
+		for _, h := range all {
+			sources = append(sources, str(h["source"]))
+			if h["source"] == "memory" {
+				for _, k := range []string{"session_id", "seq", "role"} {
+					if _, ok := h[k]; ok {
+						t.Errorf("%s: a memory result carries %s: %v", mode, k, h)
+					}
+				}
+				if obj(h["metadata"])["kind"] != "hobby" {
+					t.Errorf("%s: memory result %v", mode, h)
+				}
+			}
+		}
+		sort.Strings(sources)
+		if !slices.Equal(sources, []string{"memory", "message", "message"}) {
+			t.Errorf("%s, all: sources %v, want the memory and the two messages", mode, sources)
+		}
+		def := recall(map[string]any{"query": "herons nest", "mode": mode})
+		if len(def) != 1 || def[0]["source"] != "memory" || def[0]["content"] != "User watches herons" {
+			t.Errorf("%s, default source: %v, want the memory alone", mode, def)
+		}
+		if n := len(recall(map[string]any{"query": "herons nest", "mode": mode, "source": "messages", "agent": "other"})); n != 0 {
+			t.Errorf("%s: %d messages of another agent", mode, n)
+		}
+	}
+	r = e.call(u.token, "get-context", map[string]any{"session_id": session.String(), "agent": "guide", "query": "herons"}).
+		must(t, http.StatusOK)
+	for _, m := range list(r.body["memories"]) {
+		if _, ok := obj(m)["source"]; ok {
+			t.Errorf("get-context memory %v carries a source", m)
+		}
 	}
 }

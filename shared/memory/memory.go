@@ -178,19 +178,49 @@ func (m NewMemory) LogValue() slog.Value {
 	return slog.GroupValue(slog.Int("content_len", len(m.Content)))
 }
 
-// Hit is a long-term memory found by a search.
+// Hit is a long-term memory, or a message of a past conversation, found by a search.
 type Hit struct {
 	ID        uuid.UUID       `json:"id"`
 	Content   string          `json:"content"`
 	Score     float64         `json:"score"`
 	Metadata  json.RawMessage `json:"metadata"`
 	CreatedAt time.Time       `json:"created_at"`
+	// Source is HitMemory or HitMessage in recall's answers; get-context's memories leave it
+	// empty (they are all memories).
+	Source string `json:"source,omitempty"`
+	// SessionID, Seq and Role place a message (nil for a memory). A message's Content is its
+	// text and its Metadata null when it has none.
+	SessionID *uuid.UUID `json:"session_id,omitempty"`
+	Seq       *int64     `json:"seq,omitempty"`
+	Role      *string    `json:"role,omitempty"`
 }
 
-// LogValue keeps memory content out of logs.
+// LogValue keeps memory and message content out of logs.
 func (h Hit) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("id", h.ID.String()), slog.Int("content_len", len(h.Content)))
+	return slog.GroupValue(slog.String("id", h.ID.String()), slog.String("source", h.Source),
+		slog.Int("content_len", len(h.Content)))
 }
+
+// The sources of a Hit.
+const (
+	HitMemory  = "memory"
+	HitMessage = "message"
+)
+
+// The sources recall searches: long-term memories (the default), the messages of past
+// conversations, or both as one ranking.
+const (
+	SourceMemories = "memories"
+	SourceMessages = "messages"
+	SourceAll      = "all"
+)
+
+// EmbedsMessage reports whether a message of this role and text gets a vector (and so ranks in
+// vector search): every message with text but a tool's output. A tool message (JSON, a listing,
+// a document fetched) is often the largest of a turn and says little in the user's words; full
+// text still finds it, without a call of the provider or a place in the vector index at every
+// turn. The migration search_messages writes the same rule in SQL, for embed-pending.
+func EmbedsMessage(role, content string) bool { return role != RoleTool && content != "" }
 
 // The search modes of recall.
 const (

@@ -11,7 +11,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	pgvector "github.com/pgvector/pgvector-go"
 
+	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/testdb"
@@ -278,6 +280,128 @@ func TestClientRolesCannotWrite(t *testing.T) {
 	for _, fn := range clientReadOnlyFunctions {
 		if !callable[fn] {
 			t.Errorf("%s is not callable by authenticated: supabase-js callers lost it", fn)
+		}
+	}
+}
+
+// definerFunctions are the only functions of schema agentmem that run with their owner's rights
+// (security definer), each for a reason of its own; every other one runs with its caller's, so
+// row-level security decides what it reads. A search function added as security definer would
+// rank every user's rows: this list is where that shows.
+var definerFunctions = []string{
+	// Supabase Auth deletes a user as supabase_auth_admin: the trigger erases the user's rows.
+	"agentmem.erase_deleted_auth_user()",
+	// The scheduled sweep deletes every user's expired rows.
+	"agentmem.sweep_expired(integer,integer)",
+	// The rate-limit counters are closed to every client role.
+	"agentmem.take_request_slot(text,uuid,integer,integer,integer)",
+}
+
+// The functions recall and get-context rank with take the user to search as an argument, and
+// still return only the caller's own rows: called as the functions' role with another user's
+// claims (and the victim's id, tenant and words), each finds nothing, through the exact and the
+// index paths; with the victim's own claims the same calls find the victim's rows. The client
+// roles may not call them at all. And no function of schema agentmem runs with its owner's
+// rights but those listed in definerFunctions.
+func TestSearchFunctionsRankOnlyTheCallersRows(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	st, err := store.Open(ctx, store.Config{DatabaseURL: db.URL, MaxConns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	attacker, victim := owner{"t1", uuid.New()}, owner{"t1", uuid.New()}
+	for _, o := range []owner{victim, attacker} {
+		sc := memory.Scope{TenantID: o.tenant, UserID: o.user, Agent: memory.DefaultAgent}
+		if _, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
+			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "My zanzibar trip starts in May"},
+				{Role: memory.RoleAssistant, Content: "Enjoy zanzibar in May"}},
+			Memories: []memory.NewMemory{{Content: "Plans a zanzibar trip"}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var h embedding.Hash
+	q := pgvector.NewVector(h.Vector("zanzibar trip")).String()
+	// Each call counts what it finds of the user and tenant it names ($1, $2), exactly ($4 a
+	// large exact limit, or exact) or through the indexes.
+	calls := map[string]string{
+		"recall_sources": `select count(*) from agentmem.recall_sources(p_source => 'all', p_query => 'zanzibar trip',
+			query_embedding => $3::extensions.vector, query_model => $5, p_user_id => $1, p_tenant_id => $2,
+			p_agent => '', p_filter => '{}', p_mode => 'hybrid', candidates => 20, text_weight => 1,
+			vector_weight => 1, rrf_k => 50, min_score => -1, p_k => 10, exact_limit => case when $4 then 2000 else 1 end,
+			with_vectors => true)`,
+		"recall_memories": `select count(*) from agentmem.recall_memories(p_query => 'zanzibar trip',
+			query_embedding => $3::extensions.vector, query_model => $5, p_user_id => $1, p_tenant_id => $2,
+			p_agent => '', p_filter => '{}', p_mode => 'hybrid', candidates => 20, text_weight => 1,
+			vector_weight => 1, rrf_k => 50, min_score => -1, p_k => 10, exact_limit => case when $4 then 2000 else 1 end,
+			with_vectors => true)`,
+		"message_neighbours": `select count(*) from agentmem.message_neighbours($1, $2, '', '{}', $3::extensions.vector, $5, 10, $4)`,
+		"memory_neighbours":  `select count(*) from agentmem.memory_neighbours($1, $2, '', '{}', $3::extensions.vector, $5, 10, $4)`,
+		"message_text_hits": `select count(*) from agentmem.message_text_hits($1, $2, '', '{}',
+			agentmem.any_words_query('zanzibar ' || $3::text || $5), 10, $4)`,
+		"memory_text_hits": `select count(*) from agentmem.memory_text_hits($1, $2, '', '{}',
+			agentmem.any_words_query('zanzibar ' || $3::text || $5), 10, $4)`,
+		// 1 when the scope it counts holds the victim's rows (2 messages, 1 memory).
+		"message_scope_is_small": `select (not agentmem.message_scope_is_small($1, $2, case when $4 then 2 else 1 end))::int
+			+ 0 * length($3::text || $5)`,
+		"memory_scope_is_small": `select (not agentmem.memory_scope_is_small($1, $2, 1))::int + 0 * length($3::text || $5)
+			+ 0 * ($4::boolean)::int`,
+	}
+	for name, sql := range calls {
+		for _, exact := range []bool{true, false} {
+			count := func(as owner) int {
+				var n int
+				if err := asRole(t, conn, store.CallerRole, userClaims(as), func(tx pgx.Tx) error {
+					return tx.QueryRow(ctx, sql, victim.user, victim.tenant, q, exact, h.Model()).Scan(&n)
+				}); err != nil {
+					t.Fatalf("%s as %v: %v", name, as, err)
+				}
+				return n
+			}
+			if n := count(victim); n == 0 {
+				t.Errorf("%s (exact %v) finds nothing of the victim's own rows: the check below proves nothing", name, exact)
+			}
+			if n := count(attacker); n != 0 {
+				t.Errorf("%s (exact %v) as another user found %d of the victim's rows", name, exact, n)
+			}
+			for _, role := range []string{"authenticated", "anon"} {
+				err := asRole(t, conn, role, userClaims(victim), func(tx pgx.Tx) error {
+					_, err := tx.Exec(ctx, sql, victim.user, victim.tenant, q, exact, h.Model())
+					return err
+				})
+				if pgCode(err) != "42501" {
+					t.Errorf("%s as %s: %v, want permission denied", name, role, err)
+				}
+			}
+		}
+	}
+
+	rows, err := conn.Query(ctx, `
+		select p.oid::regprocedure::text from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+		where n.nspname = 'agentmem' and p.prosecdef order by 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	definers, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range definers {
+		if !slices.Contains(definerFunctions, fn) {
+			t.Errorf("%s runs with its owner's rights, bypassing row-level security; it is not one of definerFunctions", fn)
+		}
+	}
+	for _, fn := range definerFunctions {
+		if !slices.Contains(definers, fn) {
+			t.Errorf("%s is listed in definerFunctions but is not a security definer function of schema agentmem", fn)
 		}
 	}
 }

@@ -69,9 +69,9 @@ type CommitResult struct {
 // returned. With an idempotency key, a retry returns the first answer (replayed = true).
 func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res CommitResult, replayed bool, err error) {
 	// Embed before the transaction: no row lock is held while a model works. When the provider
-	// fails, the memories are stored without vectors (nil) and embedded later: a turn is never
-	// lost for the provider's sake.
-	var vectors []*string
+	// fails, the memories and messages are stored without vectors (nil) and embedded later: a
+	// turn is never lost for the provider's sake.
+	var vectors turnVectors
 	if p.Idempotency != nil && len(p.Memories) > 0 {
 		// A retry is answered from the record before anything is embedded again.
 		prior, found, err := s.findResponse(ctx, p.Scope, *p.Idempotency)
@@ -82,15 +82,8 @@ func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res CommitResul
 			return res, found, err
 		}
 	}
-	if len(p.Memories) > 0 {
-		texts := make([]string, len(p.Memories))
-		for i, m := range p.Memories {
-			texts[i] = m.Content
-		}
-		vectors, _ = s.embedForStorage(ctx, texts)
-		if err := callerGone(ctx); err != nil {
-			return res, false, err
-		}
+	if vectors, err = s.embedTurn(ctx, p); err != nil {
+		return res, false, err
 	}
 	if p.Idempotency == nil && !hasClientIDs(p.Messages) {
 		// Every message is new and nothing needs deciding between statements: the whole turn
@@ -124,8 +117,9 @@ func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res CommitResul
 }
 
 // appendSQL creates the session or locks it, takes the next numbers for the new messages and
-// stores them, in one statement. It stores nothing, and returns no row, when the session
-// belongs to another agent; another user's session fails it with a row-level security error.
+// stores them (with their vectors, of model $17, where they have one), in one statement. It
+// stores nothing, and returns no row, when the session belongs to another agent; another user's
+// session fails it with a row-level security error.
 const appendSQL = `
 with sess as (
   insert into agentmem.sessions as s (id, tenant_id, user_id, agent, last_seq, expires_at)
@@ -138,13 +132,14 @@ with sess as (
   returning last_seq
 )
 insert into agentmem.messages (session_id, seq, id, tenant_id, user_id, agent, role, content,
-  parts, name, tool_calls, tool_call_id, metadata, token_estimate, expires_at)
+  parts, name, tool_calls, tool_call_id, metadata, token_estimate, expires_at, embedding, embedding_model)
 select $1, sess.last_seq - $5 + m.ord, m.id, $2, $3, $4, m.role, m.content, m.parts::jsonb, m.name,
   m.tool_calls::jsonb, m.tool_call_id, m.metadata::jsonb, m.tokens,
-  now() + make_interval(secs => $6::float8)
+  now() + make_interval(secs => $6::float8),
+  m.embedding::extensions.vector, case when m.embedding is not null then $17::text end
 from sess, unnest($7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-  $13::text[], $14::int[], $15::text[])
-  with ordinality as m(id, role, content, name, tool_calls, tool_call_id, metadata, tokens, parts, ord)
+  $13::text[], $14::int[], $15::text[], $16::text[])
+  with ordinality as m(id, role, content, name, tool_calls, tool_call_id, metadata, tokens, parts, embedding, ord)
 returning id, seq, created_at`
 
 // newMessages holds the columns of the messages to insert, and where each answer goes.
@@ -154,10 +149,13 @@ type newMessages struct {
 	names, toolCalls, toolCallIDs, metas []*string
 	parts                                []*string
 	tokens                               []int32
-	slot                                 []int // the index in the request of each row
+	embeds                               []*string // nil: no vector (not embedded, or the provider failed)
+	slot                                 []int     // the index in the request of each row
 }
 
-func collectNew(msgs []memory.NewMessage, stored map[uuid.UUID]StoredMessage) newMessages {
+// collectNew gathers the messages of msgs not yet stored, with their vectors (vecs, one per
+// message or nil).
+func collectNew(msgs []memory.NewMessage, vecs []*string, stored map[uuid.UUID]StoredMessage) newMessages {
 	var n newMessages
 	for i, m := range msgs {
 		id := uuid.New()
@@ -176,15 +174,56 @@ func collectNew(msgs []memory.NewMessage, stored map[uuid.UUID]StoredMessage) ne
 		n.metas = append(n.metas, rawOrNil(m.Metadata))
 		n.parts = append(n.parts, rawOrNil(m.Parts))
 		n.tokens = append(n.tokens, int32(memory.EstimateTokens(m.Content, m.Name, m.ToolCalls, m.ToolCallID)))
+		var vec *string
+		if i < len(vecs) {
+			vec = vecs[i]
+		}
+		n.embeds = append(n.embeds, vec)
 		n.slot = append(n.slot, i)
 	}
 	return n
 }
 
-func appendArgs(p CommitParams, n newMessages) []any {
+func (s *Store) appendArgs(p CommitParams, n newMessages) []any {
 	sc := p.Scope
 	return []any{p.SessionID, sc.TenantID, sc.UserID, sc.Agent, len(n.ids), p.TTL.Seconds(),
-		n.ids, n.roles, n.contents, n.names, n.toolCalls, n.toolCallIDs, n.metas, n.tokens, n.parts}
+		n.ids, n.roles, n.contents, n.names, n.toolCalls, n.toolCallIDs, n.metas, n.tokens, n.parts,
+		n.embeds, s.embedder.Model()}
+}
+
+// turnVectors are the vectors of a turn: one per memory, and one per message (nil for a message
+// that is not embedded, see memory.EmbedsMessage). All are nil when the provider failed.
+type turnVectors struct {
+	memories, messages []*string
+}
+
+// embedTurn embeds the turn's memories and the text of its messages in one call of the
+// embedder, before any transaction (see embedForStorage). Only a caller that gave up fails it.
+func (s *Store) embedTurn(ctx context.Context, p CommitParams) (turnVectors, error) {
+	v := turnVectors{memories: make([]*string, len(p.Memories)), messages: make([]*string, len(p.Messages))}
+	texts := make([]string, 0, len(p.Memories)+len(p.Messages))
+	for _, m := range p.Memories {
+		texts = append(texts, m.Content)
+	}
+	var embedded []int // the messages embedded, in the order of texts
+	for i, m := range p.Messages {
+		if memory.EmbedsMessage(m.Role, m.Content) {
+			texts = append(texts, embedText(m.Content))
+			embedded = append(embedded, i)
+		}
+	}
+	if len(texts) == 0 {
+		return v, nil
+	}
+	vecs, _ := s.embedForStorage(ctx, texts)
+	if err := callerGone(ctx); err != nil {
+		return v, err
+	}
+	copy(v.memories, vecs)
+	for j, i := range embedded {
+		v.messages[i] = vecs[len(p.Memories)+j]
+	}
+	return v, nil
 }
 
 // placeAppended puts the rows appendSQL returned at their places in res.
@@ -210,16 +249,16 @@ func newResult(p CommitParams) CommitResult {
 }
 
 // appendTurn commits a turn whose messages are all new in one round trip.
-func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors []*string) (CommitResult, error) {
+func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors turnVectors) (CommitResult, error) {
 	res := newResult(p)
-	n := collectNew(p.Messages, nil)
+	n := collectNew(p.Messages, vectors.messages, nil)
 	var mems memoryRows
 	err := s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
-		b.Queue(appendSQL, appendArgs(p, n)...).Query(func(rows pgx.Rows) error {
+		b.Queue(appendSQL, s.appendArgs(p, n)...).Query(func(rows pgx.Rows) error {
 			return placeAppended(rows, n, &res)
 		})
 		if len(p.Memories) > 0 {
-			mems = newMemoryRows(p.Memories, vectors)
+			mems = newMemoryRows(p.Memories, vectors.memories)
 			b.Queue(storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, mems)...).Query(func(rows pgx.Rows) error {
 				facts, err := mems.facts(rows)
 				for _, f := range facts {
@@ -235,7 +274,7 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors []*strin
 	return res, err
 }
 
-func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors []*string) (CommitResult, error) {
+func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors turnVectors) (CommitResult, error) {
 	sc := p.Scope
 	res := newResult(p)
 	// Lock the session (creating it if need be) before looking for the client ids it holds, so
@@ -293,8 +332,8 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 		}
 	}
 
-	if n := collectNew(p.Messages, stored); len(n.ids) > 0 {
-		rows, err := tx.Query(ctx, appendSQL, appendArgs(p, n)...)
+	if n := collectNew(p.Messages, vectors.messages, stored); len(n.ids) > 0 {
+		rows, err := tx.Query(ctx, appendSQL, s.appendArgs(p, n)...)
 		if err != nil {
 			return res, fmt.Errorf("insert messages: %w", err)
 		}
@@ -304,7 +343,7 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 	}
 
 	if len(p.Memories) > 0 {
-		mems := newMemoryRows(p.Memories, vectors)
+		mems := newMemoryRows(p.Memories, vectors.memories)
 		rows, err := tx.Query(ctx, storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, mems)...)
 		if err != nil {
 			return res, fmt.Errorf("store memories: %w", err)

@@ -86,6 +86,27 @@ func callerGone(ctx context.Context) error {
 	return nil
 }
 
+// maxEmbedChars is the most characters of a text that are embedded: as many as a memory may
+// hold, which every supported model takes. A longer message (up to 100,000 characters) is
+// embedded by its beginning, so that it neither fails its turn's embedding nor stays pending for
+// good; full-text search still covers all of it.
+const maxEmbedChars = 20_000
+
+// embedText is what is embedded of a stored text: its first maxEmbedChars characters.
+func embedText(text string) string {
+	if len(text) <= maxEmbedChars { // bytes, at least as many as characters
+		return text
+	}
+	n := 0
+	for i := range text {
+		if n == maxEmbedChars {
+			return text[:i]
+		}
+		n++
+	}
+	return text
+}
+
 // embedQuery embeds a search query. The error says why there is no vector; searches that can
 // rank by text alone go on without it.
 func (s *Store) embedQuery(ctx context.Context, query string) (string, error) {
@@ -107,9 +128,10 @@ func vectorSearchUnavailable(err error) error {
 
 // EmbedPendingResult counts what EmbedPending did.
 type EmbedPendingResult struct {
-	// Memories and KnowledgeChunks count the rows embedded.
+	// Memories, KnowledgeChunks and Messages count the rows embedded.
 	Memories        int64 `json:"memories"`
 	KnowledgeChunks int64 `json:"knowledge_chunks"`
+	Messages        int64 `json:"messages"`
 	// Failed counts rows the provider refused for good (an input the model does not take);
 	// they stay pending and are tried again by the next run.
 	Failed int64 `json:"failed"`
@@ -126,17 +148,20 @@ const (
 	PendingMemories PendingTables = 1 << iota
 	// PendingKnowledge is agentmem.knowledge_chunks.
 	PendingKnowledge
-	// PendingAll is both tables; the zero value means it too.
-	PendingAll = PendingMemories | PendingKnowledge
+	// PendingMessages is agentmem.messages (unexpired rows with text, but tool messages: see
+	// memory.EmbedsMessage).
+	PendingMessages
+	// PendingAll is every table; the zero value means it too.
+	PendingAll = PendingMemories | PendingKnowledge | PendingMessages
 )
 
 // PendingScope is the part of the database a backfill covers. The zero value is everything.
 type PendingScope struct {
-	// TenantID limits the scope to one tenant's memories and knowledge chunks ("" is the
-	// tenant-less scope); nil is every tenant.
+	// TenantID limits the scope to one tenant's memories, messages and knowledge chunks ("" is
+	// the tenant-less scope); nil is every tenant.
 	TenantID *string
-	// UserID limits the scope to one user's memories. Knowledge chunks belong to no user: a
-	// user's scope holds none. nil is every user.
+	// UserID limits the scope to one user's memories and messages. Knowledge chunks belong to
+	// no user: a user's scope holds none. nil is every user.
 	UserID *uuid.UUID
 	// Tables chooses the tables; default PendingAll.
 	Tables PendingTables
@@ -147,10 +172,14 @@ type PendingScope struct {
 type PendingCount struct {
 	Memories        int64 `json:"memories"`
 	KnowledgeChunks int64 `json:"knowledge_chunks"`
+	Messages        int64 `json:"messages"`
 }
 
-// Total is the rows of both tables.
-func (c PendingCount) Total() int64 { return c.Memories + c.KnowledgeChunks }
+// Total is the rows of every table.
+func (c PendingCount) Total() int64 { return c.Memories + c.KnowledgeChunks + c.Messages }
+
+// Total is the rows embedded in every table.
+func (r EmbedPendingResult) Total() int64 { return r.Memories + r.KnowledgeChunks + r.Messages }
 
 // BackfillParams says what Backfill embeds.
 type BackfillParams struct {
@@ -175,15 +204,18 @@ const MaxBackfillBatch = 1000
 type pendingTable struct {
 	name   string
 	tables PendingTables
-	// ofUsers: the rows belong to users (memories do, chunks do not).
+	// ofUsers: the rows belong to users (memories and messages do, chunks do not).
 	ofUsers bool
 	count   func(*EmbedPendingResult) *int64
 	pending func(*PendingCount) *int64
-	// live limits the rows worth embedding (memories expire; chunks do not).
+	// live limits the rows worth embedding (memories and messages expire; chunks do not; tool
+	// messages and messages without text are not embedded).
 	live string
 	// scope filters the rows by the scope's tenant ($3) and user ($4), each ignored when null.
 	// Chunks belong to no user: a user's scope ($4 not null) has none.
 	scope string
+	// bySeq: a row is (session_id, seq), as messages are; else id.
+	bySeq bool
 }
 
 var pendingTables = []pendingTable{
@@ -191,12 +223,24 @@ var pendingTables = []pendingTable{
 		func(r *EmbedPendingResult) *int64 { return &r.Memories },
 		func(c *PendingCount) *int64 { return &c.Memories },
 		"and expires_at > now()",
-		"and ($3::text is null or tenant_id = $3::text) and ($4::uuid is null or user_id = $4::uuid)"},
+		"and ($3::text is null or tenant_id = $3::text) and ($4::uuid is null or user_id = $4::uuid)", false},
 	{"knowledge_chunks", PendingKnowledge, false,
 		func(r *EmbedPendingResult) *int64 { return &r.KnowledgeChunks },
 		func(c *PendingCount) *int64 { return &c.KnowledgeChunks },
 		"",
-		"and ($3::text is null or tenant_id = $3::text) and $4::uuid is null"},
+		"and ($3::text is null or tenant_id = $3::text) and $4::uuid is null", false},
+	// Last: after an upgrade every earlier message waits, and memories should not wait for them.
+	{"messages", PendingMessages, true,
+		func(r *EmbedPendingResult) *int64 { return &r.Messages },
+		func(c *PendingCount) *int64 { return &c.Messages },
+		"and expires_at > now() and role <> 'tool' and content <> ''",
+		"and ($3::text is null or tenant_id = $3::text) and ($4::uuid is null or user_id = $4::uuid)", true},
+}
+
+// pendingKey is where a batch of a table's pending rows starts after: id, or (session id, seq).
+type pendingKey struct {
+	id  uuid.UUID
+	seq int64
 }
 
 // pendingWhere selects the rows to embed: without a vector, or with a vector of another model
@@ -287,7 +331,7 @@ func (s *Store) embedPending(ctx context.Context, p BackfillParams, limit int) (
 	left := limit
 	var done int64
 	for _, t := range q.tables() {
-		after := uuid.Nil
+		var after pendingKey
 		for {
 			if left <= 0 {
 				more, err := s.anyPending(ctx, q)
@@ -358,21 +402,29 @@ func (s *Store) anyPending(ctx context.Context, q pendingQuery) (bool, error) {
 	return pending, err
 }
 
-// embedPendingBatch embeds up to n pending rows of t after id `after`, in id order. It returns
-// how many rows it took, the last id, and whether t has no more after them.
-func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, q pendingQuery, after uuid.UUID, n int,
-	res *EmbedPendingResult) (took int, last uuid.UUID, done bool, err error) {
+// embedPendingBatch embeds up to n pending rows of t after the row `after`, in key order. It
+// returns how many rows it took, the last key, and whether t has no more after them.
+func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, q pendingQuery, after pendingKey, n int,
+	res *EmbedPendingResult) (took int, last pendingKey, done bool, err error) {
 	last = after
 	var ids []uuid.UUID
+	var seqs []int64
 	var texts []string
+	sel, args := `select id, 0::bigint, content from agentmem.`+t.name+`
+		where `+q.where(t)+` and id > $5
+		order by id limit $6`, q.args(after.id, n)
+	if t.bySeq {
+		sel, args = `select session_id, seq, content from agentmem.`+t.name+`
+			where `+q.where(t)+` and (session_id, seq) > ($5, $7::bigint)
+			order by session_id, seq limit $6`, q.args(after.id, n, after.seq)
+	}
 	err = s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
-		b.Queue(`select id, content from agentmem.`+t.name+`
-			where `+q.where(t)+` and id > $5
-			order by id limit $6`, q.args(after, n)...).Query(func(rows pgx.Rows) error {
+		b.Queue(sel, args...).Query(func(rows pgx.Rows) error {
 			var id uuid.UUID
+			var seq int64
 			var text string
-			_, err := pgx.ForEachRow(rows, []any{&id, &text}, func() error {
-				ids, texts = append(ids, id), append(texts, text)
+			_, err := pgx.ForEachRow(rows, []any{&id, &seq, &text}, func() error {
+				ids, seqs, texts = append(ids, id), append(seqs, seq), append(texts, text)
 				return nil
 			})
 			return err
@@ -385,25 +437,35 @@ func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, q pending
 	if len(ids) == 0 {
 		return took, last, done, nil
 	}
-	last = ids[len(ids)-1]
-	vectors, err := s.embedPendingTexts(ctx, texts)
+	last = pendingKey{id: ids[len(ids)-1], seq: seqs[len(seqs)-1]}
+	inputs := make([]string, len(texts))
+	for i, text := range texts {
+		inputs[i] = embedText(text)
+	}
+	vectors, err := s.embedPendingTexts(ctx, inputs)
 	if err != nil {
 		return took, last, done, err
 	}
 	var keepIDs []uuid.UUID
+	var keepSeqs []int64
 	var keepTexts, keepVecs []string
 	for i, v := range vectors {
 		if v == nil {
 			res.Failed++
 			continue
 		}
-		keepIDs, keepTexts, keepVecs = append(keepIDs, ids[i]), append(keepTexts, texts[i]), append(keepVecs, *v)
+		keepIDs, keepSeqs = append(keepIDs, ids[i]), append(keepSeqs, seqs[i])
+		keepTexts, keepVecs = append(keepTexts, texts[i]), append(keepVecs, *v)
 	}
 	if len(keepIDs) == 0 {
 		return took, last, done, nil
 	}
+	args = []any{q.model, keepIDs, keepTexts, keepVecs, q.dims}
+	if t.bySeq {
+		args = append(args, keepSeqs)
+	}
 	err = s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
-		b.Queue(storePendingSQL(t.name), q.model, keepIDs, keepTexts, keepVecs, q.dims).Exec(func(tag pgconn.CommandTag) error {
+		b.Queue(storePendingSQL(t), args...).Exec(func(tag pgconn.CommandTag) error {
 			*t.count(res) += tag.RowsAffected()
 			return nil
 		})
@@ -414,14 +476,19 @@ func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, q pending
 	return took, last, done, nil
 }
 
-// storePendingSQL stores the vectors ($4) of the texts ($3) of rows ($2) of table, as embedded
-// by model $1 at dimension $5, where the row still holds that text and has no vector of that
-// model and dimension.
-func storePendingSQL(table string) string {
-	return `update agentmem.` + table + ` r
+// storePendingSQL stores the vectors ($4) of the texts ($3) of rows ($2: ids, or session ids
+// with the seqs $6) of t, as embedded by model $1 at dimension $5, where the row still holds that
+// text and has no vector of that model and dimension.
+func storePendingSQL(t pendingTable) string {
+	rows := `unnest($2::uuid[], $3::text[], $4::text[]) as x(id, content, embedding)
+		where r.id = x.id`
+	if t.bySeq {
+		rows = `unnest($2::uuid[], $3::text[], $4::text[], $6::bigint[]) as x(id, content, embedding, seq)
+		where r.session_id = x.id and r.seq = x.seq`
+	}
+	return `update agentmem.` + t.name + ` r
 		set embedding = x.embedding::extensions.vector, embedding_model = $1
-		from unnest($2::uuid[], $3::text[], $4::text[]) as x(id, content, embedding)
-		where r.id = x.id and r.content = x.content
+		from ` + rows + ` and r.content = x.content
 		  and (r.embedding is null or r.embedding_model is distinct from $1::text
 		       or r.embedding_dims is distinct from $5::int)`
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/agentmem/agentmem/shared/embedding"
 )
 
-// EnsureEmbeddingIndexes makes the HNSW indexes (cosine) of e's model and dimension on memories
-// and knowledge_chunks where they are missing, as agentmem.embedding_index_statements writes
+// EnsureEmbeddingIndexes makes the HNSW indexes (cosine) of e's model and dimension on memories,
+// knowledge_chunks and messages where they are missing, as agentmem.embedding_index_statements writes
 // them: expression indexes over embedding::vector(n), partial on the model and dimension, so
 // each model's rows have an index of their own. Vectors of more than 2,000 dimensions get none
 // (HNSW's limit). concurrently builds them without blocking writes (it cannot run inside a

@@ -73,6 +73,7 @@ const (
 	cat        = "User has a cat"                      // orthogonal to lisbon
 	wordless   = "..."                                 // the zero vector, as a text without words
 	wordless2  = "--"                                  // the zero vector too
+	noted      = "noted"                               // the message of every turn (messages are embedded too)
 	mergeModel = "merge-test-4"
 )
 
@@ -89,6 +90,7 @@ func mergeVectors() map[string][]float32 {
 		reworded:   near(0.99),
 		wordless:   {0, 0, 0, 0},
 		wordless2:  {0, 0, 0, 0},
+		noted:      {0, 1, 0, 0},
 	}
 }
 
@@ -144,7 +146,7 @@ func (e *mergeEnv) commit(st *store.Store, sc memory.Scope, ttl time.Duration, f
 
 func (e *mergeEnv) tryCommit(st *store.Store, sc memory.Scope, sid uuid.UUID, ttl time.Duration, facts ...fact) ([]uuid.UUID, error) {
 	p := store.CommitParams{Scope: sc, SessionID: sid, TTL: ttl,
-		Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "noted"}}}
+		Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: noted}}}
 	for _, f := range facts {
 		m := memory.NewMemory{Content: f.content}
 		if f.meta != "" {
@@ -330,7 +332,7 @@ func TestVectorsOfAnotherModelOrSizeNeverMerge(t *testing.T) {
 	// Every store embeds every text as the same direction, at its own size.
 	open := func(model string, v []float32) *store.Store {
 		vecs := map[string][]float32{}
-		for _, f := range []string{lisbon, lisbonHome, lisbonCity, lisbon90, lisbon94} {
+		for _, f := range []string{lisbon, lisbonHome, lisbonCity, lisbon90, lisbon94, noted} {
 			vecs[f] = v
 		}
 		return e.open(&fixedEmbedder{model: model, vecs: vecs}, 0)

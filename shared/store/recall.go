@@ -46,15 +46,19 @@ func (r Ranking) orDefaults() Ranking {
 	return d
 }
 
-// RecallParams is a search over a user's long-term memories.
+// RecallParams is a search over a user's long-term memories, past messages, or both.
 type RecallParams struct {
-	// Scope.Agent, when set, limits the search to that agent's and agent-less memories.
+	// Scope.Agent, when set, limits the search to that agent's and agent-less memories, and to
+	// that agent's messages.
 	Scope memory.Scope
-	Query string
-	K     int
+	// Source is memory.SourceMemories (the default, also ""), SourceMessages or SourceAll.
+	Source string
+	Query  string
+	K      int
 	// Mode is memory.ModeHybrid, ModeVector or ModeText.
 	Mode string
-	// Filter, a JSON object or nil, keeps memories whose top-level metadata keys equal its values.
+	// Filter, a JSON object or nil, keeps memories and messages whose top-level metadata keys
+	// equal its values.
 	Filter json.RawMessage
 	// MinScore drops results scoring below it.
 	MinScore float64
@@ -69,21 +73,38 @@ type RecallParams struct {
 	model string
 }
 
-// Recall searches the user's unexpired memories, best first (or diversified, with MMRLambda).
-// Only vectors of the configured model and dimension rank. When the embedding provider fails, hybrid recall ranks by full text alone and
-// vector recall answers unavailable.
+// Recall searches the user's unexpired memories, messages, or both (p.Source), best first (or
+// diversified, with MMRLambda); every hit names its source. Only vectors of the configured model
+// and dimension rank. When the embedding provider fails, hybrid recall ranks by full text alone
+// and vector recall answers unavailable.
 func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error) {
+	switch p.Source {
+	case "":
+		p.Source = memory.SourceMemories
+	case memory.SourceMemories, memory.SourceMessages, memory.SourceAll:
+	default:
+		return nil, fmt.Errorf("recall: unknown source %q", p.Source)
+	}
 	p, err := s.prepareRecall(ctx, p)
 	if err != nil {
 		return nil, err
 	}
+	query, args := recallSQL, s.recallArgs(p)
+	if p.Source != memory.SourceMemories {
+		query, args = recallSourcesSQL, append(args, p.Source)
+	}
 	var hits []memory.Hit
 	err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
-		b.Queue(recallSQL, s.recallArgs(p)...).Query(func(rows pgx.Rows) error {
+		b.Queue(query, args...).Query(func(rows pgx.Rows) error {
 			hits, err = recallHits(rows, p)
 			return err
 		})
 	})
+	if p.Source == memory.SourceMemories {
+		for i := range hits {
+			hits[i].Source = memory.HitMemory
+		}
+	}
 	return hits, err
 }
 
@@ -126,6 +147,16 @@ from agentmem.recall_memories(p_query => $1::text, query_embedding => $2::extens
   vector_weight => $11::float8, rrf_k => $12::int, min_score => $13::float8, p_k => $14::int,
   exact_limit => $15::int, with_vectors => $16::boolean)`
 
+// recallSourcesSQL is recallSQL over messages, or memories and messages as one ranking ($17):
+// see the function agentmem.recall_sources (migration search_messages).
+const recallSourcesSQL = `select source, id, session_id, seq, role, content, score, metadata, created_at,
+  embedding::text
+from agentmem.recall_sources(p_source => $17::text, p_query => $1::text,
+  query_embedding => $2::extensions.vector, query_model => $3::text, p_user_id => $4::uuid,
+  p_tenant_id => $5::text, p_agent => $6::text, p_filter => $7::jsonb, p_mode => $8::text,
+  candidates => $9::int, text_weight => $10::float8, vector_weight => $11::float8, rrf_k => $12::int,
+  min_score => $13::float8, p_k => $14::int, exact_limit => $15::int, with_vectors => $16::boolean)`
+
 func (s *Store) recallArgs(p RecallParams) []any {
 	var emb *string
 	if p.embedding != "" {
@@ -141,15 +172,21 @@ func (s *Store) recallArgs(p RecallParams) []any {
 		p.Mode, cands, r.TextWeight, r.VectorWeight, r.RRFK, p.MinScore, k, r.ExactLimit, p.MMRLambda != nil}
 }
 
-// recallHits reads recall's rows, best first, diversified when p asks for MMR.
+// recallHits reads the rows of recallSQL (or, for a source other than memories, of
+// recallSourcesSQL), best first, diversified when p asks for MMR.
 func recallHits(rows pgx.Rows, p RecallParams) ([]memory.Hit, error) {
 	var hits []memory.Hit
 	var vecs [][]float32
 	var h memory.Hit
 	var vec *string
-	_, err := pgx.ForEachRow(rows, []any{&h.ID, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &vec}, func() error {
+	dest := []any{&h.ID, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &vec}
+	if p.Source == memory.SourceMessages || p.Source == memory.SourceAll {
+		dest = []any{&h.Source, &h.ID, &h.SessionID, &h.Seq, &h.Role, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &vec}
+	}
+	_, err := pgx.ForEachRow(rows, dest, func() error {
 		h.CreatedAt = h.CreatedAt.UTC()
 		hits = append(hits, h)
+		h = memory.Hit{} // the next row's pointers are its own
 		var v pgvector.Vector
 		if vec != nil && p.MMRLambda != nil {
 			if err := v.Scan(*vec); err != nil {

@@ -247,7 +247,7 @@ export interface AgentMemRetrieverInput extends BaseRetrieverInput {
 }
 
 /**
- * AgentMemRetriever is a LangChain.js retriever over recall: each long-term memory found is a
+ * AgentMemRetriever is a LangChain.js retriever over recall: each memory (or message) found is a
  * Document (`pageContent` the memory, `metadata` its metadata with `id`, `score` and
  * `created_at`), best first.
  */

@@ -68,8 +68,10 @@ export type ContextFor<F extends ContextFormat | undefined> = F extends "openai"
     : F extends "anthropic"
       ? ContextAnthropic
       : ContextRaw;
-export type RecallRequest = Schemas["RecallRequest"] & RecallV11;
-export type RecallResult = { results: RecallHit[] };
+export type RecallRequest = Schemas["RecallRequest"];
+export type RecallResult = Schemas["RecallResult"];
+/** RecallHit is one recall result: a memory, or a message with its session, seq and role. */
+export type RecallHit = Schemas["RecallHit"];
 export type SweepRequest = Schemas["SweepRequest"];
 export type SweepResult = Schemas["SweepResult"];
 export type UserMemoryItem = Schemas["UserMemoryItem"];
@@ -104,16 +106,6 @@ export type Scope = { user_id?: string; tenant_id?: string };
 // ---------------------------------------------------------------------------------------------
 // Contract v1.1 additions not in docs/openapi.yaml yet.
 
-/** RecallV11 adds recall's `source` (v1.1). */
-export type RecallV11 = { source?: "memories" | "messages" | "all" };
-
-/** RecallHit is one recall result; v1.1 adds `source` and, for messages, where they are. */
-export type RecallHit = Hit & {
-  source?: "memory" | "message";
-  session_id?: string;
-  seq?: number;
-  role?: string;
-};
 
 /** IntentRequest is the body of intents (v1.1). */
 export type IntentRequest = { type: "syncSession" | "backfillSession"; session_id: string } & Scope;

@@ -251,12 +251,25 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Rank the user's long-term memories against a query.
+         * Rank the user's long-term memories, past messages, or both, against a query.
          * @description Searches only this user's unexpired long-term memories (in the caller's tenant). With
          *     `agent`, only that agent's memories and agent-less ones; without `agent`, the memories of
          *     every agent of the user.
          *
-         *     **Ranking.** Results are best first; ties are broken by memory id.
+         *     **Source.** `source` chooses what is searched: `memories` (the default, as above),
+         *     `messages` (the user's unexpired messages of every session, only that agent's sessions
+         *     when `agent` is given: past conversations), or `all` (both, as one ranking: each side,
+         *     full text and vector, ranks the memories and messages together, and `hybrid` fuses the
+         *     two ranks as below). Every result names its `source` (`memory` or `message`); a message
+         *     also carries `session_id`, `seq` and `role`, its `content` is its text and its
+         *     `metadata` is `null` when it was committed without. The modes, `filter` (on a message's
+         *     own metadata), `min_score`, `k` and `mmr_lambda` apply to messages as to memories. A
+         *     message's text is embedded when it is committed, except tool messages (a tool's output)
+         *     and messages without text: those are found by full text only. A message longer than
+         *     20,000 characters is embedded by its first 20,000; full text covers all of it.
+         *
+         *     **Ranking.** Results are best first; ties are broken by source (`memory` first), then
+         *     memory id, or session id and seq.
          *     - `text`: full-text search in the Postgres `english` configuration. The query is turned
          *       into an OR of its words' lexemes (stop words dropped), so a memory matches when it
          *       shares any word with the query; only matching memories are returned. `score` is
@@ -269,9 +282,10 @@ export interface paths {
          *       memory appears (ranks start at 1, both lists weigh 1), so at most 2/51 ≈ 0.0392. Its
          *       value only orders results; it is not a similarity.
          *
-         *     **Embedding model.** Only memories embedded by the configured model (`EMBEDDING_MODEL`)
-         *     take part in the vector ranking; a memory stored while the embedding provider was down,
-         *     or embedded by an earlier model, is found by text until it is embedded again. When the
+         *     **Embedding model.** Only memories (and messages) embedded by the configured model
+         *     (`EMBEDDING_MODEL`) take part in the vector ranking; one stored while the embedding
+         *     provider was down, or embedded by an earlier model, is found by text until it is
+         *     embedded again (by the scheduled embed-pending run or `agentmem backfill`). When the
          *     provider is unavailable, `hybrid` (and `get-context`'s recall) ranks by text alone, with
          *     the same score formula, and `vector` answers 503 `unavailable` with `Retry-After`.
          *
@@ -288,7 +302,8 @@ export interface paths {
          *     (`RECALL_RRF_K`, default 50) are the deployment's settings. Only vectors of the
          *     configured embedding model and dimension rank. A user with fewer memories than
          *     `RECALL_EXACT_LIMIT` (default 2,000) is ranked exactly; a larger one through the model's
-         *     HNSW index, whose scan goes on until `k` memories pass the filters.
+         *     HNSW index, whose scan goes on until `k` memories pass the filters. Messages follow the
+         *     same rule by the user's number of messages, through the HNSW index on messages.
          *
          *     **mmr_lambda.** Diversifies the answer (maximal marginal relevance), see the field.
          */
@@ -1340,13 +1355,19 @@ export interface components {
             query: string;
             /** @default 10 */
             k?: number;
-            /** @description This agent's and agent-less memories only. Default (absent): every agent's. */
+            /** @description This agent's and agent-less memories only, and this agent's messages. Default (absent): every agent's. */
             agent?: components["schemas"]["Agent"];
             /**
              * @default hybrid
              * @enum {string}
              */
             mode?: "hybrid" | "vector" | "text";
+            /**
+             * @description What to search: the long-term memories, the messages of past conversations, or both as one ranking. Anything else answers 400 naming `source`.
+             * @default memories
+             * @enum {string}
+             */
+            source?: "memories" | "messages" | "all";
             /** @description Exact equality of top-level metadata keys; at most 16 KiB. Absent, null or `{}`: no filter. */
             filter?: components["schemas"]["Metadata"];
             /**
@@ -1361,7 +1382,29 @@ export interface components {
         };
         RecallResult: {
             /** @description Best first. */
-            results: components["schemas"]["Hit"][];
+            results: components["schemas"]["RecallHit"][];
+        };
+        /** @description A memory (`source` `memory`) or a message (`source` `message`) that recall found. */
+        RecallHit: {
+            id: components["schemas"]["UUID"];
+            /** @description The memory, or the message's text. */
+            content: string;
+            /** @description Higher is better; its meaning depends on the mode (see `recall`). */
+            score: number;
+            /** @description The memory's metadata (`{}` when none), or the message's (`null` when none). */
+            metadata: Record<string, unknown> | null;
+            created_at: components["schemas"]["Timestamp"];
+            /** @enum {string} */
+            source: "memory" | "message";
+            /** @description A message's session; absent for a memory. */
+            session_id?: components["schemas"]["UUID"];
+            /** @description A message's place in its session; absent for a memory. */
+            seq?: number;
+            /**
+             * @description A message's role; absent for a memory.
+             * @enum {string}
+             */
+            role?: "user" | "assistant" | "system" | "tool";
         };
         /** @description All fields optional; an empty body is `{}`. */
         SweepRequest: {
@@ -2490,23 +2533,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "query": "metric",
-                 *       "k": 10,
-                 *       "agent": "support-bot",
-                 *       "mode": "hybrid",
-                 *       "filter": {
-                 *         "kind": "preference"
-                 *       },
-                 *       "min_score": 0
-                 *     }
-                 */
                 "application/json": components["schemas"]["RecallRequest"];
             };
         };
         responses: {
-            /** @description The matching memories, best first, at most `k`. */
+            /** @description The matching memories (and, with `source`, messages), best first, at most `k`. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -131,4 +131,11 @@ test("the retriever finds memories by recall", async () => {
 
   const stranger = await new AgentMemRetriever({ client: { url, token: newUser().token } }).invoke("Lyon cycling");
   assert.deepEqual(stranger, [], "another user's memories are never found");
+
+  // Past conversations: a message is a Document that says where it was said.
+  const said = await new AgentMemRetriever({ client, k: 5, source: "messages" }).invoke("Lyon cycling");
+  assert.deepEqual(said.map((d) => [d.pageContent, d.metadata.source, d.metadata.seq, d.metadata.role]),
+    [["I live in Lyon and I love cycling.", "message", 1, "user"]]);
+  const both = await new AgentMemRetriever({ client, k: 5, source: "all", mode: "text" }).invoke("Lyon");
+  assert.deepEqual(both.map((d) => d.metadata.source).sort(), ["memory", "message"]);
 });

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -185,5 +186,38 @@ func TestEmbedder(t *testing.T) {
 	}
 	if d := CosineDistance(vs[0], vs[0]); math.Abs(d) > 1e-6 {
 		t.Fatalf("distance of a vector to itself = %v", d)
+	}
+}
+
+// W3-sources' queries are QueryWords distinct words of the row they name, from both sources.
+func TestSourcesQueries(t *testing.T) {
+	c := GenerateSources(Stream(StreamSources), 300, 3)
+	queries := GenerateSourcesQueries(Stream(StreamSourcesQueries), 200, c)
+	again := GenerateSourcesQueries(Stream(StreamSourcesQueries), 200, GenerateSources(Stream(StreamSources), 300, 3))
+	sources := map[bool]int{}
+	for i, q := range queries {
+		if q != again[i] {
+			t.Fatalf("query %d differs between two draws: %+v, %+v", i, q, again[i])
+		}
+		sources[q.FromMessage]++
+		words := c.MemoryWords(q.Row)
+		if q.FromMessage {
+			words = c.MessageWords(q.Row)
+		}
+		text := " " + Join(words) + " "
+		for _, w := range strings.Fields(q.Text) {
+			if !strings.Contains(text, " "+w+" ") {
+				t.Fatalf("query %d: %q is not a word of its row", i, w)
+			}
+		}
+		if len(strings.Fields(q.Text)) != QueryWords {
+			t.Fatalf("query %d: %q is not %d words", i, q.Text, QueryWords)
+		}
+	}
+	if sources[true] < 60 || sources[false] < 60 {
+		t.Errorf("queries from messages / memories: %d / %d", sources[true], sources[false])
+	}
+	if c.OtherText(0) == Join(c.MessageWords(0)) {
+		t.Error("the other users' messages repeat the user's")
 	}
 }

@@ -15,6 +15,9 @@ const (
 	GoalRecallP99MS        = 5
 	GoalRecallQueriesSec   = 1500
 	GoalRecallAt10         = 0.99
+	// GoalMessagesToMemories bounds recall over a user's messages against recall over their
+	// memories, at as many rows of each (W3-sources).
+	GoalMessagesToMemories = 2
 )
 
 // EvaluateGoals checks the targets against the figures r holds; a target whose
@@ -86,6 +89,12 @@ func EvaluateGoals(r *Results) []Goal {
 			// Means of the same questions in the same order: equal rankings give equal sums, and a
 			// different order of summing costs no more than rounding.
 			Met: q.Hybrid.MRR >= best-1e-9})
+	}
+	if v := w.W3Sources; v != nil {
+		goals = append(goals, Goal{
+			Name:   fmt.Sprintf("recall p50 over %d messages / over %d memories, hybrid (store, W3-sources)", v.Rows, v.Rows),
+			Target: fmt.Sprintf("<= %dx", GoalMessagesToMemories), Value: v.MessagesToMemoriesP50, Unit: "x",
+			Met: v.MessagesToMemoriesP50 <= GoalMessagesToMemories})
 	}
 	return goals
 }

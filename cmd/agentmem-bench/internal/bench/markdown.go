@@ -106,6 +106,23 @@ func Markdown(r *Results, charts []string) string {
 		eachLevel(w3.v, func(level string, v *W3) { p("\n%s: recall@10 = %.4f", level, v.RecallAt10) })
 		p("\n\n")
 	}
+	if v := w.W3Sources; v != nil {
+		p("## W3-sources: recall by source, one user with %d memories and %d messages, top 10, %d queries (store)\n\n",
+			v.Rows, v.Rows, r.Sizes.SourcesQueries)
+		p("Other users hold %d memories and %d messages in the same tables and indexes. Loaded and indexed in %.1f s. "+
+			"The three sources are asked in turn, query by query.\n\n%s", v.OtherMemories, v.OtherMessages, v.LoadSeconds, phaseHeader)
+		for _, m := range []struct {
+			mode string
+			ph   SourcePhases
+		}{{"hybrid", v.Hybrid}, {"vector", v.Vector}} {
+			phaseRow("store", m.mode+", source memories", m.ph.Memories)
+			phaseRow("store", m.mode+", source messages", m.ph.Messages)
+			phaseRow("store", m.mode+", source all", m.ph.All)
+		}
+		phaseRow("store", "commit-turn into the user's sessions", v.Commits)
+		p("\nHybrid p50 over messages / over memories: %.2fx. Vector recall@10 against exact (first %d queries): memories %.4f, messages %.4f.\n\n",
+			v.MessagesToMemoriesP50, v.RecallQueries, v.RecallAt10Memories, v.RecallAt10Messages)
+	}
 	if s := w.W4; s != nil {
 		p("## W4 sweep: %d expired + %d live messages\n\n", s.ExpiredRows, s.LiveRows)
 		p("Loaded in %.1f s. Swept in %.2f s: %d rows deleted (%d messages, %d sessions, %d memories, %d idempotency keys) in %d batches of up to %d, **%s rows/s**, %d sweep errors.\n\n",

@@ -69,6 +69,11 @@ type Sizes struct {
 	// under users of its own: memory ids are random and the store breaks ties of score by id,
 	// so the mean over copies is steadier than any one copy.
 	QualityCopies int `json:"quality_copies"`
+	// SourcesRows is how many memories, and as many messages, the user of W3-sources holds
+	// (other users hold as many again of each).
+	SourcesRows int `json:"sources_rows"`
+	// SourcesQueries is how many queries W3-sources asks of each source in each mode.
+	SourcesQueries int `json:"sources_queries"`
 }
 
 // Env says where the figures come from.
@@ -123,11 +128,13 @@ type Workloads struct {
 	W2Growth *Levels[W2Growth] `json:"w2_growth"`
 	W3       *Levels[W3]       `json:"w3_recall"`
 	W3Large  *Levels[W3]       `json:"w3_recall_large"`
-	W4       *W4               `json:"w4_sweep"`
-	W5       *W5               `json:"w5_end_to_end"`
-	W6       *W6               `json:"w6_startup"`
-	Quality  *Quality          `json:"quality"`
-	History  *Levels[History]  `json:"history"`
+	// W3Sources is recall by source (memories, messages, all) for one user with many of each.
+	W3Sources *W3Sources       `json:"w3_sources"`
+	W4        *W4              `json:"w4_sweep"`
+	W5        *W5              `json:"w5_end_to_end"`
+	W6        *W6              `json:"w6_startup"`
+	Quality   *Quality         `json:"quality"`
+	History   *Levels[History] `json:"history"`
 }
 
 // Levels are a workload's figures with the store called directly and through the HTTP
@@ -174,6 +181,39 @@ type W3 struct {
 	Hybrid *Phase `json:"hybrid,omitempty"`
 	// LoadSeconds is the time to load the memories and build the indexes.
 	LoadSeconds float64 `json:"load_seconds"`
+}
+
+// W3Sources is recall by source for one user holding Rows memories and Rows messages, among
+// the memories and messages of other users that share the tables and their indexes (store
+// level, top 10, queries interleaved across the sources so that the machine's drift weighs on
+// each alike).
+type W3Sources struct {
+	Rows int `json:"rows"`
+	// OtherMemories (W3's) and OtherMessages are the other users' rows with vectors.
+	OtherMemories int     `json:"other_memories"`
+	OtherMessages int     `json:"other_messages"`
+	LoadSeconds   float64 `json:"load_seconds"`
+	// Vector and Hybrid are the phases of each mode (hybrid is recall's default).
+	Vector SourcePhases `json:"vector"`
+	Hybrid SourcePhases `json:"hybrid"`
+	// RecallAt10Memories and RecallAt10Messages are vector mode's share of the exact top 10 of
+	// the user's rows of that source (as W3 counts it), over the first RecallQueries queries.
+	RecallAt10Memories float64 `json:"recall_at_10_memories"`
+	RecallAt10Messages float64 `json:"recall_at_10_messages"`
+	RecallQueries      int     `json:"recall_queries"`
+	// MessagesToMemoriesP50 is the p50 of recall over messages over the p50 over memories, in
+	// the default (hybrid) mode.
+	MessagesToMemoriesP50 float64 `json:"messages_to_memories_p50_ratio"`
+	// Commits are commit-turns of two messages into the user's sessions, sequential: each
+	// embeds its messages and adds them to the messages' HNSW index, which holds the rows above.
+	Commits Phase `json:"commits"`
+}
+
+// SourcePhases are one mode's phases, one per source.
+type SourcePhases struct {
+	Memories Phase `json:"memories"`
+	Messages Phase `json:"messages"`
+	All      Phase `json:"all"`
 }
 
 // SweepCounts counts deleted rows per kind.
