@@ -56,6 +56,41 @@ create policy caller_owner on agentmem.idempotency_keys as permissive for all to
 grant delete, insert, select, update on table agentmem.idempotency_keys to agentmem_caller;
 grant delete, insert, select, update on table agentmem.idempotency_keys to service_role;
 
+-- Table agentmem.jobs
+create table agentmem.jobs (
+  id uuid not null,
+  event_id uuid not null,
+  tenant_id text default ''::text not null,
+  user_id uuid not null,
+  agent text default ''::text not null,
+  session_id uuid,
+  intent text not null,
+  adapter text not null,
+  refs jsonb default '{}'::jsonb not null,
+  status text default 'pending'::text not null,
+  attempts integer default 0 not null,
+  next_attempt_at timestamp with time zone default now() not null,
+  last_error text,
+  created_at timestamp with time zone default now() not null,
+  updated_at timestamp with time zone default now() not null,
+  constraint jobs_adapter_check CHECK ((adapter ~ '^[a-z0-9_-]{1,32}$'::text)),
+  constraint jobs_intent_check CHECK ((intent ~ '^[A-Za-z]{1,64}$'::text)),
+  constraint jobs_last_error_check CHECK ((char_length(last_error) <= 1000)),
+  constraint jobs_pkey PRIMARY KEY (id),
+  constraint jobs_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'running'::text, 'done'::text, 'dead'::text])))
+);
+CREATE INDEX jobs_due_idx ON agentmem.jobs USING btree (next_attempt_at) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]));
+CREATE INDEX jobs_owner_idx ON agentmem.jobs USING btree (user_id, tenant_id);
+CREATE INDEX jobs_status_created_idx ON agentmem.jobs USING btree (status, created_at DESC, id DESC);
+alter table agentmem.jobs enable row level security;
+create policy caller_inserts_own on agentmem.jobs as permissive for insert to agentmem_caller
+  with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+create policy no_client_access on agentmem.jobs as restrictive for all to anon, authenticated
+  using (false)
+  with check (false);
+grant insert on table agentmem.jobs to agentmem_caller;
+grant delete, insert, select, update on table agentmem.jobs to service_role;
+
 -- Table agentmem.knowledge_chunks
 create table agentmem.knowledge_chunks (
   id uuid default gen_random_uuid() not null,

@@ -226,6 +226,9 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors []*strin
 				return err
 			})
 		}
+		if args := s.turnJobsArgs(p, len(n.ids), mems.ckeys); args != nil {
+			b.Queue(turnJobsSQL, args...)
+		}
 	})
 	if isRLSViolation(err) {
 		return res, apierror.New(apierror.NotFound, "session not found")
@@ -291,7 +294,8 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 		}
 	}
 
-	if n := collectNew(p.Messages, stored); len(n.ids) > 0 {
+	n := collectNew(p.Messages, stored)
+	if len(n.ids) > 0 {
 		rows, err := tx.Query(ctx, appendSQL, appendArgs(p, n)...)
 		if err != nil {
 			return res, fmt.Errorf("insert messages: %w", err)
@@ -301,6 +305,7 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 		}
 	}
 
+	var keys []string
 	if len(p.Memories) > 0 {
 		mems := newMemoryRows(p.Memories, vectors)
 		rows, err := tx.Query(ctx, storeMemoriesSQL, s.memoryArgs(p, mems)...)
@@ -313,6 +318,12 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 		}
 		for _, id := range ids {
 			res.Memories = append(res.Memories, StoredMemory{ID: id})
+		}
+		keys = mems.ckeys
+	}
+	if args := s.turnJobsArgs(p, len(n.ids), keys); args != nil {
+		if _, err := tx.Exec(ctx, turnJobsSQL, args...); err != nil {
+			return res, fmt.Errorf("write jobs: %w", err)
 		}
 	}
 	return res, nil

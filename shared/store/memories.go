@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
@@ -216,7 +217,9 @@ func (s *Store) UpdateMemory(ctx context.Context, p UpdateMemoryParams) (MemoryI
 		if err != nil {
 			return fmt.Errorf("update memory: %w", err)
 		}
-		return nil
+		_, _, err = s.enqueue(ctx, tx, change{intent: adapter.MemoryUpdated,
+			sc: memory.Scope{TenantID: sc.TenantID, UserID: sc.UserID, Agent: agent}, refs: memoryRefs{MemoryID: p.ID}})
+		return err
 	})
 	return out, err
 }
@@ -257,12 +260,33 @@ func sameFactConflict(other *uuid.UUID) error {
 // DeleteMemory deletes one unexpired memory of the user.
 func (s *Store) DeleteMemory(ctx context.Context, sc memory.Scope, id uuid.UUID) error {
 	return s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		if s.outboxOn() {
+			n := s.newJobs()
+			b.Queue(deleteMemoryWithJobsSQL, id, sc.UserID, sc.TenantID, n.event, n.adapters, n.ids).
+				QueryRow(oneRow("delete memory", memoryNotFound))
+			return
+		}
 		b.Queue(`
 			delete from agentmem.memories
 			where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
 			returning true`, id, sc.UserID, sc.TenantID).QueryRow(oneRow("delete memory", memoryNotFound))
 	})
 }
+
+// deleteMemoryWithJobsSQL is DeleteMemory's statement when adapters are enabled: it also
+// writes the jobs of the deletion ($4 the event id, $5 adapters, $6 job ids), only when it
+// deleted the memory.
+const deleteMemoryWithJobsSQL = `
+with gone as (
+  delete from agentmem.memories
+  where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
+  returning id, tenant_id, user_id, agent),
+jobs as (
+  insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, intent, adapter, refs)
+  select a.id, $4, g.tenant_id, g.user_id, g.agent, null, '` + adapter.MemoryDeleted + `', a.name,
+    jsonb_build_object('memory_id', g.id)
+  from gone g, unnest($5::text[], $6::uuid[]) as a(name, id))
+select true from gone`
 
 // memoryNotFound answers for a memory that is missing, expired or (row-level security hides
 // it) another user's.
