@@ -123,6 +123,7 @@ func (a *App) DeleteMemory(ctx context.Context, p auth.Principal, in OneMemoryIn
 	if err := a.store.DeleteMemory(ctx, sc, id); err != nil {
 		return MemoryDeleted{}, err
 	}
+	a.notify(ctx)
 	return MemoryDeleted{Deleted: true}, nil
 }
 
@@ -170,5 +171,9 @@ func (a *App) UpdateMemory(ctx context.Context, pr auth.Principal, req UpdateMem
 	if err := f.Err(); err != nil {
 		return store.MemoryItem{}, err
 	}
-	return a.store.UpdateMemory(ctx, p)
+	out, err := a.store.UpdateMemory(ctx, p)
+	if err == nil {
+		a.notify(ctx)
+	}
+	return out, err
 }
