@@ -15,13 +15,13 @@ import (
 
 // jobRefs is every field a job's refs may hold (see the refs types in outbox.go).
 type jobRefs struct {
-	SeqFrom    *int64     `json:"seq_from"`
-	SeqTo      *int64     `json:"seq_to"`
-	MemoryKeys []string   `json:"memory_keys"`
-	MemoryID   *uuid.UUID `json:"memory_id"`
-	MessageID  *uuid.UUID `json:"message_id"`
-	Seq        *int64     `json:"seq"`
-	AllTenants bool       `json:"all_tenants"`
+	SeqFrom    *int64      `json:"seq_from"`
+	SeqTo      *int64      `json:"seq_to"`
+	MemoryIDs  []uuid.UUID `json:"memory_ids"`
+	MemoryID   *uuid.UUID  `json:"memory_id"`
+	MessageID  *uuid.UUID  `json:"message_id"`
+	Seq        *int64      `json:"seq"`
+	AllTenants bool        `json:"all_tenants"`
 }
 
 // LoadEvents reads what a claimed job delivers: its event, with the content the database holds
@@ -51,11 +51,10 @@ func (s *Store) LoadEvents(ctx context.Context, j ClaimedJob) ([]adapter.Event, 
 			if j.SessionID != nil && refs.SeqFrom != nil && refs.SeqTo != nil && *refs.SeqFrom <= *refs.SeqTo {
 				queueMessages(b, sc, *j.SessionID, *refs.SeqFrom, *refs.SeqTo, &ev.Messages)
 			}
-			if len(refs.MemoryKeys) > 0 {
+			if len(refs.MemoryIDs) > 0 {
 				b.Queue(`select `+eventMemoryColumns+` from agentmem.memories
-					where user_id = $1 and tenant_id = $2 and agent = $3 and content_key = any($4::text[])
-					  and expires_at > now()
-					order by created_at, id`, sc.UserID, sc.TenantID, sc.Agent, refs.MemoryKeys).
+					where id = any($1::uuid[]) and user_id = $2 and tenant_id = $3 and expires_at > now()
+					order by created_at, id`, refs.MemoryIDs, sc.UserID, sc.TenantID).
 					Query(collectEventMemories(&ev.Memories))
 			}
 		})

@@ -141,7 +141,8 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 	}
 	jobs := newJobs("a turn", adapter.TurnCommitted)
 	if j := jobs[0]; j.Agent != "bot" || j.SessionID == nil || *j.SessionID != session ||
-		j.Refs["seq_from"] != float64(1) || j.Refs["seq_to"] != float64(2) || len(j.Refs["memory_keys"].([]any)) != 1 {
+		j.Refs["seq_from"] != float64(1) || j.Refs["seq_to"] != float64(2) ||
+		!slices.Equal(j.Refs["memory_ids"].([]any), []any{res.Memories[0].ID.String()}) {
 		t.Errorf("turn job %+v", j)
 	}
 	ev := event(jobs[0])
