@@ -31,7 +31,7 @@ import (
 )
 
 // The workloads, as -only names them.
-var allWorkloads = []string{"w1", "w2", "w2growth", "w3", "w4", "w5", "w6", "quality"}
+var allWorkloads = []string{"w1", "w2", "w2growth", "w3", "w4", "w5", "w6", "quality", "outbox"}
 
 // Config is one benchmark run.
 type Config struct {
@@ -80,7 +80,7 @@ func SizesFor(mode string) (bench.Sizes, error) {
 			Users: 1000, MemoriesPerUser: 100, LargeUsers: 10000, Queries: 500, WarmupQueries: 50,
 			Turns: 2000, Reads: 2000, Warmup: 50, Clients: 8,
 			SweepExpired: 1_000_000, SweepLive: 1_000_000, SweepBatch: 5000, SweepBaseline: 2000,
-			W5Clients: 16, W5Seconds: 30, W6Runs: 5, QualityCopies: 10,
+			W5Clients: 16, W5Seconds: 30, W6Runs: 5, QualityCopies: 10, OutageSeconds: 60,
 		}, nil
 	case "quick":
 		return bench.Sizes{
@@ -90,7 +90,7 @@ func SizesFor(mode string) (bench.Sizes, error) {
 			Turns: 200, Reads: 200, Warmup: 20, Clients: 8,
 			SweepExpired: 50_000, SweepLive: 50_000, SweepBatch: 5000, SweepBaseline: 1000,
 			W5Clients: 16, W5Seconds: 5, W6Functions: []string{"commit-turn", "get-context"}, W6Runs: 3,
-			QualityCopies: 5,
+			QualityCopies: 5, OutageSeconds: 5,
 		}, nil
 	case "tiny":
 		return bench.Sizes{
@@ -100,7 +100,7 @@ func SizesFor(mode string) (bench.Sizes, error) {
 			Turns: 24, Reads: 24, Warmup: 4, Clients: 8,
 			SweepExpired: 3000, SweepLive: 1000, SweepBatch: 500, SweepBaseline: 24,
 			W5Clients: 16, W5Seconds: 1, W6Functions: []string{"get-context"}, W6Runs: 1,
-			QualityCopies: 2,
+			QualityCopies: 2, OutageSeconds: 1,
 		}, nil
 	}
 	return bench.Sizes{}, fmt.Errorf("unknown mode %q: full, quick or tiny", mode)

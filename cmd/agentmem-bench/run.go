@@ -53,7 +53,8 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 	}
 	res.Env.Connection = "directly (no pooler), pool of 16 connections"
 
-	needChat := cfg.runs("w1") || cfg.runs("w2") || cfg.runs("w2growth") || cfg.runs("w4") || cfg.runs("w5") || cfg.runs("w6")
+	needChat := cfg.runs("w1") || cfg.runs("w2") || cfg.runs("w2growth") || cfg.runs("w4") || cfg.runs("w5") || cfg.runs("w6") ||
+		cfg.runs("outbox")
 	if needChat {
 		t := time.Now()
 		if err := loadChat(ctx, db, sz); err != nil {
@@ -173,6 +174,11 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 			cfg.logf("W6: %v", err)
 		} else {
 			w.W6 = r
+		}
+	}
+	if cfg.runs("outbox") {
+		if w.Outbox, err = runOutbox(ctx, cfg, db, ops); err != nil {
+			return nil, err
 		}
 	}
 	if cfg.runs("w4") {

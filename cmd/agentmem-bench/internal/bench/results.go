@@ -53,6 +53,8 @@ type Sizes struct {
 	// under users of its own: memory ids are random and the store breaks ties of score by id,
 	// so the mean over copies is steadier than any one copy.
 	QualityCopies int `json:"quality_copies"`
+	// OutageSeconds is how long the outbox workload keeps the webhook receiver down.
+	OutageSeconds float64 `json:"outage_seconds"`
 }
 
 // Env says where the figures come from.
@@ -111,6 +113,7 @@ type Workloads struct {
 	W5       *W5               `json:"w5_end_to_end"`
 	W6       *W6               `json:"w6_startup"`
 	Quality  *Quality          `json:"quality"`
+	Outbox   *Outbox           `json:"outbox"`
 }
 
 // Levels are a workload's figures with the store called directly and through the HTTP
@@ -279,4 +282,56 @@ func Write(dir string, r *Results) error {
 		return fmt.Errorf("charts: %w", err)
 	}
 	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(Markdown(r, charts)), 0o644)
+}
+
+// Outbox is the orchestrator's workload: the outbox's cost to a commit, the delay from a commit
+// to a webhook receiver, and an outage of the receiver.
+type Outbox struct {
+	// CommitNoAdapter and CommitOneAdapter are W1's sequential turns committed through the
+	// store with no adapter enabled and with the webhook adapter (one job per turn), turn by
+	// turn alternately.
+	CommitNoAdapter  Phase `json:"commit_no_adapter"`
+	CommitOneAdapter Phase `json:"commit_one_adapter"`
+	// AddedP50MS is what one adapter adds to the p50 of a commit.
+	AddedP50MS float64  `json:"added_p50_ms"`
+	Delivery   Delivery `json:"delivery"`
+	Outage     Outage   `json:"outage"`
+}
+
+// Delivery is the delay from a commit's answer to the receipt of its event by a local webhook
+// receiver, delivery started by the commit (the in-process delivery loop of agentmem serve).
+type Delivery struct {
+	Commits      int `json:"commits"`
+	CommitErrors int `json:"commit_errors"`
+	// Delivered counts the commits whose event arrived.
+	Delivered int     `json:"delivered"`
+	Delay     Latency `json:"delay"`
+	// Attempts counts deliveries started; FailedAttempts those that failed, FailedShare their
+	// share.
+	Attempts       int     `json:"attempts"`
+	FailedAttempts int     `json:"failed_attempts"`
+	FailedShare    float64 `json:"failed_share"`
+}
+
+// Outage is the receiver down while W1's concurrent turns are committed, then back.
+type Outage struct {
+	DownSeconds  float64 `json:"down_seconds"`
+	Clients      int     `json:"clients"`
+	Turns        int     `json:"turns"`
+	CommitErrors int     `json:"commit_errors"`
+	FirstError   string  `json:"first_error,omitempty"`
+	// RefusedWhileDown counts the deliveries the receiver refused while down.
+	RefusedWhileDown int `json:"refused_while_down"`
+	// DrainSeconds is the time from the receiver's return until no job was left open.
+	DrainSeconds float64 `json:"drain_seconds"`
+	// Jobs counts the jobs written; Delivered the changes whose event the receiver kept; Lost
+	// those it never got; Dead the jobs that went dead.
+	Jobs      int `json:"jobs"`
+	Delivered int `json:"delivered"`
+	Lost      int `json:"lost"`
+	Dead      int `json:"dead"`
+	// Duplicates counts verified repeats of an event the receiver already had (dropped by id);
+	// Rejected the deliveries it could not verify.
+	Duplicates int `json:"duplicates"`
+	Rejected   int `json:"rejected"`
 }

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/cmd/agentmem-bench/internal/bench"
+	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/adapter/webhook"
+	"github.com/agentmem/agentmem/shared/adapter/webhook/webhooktest"
+	"github.com/agentmem/agentmem/shared/app"
+	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// outageJobs configures delivery during the outage: retries every few seconds at most, so the
+// backlog drains soon after the receiver is back.
+var outageJobs = app.JobsConfig{MaxAttempts: 100, BackoffBase: 250 * time.Millisecond, BackoffMax: 4 * time.Second}
+
+// runOutbox measures the orchestrator: what the outbox adds to a commit, how soon a commit
+// reaches a webhook receiver, and what an outage of the receiver loses.
+func runOutbox(ctx context.Context, cfg Config, db *benchDB, ops *opsData) (*bench.Outbox, error) {
+	sz := cfg.Sizes
+	out := &bench.Outbox{}
+	off, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize, Embedder: bench.Embedder{}})
+	if err != nil {
+		return nil, err
+	}
+	defer off.Close()
+	on, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize, Embedder: bench.Embedder{},
+		Adapters: []string{adapter.Webhook}})
+	if err != nil {
+		return nil, err
+	}
+	defer on.Close()
+
+	// 1. The cost of the outbox: W1's sequential commits, with no adapter and with one.
+	cfg.logf("outbox: commit-turn with 0 and 1 adapter, %d turns each, alternating", len(ops.seqTurns))
+	tOff, tOn := newStoreTarget(off), newStoreTarget(on)
+	measure(ctx, 1, len(ops.warmTurns), turnOp(tOff, ops.warmTurns))
+	measure(ctx, 1, len(ops.warmTurns), turnOp(tOn, ops.warmTurns))
+	var latOff, latOn []time.Duration
+	var errOff, errOn int
+	firstErr := ""
+	start := time.Now()
+	for i, tr := range ops.seqTurns {
+		// Turn by turn, each variant first every other time: a slow moment of the shared
+		// machine falls on both alike.
+		variants := []struct {
+			t    *storeTarget
+			lat  *[]time.Duration
+			errs *int
+		}{{tOff, &latOff, &errOff}, {tOn, &latOn, &errOn}}
+		if i%2 == 1 {
+			variants[0], variants[1] = variants[1], variants[0]
+		}
+		for _, v := range variants {
+			t0 := time.Now()
+			if err := v.t.commit(ctx, bench.SessionID(tr.Session), tr.User, tr.Assistant); err != nil {
+				*v.errs++
+				if firstErr == "" {
+					firstErr = err.Error()
+				}
+				continue
+			}
+			*v.lat = append(*v.lat, time.Since(t0))
+		}
+	}
+	elapsed := time.Since(start) / 2
+	out.CommitNoAdapter = phase(1, len(ops.seqTurns), errOff, firstErr, elapsed, latOff)
+	out.CommitOneAdapter = phase(1, len(ops.seqTurns), errOn, firstErr, elapsed, latOn)
+	out.AddedP50MS = out.CommitOneAdapter.Latency.P50MS - out.CommitNoAdapter.Latency.P50MS
+	if err := clearJobs(ctx, db); err != nil {
+		return nil, err
+	}
+
+	// 2. From commit to the receiver, with delivery started by the commit.
+	d, err := runDelivery(ctx, cfg, db, on, ops)
+	if err != nil {
+		return nil, err
+	}
+	out.Delivery = d
+	if err := clearJobs(ctx, db); err != nil {
+		return nil, err
+	}
+
+	// 3. The receiver down under W1 load, then back.
+	o, err := runOutage(ctx, cfg, db, on, ops, sz)
+	if err != nil {
+		return nil, err
+	}
+	out.Outage = o
+	return out, clearJobs(ctx, db)
+}
+
+// clearJobs empties the outbox between the parts.
+func clearJobs(ctx context.Context, db *benchDB) error {
+	c, err := db.admin(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	_, err = c.Exec(ctx, "truncate agentmem.jobs")
+	return err
+}
+
+// deliveryRig is an app that commits with the webhook adapter enabled and delivers in a loop
+// of its own, started by each commit, to a local receiver.
+type deliveryRig struct {
+	app    *app.App
+	rec    *webhooktest.Receiver
+	stop   func()
+	commit func(ctx context.Context, tr bench.Turn) (int64, error)
+}
+
+func newDeliveryRig(st *store.Store, jc app.JobsConfig) (*deliveryRig, error) {
+	secret := webhooktest.NewSecret()
+	rec, err := webhooktest.NewReceiver(secret)
+	if err != nil {
+		return nil, err
+	}
+	wh, err := webhook.New(webhook.Config{URL: rec.URL, Secret: secret})
+	if err != nil {
+		rec.Close()
+		return nil, err
+	}
+	kick := app.NewKick()
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	a := app.New(st, log, app.Config{Jobs: jc, Adapters: map[string]adapter.Adapter{adapter.Webhook: wh}, Notifier: kick})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); a.DeliveryLoop(ctx, kick, 100*time.Millisecond) }()
+	user := auth.Principal{Role: auth.RoleUser, UserID: bench.ChatUserID}
+	agent := benchAgent
+	return &deliveryRig{app: a, rec: rec, stop: func() { cancel(); <-done; rec.Close() },
+		commit: func(ctx context.Context, tr bench.Turn) (int64, error) {
+			sid := bench.SessionID(tr.Session).String()
+			u, as, ur, ar := tr.User, tr.Assistant, "user", "assistant"
+			res, err := a.CommitTurn(ctx, user, app.CommitTurnInput{SessionID: &sid, Agent: &agent,
+				Messages: []app.MessageInput{{Role: &ur, Content: &u}, {Role: &ar, Content: &as}}})
+			if err != nil {
+				return 0, err
+			}
+			return res.Messages[0].Seq, nil
+		}}, nil
+}
+
+// runDelivery commits turns one after the other, a few milliseconds apart, and times each from
+// the commit's answer to the receiver's receipt of its event.
+func runDelivery(ctx context.Context, cfg Config, db *benchDB, st *store.Store, ops *opsData) (bench.Delivery, error) {
+	rig, err := newDeliveryRig(st, app.JobsConfig{})
+	if err != nil {
+		return bench.Delivery{}, err
+	}
+	defer rig.stop()
+	turns := ops.warmTurns
+	if n := max(cfg.Sizes.Reads/2, 20); len(ops.concTurns) >= n {
+		turns = ops.concTurns[:n]
+	}
+	cfg.logf("outbox: delivery delay, %d commits 5 ms apart", len(turns))
+	type key struct {
+		session uuid.UUID
+		seq     int64
+	}
+	acked := map[key]time.Time{}
+	errs := 0
+	for _, tr := range turns {
+		seq, err := rig.commit(ctx, tr)
+		if err != nil {
+			errs++
+			continue
+		}
+		acked[key{bench.SessionID(tr.Session), seq}] = time.Now()
+		time.Sleep(5 * time.Millisecond)
+	}
+	rig.rec.WaitFor(len(acked), 30*time.Second)
+	var delays []time.Duration
+	for _, ev := range rig.rec.Events() {
+		if ev.SessionID == nil || ev.SeqFrom == nil {
+			continue
+		}
+		at, ok := acked[key{*ev.SessionID, *ev.SeqFrom}]
+		if !ok {
+			continue
+		}
+		_, got, _ := rig.rec.Event(ev.ID)
+		delays = append(delays, max(got.Sub(at), 0))
+	}
+	d := bench.Delivery{Commits: len(turns), CommitErrors: errs, Delivered: len(delays), Delay: bench.Summarize(delays)}
+	c, err := db.admin(ctx)
+	if err != nil {
+		return d, err
+	}
+	defer c.Close(ctx)
+	var attempts, done int64
+	if err := c.QueryRow(ctx, `select coalesce(sum(attempts), 0), count(*) filter (where status = 'done') from agentmem.jobs`).
+		Scan(&attempts, &done); err != nil {
+		return d, err
+	}
+	d.Attempts, d.FailedAttempts = int(attempts), int(attempts-done)
+	if attempts > 0 {
+		d.FailedShare = float64(attempts-done) / float64(attempts)
+	}
+	return d, nil
+}
+
+// runOutage takes the receiver down, commits W1's concurrent turns meanwhile (sz.Clients
+// clients), keeps it down for the outage's length, brings it back, and waits until every job
+// is done; then checks each change's event against what the receiver kept.
+func runOutage(ctx context.Context, cfg Config, db *benchDB, st *store.Store, ops *opsData, sz bench.Sizes) (bench.Outage, error) {
+	down := time.Duration(sz.OutageSeconds * float64(time.Second))
+	rig, err := newDeliveryRig(st, outageJobs)
+	if err != nil {
+		return bench.Outage{}, err
+	}
+	defer rig.stop()
+	o := bench.Outage{DownSeconds: down.Seconds(), Clients: sz.Clients, Turns: len(ops.concTurns)}
+	cfg.logf("outbox: receiver down for %.0f s while %d clients commit %d turns", down.Seconds(), sz.Clients, len(ops.concTurns))
+	rig.rec.Down(true)
+	wentDown := time.Now()
+	var next atomic.Int64
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range sz.Clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(ops.concTurns) || ctx.Err() != nil {
+					return
+				}
+				if _, err := rig.commit(ctx, ops.concTurns[i]); err != nil {
+					mu.Lock()
+					o.CommitErrors++
+					if o.FirstError == "" {
+						o.FirstError = err.Error()
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case <-time.After(time.Until(wentDown.Add(down))):
+	case <-ctx.Done():
+		return o, ctx.Err()
+	}
+	requests, _, _ := rig.rec.Stats()
+	o.RefusedWhileDown = requests
+	rig.rec.Down(false)
+	back := time.Now()
+
+	c, err := db.admin(ctx)
+	if err != nil {
+		return o, err
+	}
+	defer c.Close(ctx)
+	for {
+		var open int
+		if err := c.QueryRow(ctx, `select count(*) from agentmem.jobs where status in ('pending', 'running')`).Scan(&open); err != nil {
+			return o, err
+		}
+		if open == 0 {
+			break
+		}
+		if time.Since(back) > 5*time.Minute {
+			return o, fmt.Errorf("outage: %d jobs still open 5 minutes after the receiver came back", open)
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			return o, ctx.Err()
+		}
+	}
+	o.DrainSeconds = time.Since(back).Seconds()
+	rows, err := c.Query(ctx, `select event_id, status from agentmem.jobs`)
+	if err != nil {
+		return o, err
+	}
+	want := map[uuid.UUID]bool{}
+	var id uuid.UUID
+	var status string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &status}, func() error {
+		want[id] = true
+		o.Jobs++
+		if status == store.JobDead {
+			o.Dead++
+		}
+		return nil
+	}); err != nil {
+		return o, err
+	}
+	got := rig.rec.Events()
+	for _, ev := range got {
+		if want[ev.ID] {
+			delete(want, ev.ID)
+			o.Delivered++
+		}
+	}
+	o.Lost = len(want)
+	_, o.Rejected, o.Duplicates = rig.rec.Stats()
+	return o, nil
+}
