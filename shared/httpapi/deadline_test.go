@@ -16,7 +16,7 @@ import (
 // Retry-After while there is still time to send it, and stores nothing.
 func TestBlockedRequestAnswers503BeforeItsDeadline(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, false)
+	e := newEnv(t, true) // a database of its own: the check below watches all of its backends
 	u := e.newUser("")
 	sid := uuid.New()
 	e.call(u.token, "commit-turn", map[string]any{"session_id": sid,
@@ -58,9 +58,24 @@ func TestBlockedRequestAnswers503BeforeItsDeadline(t *testing.T) {
 	if err := tx.Rollback(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	// The refused commit must not go on to commit once the lock is free: give a statement left
-	// running on the server the time to finish before counting.
-	time.Sleep(500 * time.Millisecond)
+	// The refused commit must not go on to commit once the lock is free. Count only once no
+	// other backend of this database is running a statement or holds a transaction open: from
+	// then on nothing left over from the request can still write.
+	for settled := time.Now().Add(10 * time.Second); ; {
+		var busy int
+		if err := admin.QueryRow(context.Background(), `select count(*) from pg_stat_activity
+			where datname = current_database() and pid <> pg_backend_pid()
+			  and state in ('active', 'idle in transaction', 'idle in transaction (aborted)')`).Scan(&busy); err != nil {
+			t.Fatal(err)
+		}
+		if busy == 0 {
+			break
+		}
+		if time.Now().After(settled) {
+			t.Fatalf("%d backends still busy 10 s after the lock was released", busy)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	if n := e.count("messages", "session_id = $1", sid); n != 1 {
 		t.Errorf("messages after the refused commit: %d, want 1", n)
 	}
