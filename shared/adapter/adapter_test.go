@@ -60,7 +60,8 @@ func TestRetryAfter(t *testing.T) {
 func TestPageID(t *testing.T) {
 	t.Parallel()
 	a, b := uuid.New(), uuid.New()
-	if adapter.PageID(a, 1) != adapter.PageID(a, 1) {
+	first, again := adapter.PageID(a, 1), adapter.PageID(a, 1)
+	if first != again {
 		t.Error("not stable")
 	}
 	seen := map[uuid.UUID]bool{a: true, b: true}
