@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -444,8 +445,9 @@ func (a *App) RunJobs(ctx context.Context, limit int, budget time.Duration) (Pro
 }
 
 // deliverAll delivers claimed jobs, at most jc.Concurrency at once; the jobs of one adapter and
-// user go one after the other, in the order claimed (the order they became due), and each
-// delivery ends before the run's deadline and the job's lease.
+// user go one after the other, oldest first, and each delivery ends before the run's deadline
+// and the job's lease. (Across runs and retries there is no order: events carry their seqs and
+// occurred_at.)
 func (a *App) deliverAll(ctx context.Context, claimed []store.ClaimedJob, deadline time.Time, jc JobsConfig) []store.JobResult {
 	type key struct {
 		adapter string
@@ -459,6 +461,14 @@ func (a *App) deliverAll(ctx context.Context, claimed []store.ClaimedJob, deadli
 			order = append(order, k)
 		}
 		groups[k] = append(groups[k], i)
+	}
+	for _, k := range order {
+		slices.SortFunc(groups[k], func(a, b int) int {
+			if c := claimed[a].CreatedAt.Compare(claimed[b].CreatedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(claimed[a].ID.String(), claimed[b].ID.String())
+		})
 	}
 	results := make([]store.JobResult, len(claimed))
 	var g errgroup.Group
@@ -513,6 +523,7 @@ func (a *App) deliver(ctx context.Context, j store.ClaimedJob) error {
 	}
 	for _, ev := range events {
 		ev = scrubEvent(ev)
+		ev.Messages = RawMessages(ev.Messages)
 		if err := ad.Deliver(ctx, ev); err != nil {
 			return err
 		}

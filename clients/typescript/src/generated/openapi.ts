@@ -785,8 +785,9 @@ export interface paths {
          *     `JOBS_BACKOFF_MAX`, less a random part of up to half; an adapter's `Retry-After` is
          *     honoured), or `dead` at the attempt cap (`JOBS_MAX_ATTEMPTS`), with `last_error`. A job
          *     whose lease passed after its last allowed attempt goes `dead` without another delivery.
-         *     The jobs of one adapter and user are delivered one after the other, in the order they
-         *     came due; others in parallel (`JOBS_CONCURRENCY`). An adapter's failure, however
+         *     Within a run, the jobs of one adapter and user are delivered one after the other, oldest
+         *     first, others in parallel (`JOBS_CONCURRENCY`); a retried job may arrive after later
+         *     events, which carry their seqs and `occurred_at` to order by. An adapter's failure, however
          *     malformed its answer, is never this request's error: it is a job's outcome.
          *
          *     It goes on until no job is due, `limit` jobs were handled or the time budget is spent:
@@ -1828,7 +1829,7 @@ export interface components {
          *           "name": null,
          *           "tool_calls": null,
          *           "tool_call_id": null,
-         *           "metadata": null,
+         *           "metadata": {},
          *           "created_at": "2026-11-24T07:41:02.120391Z"
          *         },
          *         {
@@ -1839,7 +1840,7 @@ export interface components {
          *           "name": null,
          *           "tool_calls": null,
          *           "tool_call_id": null,
-         *           "metadata": null,
+         *           "metadata": {},
          *           "created_at": "2026-11-24T07:41:02.120391Z"
          *         }
          *       ],
