@@ -311,7 +311,7 @@ type PurgeJobsOutput struct {
 	Deleted int64 `json:"deleted"`
 }
 
-// PurgeJobs deletes done or dead jobs last changed at least older_than_seconds ago (default 0:
+// PurgeJobs deletes done or dead jobs created at least older_than_seconds ago (default 0:
 // all of them).
 func (a *App) PurgeJobs(ctx context.Context, pr auth.Principal, in PurgeJobsInput) (PurgeJobsOutput, error) {
 	if err := serviceOnly(pr); err != nil {

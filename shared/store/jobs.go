@@ -151,18 +151,19 @@ func (s *Store) RetryJob(ctx context.Context, id uuid.UUID) (Job, error) {
 	return out, err
 }
 
-// PurgeJobs deletes done or dead jobs last changed at least olderThan ago, at most limit of
-// them (the oldest first), and says how many it deleted.
+// PurgeJobs deletes done or dead jobs created at least olderThan ago, at most limit of them
+// (the oldest first, through jobs_status_created_idx: no sort, however many jobs are kept),
+// and says how many it deleted.
 func (s *Store) PurgeJobs(ctx context.Context, status string, olderThan time.Duration, limit int) (int64, error) {
 	var n int64
 	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		b.Queue(`
 			with doomed as (
-			  select id from agentmem.jobs
-			  where status = $1 and updated_at <= now() - make_interval(secs => $2::float8)
-			  order by updated_at limit $3
+			  select ctid from agentmem.jobs
+			  where status = $1 and created_at <= now() - make_interval(secs => $2::float8)
+			  order by created_at limit $3
 			  for update skip locked)
-			delete from agentmem.jobs j using doomed where j.id = doomed.id`,
+			delete from agentmem.jobs j using doomed where j.ctid = doomed.ctid`,
 			status, olderThan.Seconds(), limit).Exec(func(tag pgconn.CommandTag) error {
 			n = tag.RowsAffected()
 			return nil
