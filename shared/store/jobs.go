@@ -79,10 +79,16 @@ func (s *Store) ListJobs(ctx context.Context, p ListJobsParams) (JobPage, error)
 	if p.After != nil {
 		afterAt, afterID = &p.After.CreatedAt, &p.After.ID
 	}
+	// With a status, the listing reads jobs_status_created_idx in order: the condition is
+	// written out rather than made optional in SQL, which would hide it from the planner.
+	status := `$1::text = ''`
+	if p.Status != "" {
+		status = `status = $1::text`
+	}
 	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		b.Queue(`
 			select `+jobColumns+` from agentmem.jobs
-			where ($1::text = '' or status = $1::text) and ($2::text = '' or adapter = $2::text)
+			where `+status+` and ($2::text = '' or adapter = $2::text)
 			  and ($3::timestamptz is null or (created_at, id) < ($3::timestamptz, $4::uuid))
 			order by created_at desc, id desc
 			limit $5`, p.Status, p.Adapter, afterAt, afterID, p.Limit+1).Query(func(rows pgx.Rows) error {
