@@ -293,9 +293,7 @@ func (a *App) RetryDeadJob(ctx context.Context, id uuid.UUID) (store.Job, error)
 		return j, err
 	}
 	a.log.InfoContext(ctx, "job retried", "job_id", id.String(), "adapter", j.Adapter)
-	if a.cfg.Notifier != nil {
-		a.cfg.Notifier.Notify(ctx)
-	}
+	a.notify(ctx)
 	return j, nil
 }
 
