@@ -997,6 +997,35 @@ $function$;
 grant execute on function agentmem.word_order_overlap(text,text) to agentmem_caller;
 grant execute on function agentmem.word_order_overlap(text,text) to service_role;
 
+-- Function agentmem.write_turn_jobs(uuid,uuid,uuid,text,text,integer,text[],text[],uuid[])
+CREATE OR REPLACE FUNCTION agentmem.write_turn_jobs(p_event_id uuid, p_session_id uuid, p_user_id uuid, p_tenant_id text, p_agent text, p_new_messages integer, p_memory_keys text[], p_adapters text[], p_job_ids uuid[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_memories jsonb := '[]'::jsonb;
+  v_written integer;
+begin
+  if pg_catalog.cardinality(p_memory_keys) > 0 then
+    select coalesce(pg_catalog.jsonb_agg(m.id), '[]'::jsonb) into v_memories
+    from agentmem.memories m
+    where m.user_id = p_user_id and m.tenant_id = p_tenant_id and m.agent = p_agent
+      and m.content_key = any(p_memory_keys);
+  end if;
+  insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, intent, adapter, refs)
+  select a.id, p_event_id, s.tenant_id, s.user_id, s.agent, s.id, 'onTurnCommitted', a.name,
+    pg_catalog.jsonb_build_object('seq_from', s.last_seq - p_new_messages + 1, 'seq_to', s.last_seq,
+      'memory_ids', v_memories)
+  from agentmem.sessions s, unnest(p_adapters, p_job_ids) as a(name, id)
+  where s.id = p_session_id and s.user_id = p_user_id and s.tenant_id = p_tenant_id and s.agent = p_agent;
+  get diagnostics v_written = row_count;
+  return v_written;
+end
+$function$;
+grant execute on function agentmem.write_turn_jobs(uuid,uuid,uuid,text,text,integer,text[],text[],uuid[]) to agentmem_caller;
+grant execute on function agentmem.write_turn_jobs(uuid,uuid,uuid,text,text,integer,text[],text[],uuid[]) to service_role;
+
 -- Function public.hybrid_match_memories(text,extensions.vector,integer,double precision,double precision,integer,uuid,text,text)
 CREATE OR REPLACE FUNCTION public.hybrid_match_memories(query_text text, query_embedding extensions.vector, match_count integer, full_text_weight double precision DEFAULT 1, semantic_weight double precision DEFAULT 1, rrf_k integer DEFAULT 50, filter_user_id uuid DEFAULT NULL::uuid, filter_tenant_id text DEFAULT NULL::text, query_model text DEFAULT NULL::text)
  RETURNS TABLE(id uuid, content text, metadata jsonb, score double precision)

@@ -87,8 +87,9 @@ func TestRunTiny(t *testing.T) {
 		"w5_end_to_end.latency.p50_ms", "w5_end_to_end.latency.p99_ms",
 		"w5_end_to_end.get_context.p50_ms", "w5_end_to_end.commit_turn.p50_ms", "w5_end_to_end.errors_by_status",
 		"w6_startup.server.start_ms", "w6_startup.server.peak_rss_kib", "w6_startup.server.binary_bytes", "w6_startup.server.errors",
-		"outbox.commit_no_adapter.latency.p50_ms", "outbox.commit_one_adapter.latency.p50_ms", "outbox.added_p50_ms",
-		"outbox.commit_no_adapter.errors", "outbox.commit_one_adapter.errors",
+		"outbox.commit.no_adapter.latency.p50_ms", "outbox.commit.one_adapter.latency.p50_ms", "outbox.commit.added_p50_ms",
+		"outbox.commit.no_adapter.errors", "outbox.commit.one_adapter.errors", "outbox.commit.paired_median_added_ms",
+		"outbox.commit_no_flush_wait.added_p50_ms", "outbox.commit_no_flush_wait.one_adapter.latency.p50_ms",
 		"outbox.delivery.delay.p50_ms", "outbox.delivery.delay.p99_ms", "outbox.delivery.delivered", "outbox.delivery.failed_share",
 		"outbox.outage.jobs", "outbox.outage.delivered", "outbox.outage.lost", "outbox.outage.duplicates", "outbox.outage.drain_seconds",
 	)
@@ -133,8 +134,8 @@ func TestRunTiny(t *testing.T) {
 			}
 		}
 	}
-	if goals, _ := doc["goals"].([]any); len(goals) != 16 {
-		t.Errorf("results.json has %d goals, want 16", len(goals))
+	if goals, _ := doc["goals"].([]any); len(goals) != 17 {
+		t.Errorf("results.json has %d goals, want 17", len(goals))
 	}
 
 	md, err := os.ReadFile(filepath.Join(out, "results.md"))
@@ -160,7 +161,7 @@ func checkNumbers(t *testing.T, path string, v any) {
 	t.Helper()
 	switch x := v.(type) {
 	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) || (x < 0 && !strings.HasSuffix(path, ".added_p50_ms")) {
+		if math.IsNaN(x) || math.IsInf(x, 0) || (x < 0 && !strings.HasSuffix(path, "added_p50_ms") && !strings.HasSuffix(path, "added_ms")) {
 			t.Errorf("%s = %v: want a finite number >= 0", path, x)
 		}
 	case map[string]any:

@@ -226,8 +226,8 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors []*strin
 				return err
 			})
 		}
-		if q, args := s.turnJobs(p, len(n.ids), mems.ckeys); q != "" {
-			b.Queue(q, args...)
+		if args := s.turnJobs(p, len(n.ids), mems.ckeys); args != nil {
+			b.Queue(turnJobsSQL, args...)
 		}
 	})
 	if isRLSViolation(err) {
@@ -321,8 +321,8 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 		}
 		keys = mems.ckeys
 	}
-	if q, args := s.turnJobs(p, len(n.ids), keys); q != "" {
-		if _, err := tx.Exec(ctx, q, args...); err != nil {
+	if args := s.turnJobs(p, len(n.ids), keys); args != nil {
+		if _, err := tx.Exec(ctx, turnJobsSQL, args...); err != nil {
 			return res, fmt.Errorf("write jobs: %w", err)
 		}
 	}

@@ -48,11 +48,16 @@ insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, 
 select a.id, $1, $2, $3, $4, $5, $6, a.name, $7::jsonb
 from unnest($8::text[], $9::uuid[]) as a(name, id)`
 
-// jobIDs makes one job id per enabled adapter.
+// jobIDs makes one job id per enabled adapter: time-ordered (UUIDv7), so the primary key grows
+// at its right edge as jobs are written, as the indexes on times do.
 func (s *Store) jobIDs() []uuid.UUID {
 	ids := make([]uuid.UUID, len(s.adapters))
 	for i := range ids {
-		ids[i] = uuid.New()
+		id, err := uuid.NewV7()
+		if err != nil {
+			id = uuid.New()
+		}
+		ids[i] = id
 	}
 	return ids
 }
@@ -131,44 +136,24 @@ type (
 )
 
 // turnJobsSQL writes the jobs of a committed turn, in the turn's transaction after its
-// messages ($6 new ones, numbered up to the session's last_seq): refs holds the turn's seq
-// range. It writes nothing when the session is not this agent's, as the turn's own statements
-// then store nothing. A turn with facts takes turnMemoryJobsSQL instead.
-const turnJobsSQL = `
-insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, intent, adapter, refs)
-select a.id, $1, s.tenant_id, s.user_id, s.agent, s.id, '` + adapter.TurnCommitted + `', a.name,
-  jsonb_build_object('seq_from', s.last_seq - $6 + 1, 'seq_to', s.last_seq)
-from agentmem.sessions s, unnest($7::text[], $8::uuid[]) as a(name, id)
-where s.id = $2 and s.user_id = $3 and s.tenant_id = $4 and s.agent = $5`
+// messages and facts: agentmem.write_turn_jobs (migration create_jobs_outbox), whose plans
+// PL/pgSQL keeps for the connection's life. It writes nothing when the session is not this
+// agent's, as the turn's own statements then store nothing.
+const turnJobsSQL = `select agentmem.write_turn_jobs(p_event_id => $1::uuid, p_session_id => $2::uuid,
+  p_user_id => $3::uuid, p_tenant_id => $4::text, p_agent => $5::text, p_new_messages => $6::integer,
+  p_memory_keys => $7::text[], p_adapters => $8::text[], p_job_ids => $9::uuid[])`
 
-// turnMemoryJobsSQL is turnJobsSQL for a turn with facts ($9, their content keys): refs also
-// holds the ids of the memories the facts went to (stored anew or merged into), looked up by
-// key in the turn's scope while the transaction still holds them, so a later change of a
-// memory's text does not lose it from the turn's event. (A separate statement: most turns
-// carry no fact, and planning the lookup costs them nothing then.)
-const turnMemoryJobsSQL = `
-insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, intent, adapter, refs)
-select a.id, $1, s.tenant_id, s.user_id, s.agent, s.id, '` + adapter.TurnCommitted + `', a.name,
-  jsonb_build_object('seq_from', s.last_seq - $6 + 1, 'seq_to', s.last_seq, 'memory_ids',
-    (select coalesce(jsonb_agg(m.id), '[]'::jsonb) from agentmem.memories m
-     where m.user_id = s.user_id and m.tenant_id = s.tenant_id and m.agent = s.agent
-       and m.content_key = any($9::text[])))
-from agentmem.sessions s, unnest($7::text[], $8::uuid[]) as a(name, id)
-where s.id = $2 and s.user_id = $3 and s.tenant_id = $4 and s.agent = $5`
-
-// turnJobs is the statement that writes the jobs of a turn that stored newMessages new
-// messages and the facts of keys, with its arguments; "" when the turn changed nothing or no
-// adapter is enabled.
-func (s *Store) turnJobs(p CommitParams, newMessages int, keys []string) (string, []any) {
+// turnJobs is the arguments of turnJobsSQL for a turn that stored newMessages new messages
+// and the facts of keys; nil when the turn changed nothing or no adapter is enabled.
+func (s *Store) turnJobs(p CommitParams, newMessages int, keys []string) []any {
 	if !s.outboxOn() || (newMessages == 0 && len(keys) == 0) {
-		return "", nil
+		return nil
+	}
+	if keys == nil {
+		keys = []string{}
 	}
 	sc, n := p.Scope, s.newJobs()
-	args := []any{n.event, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, newMessages, n.adapters, n.ids}
-	if len(keys) == 0 {
-		return turnJobsSQL, args
-	}
-	return turnMemoryJobsSQL, append(args, keys)
+	return []any{n.event, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, newMessages, keys, n.adapters, n.ids}
 }
 
 // IntentParams asks adapters to act on a session (the intents function).

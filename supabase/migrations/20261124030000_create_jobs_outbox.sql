@@ -67,3 +67,48 @@ create policy no_client_access on agentmem.jobs
   as restrictive for all to anon, authenticated
   using (false)
   with check (false);
+
+-- agentmem.write_turn_jobs writes the jobs of a committed turn, in the turn's transaction after
+-- its messages (p_new_messages new ones, numbered up to the session's last_seq) and facts
+-- (p_memory_keys, their content keys): one job per adapter (p_adapters, with the job ids
+-- p_job_ids), whose refs hold the turn's seq range and the ids of the memories its facts went
+-- to (stored anew or merged into), looked up by key while the transaction still holds them. It
+-- writes nothing when the session is not the caller's and this agent's, as the turn's own
+-- statements then store nothing, and answers how many jobs it wrote.
+--
+-- A function rather than a statement of the store: every commit with an adapter enabled runs
+-- it, and PL/pgSQL keeps its plans for the connection's life, where a statement sent through a
+-- transaction-mode pooler is planned anew at every call. It runs with the caller's rights:
+-- row-level security applies as to the statement it replaces.
+create function agentmem.write_turn_jobs(
+  p_event_id uuid, p_session_id uuid, p_user_id uuid, p_tenant_id text, p_agent text,
+  p_new_messages integer, p_memory_keys text[], p_adapters text[], p_job_ids uuid[])
+returns integer
+language plpgsql volatile
+set search_path = ''
+as $$
+declare
+  v_memories jsonb := '[]'::jsonb;
+  v_written integer;
+begin
+  if pg_catalog.cardinality(p_memory_keys) > 0 then
+    select coalesce(pg_catalog.jsonb_agg(m.id), '[]'::jsonb) into v_memories
+    from agentmem.memories m
+    where m.user_id = p_user_id and m.tenant_id = p_tenant_id and m.agent = p_agent
+      and m.content_key = any(p_memory_keys);
+  end if;
+  insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, intent, adapter, refs)
+  select a.id, p_event_id, s.tenant_id, s.user_id, s.agent, s.id, 'onTurnCommitted', a.name,
+    pg_catalog.jsonb_build_object('seq_from', s.last_seq - p_new_messages + 1, 'seq_to', s.last_seq,
+      'memory_ids', v_memories)
+  from agentmem.sessions s, unnest(p_adapters, p_job_ids) as a(name, id)
+  where s.id = p_session_id and s.user_id = p_user_id and s.tenant_id = p_tenant_id and s.agent = p_agent;
+  get diagnostics v_written = row_count;
+  return v_written;
+end
+$$;
+
+revoke all on function agentmem.write_turn_jobs(uuid, uuid, uuid, text, text, integer, text[], text[], uuid[])
+  from public, anon, authenticated;
+grant execute on function agentmem.write_turn_jobs(uuid, uuid, uuid, text, text, integer, text[], text[], uuid[])
+  to agentmem_caller, service_role;

@@ -87,7 +87,10 @@ func EvaluateGoals(r *Results) []Goal {
 	if o := w.Outbox; o != nil {
 		goals = append(goals,
 			Goal{Name: "commit-turn p50 added by one adapter (store, outbox)", Target: fmt.Sprintf("< %.1f ms", GoalOutboxAddedP50MS),
-				Value: o.AddedP50MS, Unit: "ms", Met: o.AddedP50MS < GoalOutboxAddedP50MS},
+				Value: o.Commit.AddedP50MS, Unit: "ms", Met: o.Commit.AddedP50MS < GoalOutboxAddedP50MS},
+			Goal{Name: "commit-turn p50 added by one adapter, synchronous_commit off (store, outbox)",
+				Target: fmt.Sprintf("< %.1f ms", GoalOutboxAddedP50MS), Value: o.CommitNoFlushWait.AddedP50MS, Unit: "ms",
+				Met: o.CommitNoFlushWait.AddedP50MS < GoalOutboxAddedP50MS},
 			Goal{Name: "delivery delay p50, commit to webhook receiver (outbox)", Target: fmt.Sprintf("< %d ms", GoalDeliveryP50MS),
 				Value: o.Delivery.Delay.P50MS, Unit: "ms",
 				Met: o.Delivery.Delay.P50MS < GoalDeliveryP50MS && o.Delivery.Delivered == o.Delivery.Commits-o.Delivery.CommitErrors},

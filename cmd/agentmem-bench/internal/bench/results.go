@@ -287,15 +287,25 @@ func Write(dir string, r *Results) error {
 // Outbox is the orchestrator's workload: the outbox's cost to a commit, the delay from a commit
 // to a webhook receiver, and an outage of the receiver.
 type Outbox struct {
-	// CommitNoAdapter and CommitOneAdapter are W1's sequential turns committed through the
-	// store with no adapter enabled and with the webhook adapter (one job per turn), turn by
-	// turn alternately.
-	CommitNoAdapter  Phase `json:"commit_no_adapter"`
-	CommitOneAdapter Phase `json:"commit_one_adapter"`
-	// AddedP50MS is what one adapter adds to the p50 of a commit.
-	AddedP50MS float64  `json:"added_p50_ms"`
-	Delivery   Delivery `json:"delivery"`
-	Outage     Outage   `json:"outage"`
+	// Commit is the cost with the server's settings; CommitNoFlushWait with synchronous_commit
+	// off, which leaves out the wait for the disk (the outbox adds a few hundred bytes to a
+	// flush that a commit waits for anyway).
+	Commit            OutboxCost `json:"commit"`
+	CommitNoFlushWait OutboxCost `json:"commit_no_flush_wait"`
+	Delivery          Delivery   `json:"delivery"`
+	Outage            Outage     `json:"outage"`
+}
+
+// OutboxCost is W1's sequential turns committed through the store with no adapter enabled and
+// with the webhook adapter (one job per turn), turn by turn alternately.
+type OutboxCost struct {
+	NoAdapter  Phase `json:"no_adapter"`
+	OneAdapter Phase `json:"one_adapter"`
+	// AddedP50MS is the p50 with one adapter less the p50 with none.
+	AddedP50MS float64 `json:"added_p50_ms"`
+	// PairedMedianMS is the median, over the turns, of the one-adapter commit's time less the
+	// no-adapter commit's, the two committed back to back.
+	PairedMedianMS float64 `json:"paired_median_added_ms"`
 }
 
 // Delivery is the delay from a commit's answer to the receipt of its event by a local webhook
