@@ -19,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/adapter/webhook/webhooktest"
 	"github.com/agentmem/agentmem/shared/app"
+	piiredact "github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/store"
 )
@@ -186,7 +187,13 @@ func newDeliveryRig(st *store.Store, jc app.JobsConfig) (*deliveryRig, error) {
 	}
 	kick := app.NewKick()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	a := app.New(st, log, app.Config{Jobs: jc, Adapters: map[string]adapter.Adapter{adapter.Webhook: wh}, Notifier: kick})
+	r, err := piiredact.New("agentmem-bench-salt-" + uuid.NewString())
+	if err != nil {
+		rec.Close()
+		return nil, err
+	}
+	a := app.New(st, log, app.Config{Jobs: jc, Adapters: map[string]adapter.Adapter{adapter.Webhook: wh}, Notifier: kick,
+		Redactor: r})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); a.DeliveryLoop(ctx, kick, 100*time.Millisecond) }()

@@ -48,6 +48,7 @@ func TestJobsCommands(t *testing.T) {
 	t.Setenv("WEBHOOK_URL", rec.URL)
 	t.Setenv("WEBHOOK_SECRET", secret)
 	t.Setenv("JOBS_MAX_ATTEMPTS", "1")
+	t.Setenv("PII_HASH_SALT", "a-salt-of-more-than-sixteen-bytes")
 
 	st, err := store.Open(ctx, store.Config{DatabaseURL: os.Getenv("DATABASE_URL"), Adapters: []string{"webhook"}})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -34,6 +35,9 @@ type Config struct {
 	// Notifier is told when a change wrote jobs, so delivery starts soon; nil leaves the jobs
 	// to the next scheduled run.
 	Notifier Notifier
+	// Redactor removes personal data from every event's content before any adapter; without
+	// one, no job is delivered (each fails, saying why).
+	Redactor *redact.Redactor
 }
 
 // App runs the use cases. Build it once per process (per Lambda container); it is safe for

@@ -520,7 +520,10 @@ func (a *App) deliver(ctx context.Context, j store.ClaimedJob) error {
 		return fmt.Errorf("read event: %w", err)
 	}
 	for _, ev := range events {
-		ev = scrubEvent(ev)
+		ev, err = scrubEvent(a.cfg.Redactor, ev)
+		if err != nil {
+			return err
+		}
 		ev.Messages = RawMessages(ev.Messages)
 		if err := ad.Deliver(ctx, ev); err != nil {
 			return err

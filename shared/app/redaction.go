@@ -1,37 +1,50 @@
 package app
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
 	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/redact"
 )
 
-// piiFinding is one value redaction removed from an event's content: its kind and a salted
-// hash, kept in the event's metadata for audit.
-type piiFinding struct {
-	Kind string `json:"kind"`
-	Hash string `json:"hash"`
-}
+// errNoRedactor fails a delivery in a process that has no redactor: content never leaves
+// unredacted for want of one.
+var errNoRedactor = errors.New("no PII redactor is configured (PII_HASH_SALT); content is never sent unredacted")
 
-// redactText is the one place every text an adapter receives passes first: PII redaction
-// replaces what it finds with typed placeholders and reports salted hashes of it. Until a
-// redactor is wired in, text passes unchanged and scrubbed is false, which the event says
-// (pii_scrubbed: false).
-func redactText(s string) (out string, found []piiFinding, scrubbed bool) {
-	return s, nil, false
-}
-
-// scrubEvent passes every content field of ev through redactText: messages' content and tool
-// call arguments, memories' content, the session's title. It sets pii_scrubbed and puts the
-// hashes of what was removed in the event's metadata ("pii"). ev's slices are copied, never
-// written in place.
-func scrubEvent(ev adapter.Event) adapter.Event {
-	var found []piiFinding
-	scrubbed := true
+// scrubEvent is the one place an event's content passes before any adapter: every content
+// field through PII redaction (shared/redact), which replaces emails, phone numbers, card
+// numbers, IBANs and IP addresses by typed placeholders. Messages' content, tool call
+// arguments and metadata; memories' content and metadata; the session's title. The salted
+// hashes of what was removed go in the event's metadata ("pii", in the order found), and
+// pii_scrubbed says it ran. ev's slices are copied, never written in place.
+func scrubEvent(r *redact.Redactor, ev adapter.Event) (adapter.Event, error) {
+	if r == nil {
+		return ev, errNoRedactor
+	}
+	var found []redact.Finding
 	text := func(s string) string {
-		out, f, ok := redactText(s)
+		out, f := r.Text(s)
 		found = append(found, f...)
-		scrubbed = scrubbed && ok
 		return out
+	}
+	// doc redacts every string of a JSON document; text that is not JSON (tool call arguments
+	// as a model wrote them) is redacted as text.
+	doc := func(raw []byte) ([]byte, error) {
+		if len(raw) == 0 || string(raw) == "null" {
+			return raw, nil
+		}
+		if !json.Valid(raw) {
+			return []byte(text(string(raw))), nil
+		}
+		out, f, err := r.JSON(raw)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, f...)
+		return out, nil
 	}
 	msgs := make([]memory.Message, len(ev.Messages))
 	for i, m := range ev.Messages {
@@ -39,17 +52,31 @@ func scrubEvent(ev adapter.Event) adapter.Event {
 		if len(m.ToolCalls) > 0 {
 			calls := make([]memory.ToolCall, len(m.ToolCalls))
 			for k, c := range m.ToolCalls {
-				c.Function.Arguments = text(c.Function.Arguments)
+				args, err := doc([]byte(c.Function.Arguments))
+				if err != nil {
+					return ev, fmt.Errorf("redact tool call arguments: %w", err)
+				}
+				c.Function.Arguments = string(args)
 				calls[k] = c
 			}
 			m.ToolCalls = calls
 		}
+		md, err := doc(m.Metadata)
+		if err != nil {
+			return ev, fmt.Errorf("redact message metadata: %w", err)
+		}
+		m.Metadata = md
 		msgs[i] = m
 	}
 	ev.Messages = msgs
 	mems := make([]adapter.Memory, len(ev.Memories))
 	for i, m := range ev.Memories {
 		m.Content = text(m.Content)
+		md, err := doc(m.Metadata)
+		if err != nil {
+			return ev, fmt.Errorf("redact memory metadata: %w", err)
+		}
+		m.Metadata = md
 		mems[i] = m
 	}
 	ev.Memories = mems
@@ -59,10 +86,7 @@ func scrubEvent(ev adapter.Event) adapter.Event {
 		s.Title = &t
 		ev.Session = &s
 	}
-	// An event with no content at all has nothing to scrub: it says so only when a redactor
-	// would have run.
-	_, _, on := redactText("")
-	ev.PIIScrubbed = scrubbed && on
+	ev.PIIScrubbed = true
 	meta := make(map[string]any, len(ev.Metadata)+1)
 	for k, v := range ev.Metadata {
 		meta[k] = v
@@ -71,5 +95,5 @@ func scrubEvent(ev adapter.Event) adapter.Event {
 		meta["pii"] = found
 	}
 	ev.Metadata = meta
-	return ev
+	return ev, nil
 }

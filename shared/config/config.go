@@ -19,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -191,6 +192,9 @@ type Config struct {
 	// Webhook configures the webhook adapter (WEBHOOK_URL, WEBHOOK_SECRET, WEBHOOK_TIMEOUT,
 	// QSTASH_TOKEN, QSTASH_URL, QSTASH_RETRIES), checked when ADAPTERS names it.
 	Webhook webhook.Config
+	// PIIHashSalt (PII_HASH_SALT) keys the hashes of the personal data redacted from events
+	// before any adapter (shared/redact); no default, required when ADAPTERS names an adapter.
+	PIIHashSalt string
 }
 
 // The values of JOBS_NOTIFY.
@@ -389,6 +393,16 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 			return fmt.Errorf("QSTASH_RETRIES must be a number from 0 to 100, not %q", v)
 		}
 		c.Webhook.QStashRetries = &n
+	}
+	c.PIIHashSalt = getenv(redact.SaltEnv)
+	if len(c.Adapters) > 0 {
+		if c.PIIHashSalt == "" {
+			return fmt.Errorf("ADAPTERS is set, so %s is required: content is redacted before any adapter, and the "+
+				"hashes of what is removed are keyed with it (at least %d bytes: openssl rand -hex 32)", redact.SaltEnv, redact.MinSaltLen)
+		}
+		if _, err := redact.New(c.PIIHashSalt); err != nil {
+			return err
+		}
 	}
 	if slices.Contains(c.Adapters, adapter.Webhook) {
 		if c.Webhook.Timeout >= c.Jobs.Lease {

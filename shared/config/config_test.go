@@ -332,7 +332,8 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 		t.Errorf("in Lambda: %q %v", c.JobsNotify, err)
 	}
 	secret := webhooktest.NewSecret()
-	c, err = config.Load(env(map[string]string{"ADAPTERS": " webhook ", "WEBHOOK_URL": "https://hooks.example.com/agentmem",
+	salt := "a-salt-of-more-than-sixteen-bytes"
+	c, err = config.Load(env(map[string]string{"ADAPTERS": " webhook ", "PII_HASH_SALT": salt, "WEBHOOK_URL": "https://hooks.example.com/agentmem",
 		"WEBHOOK_SECRET": secret, "WEBHOOK_TIMEOUT": "3s", "JOBS_MAX_ATTEMPTS": "5", "JOBS_BACKOFF_BASE": "250ms",
 		"JOBS_BACKOFF_MAX": "10m", "JOBS_LEASE": "30s", "JOBS_CONCURRENCY": "8", "JOBS_DONE_RETENTION": "1h",
 		"JOBS_POLL_INTERVAL": "1s", "JOBS_NOTIFY": "lambda:agentmem-ProcessJobsFunction-1", "QSTASH_RETRIES": "3"}))
@@ -343,12 +344,12 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 		c.Jobs.MaxAttempts != 5 || c.Jobs.BackoffBase != 250*time.Millisecond || c.Jobs.BackoffMax != 10*time.Minute ||
 		c.Jobs.Lease != 30*time.Second || c.Jobs.Concurrency != 8 || c.Jobs.DoneRetention != time.Hour ||
 		c.JobsPollInterval != time.Second || c.JobsNotify != "lambda:agentmem-ProcessJobsFunction-1" ||
-		c.Webhook.QStashRetries == nil || *c.Webhook.QStashRetries != 3 {
+		c.Webhook.QStashRetries == nil || *c.Webhook.QStashRetries != 3 || c.PIIHashSalt != salt {
 		t.Errorf("set: %+v", c)
 	}
 	// Through QStash, no secret is needed.
 	if _, err := config.Load(env(map[string]string{"ADAPTERS": "webhook", "WEBHOOK_URL": "https://hooks.example.com/a",
-		"QSTASH_TOKEN": "tok", "QSTASH_URL": "https://qstash.example.com/"})); err != nil {
+		"QSTASH_TOKEN": "tok", "QSTASH_URL": "https://qstash.example.com/", "PII_HASH_SALT": salt})); err != nil {
 		t.Errorf("through QStash: %v", err)
 	}
 	for _, tc := range []struct {
@@ -357,10 +358,13 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 	}{
 		{map[string]string{"ADAPTERS": "mem0x"}, `ADAPTERS: unknown adapter "mem0x"`},
 		{map[string]string{"ADAPTERS": "webhook,webhook"}, "named twice"},
-		{map[string]string{"ADAPTERS": "webhook"}, "WEBHOOK_URL"},
-		{map[string]string{"ADAPTERS": "webhook", "WEBHOOK_URL": "https://h.example.com"}, "WEBHOOK_SECRET is required"},
-		{map[string]string{"ADAPTERS": "webhook", "WEBHOOK_URL": "https://h.example.com", "WEBHOOK_SECRET": "short"}, "WEBHOOK_SECRET must be"},
+		{map[string]string{"ADAPTERS": "webhook", "PII_HASH_SALT": salt}, "WEBHOOK_URL"},
+		{map[string]string{"ADAPTERS": "webhook", "WEBHOOK_URL": "https://h.example.com", "WEBHOOK_SECRET": secret}, "PII_HASH_SALT is required"},
 		{map[string]string{"ADAPTERS": "webhook", "WEBHOOK_URL": "https://h.example.com", "WEBHOOK_SECRET": secret,
+			"PII_HASH_SALT": "short"}, "PII_HASH_SALT must be at least"},
+		{map[string]string{"ADAPTERS": "webhook", "PII_HASH_SALT": salt, "WEBHOOK_URL": "https://h.example.com"}, "WEBHOOK_SECRET is required"},
+		{map[string]string{"ADAPTERS": "webhook", "PII_HASH_SALT": salt, "WEBHOOK_URL": "https://h.example.com", "WEBHOOK_SECRET": "short"}, "WEBHOOK_SECRET must be"},
+		{map[string]string{"ADAPTERS": "webhook", "PII_HASH_SALT": salt, "WEBHOOK_URL": "https://h.example.com", "WEBHOOK_SECRET": secret,
 			"WEBHOOK_TIMEOUT": "2m"}, "must be shorter than JOBS_LEASE"},
 		{map[string]string{"JOBS_MAX_ATTEMPTS": "0"}, "JOBS_MAX_ATTEMPTS"},
 		{map[string]string{"JOBS_MAX_ATTEMPTS": "101"}, "JOBS_MAX_ATTEMPTS"},
@@ -378,8 +382,8 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.vars, err, tc.want)
 		}
-		if err != nil && strings.Contains(err.Error(), secret) {
-			t.Errorf("%v: the error holds the secret", tc.vars)
+		if err != nil && (strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), salt)) {
+			t.Errorf("%v: the error holds a secret", tc.vars)
 		}
 	}
 }

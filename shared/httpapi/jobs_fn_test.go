@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/httpapi"
+	"github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/testdb"
@@ -65,9 +67,22 @@ func newAdapterEnv(t *testing.T, ad adapter.Adapter, jc app.JobsConfig, notifier
 	}
 	buf := &syncBuffer{}
 	log := slog.New(reqlog.NewHandler(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	a := app.New(st, log, app.Config{Jobs: jc, Adapters: map[string]adapter.Adapter{ad.Name(): ad}, Notifier: notifier})
+	a := app.New(st, log, app.Config{Jobs: jc, Adapters: map[string]adapter.Adapter{ad.Name(): ad}, Notifier: notifier,
+		Redactor: testRedactor(t)})
 	srv := httpapi.NewServer(a, v, log, httpapi.Config{})
 	return &env{t: t, db: db, store: st, app: a, srv: srv, h: srv.Mux(), logBuf: buf}
+}
+
+// testSalt keys the tests' PII hashes.
+const testSalt = "a-test-salt-of-more-than-sixteen-bytes"
+
+func testRedactor(t *testing.T) *redact.Redactor {
+	t.Helper()
+	r, err := redact.New(testSalt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // process runs process-jobs as a service caller and returns its counts.
@@ -97,15 +112,18 @@ func jobTurn(sid uuid.UUID, agent string, contents ...string) map[string]any {
 
 // Every change is delivered to the webhook once process-jobs runs: a turn with its messages and
 // facts, a memory's update, a message's deletion, each as one signed event the receiver
-// verifies, with the content as stored; a second run finds nothing. Only service callers may
-// run it or see the jobs, and nothing of the content reaches the log.
+// verifies, with the content as stored but its personal data redacted (the salted hashes in
+// the event's metadata; the database keeps what the user sent); a second run finds nothing.
+// Only service callers may run it or see the jobs, and nothing of the content reaches the log.
 func TestJobsDeliveredToWebhook(t *testing.T) {
 	t.Parallel()
 	e := newJobsEnv(t, app.JobsConfig{}, nil)
 	u := e.newUser("acme")
 	sid := uuid.New()
-	turn := jobTurn(sid, "bot", "I am Ada Lovelace-7731.", "Noted, Ada-7731.")
-	turn["memories"] = []map[string]any{{"content": "User is Ada Lovelace-7731."}}
+	turn := jobTurn(sid, "bot", "I am Ada Lovelace-7731, write to ada7731@example.com.", "Noted, Ada-7731.")
+	turn["messages"].([]map[string]any)[0]["metadata"] = map[string]any{"callback": "+44 20 7946 0958"}
+	turn["memories"] = []map[string]any{{"content": "User is Ada Lovelace-7731.",
+		"metadata": map[string]any{"card": "4111 1111 1111 1111"}}}
 	c := e.call(u.token, "commit-turn", turn).must(t, http.StatusCreated)
 	memID := str(obj(list(c.body["memories"])[0])["id"])
 	msgID := str(obj(list(c.body["messages"])[1])["id"])
@@ -132,7 +150,7 @@ func TestJobsDeliveredToWebhook(t *testing.T) {
 	var types []string
 	for _, ev := range evs {
 		types = append(types, ev.Type)
-		if ev.UserID != u.id || *ev.TenantID != "acme" || ev.PIIScrubbed {
+		if ev.UserID != u.id || *ev.TenantID != "acme" || !ev.PIIScrubbed {
 			t.Errorf("event %+v", ev)
 		}
 	}
@@ -144,9 +162,22 @@ func TestJobsDeliveredToWebhook(t *testing.T) {
 		switch ev.Type {
 		case adapter.TurnCommitted:
 			// The assistant's message was deleted before delivery: the event holds what is stored.
-			if len(ev.Messages) != 1 || ev.Messages[0].Content != "I am Ada Lovelace-7731." || len(ev.Memories) != 1 ||
-				ev.Memories[0].Content != "User is Ada King-7731." || *ev.SeqFrom != 1 || *ev.SeqTo != 2 || *ev.SessionID != sid {
+			if len(ev.Messages) != 1 || ev.Messages[0].Content != "I am Ada Lovelace-7731, write to [EMAIL]." ||
+				string(ev.Messages[0].Metadata) != `{"callback":"[PHONE]"}` || len(ev.Memories) != 1 ||
+				ev.Memories[0].Content != "User is Ada King-7731." || string(ev.Memories[0].Metadata) != `{"card":"[CARD]"}` ||
+				*ev.SeqFrom != 1 || *ev.SeqTo != 2 || *ev.SessionID != sid {
 				t.Errorf("turn event %+v", ev)
+			}
+			// The hashes of what went, as the redactor keys them, in the order found.
+			var want []redact.Finding
+			for _, s := range []string{"ada7731@example.com", "+44 20 7946 0958", "4111 1111 1111 1111"} {
+				_, f := testRedactor(t).Text(s)
+				want = append(want, f...)
+			}
+			raw, _ := json.Marshal(ev.Metadata["pii"])
+			var got []redact.Finding
+			if err := json.Unmarshal(raw, &got); err != nil || !slices.Equal(got, want) || len(want) != 3 {
+				t.Errorf("pii %s, want %v", raw, want)
 			}
 		case adapter.MemoryUpdated:
 			if len(ev.Memories) != 1 || ev.Memories[0].ID.String() != memID {
@@ -167,6 +198,13 @@ func TestJobsDeliveredToWebhook(t *testing.T) {
 	}
 	if strings.Contains(e.logBuf.String(), "7731") {
 		t.Error("the log holds content")
+	}
+	var stored string
+	conn := e.adminConn()
+	defer conn.Close(context.Background())
+	if err := conn.QueryRow(context.Background(), `select content from agentmem.messages where session_id = $1 and seq = 1`,
+		sid).Scan(&stored); err != nil || !strings.Contains(stored, "ada7731@example.com") {
+		t.Errorf("the database holds %q (%v), want what the user sent", stored, err)
 	}
 }
 
@@ -563,5 +601,30 @@ func TestJobsThroughQStash(t *testing.T) {
 	}
 	if _, rejected, _ := rec.Stats(); rejected != 0 {
 		t.Errorf("%d deliveries failed verification", rejected)
+	}
+}
+
+// A process without a redactor delivers nothing: each job fails, saying why, rather than send
+// content unredacted.
+func TestNoDeliveryWithoutRedactor(t *testing.T) {
+	t.Parallel()
+	e := newJobsEnv(t, app.JobsConfig{}, nil)
+	u := e.newUser("")
+	e.call(u.token, "commit-turn", jobTurn(uuid.New(), "bot", "mail me at grace@example.com")).must(t, http.StatusCreated)
+	secret := webhooktest.NewSecret()
+	wh, err := webhook.New(webhook.Config{URL: e.rec.URL, Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := app.New(e.store, slog.New(slog.DiscardHandler), app.Config{Adapters: map[string]adapter.Adapter{adapter.Webhook: wh}})
+	out, err := bare.RunJobs(t.Context(), 10, 5*time.Second)
+	if err != nil || out.Retried != 1 || out.Done != 0 {
+		t.Fatalf("run without a redactor: %+v %v", out, err)
+	}
+	if requests, _, _ := e.rec.Stats(); requests != 0 {
+		t.Errorf("the receiver got %d requests", requests)
+	}
+	if n := e.count("jobs", "last_error like 'no PII redactor%'"); n != 1 {
+		t.Errorf("%d jobs say why", n)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/lambdainvoke"
+	"github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
 )
@@ -70,6 +71,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 		st.Close()
 		return nil, err
 	}
+	var redactor *redact.Redactor
+	if len(cfg.Adapters) > 0 {
+		if redactor, err = redact.New(cfg.PIIHashSalt); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
 	notifier, kick, err := newNotifier(ctx, cfg, log)
 	if err != nil {
 		st.Close()
@@ -82,7 +90,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	}
 	a := app.New(st, log, app.Config{DefaultRetention: cfg.DefaultRetention, NotesMaxChars: cfg.NotesMaxChars,
 		RateLimit: app.RateLimit{User: cfg.RateLimitUserPerMinute, Tenant: cfg.RateLimitTenantPerMinute},
-		Jobs:      cfg.Jobs, Adapters: adapters, Notifier: notifier})
+		Jobs:      cfg.Jobs, Adapters: adapters, Notifier: notifier, Redactor: redactor})
 	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: cfg.AllowedOrigins,
 		RefuseAnonymous: !cfg.AuthAllowAnonymous})
 	return &Service{Config: cfg, Log: log, Store: st, App: a, Server: srv, Kick: kick}, nil

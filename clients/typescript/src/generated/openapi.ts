@@ -1802,9 +1802,12 @@ export interface components {
         /**
          * @description What an adapter receives for a job: the body of the webhook adapter's POST. It is read
          *     when the job is delivered, so its content is what the database holds then (a message
-         *     deleted meanwhile is no longer in it), and every content field (message content, tool
-         *     call arguments, memory content, session title) has passed through PII redaction
-         *     (`pii_scrubbed`). A direct delivery carries `webhook-id` (the event id),
+         *     deleted meanwhile is no longer in it), and every content field (messages' content, tool
+         *     call arguments and metadata, memories' content and metadata, the session's title) has
+         *     passed through PII redaction: emails, phone numbers, card numbers, IBANs and IP
+         *     addresses are `[EMAIL]`, `[PHONE]`, `[CARD]`, `[IBAN]` and `[IP]` (`pii_scrubbed`
+         *     true), and `metadata.pii` lists the kind and salted hash of each value removed
+         *     (`hex(HMAC-SHA256(PII_HASH_SALT, "kind:" + canonical value))`), in order. A direct delivery carries `webhook-id` (the event id),
          *     `webhook-timestamp` and `webhook-signature` (`v1,` and base64 of HMAC-SHA256 with the
          *     secret of `<id>.<timestamp>.<body>`), as Standard Webhooks prescribe, and
          *     `Agentmem-Event-Type`; one through QStash carries QStash's `Upstash-Signature` and the
@@ -1825,7 +1828,7 @@ export interface components {
          *           "id": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
          *           "seq": 13,
          *           "role": "user",
-         *           "content": "I prefer metric units.",
+         *           "content": "I prefer metric units; mail me at [EMAIL].",
          *           "name": null,
          *           "tool_calls": null,
          *           "tool_call_id": null,
@@ -1858,8 +1861,15 @@ export interface components {
          *       "removed": null,
          *       "session": null,
          *       "page": null,
-         *       "pii_scrubbed": false,
-         *       "metadata": {}
+         *       "pii_scrubbed": true,
+         *       "metadata": {
+         *         "pii": [
+         *           {
+         *             "kind": "email",
+         *             "hash": "9c1f0e6b54a8d2f37e1b0c5a9d84e7f26b3a1c0d5e8f7a6b4c3d2e1f0a9b8c7d"
+         *           }
+         *         ]
+         *       }
          *     }
          */
         Event: {
@@ -1904,7 +1914,7 @@ export interface components {
             };
             /** @description Every content field went through PII redaction. */
             pii_scrubbed: boolean;
-            /** @description What the pipeline adds, such as the salted hashes of what redaction removed (`pii`). */
+            /** @description What the pipeline adds. `pii`, when redaction removed something, lists `{kind, hash}` of each value removed, in order. */
             metadata: {
                 [key: string]: unknown;
             };
