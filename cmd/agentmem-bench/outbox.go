@@ -19,8 +19,8 @@ import (
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/adapter/webhook/webhooktest"
 	"github.com/agentmem/agentmem/shared/app"
-	piiredact "github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/auth"
+	piiredact "github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
