@@ -7,8 +7,9 @@
 #   2. a database of its own (agentmem_jstest_<pid>, cloned from the migrated template of the Go
 #      tests by cmd/agentmem-testdb) and `agentmem serve` on a free loopback port against it
 #   3. npm test (the generated types and the demo bundle match their sources, tsc, the unit
-#      tests with node --test), then the browser test (playwright-core driving the system
-#      Chromium: no browser download)
+#      tests with node --test), the format tests (get-context's openai, anthropic and langchain
+#      answers checked with the openai, @anthropic-ai/sdk and @langchain/core packages), then
+#      the browser test (playwright-core driving the system Chromium: no browser download)
 #
 # Needs the test server in AGENTMEM_TEST_DATABASE_URL (test.sh sets it; default the local
 # database). AGENTMEM_DEMO_SCREENSHOT names where the page's screenshot goes (default
@@ -119,6 +120,7 @@ run_node() {
 log "npm run check (generated types, tsc, demo bundle)"
 (cd "$CLIENT" && npm run --silent check) || failed=1
 run_node "unit tests (node --test) against $AGENTMEM_URL" test/unit
+run_node "format tests (openai, @anthropic-ai/sdk, @langchain/core)" test/formats
 run_node "browser test (Chromium $($CHROMIUM --version 2>/dev/null | awk '{print $2}'))" test/browser
 
 if [ "$failed" != 0 ] && [ -s "$work/server.log" ]; then

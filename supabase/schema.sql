@@ -178,6 +178,8 @@ create table agentmem.messages (
   token_estimate integer not null,
   created_at timestamp with time zone default now() not null,
   expires_at timestamp with time zone not null,
+  parts jsonb,
+  constraint messages_parts_check CHECK (((parts IS NULL) OR ((jsonb_typeof(parts) = 'array'::text) AND ((jsonb_array_length(parts) >= 1) AND (jsonb_array_length(parts) <= 100))))) NOT VALID,
   constraint messages_pkey PRIMARY KEY (session_id, seq),
   constraint messages_role_check CHECK ((role = ANY (ARRAY['user'::text, 'assistant'::text, 'system'::text, 'tool'::text]))),
   constraint messages_session_id_fkey FOREIGN KEY (session_id) REFERENCES agentmem.sessions(id) ON DELETE CASCADE,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -202,9 +203,11 @@ func newDeliveryRig(st *store.Store, jc app.JobsConfig) (*deliveryRig, error) {
 	return &deliveryRig{app: a, rec: rec, stop: func() { cancel(); <-done; rec.Close() },
 		commit: func(ctx context.Context, tr bench.Turn) (int64, error) {
 			sid := bench.SessionID(tr.Session).String()
-			u, as, ur, ar := tr.User, tr.Assistant, "user", "assistant"
+			u, _ := json.Marshal(tr.User)
+			as, _ := json.Marshal(tr.Assistant)
+			ur, ar := "user", "assistant"
 			res, err := a.CommitTurn(ctx, user, app.CommitTurnInput{SessionID: &sid, Agent: &agent,
-				Messages: []app.MessageInput{{Role: &ur, Content: &u}, {Role: &ar, Content: &as}}})
+				Messages: []app.MessageInput{{Role: &ur, Content: u}, {Role: &ar, Content: as}}})
 			if err != nil {
 				return 0, err
 			}

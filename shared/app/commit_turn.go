@@ -43,9 +43,10 @@ type CommitTurnOutput struct {
 
 // MessageInput is one message of a turn.
 type MessageInput struct {
-	ID         *string           `json:"id"`
-	Role       *string           `json:"role"`
-	Content    *string           `json:"content"`
+	ID   *string `json:"id"`
+	Role *string `json:"role"`
+	// Content is a string or an array of content parts (see contentField).
+	Content    json.RawMessage   `json:"content"`
 	Name       *string           `json:"name"`
 	ToolCalls  []memory.ToolCall `json:"tool_calls"`
 	ToolCallID *string           `json:"tool_call_id"`
@@ -170,15 +171,25 @@ func validateMessage(f *apierror.Fields, i int, m MessageInput) (memory.NewMessa
 			nm.ToolCalls = m.ToolCalls
 		}
 	}
+	cf := idx("messages", i, "content")
+	beforeContent := len(*f)
+	content := contentField(f, cf, m.Content)
+	emptyOK := role == memory.RoleAssistant && len(m.ToolCalls) > 0
 	switch {
-	case m.Content == nil && !(role == memory.RoleAssistant && len(m.ToolCalls) > 0):
-		f.Add(idx("messages", i, "content"), "is required")
-	case m.Content != nil && *m.Content == "" && !(role == memory.RoleAssistant && len(m.ToolCalls) > 0):
-		f.Add(idx("messages", i, "content"), "may be empty only for an assistant message with tool_calls")
-	case m.Content != nil && memory.CharCount(*m.Content) > maxContentChars:
-		f.Addf(idx("messages", i, "content"), "must be at most %d characters", maxContentChars)
-	case m.Content != nil:
-		nm.Content = *m.Content
+	case len(*f) > beforeContent:
+		// content was given but is not valid: already reported.
+	case !content.Present && !emptyOK:
+		f.Add(cf, "is required")
+	case content.Present && content.Parts == nil && content.Text == "" && !emptyOK:
+		f.Add(cf, "may be empty only for an assistant message with tool_calls")
+	case memory.CharCount(content.Text) > maxContentChars:
+		if content.Parts != nil {
+			f.Addf(cf, "must hold at most %d characters of text in its text parts", maxContentChars)
+		} else {
+			f.Addf(cf, "must be at most %d characters", maxContentChars)
+		}
+	default:
+		nm.Content, nm.Parts = content.Text, content.Parts
 	}
 	if m.Name != nil {
 		if *m.Name == "" || memory.CharCount(*m.Name) > maxNameChars {

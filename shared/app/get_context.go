@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/chatformat"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 )
@@ -20,12 +21,16 @@ type GetContextInput struct {
 	Query       *string `json:"query"`
 	RecallK     *int64  `json:"recall_k"`
 	Format      *string `json:"format"`
+	Since       *string `json:"since"`
+	AnswersOnly *bool   `json:"answers_only"`
 }
 
 // The formats of get-context.
 const (
-	FormatRaw    = "raw"
-	FormatOpenAI = "openai"
+	FormatRaw       = "raw"
+	FormatOpenAI    = "openai"
+	FormatLangChain = "langchain"
+	FormatAnthropic = "anthropic"
 )
 
 // ContextOutput is the answer of get-context, and the format its messages are to be rendered in.
@@ -54,7 +59,9 @@ func (a *App) GetContext(ctx context.Context, pr auth.Principal, req GetContextI
 		}
 		p.Query = *req.Query
 	}
-	format := oneOf(&f, "format", req.Format, FormatRaw, FormatRaw, FormatOpenAI)
+	format := oneOf(&f, "format", req.Format, FormatRaw, FormatRaw, FormatOpenAI, FormatLangChain, FormatAnthropic)
+	p.Since = timeField(&f, "since", req.Since)
+	p.AnswersOnly = req.AnswersOnly != nil && *req.AnswersOnly
 	if err := f.Err(); err != nil {
 		return ContextOutput{}, err
 	}
@@ -74,4 +81,44 @@ func RawMessages(msgs []memory.Message) []memory.Message {
 		msgs = []memory.Message{}
 	}
 	return msgs
+}
+
+// ContextOpenAI is get-context's answer in the openai format.
+type ContextOpenAI struct {
+	store.Context
+	Messages []chatformat.OpenAIMessage `json:"messages"`
+}
+
+// ContextLangChain is get-context's answer in the langchain format.
+type ContextLangChain struct {
+	store.Context
+	Messages []chatformat.LangChainMessage `json:"messages"`
+}
+
+// ContextAnthropic is get-context's answer in the anthropic format: System is the text of the
+// window's system messages, which Messages leaves out.
+type ContextAnthropic struct {
+	store.Context
+	System   *string                       `json:"system"`
+	Messages []chatformat.AnthropicMessage `json:"messages"`
+}
+
+// RenderContext gives get-context's answer in its format (see package chatformat). Every
+// format carries content as committed where it can; usage counts what the anthropic format
+// leaves out.
+func RenderContext(out ContextOutput) any {
+	switch out.Format {
+	case FormatOpenAI:
+		return ContextOpenAI{Context: out.Context, Messages: chatformat.OpenAI(out.Messages)}
+	case FormatLangChain:
+		return ContextLangChain{Context: out.Context, Messages: chatformat.LangChain(out.Messages)}
+	case FormatAnthropic:
+		conv := chatformat.Anthropic(out.Messages)
+		c := out.Context
+		c.Usage.Messages, c.Usage.TokenEstimate = conv.Carried, conv.Tokens
+		c.Usage.DroppedMessages, c.Usage.DroppedParts = conv.DroppedMessages, conv.DroppedParts
+		return ContextAnthropic{Context: c, System: conv.System, Messages: conv.Messages}
+	}
+	out.Messages = RawMessages(out.Messages)
+	return out.Context
 }

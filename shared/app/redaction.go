@@ -16,8 +16,9 @@ var errNoRedactor = errors.New("no PII redactor is configured (PII_HASH_SALT); c
 
 // scrubEvent is the one place an event's content passes before any adapter: every content
 // field through PII redaction (shared/redact), which replaces emails, phone numbers, card
-// numbers, IBANs and IP addresses by typed placeholders. Messages' content, tool call
-// arguments and metadata; memories' content and metadata; the session's title. The salted
+// numbers, IBANs and IP addresses by typed placeholders. Messages' content (a string, or the
+// text of its content parts), tool call arguments and metadata; memories' content and
+// metadata; the session's title. The salted
 // hashes of what was removed go in the event's metadata ("pii", in the order found), and
 // pii_scrubbed says it ran. ev's slices are copied, never written in place.
 func scrubEvent(r *redact.Redactor, ev adapter.Event) (adapter.Event, error) {
@@ -48,7 +49,19 @@ func scrubEvent(r *redact.Redactor, ev adapter.Event) (adapter.Event, error) {
 	}
 	msgs := make([]memory.Message, len(ev.Messages))
 	for i, m := range ev.Messages {
-		m.Content = text(m.Content)
+		if len(m.Parts) > 0 {
+			// Content parts are what the event carries: the text of each text part is
+			// redacted, other parts are kept as given. The joined text follows them.
+			parts, f, err := r.Content(m.Parts)
+			if err != nil {
+				return ev, fmt.Errorf("redact content parts: %w", err)
+			}
+			found = append(found, f...)
+			m.Parts = parts
+			m.Content, _ = r.Text(m.Content)
+		} else {
+			m.Content = text(m.Content)
+		}
 		if len(m.ToolCalls) > 0 {
 			calls := make([]memory.ToolCall, len(m.ToolCalls))
 			for k, c := range m.ToolCalls {

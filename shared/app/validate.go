@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/google/uuid"
@@ -114,6 +115,19 @@ func objectField(f *apierror.Fields, field string, raw json.RawMessage, maxBytes
 		return nil
 	}
 	return buf.Bytes()
+}
+
+// timeField reads an optional RFC 3339 timestamp (nil when absent).
+func timeField(f *apierror.Fields, field string, v *string) *time.Time {
+	if v == nil {
+		return nil
+	}
+	ts, err := time.Parse(time.RFC3339Nano, *v)
+	if err != nil {
+		f.Add(field, "must be an RFC 3339 timestamp, such as 2026-01-02T15:04:05Z")
+		return nil
+	}
+	return &ts
 }
 
 // tenantField checks a tenant_id a request names, when it names one, by the rule a token's

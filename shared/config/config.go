@@ -18,6 +18,7 @@ import (
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/llm"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/store"
@@ -145,6 +146,24 @@ type Config struct {
 	// EmbeddingConcurrency (EMBEDDING_CONCURRENCY) is the most Bedrock requests in flight per
 	// process (Titan v2 embeds one text per request); default 4.
 	EmbeddingConcurrency int
+
+	// Chat configures the chat model that fact extraction and rolling summaries ask:
+	// CHAT_PROVIDER ("" by default: off, no chat model is ever called; "openai": any
+	// OpenAI-compatible Chat Completions API, OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio;
+	// "bedrock": Amazon Bedrock's Converse API), CHAT_MODEL (default llm.DefaultOpenAIModel or
+	// llm.DefaultBedrockModel), CHAT_BASE_URL (default https://api.openai.com/v1; the same
+	// rules as EMBEDDING_BASE_URL, with /chat/completions), CHAT_API_KEY (required with
+	// OpenAI's API), CHAT_TIMEOUT (one request, default llm.DefaultTimeout),
+	// CHAT_MAX_RETRY_TIME (one completion with its retries, default llm.DefaultMaxRetryTime),
+	// CHAT_MAX_OUTPUT_TOKENS (default llm.DefaultMaxOutputTokens), CHAT_RESPONSE_FORMAT
+	// (json_schema, the default, or json_object), and AWS_REGION for bedrock. Its Logger is
+	// left for the caller to set.
+	Chat llm.Config
+	// Summary says when a session's rolling summary advances: SUMMARY_TRIGGER_TOKENS (default
+	// memory.DefaultSummaryTriggerTokens), SUMMARY_KEEP_TOKENS (default
+	// memory.DefaultSummaryKeepTokens, below the trigger) and SUMMARY_MAX_INPUT_TOKENS
+	// (default memory.DefaultSummaryMaxInputTokens; 0 for no bound).
+	Summary memory.SummaryPolicy
 	// RecallTextWeight (RECALL_TEXT_WEIGHT) and RecallVectorWeight (RECALL_VECTOR_WEIGHT)
 	// weigh the full-text and vector ranks in hybrid recall and knowledge search (reciprocal
 	// rank fusion); default 1 each. RecallRRFK (RECALL_RRF_K) is fusion's rank constant;
@@ -301,6 +320,9 @@ func Load(getenv func(string) string) (Config, error) {
 		c.NotesMaxChars = n
 	}
 	if err := c.loadEmbedding(getenv); err != nil {
+		return c, err
+	}
+	if err := c.loadChat(getenv); err != nil {
 		return c, err
 	}
 	if err := c.loadRanking(getenv); err != nil {
@@ -512,6 +534,68 @@ func (c *Config) loadEmbedding(getenv func(string) string) error {
 		return err
 	}
 	c.AWSRegion = strings.TrimSpace(getenv("AWS_REGION"))
+	return nil
+}
+
+// loadChat reads the CHAT_* and SUMMARY_* settings; AWS_REGION is read before.
+func (c *Config) loadChat(getenv func(string) string) error {
+	ch := llm.Config{Provider: strings.TrimSpace(getenv("CHAT_PROVIDER")), Region: c.AWSRegion}
+	switch ch.Provider {
+	case "", llm.ProviderOpenAI, llm.ProviderBedrock:
+	default:
+		return fmt.Errorf("CHAT_PROVIDER must be empty (off), openai or bedrock, not %q", ch.Provider)
+	}
+	ch.Model = strings.TrimSpace(getenv("CHAT_MODEL"))
+	if ch.Model == "" && ch.Provider != "" {
+		ch.Model = llm.DefaultModel(ch.Provider)
+	}
+	ch.BaseURL = strings.TrimSpace(getenv("CHAT_BASE_URL"))
+	ch.APIKey = getenv("CHAT_API_KEY")
+	if ch.Provider == llm.ProviderOpenAI && ch.BaseURL == "" {
+		ch.BaseURL = llm.DefaultOpenAIBaseURL
+	}
+	if ch.BaseURL != "" {
+		if _, err := llm.EndpointURL(ch.BaseURL); err != nil {
+			return fmt.Errorf("CHAT_BASE_URL must be an http or https URL, not %q", ch.BaseURL)
+		}
+	}
+	if ch.Provider == llm.ProviderOpenAI && ch.APIKey == "" && strings.HasPrefix(ch.BaseURL, "https://api.openai.com/") {
+		return errors.New("CHAT_API_KEY is required with OpenAI's API (CHAT_BASE_URL " + ch.BaseURL + ")")
+	}
+	ch.ResponseFormat = strings.TrimSpace(getenv("CHAT_RESPONSE_FORMAT"))
+	switch ch.ResponseFormat {
+	case "":
+		ch.ResponseFormat = llm.DefaultResponseFormat
+	case llm.ResponseFormatJSONSchema, llm.ResponseFormatJSONObject:
+	default:
+		return fmt.Errorf("CHAT_RESPONSE_FORMAT must be %s or %s, not %q", llm.ResponseFormatJSONSchema,
+			llm.ResponseFormatJSONObject, ch.ResponseFormat)
+	}
+	var err error
+	if ch.Timeout, err = positiveDuration(getenv, "CHAT_TIMEOUT", llm.DefaultTimeout); err != nil {
+		return err
+	}
+	if ch.MaxRetryTime, err = positiveDuration(getenv, "CHAT_MAX_RETRY_TIME", llm.DefaultMaxRetryTime); err != nil {
+		return err
+	}
+	if ch.MaxOutputTokens, err = boundedInt(getenv, "CHAT_MAX_OUTPUT_TOKENS", llm.DefaultMaxOutputTokens, 1,
+		llm.MaxOutputTokensLimit); err != nil {
+		return err
+	}
+	c.Chat = ch
+	s := &c.Summary
+	if s.TriggerTokens, err = boundedInt(getenv, "SUMMARY_TRIGGER_TOKENS", memory.DefaultSummaryTriggerTokens, 1, 10_000_000); err != nil {
+		return err
+	}
+	if s.KeepTokens, err = boundedInt(getenv, "SUMMARY_KEEP_TOKENS", memory.DefaultSummaryKeepTokens, 0, 10_000_000); err != nil {
+		return err
+	}
+	if s.MaxInputTokens, err = boundedInt(getenv, "SUMMARY_MAX_INPUT_TOKENS", memory.DefaultSummaryMaxInputTokens, 0, 10_000_000); err != nil {
+		return err
+	}
+	if err := s.Check(); err != nil {
+		return fmt.Errorf("SUMMARY_KEEP_TOKENS (%d) must be below SUMMARY_TRIGGER_TOKENS (%d): %w", s.KeepTokens, s.TriggerTokens, err)
+	}
 	return nil
 }
 

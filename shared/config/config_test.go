@@ -10,6 +10,8 @@ import (
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
+	"github.com/agentmem/agentmem/shared/llm"
+	"github.com/agentmem/agentmem/shared/memory"
 )
 
 func env(vars map[string]string) func(string) string {
@@ -72,6 +74,80 @@ func TestEmbeddingSettingsAreChecked(t *testing.T) {
 		{map[string]string{"EMBEDDING_CONCURRENCY": "1000"}, "EMBEDDING_CONCURRENCY"},
 		{map[string]string{"EMBEDDING_PROVIDER": "openai"}, "EMBEDDING_API_KEY"},
 		{map[string]string{"EMBEDDING_PROVIDER": "openai", "EMBEDDING_BASE_URL": "localhost:11434"}, "EMBEDDING_BASE_URL"},
+	} {
+		_, err := config.Load(env(tc.vars))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one naming %s", tc.vars, err, tc.want)
+		}
+	}
+}
+
+func TestChatDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(map[string]string{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Chat.Provider != "" || c.Chat.Model != "" || c.Chat.Timeout != llm.DefaultTimeout || c.Chat.MaxRetryTime != llm.DefaultMaxRetryTime ||
+		c.Chat.MaxOutputTokens != llm.DefaultMaxOutputTokens || c.Chat.ResponseFormat != llm.ResponseFormatJSONSchema {
+		t.Errorf("off by default: %+v", c.Chat)
+	}
+	if c.Summary != memory.DefaultSummaryPolicy {
+		t.Errorf("summary policy %+v", c.Summary)
+	}
+	for _, tc := range []struct {
+		vars map[string]string
+		want llm.Config
+	}{
+		{map[string]string{"CHAT_PROVIDER": "openai", "CHAT_API_KEY": "sk"},
+			llm.Config{Provider: "openai", Model: llm.DefaultOpenAIModel, BaseURL: "https://api.openai.com/v1", APIKey: "sk"}},
+		{map[string]string{"CHAT_PROVIDER": "openai", "CHAT_BASE_URL": "http://localhost:11434", "CHAT_MODEL": "llama3.2",
+			"CHAT_TIMEOUT": "2m", "CHAT_MAX_RETRY_TIME": "5m", "CHAT_MAX_OUTPUT_TOKENS": "512", "CHAT_RESPONSE_FORMAT": "json_object"},
+			llm.Config{Provider: "openai", Model: "llama3.2", BaseURL: "http://localhost:11434", Timeout: 2 * time.Minute,
+				MaxRetryTime: 5 * time.Minute, MaxOutputTokens: 512, ResponseFormat: "json_object"}},
+		{map[string]string{"CHAT_PROVIDER": "bedrock", "AWS_REGION": "eu-west-1", "CHAT_MODEL": "eu.amazon.nova-micro-v1:0"},
+			llm.Config{Provider: "bedrock", Model: "eu.amazon.nova-micro-v1:0", Region: "eu-west-1"}},
+	} {
+		c, err := config.Load(env(tc.vars))
+		if err != nil {
+			t.Errorf("%v: %v", tc.vars, err)
+			continue
+		}
+		want := tc.want
+		if want.Timeout == 0 {
+			want.Timeout, want.MaxRetryTime, want.MaxOutputTokens = llm.DefaultTimeout, llm.DefaultMaxRetryTime, llm.DefaultMaxOutputTokens
+			want.ResponseFormat = llm.DefaultResponseFormat
+		}
+		if c.Chat != want {
+			t.Errorf("%v: %+v, want %+v", tc.vars, c.Chat, want)
+		}
+	}
+	c, err = config.Load(env(map[string]string{"SUMMARY_TRIGGER_TOKENS": "8000", "SUMMARY_KEEP_TOKENS": "0", "SUMMARY_MAX_INPUT_TOKENS": "0"}))
+	if err != nil || c.Summary != (memory.SummaryPolicy{TriggerTokens: 8000}) {
+		t.Errorf("summary policy %+v, %v", c.Summary, err)
+	}
+}
+
+func TestChatSettingsAreChecked(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		vars map[string]string
+		want string // in the error
+	}{
+		{map[string]string{"CHAT_PROVIDER": "anthropic"}, "CHAT_PROVIDER"},
+		{map[string]string{"CHAT_PROVIDER": "off"}, "CHAT_PROVIDER"},
+		{map[string]string{"CHAT_PROVIDER": "openai"}, "CHAT_API_KEY"},
+		{map[string]string{"CHAT_PROVIDER": "openai", "CHAT_BASE_URL": "localhost:11434"}, "CHAT_BASE_URL"},
+		{map[string]string{"CHAT_PROVIDER": "bedrock", "CHAT_BASE_URL": "vpce.example"}, "CHAT_BASE_URL"},
+		{map[string]string{"CHAT_TIMEOUT": "30"}, "CHAT_TIMEOUT"},
+		{map[string]string{"CHAT_MAX_RETRY_TIME": "-1m"}, "CHAT_MAX_RETRY_TIME"},
+		{map[string]string{"CHAT_MAX_OUTPUT_TOKENS": "0"}, "CHAT_MAX_OUTPUT_TOKENS"},
+		{map[string]string{"CHAT_MAX_OUTPUT_TOKENS": "1000000"}, "CHAT_MAX_OUTPUT_TOKENS"},
+		{map[string]string{"CHAT_RESPONSE_FORMAT": "text"}, "CHAT_RESPONSE_FORMAT"},
+		{map[string]string{"SUMMARY_TRIGGER_TOKENS": "0"}, "SUMMARY_TRIGGER_TOKENS"},
+		{map[string]string{"SUMMARY_KEEP_TOKENS": "-1"}, "SUMMARY_KEEP_TOKENS"},
+		{map[string]string{"SUMMARY_TRIGGER_TOKENS": "500", "SUMMARY_KEEP_TOKENS": "500"}, "SUMMARY_KEEP_TOKENS"},
+		{map[string]string{"SUMMARY_MAX_INPUT_TOKENS": "many"}, "SUMMARY_MAX_INPUT_TOKENS"},
 	} {
 		_, err := config.Load(env(tc.vars))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

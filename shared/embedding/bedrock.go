@@ -12,11 +12,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/agentmem/agentmem/shared/upstream"
 )
 
 // DefaultBedrockModel is Amazon Titan Text Embeddings v2, the model used with
@@ -58,7 +57,7 @@ type BedrockConfig struct {
 type Bedrock struct {
 	cfg    BedrockConfig
 	client *bedrockruntime.Client
-	retry  *retrier
+	retry  *upstream.Retrier
 	// slots bounds the requests in flight.
 	slots chan struct{}
 }
@@ -129,7 +128,7 @@ func (b *Bedrock) Dimensions() int { return b.cfg.Dimensions }
 // without a request (the model refuses an empty input).
 func (b *Bedrock) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
-	ctx, cancel := b.retry.budget(ctx)
+	ctx, cancel := b.retry.Budget(ctx)
 	defer cancel()
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
@@ -155,7 +154,7 @@ func (b *Bedrock) Embed(ctx context.Context, texts []string) ([][]float32, error
 		go func() {
 			defer wg.Done()
 			defer func() { <-b.slots }()
-			err := b.retry.do(ctx, func(ctx context.Context) error {
+			err := b.retry.Do(ctx, func(ctx context.Context) error {
 				v, err := b.invoke(ctx, t)
 				out[i] = v
 				return err
@@ -202,7 +201,7 @@ func (b *Bedrock) invoke(ctx context.Context, text string) ([]float32, error) {
 		Accept:      aws.String("application/json"),
 	})
 	if err != nil {
-		return nil, classifyAWS(err)
+		return nil, upstream.ClassifyAWS("bedrock", err)
 	}
 	var parsed titanResponse
 	if err := json.Unmarshal(res.Body, &parsed); err != nil {
@@ -213,35 +212,4 @@ func (b *Bedrock) invoke(ctx context.Context, text string) ([]float32, error) {
 		return nil, fmt.Errorf("%w: bedrock: %v", ErrInvalidResponse, err)
 	}
 	return v, nil
-}
-
-// classifyAWS sorts an SDK error: throttling, server errors and transport failures are worth
-// retrying; other refusals (validation, access, unknown model) are not. Only the error code is
-// kept, not the message.
-func classifyAWS(err error) error {
-	var re *awshttp.ResponseError
-	if errors.As(err, &re) && re.Response != nil {
-		status := re.HTTPStatusCode()
-		code := ""
-		var api smithy.APIError
-		if errors.As(err, &api) {
-			code = api.ErrorCode()
-		}
-		if retryableStatus(status) {
-			msg := fmt.Sprintf("status %d", status)
-			if code != "" {
-				msg += " (" + code + ")"
-			}
-			return temporary(errors.New(msg), retryAfter(re.Response.Header, time.Now()))
-		}
-		return &StatusError{Provider: "bedrock", Status: status, Code: code}
-	}
-	var send *smithyhttp.RequestSendError
-	if errors.As(err, &send) {
-		return temporary(sendError(send.Err), 0)
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return err
-	}
-	return fmt.Errorf("bedrock: %w", err)
 }

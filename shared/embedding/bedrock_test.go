@@ -269,3 +269,29 @@ func TestNewBedrockChecksTheModel(t *testing.T) {
 		}
 	}
 }
+
+// A request that takes longer than Timeout is abandoned and retried, not taken for a refusal.
+func TestBedrockTimesOutSlowRequests(t *testing.T) {
+	t.Parallel()
+	ok := titanVectors(256, 0)
+	release := make(chan struct{})
+	srv := newBedrockServer(t, func(n int, text string, w http.ResponseWriter) {
+		if n == 1 {
+			select {
+			case <-release:
+			case <-time.After(5 * time.Second):
+			}
+			return
+		}
+		ok(n, text, w)
+	})
+	t.Cleanup(func() { close(release) }) // before the server's Close, which waits for handlers
+	e := newBedrock(t, srv, embedding.BedrockConfig{Timeout: 200 * time.Millisecond})
+	start := time.Now()
+	if _, err := e.Embed(context.Background(), []string{"hello"}); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 3*time.Second || srv.count() != 2 {
+		t.Errorf("took %s and %d requests", took, srv.count())
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/agentmem/agentmem/shared/upstream"
 )
 
 // DefaultOpenAIBaseURL is OpenAI's API.
@@ -63,7 +65,7 @@ type OpenAI struct {
 	endpoint string
 	azure    bool
 	client   *http.Client
-	retry    *retrier
+	retry    *upstream.Retrier
 }
 
 // NewOpenAI checks cfg and returns the embedder.
@@ -88,7 +90,6 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		return nil, err
 	}
 	u, _ := url.Parse(endpoint)
-	host := strings.ToLower(u.Hostname())
 	client := cfg.HTTPClient
 	if client == nil {
 		client = &http.Client{}
@@ -96,10 +97,9 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	return &OpenAI{
 		cfg:      cfg,
 		endpoint: endpoint,
-		azure: strings.HasSuffix(host, ".openai.azure.com") || strings.HasSuffix(host, ".cognitiveservices.azure.com") ||
-			strings.HasSuffix(host, ".services.ai.azure.com"),
-		client: client,
-		retry:  newRetrier("openai", cfg.Retry, cfg.Timeout, cfg.Logger),
+		azure:    upstream.AzureOpenAIHost(u.Hostname()),
+		client:   client,
+		retry:    newRetrier("openai", cfg.Retry, cfg.Timeout, cfg.Logger),
 	}, nil
 }
 
@@ -152,7 +152,7 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	if len(idx) == 0 {
 		return out, nil
 	}
-	ctx, cancel := o.retry.budget(ctx)
+	ctx, cancel := o.retry.Budget(ctx)
 	defer cancel()
 	for start := 0; start < len(idx); start += o.cfg.MaxBatch {
 		part := idx[start:min(start+o.cfg.MaxBatch, len(idx))]
@@ -161,7 +161,7 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 			batch[k] = texts[i]
 		}
 		var vs [][]float32
-		err := o.retry.do(ctx, func(ctx context.Context) error {
+		err := o.retry.Do(ctx, func(ctx context.Context) error {
 			var err error
 			vs, err = o.request(ctx, batch)
 			return err
@@ -226,7 +226,7 @@ func (o *OpenAI) request(ctx context.Context, batch []string) ([][]float32, erro
 	}
 	res, err := o.client.Do(req)
 	if err != nil {
-		return nil, temporary(sendError(err), 0)
+		return nil, upstream.Temporary(upstream.SendError(err), 0)
 	}
 	defer res.Body.Close()
 	if res.StatusCode < 200 || res.StatusCode > 299 {
@@ -238,8 +238,8 @@ func (o *OpenAI) request(ctx context.Context, batch []string) ([][]float32, erro
 		if c, ok := e.Error.Code.(string); ok && c != "" {
 			code = c
 		}
-		if retryableStatus(res.StatusCode) {
-			return nil, temporary(fmt.Errorf("status %d", res.StatusCode), retryAfter(res.Header, time.Now()))
+		if upstream.RetryableStatus(res.StatusCode) {
+			return nil, upstream.Temporary(fmt.Errorf("status %d", res.StatusCode), upstream.RetryAfter(res.Header, time.Now()))
 		}
 		return nil, &StatusError{Provider: "openai", Status: res.StatusCode, Code: code}
 	}
@@ -249,7 +249,7 @@ func (o *OpenAI) request(ctx context.Context, batch []string) ([][]float32, erro
 		var netErr net.Error
 		if ctx.Err() != nil || errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) {
 			// The connection broke, or the attempt's time ran out, while the answer came.
-			return nil, temporary(fmt.Errorf("read response: %w", err), 0)
+			return nil, upstream.Temporary(fmt.Errorf("read response: %w", err), 0)
 		}
 		return nil, fmt.Errorf("%w: openai: decode response: %v", ErrInvalidResponse, err)
 	}
@@ -284,13 +284,4 @@ func toVector(v []float64, dims int) ([]float32, error) {
 		out[i] = f
 	}
 	return out, nil
-}
-
-// sendError is a transport failure without its URL, which could carry a secret in its query.
-func sendError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return fmt.Errorf("send request: %w", ue.Err)
-	}
-	return fmt.Errorf("send request: %w", err)
 }

@@ -788,7 +788,7 @@ func TestCommitTurnValidation(t *testing.T) {
 		{"content empty on user", func(s uuid.UUID) any { return msg(s, ctMsg("user", "")) }, nil, 400, "messages[0].content"},
 		{"content empty on assistant without tool_calls", func(s uuid.UUID) any { return msg(s, ctMsg("assistant", "")) }, nil, 400, "messages[0].content"},
 		{"content empty on tool", func(s uuid.UUID) any { return msg(s, ctMsg("tool", "", "tool_call_id", "c1")) }, nil, 400, "messages[0].content"},
-		{"content a number", func(s uuid.UUID) any { return msg(s, ctMsg("user", "", "content", 5)) }, nil, 400, "messages.content"},
+		{"content a number", func(s uuid.UUID) any { return msg(s, ctMsg("user", "", "content", 5)) }, nil, 400, "messages[0].content"},
 		{"content 100,001 characters", func(s uuid.UUID) any { return msg(s, ctMsg("user", long(100_001, "a"))) }, nil, 400, "messages[0].content"},
 		{"content 100,001 multi-byte characters", func(s uuid.UUID) any { return msg(s, ctMsg("user", long(100_001, "é"))) }, nil, 400, "messages[0].content"},
 		{"content with NUL", func(s uuid.UUID) any { return msg(s, ctMsg("user", "a\x00b")) }, nil, 400, ""},

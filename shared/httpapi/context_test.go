@@ -41,10 +41,13 @@ type ctContext struct {
 	UserMemory map[string]json.RawMessage `json:"user_memory"`
 	State      *string                    `json:"state"`
 	Notes      *string                    `json:"notes"`
+	Summary    json.RawMessage            `json:"summary"`
 	Usage      struct {
-		Messages      int  `json:"messages"`
-		TokenEstimate int  `json:"token_estimate"`
-		Truncated     bool `json:"truncated"`
+		Messages        int  `json:"messages"`
+		TokenEstimate   int  `json:"token_estimate"`
+		Truncated       bool `json:"truncated"`
+		DroppedMessages int  `json:"dropped_messages"`
+		DroppedParts    int  `json:"dropped_parts"`
 	} `json:"usage"`
 }
 
@@ -53,11 +56,17 @@ type ctContext struct {
 func ctGet(t *testing.T, e *env, token string, body map[string]any) ctContext {
 	t.Helper()
 	r := e.call(token, "get-context", body).must(t, http.StatusOK)
-	ctKeys(t, "get-context", r.body, "session_id", "messages", "memories", "user_memory", "state", "notes", "usage")
+	ctKeys(t, "get-context", r.body, "session_id", "messages", "memories", "user_memory", "state", "notes", "summary", "usage")
 	for i, m := range list(r.body["messages"]) {
 		ctKeys(t, fmt.Sprintf("messages[%d]", i), obj(m), "id", "seq", "role", "content", "name", "tool_calls", "tool_call_id", "metadata", "created_at")
 	}
 	c := ctStrict[ctContext](t, r.raw)
+	if string(c.Summary) != "null" {
+		t.Errorf("summary = %s, want null (no session has a rolling summary)", c.Summary)
+	}
+	if c.Usage.DroppedMessages != 0 || c.Usage.DroppedParts != 0 {
+		t.Errorf("usage %+v: the raw format drops nothing", c.Usage)
+	}
 	if c.Messages == nil || c.Memories == nil || c.UserMemory == nil {
 		t.Errorf("messages, memories and user_memory must be [] / {} rather than null: %s", r.raw)
 	}
@@ -462,7 +471,7 @@ func TestGetContextForeignOrMissingSession(t *testing.T) {
 		return string(out)
 	}
 	missing := normalized(b.token, uuid.New())
-	want := `{"memories":[],"messages":[],"notes":null,"session_id":"-","state":null,"usage":{"messages":0,"token_estimate":0,"truncated":false},"user_memory":{}}`
+	want := `{"memories":[],"messages":[],"notes":null,"session_id":"-","state":null,"summary":null,"usage":{"dropped_messages":0,"dropped_parts":0,"messages":0,"token_estimate":0,"truncated":false},"user_memory":{}}`
 	if missing != want {
 		t.Errorf("missing session: %s, want %s", missing, want)
 	}
@@ -470,12 +479,18 @@ func TestGetContextForeignOrMissingSession(t *testing.T) {
 	for name, got := range map[string]string{
 		"another user's session":             normalized(b.token, sid),
 		"another user's session, openai":     normalized(b.token, sid, "format", "openai"),
+		"another user's session, langchain":  normalized(b.token, sid, "format", "langchain"),
 		"a service acting for another user":  normalized(svc, sid, "user_id", b.id.String()),
 		"the same user id in another tenant": normalized(ctToken(t, a.id, "tenant-x"), sid),
 	} {
 		if got != want {
 			t.Errorf("%s: %s, want %s", name, got, want)
 		}
+	}
+	wantAnthropic := strings.Replace(want, `"state":null,`, `"state":null,"summary":null,"system":null,`, 1)
+	wantAnthropic = strings.Replace(wantAnthropic, `"summary":null,"usage"`, `"usage"`, 1)
+	if got := normalized(b.token, sid, "format", "anthropic"); got != wantAnthropic {
+		t.Errorf("another user's session, anthropic: %s, want %s", got, wantAnthropic)
 	}
 	// The owner through another agent sees no messages either.
 	c := ctGet(t, e, a.token, map[string]any{"session_id": sid.String(), "agent": "other"})
@@ -542,7 +557,7 @@ func TestGetContextFormats(t *testing.T) {
 
 	// openai: exactly what Chat Completions accepts.
 	r = e.call(u.token, "get-context", map[string]any{"session_id": sid.String(), "format": "openai"}).must(t, http.StatusOK)
-	ctKeys(t, "openai answer", r.body, "session_id", "messages", "memories", "user_memory", "state", "notes", "usage")
+	ctKeys(t, "openai answer", r.body, "session_id", "messages", "memories", "user_memory", "state", "notes", "summary", "usage")
 	wantJSON := `[
 	 {"role":"system","content":"You are helpful.","name":"sys"},
 	 {"role":"user","content":"Hi, I'm Ada","name":"ada"},

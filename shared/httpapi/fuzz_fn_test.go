@@ -126,7 +126,9 @@ func FuzzGetContext(f *testing.F) {
 	fuzzFunction(f, "get-context", false,
 		`{"session_id":"$SID"}`, `{"session_id":"$SID","format":"openai","max_messages":5,"max_tokens":100,"query":"tea","recall_k":3}`,
 		`{"session_id":"$SID","max_messages":0}`, `{"session_id":"$SID","max_tokens":1.5}`, `{"session_id":"$SID","format":"OPENAI"}`,
-		`{"session_id":"$SID","recall_k":1e3}`)
+		`{"session_id":"$SID","recall_k":1e3}`, `{"session_id":"$SID","format":"anthropic","answers_only":true}`,
+		`{"session_id":"$SID","format":"langchain","since":"2026-01-02T15:04:05Z"}`, `{"session_id":"$SID","since":"2026-01-02"}`,
+		`{"session_id":"$SID","since":"99999-01-02T15:04:05Z"}`, `{"session_id":"$SID","answers_only":"true"}`)
 }
 
 func FuzzRecall(f *testing.F) {

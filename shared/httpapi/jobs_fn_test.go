@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -129,8 +130,13 @@ func TestJobsDeliveredToWebhook(t *testing.T) {
 	msgID := str(obj(list(c.body["messages"])[1])["id"])
 	e.call(u.token, "memories", map[string]any{"op": "update", "id": memID, "content": "User is Ada King-7731."}).must(t, http.StatusOK)
 	e.call(u.token, "sessions", map[string]any{"op": "delete_message", "session_id": sid, "message_id": msgID}).must(t, http.StatusOK)
-	if n := e.count("jobs", "user_id = $1 and status = 'pending'", u.id); n != 3 {
-		t.Fatalf("%d pending jobs, want 3", n)
+	// Content parts: the text of a text part is redacted, an image part kept as given.
+	partsSession := uuid.New()
+	e.call(u.token, "commit-turn", map[string]any{"session_id": partsSession, "agent": "bot", "messages": []map[string]any{{
+		"role": "user", "content": []map[string]any{{"type": "text", "text": "Mail grace7731@example.com."},
+			{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/7731.png"}}}}}}).must(t, http.StatusCreated)
+	if n := e.count("jobs", "user_id = $1 and status = 'pending'", u.id); n != 4 {
+		t.Fatalf("%d pending jobs, want 4", n)
 	}
 
 	for _, fn := range []string{"process-jobs", "jobs"} {
@@ -143,7 +149,7 @@ func TestJobsDeliveredToWebhook(t *testing.T) {
 		}
 	}
 	processed, done, retried, dead, more := e.process(t)
-	if processed != 3 || done != 3 || retried != 0 || dead != 0 || more {
+	if processed != 4 || done != 4 || retried != 0 || dead != 0 || more {
 		t.Fatalf("process-jobs: processed %d, done %d, retried %d, dead %d, more %v", processed, done, retried, dead, more)
 	}
 	evs := e.rec.Events()
@@ -155,12 +161,22 @@ func TestJobsDeliveredToWebhook(t *testing.T) {
 		}
 	}
 	slices.Sort(types)
-	if !slices.Equal(types, []string{adapter.MemoryUpdated, adapter.MessageDeleted, adapter.TurnCommitted}) {
+	if !slices.Equal(types, []string{adapter.MemoryUpdated, adapter.MessageDeleted, adapter.TurnCommitted, adapter.TurnCommitted}) {
 		t.Fatalf("events %v", types)
 	}
 	for _, ev := range evs {
-		switch ev.Type {
-		case adapter.TurnCommitted:
+		switch {
+		case ev.Type == adapter.TurnCommitted && *ev.SessionID == partsSession:
+			want := `[{"type":"text","text":"Mail [EMAIL]."},{"type":"image_url","image_url":{"url":"https://example.com/7731.png"}}]`
+			var got, wantParts any
+			_ = json.Unmarshal([]byte(want), &wantParts)
+			if len(ev.Messages) == 1 {
+				_ = json.Unmarshal(ev.Messages[0].Parts, &got)
+			}
+			if len(ev.Messages) != 1 || !reflect.DeepEqual(got, wantParts) || ev.Messages[0].Content != "Mail [EMAIL]." {
+				t.Errorf("parts event %+v, parts %s", ev, ev.Messages[0].Parts)
+			}
+		case ev.Type == adapter.TurnCommitted:
 			// The assistant's message was deleted before delivery: the event holds what is stored.
 			if len(ev.Messages) != 1 || ev.Messages[0].Content != "I am Ada Lovelace-7731, write to [EMAIL]." ||
 				string(ev.Messages[0].Metadata) != `{"callback":"[PHONE]"}` || len(ev.Memories) != 1 ||
@@ -179,11 +195,11 @@ func TestJobsDeliveredToWebhook(t *testing.T) {
 			if err := json.Unmarshal(raw, &got); err != nil || !slices.Equal(got, want) || len(want) != 3 {
 				t.Errorf("pii %s, want %v", raw, want)
 			}
-		case adapter.MemoryUpdated:
+		case ev.Type == adapter.MemoryUpdated:
 			if len(ev.Memories) != 1 || ev.Memories[0].ID.String() != memID {
 				t.Errorf("update event %+v", ev)
 			}
-		case adapter.MessageDeleted:
+		case ev.Type == adapter.MessageDeleted:
 			if ev.Removed == nil || len(ev.Removed.MessageIDs) != 1 || ev.Removed.MessageIDs[0].String() != msgID || *ev.SeqTo != 2 {
 				t.Errorf("deletion event %+v", ev)
 			}
@@ -193,7 +209,7 @@ func TestJobsDeliveredToWebhook(t *testing.T) {
 		t.Errorf("a second run processed %d", processed)
 	}
 	r := e.call(e.serviceToken(), "jobs", map[string]any{"op": "list", "status": "done"}).must(t, http.StatusOK)
-	if n := len(list(r.body["jobs"])); n != 3 {
+	if n := len(list(r.body["jobs"])); n != 4 {
 		t.Errorf("%d done jobs listed: %s", n, r.raw)
 	}
 	if strings.Contains(e.logBuf.String(), "7731") {

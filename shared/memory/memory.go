@@ -3,8 +3,11 @@
 package memory
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,10 +53,15 @@ type FunctionCall struct {
 
 // Message is a stored message of a session.
 type Message struct {
-	ID         uuid.UUID       `json:"id"`
-	Seq        int64           `json:"seq"`
-	Role       string          `json:"role"`
-	Content    string          `json:"content"`
+	ID   uuid.UUID `json:"id"`
+	Seq  int64     `json:"seq"`
+	Role string    `json:"role"`
+	// Content is the message's text: its string content, or the text of its content parts
+	// (see ContentText).
+	Content string `json:"content"`
+	// Parts is the content as committed when it was an array of content parts, nil when it was
+	// a string. In JSON, content is Parts when there are parts (see MarshalJSON).
+	Parts      json.RawMessage `json:"-"`
 	Name       *string         `json:"name"`
 	ToolCalls  []ToolCall      `json:"tool_calls"`
 	ToolCallID *string         `json:"tool_call_id"`
@@ -62,6 +70,70 @@ type Message struct {
 	// Tokens is the estimate used for token budgets.
 	Tokens int `json:"-"`
 }
+
+// MarshalJSON writes the message with content as it was committed: the string, or the array
+// of content parts. (A struct embedding Message would take this method for its own: give such
+// a struct a MarshalJSON of its own, or make it hold Message's fields.)
+func (m Message) MarshalJSON() ([]byte, error) {
+	type plain Message
+	if m.Parts == nil {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		plain
+		Content json.RawMessage `json:"content"`
+	}{plain(m), m.Parts})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: content a string, or an array of content parts
+// (kept in Parts, with their text in Content).
+func (m *Message) UnmarshalJSON(b []byte) error {
+	type plain Message
+	var v struct {
+		plain
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*m = Message(v.plain)
+	c := bytes.TrimSpace(v.Content)
+	switch {
+	case len(c) == 0 || string(c) == "null":
+	case c[0] == '[':
+		text, err := ContentText(c)
+		if err != nil {
+			return err
+		}
+		m.Content, m.Parts = text, json.RawMessage(bytes.Clone(c))
+	default:
+		return json.Unmarshal(c, &m.Content)
+	}
+	return nil
+}
+
+// ContentText is the text of an array of content parts: the text of its "text" parts, joined
+// by newlines ("" when it has none). It is what length limits, token estimates, full-text
+// search and embeddings use.
+func ContentText(parts json.RawMessage) (string, error) {
+	var ps []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	}
+	if err := json.Unmarshal(parts, &ps); err != nil {
+		return "", fmt.Errorf("decode content parts: %w", err)
+	}
+	texts := make([]string, 0, len(ps))
+	for _, p := range ps {
+		if p.Type == PartText && p.Text != nil {
+			texts = append(texts, *p.Text)
+		}
+	}
+	return strings.Join(texts, "\n"), nil
+}
+
+// PartText is the type of a content part that carries text.
+const PartText = "text"
 
 // LogValue keeps message content out of logs.
 func (m Message) LogValue() slog.Value {
@@ -72,9 +144,13 @@ func (m Message) LogValue() slog.Value {
 // NewMessage is a message to be stored.
 type NewMessage struct {
 	// ID is the client's id; nil to have one generated.
-	ID         *uuid.UUID
-	Role       string
-	Content    string
+	ID   *uuid.UUID
+	Role string
+	// Content is the message's text (see ContentText when the content is parts).
+	Content string
+	// Parts is the content as committed when it was an array of content parts; nil for a
+	// string.
+	Parts      json.RawMessage
 	Name       *string
 	ToolCalls  []ToolCall
 	ToolCallID *string

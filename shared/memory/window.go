@@ -102,3 +102,21 @@ func groupUnits(msgs []Message) []unit {
 	}
 	return units
 }
+
+// AnswersOnly keeps the answers of msgs: it leaves out tool messages and the tool calls of
+// assistant messages (re-estimating their tokens), and then the assistant messages that have no
+// text left.
+func AnswersOnly(msgs []Message) []Message {
+	out := msgs[:0]
+	for _, m := range msgs {
+		switch {
+		case m.Role == RoleTool, m.Role == RoleAssistant && m.Content == "":
+			continue
+		case len(m.ToolCalls) > 0:
+			m.ToolCalls = nil
+			m.Tokens = EstimateTokens(m.Content, m.Name, nil, m.ToolCallID)
+		}
+		out = append(out, m)
+	}
+	return out
+}

@@ -138,13 +138,13 @@ with sess as (
   returning last_seq
 )
 insert into agentmem.messages (session_id, seq, id, tenant_id, user_id, agent, role, content,
-  name, tool_calls, tool_call_id, metadata, token_estimate, expires_at)
-select $1, sess.last_seq - $5 + m.ord, m.id, $2, $3, $4, m.role, m.content, m.name,
+  parts, name, tool_calls, tool_call_id, metadata, token_estimate, expires_at)
+select $1, sess.last_seq - $5 + m.ord, m.id, $2, $3, $4, m.role, m.content, m.parts::jsonb, m.name,
   m.tool_calls::jsonb, m.tool_call_id, m.metadata::jsonb, m.tokens,
   now() + make_interval(secs => $6::float8)
 from sess, unnest($7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-  $13::text[], $14::int[])
-  with ordinality as m(id, role, content, name, tool_calls, tool_call_id, metadata, tokens, ord)
+  $13::text[], $14::int[], $15::text[])
+  with ordinality as m(id, role, content, name, tool_calls, tool_call_id, metadata, tokens, parts, ord)
 returning id, seq, created_at`
 
 // newMessages holds the columns of the messages to insert, and where each answer goes.
@@ -152,6 +152,7 @@ type newMessages struct {
 	ids                                  []uuid.UUID
 	roles, contents                      []string
 	names, toolCalls, toolCallIDs, metas []*string
+	parts                                []*string
 	tokens                               []int32
 	slot                                 []int // the index in the request of each row
 }
@@ -173,6 +174,7 @@ func collectNew(msgs []memory.NewMessage, stored map[uuid.UUID]StoredMessage) ne
 		n.toolCallIDs = append(n.toolCallIDs, m.ToolCallID)
 		n.toolCalls = append(n.toolCalls, jsonOrNil(m.ToolCalls))
 		n.metas = append(n.metas, rawOrNil(m.Metadata))
+		n.parts = append(n.parts, rawOrNil(m.Parts))
 		n.tokens = append(n.tokens, int32(memory.EstimateTokens(m.Content, m.Name, m.ToolCalls, m.ToolCallID)))
 		n.slot = append(n.slot, i)
 	}
@@ -182,7 +184,7 @@ func collectNew(msgs []memory.NewMessage, stored map[uuid.UUID]StoredMessage) ne
 func appendArgs(p CommitParams, n newMessages) []any {
 	sc := p.Scope
 	return []any{p.SessionID, sc.TenantID, sc.UserID, sc.Agent, len(n.ids), p.TTL.Seconds(),
-		n.ids, n.roles, n.contents, n.names, n.toolCalls, n.toolCallIDs, n.metas, n.tokens}
+		n.ids, n.roles, n.contents, n.names, n.toolCalls, n.toolCallIDs, n.metas, n.tokens, n.parts}
 }
 
 // placeAppended puts the rows appendSQL returned at their places in res.

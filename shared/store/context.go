@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -23,6 +24,11 @@ type ContextParams struct {
 	// Query, when not empty, recalls up to RecallK long-term memories.
 	Query   string
 	RecallK int
+	// Since, when not nil, leaves out the messages created before it.
+	Since *time.Time
+	// AnswersOnly leaves out tool messages, the tool calls of assistant messages, and the
+	// assistant messages that have no text.
+	AnswersOnly bool
 }
 
 // Usage describes the window returned.
@@ -30,6 +36,17 @@ type Usage struct {
 	Messages      int  `json:"messages"`
 	TokenEstimate int  `json:"token_estimate"`
 	Truncated     bool `json:"truncated"`
+	// DroppedMessages and DroppedParts count the messages of the window, and the content parts
+	// of the messages returned, that the format asked for cannot carry and left out.
+	DroppedMessages int `json:"dropped_messages"`
+	DroppedParts    int `json:"dropped_parts"`
+}
+
+// Summary is a session's rolling summary: the gist of its messages up to ThroughSeq.
+type Summary struct {
+	Content    string    `json:"content"`
+	ThroughSeq int64     `json:"through_seq"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // Context is everything GetContext returns.
@@ -40,7 +57,9 @@ type Context struct {
 	UserMemory map[string]json.RawMessage `json:"user_memory"`
 	State      *string                    `json:"state"`
 	Notes      *string                    `json:"notes"`
-	Usage      Usage                      `json:"usage"`
+	// Summary is the session's rolling summary; nil (no session has one yet).
+	Summary *Summary `json:"summary"`
+	Usage   Usage    `json:"usage"`
 }
 
 // GetContext reads the recent window of a session, the memories relevant to a query and the
@@ -60,11 +79,13 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 	var msgs []memory.Message
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(`
-			select id, seq, role, content, name, tool_calls, tool_call_id, metadata, created_at, token_estimate
+			select `+messageColumns+`
 			from agentmem.messages
 			where session_id = $1 and user_id = $2 and tenant_id = $3 and agent = $4 and expires_at > now()
+			  and ($6::timestamptz is null or created_at >= $6::timestamptz)
+			  and (not $7::boolean or (role <> 'tool' and not (role = 'assistant' and content = '')))
 			order by seq desc
-			limit $5`, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages).Query(func(rows pgx.Rows) error {
+			limit $5`, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages, p.Since, p.AnswersOnly).Query(func(rows pgx.Rows) error {
 			var err error
 			if msgs, err = pgx.CollectRows(rows, scanMessage); err != nil {
 				return fmt.Errorf("select messages: %w", err)
@@ -105,6 +126,11 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 		return out, err
 	}
 	slices.Reverse(msgs)
+	if p.AnswersOnly {
+		// The query left the other messages out already, so that they take no place of the
+		// window; what remains loses its tool calls.
+		msgs = memory.AnswersOnly(msgs)
+	}
 	var tokens int
 	out.Messages, tokens, out.Usage.Truncated = memory.Window(msgs, p.MaxTokens)
 	out.Usage.Messages = len(out.Messages)
@@ -112,13 +138,20 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 	return out, err
 }
 
+// messageColumns are the columns of agentmem.messages scanMessage reads, in its order.
+const messageColumns = `id, seq, role, content, name, tool_calls, tool_call_id, metadata, created_at, token_estimate, parts`
+
 func scanMessage(row pgx.CollectableRow) (memory.Message, error) {
 	var m memory.Message
 	var toolCalls []byte
 	var metadata []byte
+	var parts []byte
 	var tokens int32
-	if err := row.Scan(&m.ID, &m.Seq, &m.Role, &m.Content, &m.Name, &toolCalls, &m.ToolCallID, &metadata, &m.CreatedAt, &tokens); err != nil {
+	if err := row.Scan(&m.ID, &m.Seq, &m.Role, &m.Content, &m.Name, &toolCalls, &m.ToolCallID, &metadata, &m.CreatedAt, &tokens, &parts); err != nil {
 		return m, err
+	}
+	if len(parts) > 0 {
+		m.Parts = json.RawMessage(parts)
 	}
 	m.Tokens = int(tokens)
 	m.CreatedAt = m.CreatedAt.UTC()

@@ -174,7 +174,7 @@ func (s *Store) backfillPages(ctx context.Context, ev adapter.Event, sc memory.S
 // queueMessages reads a session's unexpired messages from seq from to seq to into dst.
 func queueMessages(b *pgx.Batch, sc memory.Scope, session uuid.UUID, from, to int64, dst *[]memory.Message) {
 	b.Queue(`
-		select id, seq, role, content, name, tool_calls, tool_call_id, metadata, created_at, token_estimate
+		select `+messageColumns+`
 		from agentmem.messages
 		where session_id = $1 and user_id = $2 and tenant_id = $3 and seq between $4 and $5 and expires_at > now()
 		order by seq`, session, sc.UserID, sc.TenantID, from, to).Query(func(rows pgx.Rows) error {

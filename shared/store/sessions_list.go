@@ -141,7 +141,7 @@ type HistoryPage struct {
 // historySQL reads a page of a session's messages in primary-key order from the cursor $4
 // (exclusive) on; %s are the cursor comparison and the direction.
 const historySQL = `
-	select id, seq, role, content, name, tool_calls, tool_call_id, metadata, created_at, token_estimate
+	select ` + messageColumns + `
 	from agentmem.messages
 	where session_id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
 	  and ($4::bigint is null or seq %s $4::bigint)

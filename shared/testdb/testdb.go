@@ -184,11 +184,19 @@ func ensureTemplate(ctx context.Context, server string) (string, error) {
 	}
 	defer conn.Exec(context.Background(), "select pg_advisory_unlock(7214031)") //nolint:errcheck
 
-	var exists bool
-	if err := conn.QueryRow(ctx, "select exists(select 1 from pg_database where datname = $1 and datistemplate)", tmpl).Scan(&exists); err != nil {
+	// A database of that name only ever comes from a finished build (renamed below). Another
+	// checkout's clean-up may have cleared its template flag and then failed to drop it (a clone
+	// was being made from it): it is whole, so it is flagged again and used.
+	var exists, isTemplate bool
+	if err := conn.QueryRow(ctx, "select count(*) > 0, coalesce(bool_or(datistemplate), false) from pg_database where datname = $1", tmpl).Scan(&exists, &isTemplate); err != nil {
 		return "", err
 	}
 	if exists {
+		if !isTemplate {
+			if _, err := conn.Exec(ctx, "alter database "+pgx.Identifier{tmpl}.Sanitize()+" is_template true"); err != nil {
+				return "", err
+			}
+		}
 		return tmpl, nil
 	}
 	building := tmpl + "_building"

@@ -34,16 +34,40 @@ export type Agent = Schemas["Agent"];
 
 export type ActiveSessionRequest = Schemas["ActiveSessionRequest"];
 export type ActiveSession = Schemas["ActiveSession"];
-export type CommitTurnRequest = Omit<Schemas["CommitTurnRequest"], "messages"> & { messages: MessageIn[] };
+export type CommitTurnRequest = Schemas["CommitTurnRequest"];
+/** MessageIn is one message of a turn; `content` is a string or content parts. */
+export type MessageIn = Schemas["MessageIn"];
+/** MessageContent is a string, or an array of 1 to 100 content parts. */
+export type MessageContent = Schemas["MessageContent"];
+/** ContentPart is one part of a message's content, as the Chat Completions API takes it. */
+export type ContentPart = Schemas["ContentPart"];
 export type CommitResult = Schemas["CommitResult"];
 export type ToolCall = Schemas["ToolCall"];
 export type MemoryIn = Schemas["MemoryIn"];
 export type Hit = Schemas["Hit"];
 export type Usage = Schemas["Usage"];
-export type RawMessage = Omit<Schemas["RawMessage"], "content"> & { content: MessageContent };
-export type OpenAIMessage = Omit<Schemas["OpenAIMessage"], "content"> & { content: MessageContent | null };
-export type ContextRaw = Omit<Schemas["ContextRaw"], "messages"> & { messages: RawMessage[] } & ContextV11;
-export type ContextOpenAI = Omit<Schemas["ContextOpenAI"], "messages"> & { messages: OpenAIMessage[] } & ContextV11;
+export type RawMessage = Schemas["RawMessage"];
+export type OpenAIMessage = Schemas["OpenAIMessage"];
+/** LangChainStoredMessage is one message as LangChain stores it (format `langchain`). */
+export type LangChainStoredMessage = Schemas["LangChainMessage"];
+export type AnthropicMessage = Schemas["AnthropicMessage"];
+export type Summary = Schemas["Summary"];
+/** ContextFormat is get-context's `format`. */
+export type ContextFormat = NonNullable<Schemas["GetContextRequest"]["format"]>;
+export type GetContextRequest = Schemas["GetContextRequest"];
+export type ContextRaw = Schemas["ContextRaw"];
+export type ContextOpenAI = Schemas["ContextOpenAI"];
+export type ContextLangChain = Schemas["ContextLangChain"];
+export type ContextAnthropic = Schemas["ContextAnthropic"];
+
+/** ContextFor is get-context's answer for a format. */
+export type ContextFor<F extends ContextFormat | undefined> = F extends "openai"
+  ? ContextOpenAI
+  : F extends "langchain"
+    ? ContextLangChain
+    : F extends "anthropic"
+      ? ContextAnthropic
+      : ContextRaw;
 export type RecallRequest = Schemas["RecallRequest"] & RecallV11;
 export type RecallResult = { results: RecallHit[] };
 export type SweepRequest = Schemas["SweepRequest"];
@@ -86,63 +110,6 @@ export type Scope = { user_id?: string; tenant_id?: string };
 
 // ---------------------------------------------------------------------------------------------
 // Contract v1.1 additions not in docs/openapi.yaml yet.
-
-/** ContentPart is one part of a message's content, as the Chat Completions API takes it (v1.1). */
-export type ContentPart = { type: "text"; text: string } | { type: string; [k: string]: unknown };
-
-/** MessageContent is a string, or (v1.1) an array of 1 to 100 content parts. */
-export type MessageContent = string | ContentPart[];
-
-/** MessageIn is one message of a turn; `content` may be content parts (v1.1). */
-export type MessageIn = Omit<Schemas["MessageIn"], "content"> & { content?: MessageContent };
-
-/** ContextFormat is get-context's `format`: `langchain` and `anthropic` are v1.1. */
-export type ContextFormat = "raw" | "openai" | "langchain" | "anthropic";
-
-/** GetContextRequest is get-context's body, with the v1.1 fields. */
-export type GetContextRequest = Omit<Schemas["GetContextRequest"], "format"> & {
-  format?: ContextFormat;
-  /** v1.1: only messages created at or after this RFC 3339 time. */
-  since?: string;
-  /** v1.1: leave out tool messages and tool calls. */
-  answers_only?: boolean;
-};
-
-/** ContextV11 is what v1.1 adds to every get-context answer. */
-export type ContextV11 = {
-  /** v1.1: the session's rolling summary, when it has one. */
-  summary?: { content: string; through_seq: number; updated_at: string } | null;
-};
-
-/** LangChainStoredMessage is one message as LangChain stores it (format `langchain`, v1.1). */
-export type LangChainStoredMessage = {
-  type: "human" | "ai" | "system" | "tool" | (string & {});
-  data: {
-    content: MessageContent;
-    additional_kwargs?: Record<string, unknown>;
-    response_metadata?: Record<string, unknown>;
-    type?: string;
-    name?: string | null;
-    id?: string | null;
-    tool_calls?: { name: string; args: Record<string, unknown>; id?: string; type?: "tool_call" }[];
-    tool_call_id?: string;
-  };
-};
-
-export type ContextLangChain = Omit<ContextRaw, "messages"> & { messages: LangChainStoredMessage[] };
-export type ContextAnthropic = Omit<ContextRaw, "messages"> & {
-  system: string | null;
-  messages: { role: "user" | "assistant"; content: string | Record<string, unknown>[] }[];
-};
-
-/** ContextFor is get-context's answer for a format. */
-export type ContextFor<F extends ContextFormat | undefined> = F extends "openai"
-  ? ContextOpenAI
-  : F extends "langchain"
-    ? ContextLangChain
-    : F extends "anthropic"
-      ? ContextAnthropic
-      : ContextRaw;
 
 /** RecallV11 adds recall's `source` (v1.1). */
 export type RecallV11 = { source?: "memories" | "messages" | "all" };

@@ -69,6 +69,20 @@ export interface paths {
          *     the session row: they never interleave inside a turn and never share a `seq`. Order never
          *     depends on clock readings.
          *
+         *     **Content parts.** `content` is a string, or an array of 1 to 100 content parts as the
+         *     Chat Completions API takes them: each part an object with a string `type`. A `text`
+         *     part carries its `text` (a string); any other part (`image_url`, `input_audio`, `file`,
+         *     or a type of your own) is stored as given, at most 64 KiB of compact JSON each. The
+         *     message's *text* is its string, or its text parts' texts joined by `\n` ("" when it has
+         *     none): the 100,000-character limit, the token estimate and full-text search use the
+         *     text. Every answer gives `content` back as it was committed (the same JSON value: the
+         *     database keeps values, not the order of an object's keys or the spelling of numbers),
+         *     except the `anthropic` format of `get-context`, which maps parts to content blocks.
+         *     Parts without `type`, text parts without a string `text`, an empty array, more than 100
+         *     parts or a part over 64 KiB answer 400 naming the part, e.g.
+         *     `messages[2].content[1].text`. The empty-content rule applies to string content only:
+         *     an array always holds a part (an image alone is a valid user message).
+         *
          *     **Client message ids.** A message may carry `id`, a UUID chosen by the client. Ids are
          *     unique per session, not globally. A message whose id the session already holds is not
          *     stored again (nor updated): the answer gives its original `id`, `seq` and `created_at`.
@@ -167,6 +181,54 @@ export interface paths {
          *       when empty. `state`: the user's mode string, or null. `notes`: the agent's long-term
          *       Markdown notes for this user, or null. `user_memory` and `state` belong to the user
          *       (every agent); `notes` to (user, agent).
+         *     - `since` (RFC 3339): only messages created at or after it are read. `answers_only`:
+         *       tool messages and assistant messages with no text are not read (they take no place
+         *       among the `max_messages`), and the assistant messages read lose their `tool_calls`
+         *       (and are re-estimated without them); system, user and assistant text is what remains.
+         *     - `summary`: the session's rolling summary, `{content, through_seq, updated_at}`, or
+         *       null. No session has one yet: it is always null for now.
+         *
+         *     **Formats.** `format` shapes `messages` (nothing else of the answer changes, except
+         *     `system` and `usage` in `anthropic`):
+         *
+         *     - `raw` (default): stored messages with every field; `content` as committed (a string or
+         *       content parts).
+         *     - `openai`: Chat Completions message objects; `content` as committed, null on an
+         *       assistant message with tool calls and no content.
+         *     - `langchain`: LangChain stored messages, as `mapChatMessagesToStoredMessages`
+         *       (LangChain.js) and `messages_to_dict` (Python) write them and
+         *       `mapStoredMessagesToChatMessages` / `messages_from_dict` read them: `{type: human | ai
+         *       | system | tool, data: {content, additional_kwargs, response_metadata, type, name,
+         *       id, tool_calls, invalid_tool_calls, tool_call_id}}`. `content` is as committed;
+         *       `response_metadata` is the message's `metadata`; `id` the message id; `name` only
+         *       when the message has one. An `ai` message has `tool_calls` (`{name, args, id, type:
+         *       tool_call}`, `args` the arguments' JSON object, `{}` for empty arguments) and
+         *       `invalid_tool_calls` (the calls whose arguments are not a JSON object, as LangChain's
+         *       parser keeps them), and, when it has calls, the calls as the Chat Completions API
+         *       shapes them in `additional_kwargs.tool_calls` (as LangChain's ChatOpenAI writes them).
+         *       A `tool` message has `tool_call_id`.
+         *     - `anthropic`: the Messages API's `messages`, and `system`: the text of the window's
+         *       system messages joined by a blank line, or null (leave it out of the request then).
+         *       Roles are `user` and `assistant`; assistant tool calls are `tool_use` blocks (`input`
+         *       the arguments' JSON object; arguments that are not one come as `{"arguments":
+         *       "<as given>"}`); each tool message is a `tool_result` block of the `user` message
+         *       right after the call, results first; consecutive messages of one role merge into one
+         *       (their blocks in order); a message that merged with none and had string content keeps
+         *       a string. Content parts map to blocks: `text` to `text` (blank text is left out, the
+         *       API refuses it), `image_url` to `image` (an http(s) URL as a `url` source; a `data:`
+         *       URL of a JPEG, PNG, GIF or WebP image as `base64`), `file` with a PDF `data:` URL to a
+         *       `document`. Other parts (`input_audio`, files by id, `refusal`, your own types) have no
+         *       Messages API form: they are left out and counted in `usage.dropped_parts`. Tool ids
+         *       the API refuses (characters other than `A-Z a-z 0-9 _ -`) are replaced, in the call
+         *       and its result alike, by the id's allowed characters and a digest of it. The first
+         *       message must be a user message: the assistant messages before the first user message
+         *       of the window, with their tool results, are left out, and so is a message left with
+         *       no content; both are counted in `usage.dropped_messages`. `usage.messages` and
+         *       `usage.token_estimate` then count the stored messages carried (in `system` or
+         *       `messages`), so `usage.messages` can exceed the length of `messages`.
+         *
+         *     Every format keeps the tool-call rule of the window: never a call without its results,
+         *     nor a result without its call.
          *
          *     A session that does not exist, has expired, belongs to another agent or belongs to
          *     someone else gives empty `messages`, indistinguishably: this function never answers 404.
@@ -492,7 +554,7 @@ export interface paths {
          *       `message_count` counts the session's unexpired messages. Answer
          *       `{sessions, next_cursor}`.
          *     - `history {session_id, order?, limit?, cursor?}`: the session's unexpired messages in
-         *       the `raw` format of `get-context`. `order` `newest` (default; newest first, for
+         *       the `raw` format of `get-context` (`content` as committed: a string or content parts). `order` `newest` (default; newest first, for
          *       display) or `oldest` (oldest first, for replay). `limit` 1 to 200, default 50. Pages
          *       follow `seq`, so messages committed between pages are never skipped nor repeated:
          *       `newest` pages continue below the last seq seen (messages arriving later are on a
@@ -972,8 +1034,7 @@ export interface components {
             id?: components["schemas"]["UUID"];
             /** @enum {string} */
             role: "user" | "assistant" | "system" | "tool";
-            /** @description At most 100,000 characters (code points). */
-            content?: string;
+            content?: components["schemas"]["MessageContent"];
             /** @description Optional participant name, 1 to 256 characters, on any role. */
             name?: string;
             /**
@@ -989,6 +1050,43 @@ export interface components {
              */
             tool_call_id?: string;
             metadata?: components["schemas"]["Metadata"];
+        };
+        /**
+         * @description A string of at most 100,000 characters (code points), or an array of 1 to 100 content
+         *     parts whose text (the `text` parts' texts joined by `\n`) is at most 100,000 characters.
+         */
+        MessageContent: string | components["schemas"]["ContentPart"][];
+        /**
+         * @description One part of a message's content, as the Chat Completions API takes it: a `text` part,
+         *     or any other part (`image_url`, `input_audio`, `file`, ...), kept as given, at most
+         *     64 KiB of compact JSON.
+         */
+        ContentPart: components["schemas"]["TextPart"] | components["schemas"]["OtherPart"];
+        /**
+         * @example {
+         *       "type": "text",
+         *       "text": "What is on this picture?"
+         *     }
+         */
+        TextPart: {
+            /** @constant */
+            type: "text";
+            text: string;
+        };
+        /**
+         * @example {
+         *       "type": "image_url",
+         *       "image_url": {
+         *         "url": "https://example.com/cat.jpg",
+         *         "detail": "low"
+         *       }
+         *     }
+         */
+        OtherPart: {
+            /** @description The part's type, e.g. `image_url`, `input_audio`, `file`. */
+            type: string;
+        } & {
+            [key: string]: unknown;
         };
         /** @description A call as the Chat Completions API shapes it. */
         ToolCall: {
@@ -1046,10 +1144,24 @@ export interface components {
             recall_k?: number;
             /**
              * @description `raw`: stored messages with every field. `openai`: Chat Completions message objects.
+             *     `langchain`: LangChain stored messages. `anthropic`: Messages API messages, with
+             *     `system` apart. See the operation's description.
              * @default raw
              * @enum {string}
              */
-            format?: "raw" | "openai";
+            format?: "raw" | "openai" | "langchain" | "anthropic";
+            /**
+             * Format: date-time
+             * @description RFC 3339 timestamp (with `Z` or an offset): only messages created at or after it.
+             * @example 2026-11-23T09:00:00Z
+             */
+            since?: string;
+            /**
+             * @description Leave out tool messages and the tool calls of assistant messages; an assistant
+             *     message with no text left is left out.
+             * @default false
+             */
+            answers_only?: boolean;
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
@@ -1058,7 +1170,8 @@ export interface components {
             seq: number;
             /** @enum {string} */
             role: "user" | "assistant" | "system" | "tool";
-            content: string;
+            /** @description As committed, a string or content parts. */
+            content: components["schemas"]["MessageContent"];
             name: string | null;
             /** @description null when the message has none. */
             tool_calls: components["schemas"]["ToolCall"][] | null;
@@ -1083,7 +1196,8 @@ export interface components {
         OpenAIMessage: {
             /** @enum {string} */
             role: "user" | "assistant" | "system" | "tool";
-            content: string | null;
+            /** @description As committed, a string or content parts; null on an assistant message with tool calls and no content. */
+            content: components["schemas"]["MessageContent"] | null;
             name?: string;
             tool_calls?: components["schemas"]["ToolCall"][];
             tool_call_id?: string;
@@ -1098,7 +1212,7 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
         };
         Usage: {
-            /** @description Number of messages in the window. */
+            /** @description Number of stored messages the answer carries (in `anthropic`, before merging). */
             messages: number;
             /** @description Sum of the token estimates of the window's messages. */
             token_estimate: number;
@@ -1108,6 +1222,17 @@ export interface components {
              *     beyond `max_messages`.
              */
             truncated: boolean;
+            /**
+             * @description Messages of the window the format cannot carry and left out (`anthropic`: the
+             *     assistant messages before the first user message, with their tool results, and
+             *     messages left with no content). 0 in the other formats.
+             */
+            dropped_messages: number;
+            /**
+             * @description Content parts of the messages returned that the format cannot carry and left out
+             *     (`anthropic`: parts other than text, images and PDF files). 0 in the other formats.
+             */
+            dropped_parts: number;
         };
         /** @description The answer with `format` `raw`. */
         ContextRaw: {
@@ -1120,6 +1245,7 @@ export interface components {
             };
             state: string | null;
             notes: string | null;
+            summary: components["schemas"]["Summary"];
             usage: components["schemas"]["Usage"];
         };
         /** @description The answer with `format` `openai`; the same as `raw` except the messages. */
@@ -1133,7 +1259,165 @@ export interface components {
             };
             state: string | null;
             notes: string | null;
+            summary: components["schemas"]["Summary"];
             usage: components["schemas"]["Usage"];
+        };
+        /** @description The answer with `format` `langchain`; the same as `raw` except the messages. */
+        ContextLangChain: {
+            session_id: components["schemas"]["UUID"];
+            /** @description The window, oldest first. */
+            messages: components["schemas"]["LangChainMessage"][];
+            memories: components["schemas"]["Hit"][];
+            user_memory: {
+                [key: string]: Record<string, unknown>;
+            };
+            state: string | null;
+            notes: string | null;
+            summary: components["schemas"]["Summary"];
+            usage: components["schemas"]["Usage"];
+        };
+        /**
+         * @description The answer with `format` `anthropic`: `system` and `messages` as the Messages API takes
+         *     them; `usage` counts what was left out.
+         */
+        ContextAnthropic: {
+            session_id: components["schemas"]["UUID"];
+            /** @description The text of the window's system messages, joined by a blank line; null when none. */
+            system: string | null;
+            /** @description The window, oldest first, a user message first, roles alternating. */
+            messages: components["schemas"]["AnthropicMessage"][];
+            memories: components["schemas"]["Hit"][];
+            user_memory: {
+                [key: string]: Record<string, unknown>;
+            };
+            state: string | null;
+            notes: string | null;
+            summary: components["schemas"]["Summary"];
+            usage: components["schemas"]["Usage"];
+        };
+        /**
+         * @description The session's rolling summary: the gist of its messages up to `through_seq`, or null.
+         *     Rolling summaries are not made yet: always null for now.
+         */
+        Summary: {
+            content: string;
+            through_seq: number;
+            updated_at: components["schemas"]["Timestamp"];
+        } | null;
+        /**
+         * @description A LangChain stored message (`mapStoredMessagesToChatMessages` reads it).
+         * @example {
+         *       "type": "ai",
+         *       "data": {
+         *         "content": "",
+         *         "additional_kwargs": {
+         *           "tool_calls": [
+         *             {
+         *               "id": "call_1",
+         *               "type": "function",
+         *               "function": {
+         *                 "name": "lookup",
+         *                 "arguments": "{\"q\":\"units\"}"
+         *               }
+         *             }
+         *           ]
+         *         },
+         *         "response_metadata": {},
+         *         "type": "ai",
+         *         "id": "0b6f3c1e-6f0a-4a53-9a43-2f7c1b1d5e10",
+         *         "tool_calls": [
+         *           {
+         *             "name": "lookup",
+         *             "args": {
+         *               "q": "units"
+         *             },
+         *             "id": "call_1",
+         *             "type": "tool_call"
+         *           }
+         *         ],
+         *         "invalid_tool_calls": []
+         *       }
+         *     }
+         */
+        LangChainMessage: {
+            /** @enum {string} */
+            type: "human" | "ai" | "system" | "tool";
+            data: {
+                /** @description As committed. */
+                content: components["schemas"]["MessageContent"];
+                /** @description `{}`, or on an `ai` message with tool calls `{tool_calls: [...]}` as the Chat Completions API shapes them. */
+                additional_kwargs: {
+                    tool_calls?: components["schemas"]["ToolCall"][];
+                };
+                /** @description The message's metadata, `{}` when none. */
+                response_metadata: Record<string, unknown>;
+                /** @enum {string} */
+                type: "human" | "ai" | "system" | "tool";
+                /** @description Present only when the message has a name. */
+                name?: string;
+                id: components["schemas"]["UUID"];
+                /** @description `ai` messages only. */
+                tool_calls?: components["schemas"]["LangChainToolCall"][];
+                /** @description `ai` messages only: the calls whose arguments are not a JSON object. */
+                invalid_tool_calls?: components["schemas"]["LangChainInvalidToolCall"][];
+                /** @description `tool` messages only. */
+                tool_call_id?: string;
+            };
+        };
+        LangChainToolCall: {
+            name: string;
+            args: Record<string, unknown>;
+            id: string;
+            /** @constant */
+            type: "tool_call";
+        };
+        LangChainInvalidToolCall: {
+            name: string;
+            /** @description The arguments as stored. */
+            args: string;
+            id: string;
+            error: string;
+            /** @constant */
+            type: "invalid_tool_call";
+        };
+        /** @description A message of the Anthropic Messages API. */
+        AnthropicMessage: {
+            /** @enum {string} */
+            role: "user" | "assistant";
+            content: string | components["schemas"]["AnthropicBlock"][];
+        };
+        /** @description A content block of the Messages API. */
+        AnthropicBlock: {
+            /** @constant */
+            type: "text";
+            text: string;
+        } | {
+            /** @enum {string} */
+            type: "image" | "document";
+            source: components["schemas"]["AnthropicSource"];
+            /** @description A document's file name, when the part named one. */
+            title?: string;
+        } | {
+            /** @constant */
+            type: "tool_use";
+            id: string;
+            name: string;
+            input: Record<string, unknown>;
+        } | {
+            /** @constant */
+            type: "tool_result";
+            tool_use_id: string;
+            /** @description Absent when the result has nothing the API can carry. */
+            content?: string | components["schemas"]["AnthropicBlock"][];
+        };
+        /** @description `{type: base64, media_type, data}` or `{type: url, url}`. */
+        AnthropicSource: {
+            /** @enum {string} */
+            type: "base64" | "url";
+            /** @enum {string} */
+            media_type?: "image/jpeg" | "image/png" | "image/gif" | "image/webp" | "application/pdf";
+            data?: string;
+            url?: string;
         };
         RecallRequest: {
             /** @description 1 to 4,096 characters (code points). */
@@ -2347,54 +2631,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "session_id": "7b1c6a43-31d5-4e3a-9f43-4f1f3c0a2b11",
-                 *       "agent": "support-bot",
-                 *       "messages": [
-                 *         {
-                 *           "role": "user",
-                 *           "content": "My name is Ada and I prefer metric units."
-                 *         },
-                 *         {
-                 *           "role": "assistant",
-                 *           "content": "",
-                 *           "tool_calls": [
-                 *             {
-                 *               "id": "call_1",
-                 *               "type": "function",
-                 *               "function": {
-                 *                 "name": "lookup",
-                 *                 "arguments": "{\"q\":\"units\"}"
-                 *               }
-                 *             }
-                 *           ]
-                 *         },
-                 *         {
-                 *           "role": "tool",
-                 *           "tool_call_id": "call_1",
-                 *           "content": "{\"ok\":true}"
-                 *         },
-                 *         {
-                 *           "role": "assistant",
-                 *           "content": "Noted, Ada.",
-                 *           "metadata": {
-                 *             "model": "x",
-                 *             "tokens": 12
-                 *           }
-                 *         }
-                 *       ],
-                 *       "memories": [
-                 *         {
-                 *           "content": "User prefers metric units.",
-                 *           "metadata": {
-                 *             "kind": "preference"
-                 *           }
-                 *         }
-                 *       ],
-                 *       "ttl_seconds": 86400
-                 *     }
-                 */
                 "application/json": components["schemas"]["CommitTurnRequest"];
             };
         };
@@ -2459,17 +2695,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "session_id": "7b1c6a43-31d5-4e3a-9f43-4f1f3c0a2b11",
-                 *       "agent": "support-bot",
-                 *       "max_messages": 20,
-                 *       "max_tokens": 4000,
-                 *       "query": "what units does the user like?",
-                 *       "recall_k": 5,
-                 *       "format": "raw"
-                 *     }
-                 */
                 "application/json": components["schemas"]["GetContextRequest"];
             };
         };
@@ -2481,7 +2706,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ContextRaw"] | components["schemas"]["ContextOpenAI"];
+                    "application/json": components["schemas"]["ContextRaw"] | components["schemas"]["ContextOpenAI"] | components["schemas"]["ContextLangChain"] | components["schemas"]["ContextAnthropic"];
                 };
             };
             400: components["responses"]["BadRequest"];

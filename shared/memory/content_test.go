@@ -1,0 +1,83 @@
+package memory_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+func TestContentText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ parts, want string }{
+		{`[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"https://x/y.png"}},{"type":"text","text":"b"}]`, "a\nb"},
+		{`[{"type":"image_url","image_url":{"url":"https://x/y.png"}}]`, ""},
+		{`[{"type":"text","text":""},{"type":"text","text":"x"}]`, "\nx"},
+		{`[{"type":"refusal","refusal":"no"}]`, ""},
+	} {
+		got, err := memory.ContentText(json.RawMessage(tc.parts))
+		if err != nil || got != tc.want {
+			t.Errorf("ContentText(%s) = %q, %v; want %q", tc.parts, got, err, tc.want)
+		}
+	}
+	if _, err := memory.ContentText(json.RawMessage(`{"type":"text"}`)); err == nil {
+		t.Error("ContentText of an object: no error")
+	}
+}
+
+// A message writes its content as committed, and reads back the same.
+func TestMessageJSON(t *testing.T) {
+	t.Parallel()
+	parts := `[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"https://x/y.png"}}]`
+	for _, m := range []memory.Message{
+		{ID: uuid.New(), Seq: 1, Role: "user", Content: "plain", Metadata: json.RawMessage(`{}`), CreatedAt: time.Unix(1, 0).UTC()},
+		{ID: uuid.New(), Seq: 2, Role: "user", Content: "look", Parts: json.RawMessage(parts), Metadata: json.RawMessage(`{}`), CreatedAt: time.Unix(2, 0).UTC()},
+	} {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(b, &fields); err != nil {
+			t.Fatal(err)
+		}
+		want := `"plain"`
+		if m.Parts != nil {
+			want = parts
+		}
+		if string(fields["content"]) != want {
+			t.Errorf("content = %s, want %s", fields["content"], want)
+		}
+		if len(fields) != 9 {
+			t.Errorf("%d fields, want the 9 of the raw format: %s", len(fields), b)
+		}
+		var back memory.Message
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, m) {
+			t.Errorf("read back %+v, want %+v", back, m)
+		}
+	}
+}
+
+func TestAnswersOnly(t *testing.T) {
+	t.Parallel()
+	withText := calls(3, 20, "c1")
+	withText.Content = "Let me look."
+	in := []memory.Message{user(1, 5), calls(2, 9, "c0"), result(3, 7, "c0"), withText, result(5, 7, "c1"), say(6, 5)}
+	got := memory.AnswersOnly(in)
+	if seqs := seqsOf(got); !reflect.DeepEqual(seqs, []int64{1, 3, 6}) {
+		t.Fatalf("kept seqs %v, want [1 3 6]", seqs)
+	}
+	if got[1].ToolCalls != nil {
+		t.Errorf("tool calls kept: %+v", got[1].ToolCalls)
+	}
+	if want := memory.EstimateTokens("Let me look.", nil, nil, nil); got[1].Tokens != want {
+		t.Errorf("tokens %d, want %d re-estimated without the calls", got[1].Tokens, want)
+	}
+}
