@@ -165,7 +165,12 @@ func checkNumbers(t *testing.T, path string, v any) {
 			t.Errorf("%s = %v: want a finite number >= 0", path, x)
 		}
 	case map[string]any:
+		// A goal on a difference ("added by one adapter") may be below 0 on a noisy run.
+		name, _ := x["name"].(string)
 		for k, e := range x {
+			if v, ok := e.(float64); ok && k == "value" && strings.Contains(name, "added by") && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				continue
+			}
 			checkNumbers(t, path+"."+k, e)
 		}
 	case []any:
