@@ -186,7 +186,7 @@ create table agentmem.messages (
   constraint messages_session_id_id_key UNIQUE (session_id, id)
 );
 CREATE INDEX messages_expires_idx ON agentmem.messages USING btree (expires_at);
-CREATE INDEX messages_owner_idx ON agentmem.messages USING btree (user_id, tenant_id);
+CREATE INDEX messages_owner_created_idx ON agentmem.messages USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at);
 CREATE INDEX messages_session_expiry_idx ON agentmem.messages USING btree (session_id, expires_at) INCLUDE (user_id, tenant_id);
 alter table agentmem.messages enable row level security;
 create policy caller_owner on agentmem.messages as permissive for all to agentmem_caller
@@ -699,7 +699,7 @@ $function$;
 
 -- Function agentmem.store_memories(text,uuid,text,uuid,text[],text[],text[],text[],text,double precision,double precision)
 CREATE OR REPLACE FUNCTION agentmem.store_memories(p_tenant_id text, p_user_id uuid, p_agent text, p_session_id uuid, p_contents text[], p_keys text[], p_metadata text[], p_embeddings text[], p_model text, p_ttl_seconds double precision, min_similarity double precision)
- RETURNS TABLE(fact_key text, memory_id uuid)
+ RETURNS TABLE(fact_key text, memory_id uuid, merged boolean)
  LANGUAGE plpgsql
  SET search_path TO ''
 AS $function$
@@ -708,14 +708,16 @@ declare
   v extensions.vector;
   dims integer;
   target uuid;
+  fresh uuid;
   expires timestamptz := pg_catalog.now() + pg_catalog.make_interval(secs => p_ttl_seconds);
 begin
-  -- Nothing is stored unless the turn's session is the caller's and this agent's: a turn
-  -- refused for its session keeps none of its facts, even when it shares one implicit
-  -- transaction with the statement that refused it.
-  if not exists (select 1 from agentmem.sessions s
-                 where s.id = p_session_id and s.user_id = p_user_id and s.tenant_id = p_tenant_id
-                   and s.agent = p_agent) then
+  -- Nothing is stored unless the turn's session, when there is one, is the caller's and this
+  -- agent's: a turn refused for its session keeps none of its facts, even when it shares one
+  -- implicit transaction with the statement that refused it.
+  if p_session_id is not null
+     and not exists (select 1 from agentmem.sessions s
+                     where s.id = p_session_id and s.user_id = p_user_id and s.tenant_id = p_tenant_id
+                       and s.agent = p_agent) then
     return;
   end if;
   perform pg_catalog.pg_advisory_xact_lock(
@@ -725,6 +727,7 @@ begin
     v := p_embeddings[i]::extensions.vector;
     dims := extensions.vector_dims(v);
     target := null;
+    merged := false;
     if v is not null and min_similarity <= 1
        and not exists (select 1 from agentmem.memories m
                        where m.user_id = p_user_id and m.tenant_id = p_tenant_id and m.agent = p_agent
@@ -764,14 +767,16 @@ begin
           -- that exact match wins, below.
           target := null;
         end;
+        merged := target is not null;
       end if;
     end if;
     if target is null then
       -- Storing a fact again refreshes it (content, embedding, expiry) and merges its metadata.
       -- A fact stored again without a vector keeps the vector it has when its text is unchanged.
-      insert into agentmem.memories as m (tenant_id, user_id, agent, content, content_key, metadata,
+      fresh := pg_catalog.gen_random_uuid();
+      insert into agentmem.memories as m (id, tenant_id, user_id, agent, content, content_key, metadata,
         embedding, embedding_model, expires_at)
-      values (p_tenant_id, p_user_id, p_agent, p_contents[i], p_keys[i], p_metadata[i]::jsonb,
+      values (fresh, p_tenant_id, p_user_id, p_agent, p_contents[i], p_keys[i], p_metadata[i]::jsonb,
         v, case when v is not null then p_model end, expires)
       on conflict (user_id, tenant_id, agent, content_key) do update
         set content = excluded.content,
@@ -788,6 +793,8 @@ begin
                               else greatest(m.expires_at, excluded.expires_at) end,
             created_at = case when m.expires_at <= pg_catalog.now() then pg_catalog.now() else m.created_at end
       returning m.id into target;
+      -- the row kept its own id only when it was an unexpired memory already
+      merged := target <> fresh;
     end if;
     fact_key := p_keys[i];
     memory_id := target;

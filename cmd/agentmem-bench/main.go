@@ -1,7 +1,8 @@
 // Command agentmem-bench measures agentmem on the standard workloads of shared/WORKLOADS.md
 // (W1 commit, W2 context and its growth variant, W3 recall, W4 sweep, W5 end to end, W6
 // start-up) against a PostgreSQL server, scores recall's ranking on a labelled set of
-// questions (quality), and writes bench-results/<timestamp>/results.json, results.md and PNG
+// questions (quality), pages and clears one user's history across sessions (history), and
+// writes bench-results/<timestamp>/results.json, results.md and PNG
 // charts.
 //
 //	agentmem-bench [-quick] [-large] [-only w1,w2,...] [-database-url URL] [-out DIR] [-keep]
@@ -31,7 +32,7 @@ import (
 )
 
 // The workloads, as -only names them.
-var allWorkloads = []string{"w1", "w2", "w2growth", "w3", "w4", "w5", "w6", "quality", "outbox"}
+var allWorkloads = []string{"w1", "w2", "w2growth", "w3", "w4", "w5", "w6", "quality", "history", "outbox"}
 
 // Config is one benchmark run.
 type Config struct {
@@ -81,6 +82,7 @@ func SizesFor(mode string) (bench.Sizes, error) {
 			Turns: 2000, Reads: 2000, Warmup: 50, Clients: 8,
 			SweepExpired: 1_000_000, SweepLive: 1_000_000, SweepBatch: 5000, SweepBaseline: 2000,
 			W5Clients: 16, W5Seconds: 30, W6Runs: 5, QualityCopies: 10, OutageSeconds: 60,
+			HistoryMessages: 100_000, HistorySessions: 1000, HistoryReads: 500,
 		}, nil
 	case "quick":
 		return bench.Sizes{
@@ -90,7 +92,7 @@ func SizesFor(mode string) (bench.Sizes, error) {
 			Turns: 200, Reads: 200, Warmup: 20, Clients: 8,
 			SweepExpired: 50_000, SweepLive: 50_000, SweepBatch: 5000, SweepBaseline: 1000,
 			W5Clients: 16, W5Seconds: 5, W6Functions: []string{"commit-turn", "get-context"}, W6Runs: 3,
-			QualityCopies: 5, OutageSeconds: 5,
+			QualityCopies: 5, OutageSeconds: 5, HistoryMessages: 20_000, HistorySessions: 200, HistoryReads: 100,
 		}, nil
 	case "tiny":
 		return bench.Sizes{
@@ -100,7 +102,7 @@ func SizesFor(mode string) (bench.Sizes, error) {
 			Turns: 24, Reads: 24, Warmup: 4, Clients: 8,
 			SweepExpired: 3000, SweepLive: 1000, SweepBatch: 500, SweepBaseline: 24,
 			W5Clients: 16, W5Seconds: 1, W6Functions: []string{"get-context"}, W6Runs: 1,
-			QualityCopies: 2, OutageSeconds: 1,
+			QualityCopies: 2, OutageSeconds: 1, HistoryMessages: 2000, HistorySessions: 20, HistoryReads: 24,
 		}, nil
 	}
 	return bench.Sizes{}, fmt.Errorf("unknown mode %q: full, quick or tiny", mode)

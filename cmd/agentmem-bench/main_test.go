@@ -93,6 +93,14 @@ func TestRunTiny(t *testing.T) {
 		"outbox.delivery.delay.p50_ms", "outbox.delivery.delay.p99_ms", "outbox.delivery.delivered", "outbox.delivery.failed_share",
 		"outbox.outage.jobs", "outbox.outage.delivered", "outbox.outage.lost", "outbox.outage.duplicates", "outbox.outage.drain_seconds",
 	)
+	for _, lv := range []string{"history.store", "history.http"} {
+		for _, ph := range []string{"first_page", "deep_page", "agent_page", "since_page"} {
+			for _, f := range phase {
+				want = append(want, lv+"."+ph+"."+f)
+			}
+		}
+		want = append(want, lv+".messages", lv+".walk_seconds", lv+".walk_pages", lv+".clear_deleted", lv+".clear_seconds")
+	}
 	workloads := doc["workloads"].(map[string]any)
 	for _, path := range want {
 		if _, ok := lookup(workloads, path); !ok {
@@ -142,7 +150,15 @@ func TestRunTiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"## Goals", "## W1", "## W2 ", "## W2-growth", "## W3", "## W4", "## W5", "## W6", "## Retrieval quality", "## Outbox"} {
+	for _, lv := range []string{"store", "http"} {
+		errs, _ := lookup(workloads, "history."+lv+".deep_page.errors")
+		deleted, _ := lookup(workloads, "history."+lv+".clear_deleted")
+		if errs != 0.0 || deleted == 0.0 {
+			t.Errorf("history at %s: %v errors in deep pages, %v messages cleared", lv, errs, deleted)
+		}
+	}
+	for _, s := range []string{"## Goals", "## W1", "## W2 ", "## W2-growth", "## W3", "## W4", "## W5", "## W6", "## Retrieval quality",
+		"## History across sessions", "## Outbox"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("results.md has no section %q", s)
 		}

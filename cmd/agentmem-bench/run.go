@@ -53,8 +53,9 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 	}
 	res.Env.Connection = "directly (no pooler), pool of 16 connections"
 
+	// The history workload's user is one among the chat data's, as a user is among others.
 	needChat := cfg.runs("w1") || cfg.runs("w2") || cfg.runs("w2growth") || cfg.runs("w4") || cfg.runs("w5") || cfg.runs("w6") ||
-		cfg.runs("outbox")
+		cfg.runs("history") || cfg.runs("outbox")
 	if needChat {
 		t := time.Now()
 		if err := loadChat(ctx, db, sz); err != nil {
@@ -175,6 +176,14 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 		} else {
 			w.W6 = r
 		}
+	}
+	if cfg.runs("history") {
+		cfg.logf("history: one user's %d messages across %d sessions", sz.HistoryMessages, sz.HistorySessions)
+		r, err := runHistory(ctx, cfg, db, []historyLevel{storeHistory{st}, httpHistory{targets[1].(*httpTarget)}})
+		if err != nil {
+			return nil, err
+		}
+		w.History = r
 	}
 	if cfg.runs("outbox") {
 		if w.Outbox, err = runOutbox(ctx, cfg, db, ops); err != nil {

@@ -101,31 +101,15 @@ func (a *App) CommitTurn(ctx context.Context, pr auth.Principal, req CommitTurnI
 		f.Addf("memories", "must hold at most %d memories", maxMemories)
 	} else {
 		for i, m := range req.Memories {
-			field := idx("memories", i, "content")
-			switch {
-			case m.Content == nil:
-				f.Add(field, "is required")
-				continue
-			case len(bytes.TrimSpace([]byte(*m.Content))) == 0:
-				f.Add(field, "must not be blank")
-				continue
-			case memory.CharCount(*m.Content) > maxMemoryChars:
-				f.Addf(field, "must be at most %d characters", maxMemoryChars)
+			content, ok := factField(&f, idx("memories", i, "content"), m.Content)
+			if !ok {
 				continue
 			}
 			md := objectField(&f, idx("memories", i, "metadata"), m.Metadata, maxMetadataBytes)
-			p.Memories = append(p.Memories, memory.NewMemory{Content: *m.Content, Metadata: md})
+			p.Memories = append(p.Memories, memory.NewMemory{Content: content, Metadata: md})
 		}
 	}
-	if k := req.Idempotency; k != nil && k.Present {
-		if len(k.Key) < 1 || len(k.Key) > 255 || !PrintableASCII(k.Key) {
-			f.Add("Idempotency-Key", "must be 1 to 255 printable ASCII characters")
-		} else {
-			p.Idempotency = &store.Idempotency{
-				CallerRole: pr.Role, Function: "commit-turn", Key: k.Key, RequestHash: k.RequestHash,
-			}
-		}
-	}
+	p.Idempotency = idempotencyOf(&f, pr, "commit-turn", req.Idempotency)
 	if err := f.Err(); err != nil {
 		return CommitTurnOutput{}, err
 	}
@@ -134,6 +118,22 @@ func (a *App) CommitTurn(ctx context.Context, pr auth.Principal, req CommitTurnI
 		a.notify(ctx)
 	}
 	return CommitTurnOutput{CommitResult: res, Replayed: replayed}, err
+}
+
+// factField checks the text of a long-term fact: present, not only white space, at most
+// maxMemoryChars characters.
+func factField(f *apierror.Fields, field string, v *string) (string, bool) {
+	switch {
+	case v == nil:
+		f.Add(field, "is required")
+	case len(bytes.TrimSpace([]byte(*v))) == 0:
+		f.Add(field, "must not be blank")
+	case memory.CharCount(*v) > maxMemoryChars:
+		f.Addf(field, "must be at most %d characters", maxMemoryChars)
+	default:
+		return *v, true
+	}
+	return "", false
 }
 
 func validateMessage(f *apierror.Fields, i int, m MessageInput) (memory.NewMessage, bool) {
@@ -209,6 +209,20 @@ func validateMessage(f *apierror.Fields, i int, m MessageInput) (memory.NewMessa
 	}
 	nm.Metadata = objectField(f, idx("messages", i, "metadata"), m.Metadata, maxMetadataBytes)
 	return nm, len(*f) == before
+}
+
+// idempotencyOf checks the Idempotency-Key of a request to function fn: nil when the request has
+// none. Keys belong to their caller: the store keys them by user, tenant, the caller's role and
+// the function.
+func idempotencyOf(f *apierror.Fields, pr auth.Principal, fn string, k *IdempotencyKey) *store.Idempotency {
+	if k == nil || !k.Present {
+		return nil
+	}
+	if len(k.Key) < 1 || len(k.Key) > 255 || !PrintableASCII(k.Key) {
+		f.Add("Idempotency-Key", "must be 1 to 255 printable ASCII characters")
+		return nil
+	}
+	return &store.Idempotency{CallerRole: pr.Role, Function: fn, Key: k.Key, RequestHash: k.RequestHash}
 }
 
 // RequestHash identifies a request body for idempotency: the same JSON, whatever its spacing.

@@ -7,10 +7,11 @@ import (
 	"github.com/agentmem/agentmem/shared/apierror"
 )
 
-// FuzzCursors: the cursors of sessions, memories and history read any string as a position or
+// FuzzCursors: the cursors of sessions, memories, a session's history and a user's history read any string as a position or
 // an invalid cursor of the request, never panicking, and read back what they wrote.
 func FuzzCursors(f *testing.F) {
-	for _, s := range []string{"", "cwAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "bgAAAAAAAAAD", "bwAAAAAAAAAD", "c3_______________________________", "bv________w", "%%%", "bQ=="} {
+	for _, s := range []string{"", "cwAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "bgAAAAAAAAAD", "bwAAAAAAAAAD", "c3_______________________________", "bv________w", "%%%", "bQ==",
+		"TgAGYLF4DyQAEjRWeBI0VnhCNFZ4EjRWeAAAAAAAAAAD", "TwAGYLF4DyQAEjRWeBI0VnhCNFZ4EjRWeP_______w"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, cursor string) {
@@ -34,6 +35,15 @@ func FuzzCursors(f *testing.F) {
 			}
 			if seq != nil && cursorAfterSeq(order, *seq) != cursor {
 				t.Fatalf("cursor %q reads as %d, which writes %q", cursor, *seq, cursorAfterSeq(order, *seq))
+			}
+			fe = nil
+			key := cursorMessageOf(&fe, order, &cursor)
+			wantInvalidRequest(t, "cursorMessageOf", []byte(cursor), fe.Err())
+			if (key != nil) != (len(fe) == 0) {
+				t.Fatalf("cursor %q: key %v with %d errors", cursor, key, len(fe))
+			}
+			if key != nil && cursorAfterMessage(order, *key) != cursor {
+				t.Fatalf("cursor %q reads as %+v, which writes %q", cursor, *key, cursorAfterMessage(order, *key))
 			}
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -17,6 +18,7 @@ import (
 const (
 	MemoriesOpList   = "list"
 	MemoriesOpGet    = "get"
+	MemoriesOpCreate = "create"
 	MemoriesOpUpdate = "update"
 	MemoriesOpDelete = "delete"
 )
@@ -149,13 +151,8 @@ func (a *App) UpdateMemory(ctx context.Context, pr auth.Principal, req UpdateMem
 	}
 	p := store.UpdateMemoryParams{Scope: sc, ID: id}
 	if req.Content != nil {
-		switch {
-		case len(bytes.TrimSpace([]byte(*req.Content))) == 0:
-			f.Add("content", "must not be blank")
-		case memory.CharCount(*req.Content) > maxMemoryChars:
-			f.Addf("content", "must be at most %d characters", maxMemoryChars)
-		default:
-			p.Content = req.Content
+		if c, ok := factField(&f, "content", req.Content); ok {
+			p.Content = &c
 		}
 	}
 	if raw := bytes.TrimSpace(req.Metadata); len(raw) > 0 {
@@ -176,4 +173,49 @@ func (a *App) UpdateMemory(ctx context.Context, pr auth.Principal, req UpdateMem
 		a.notify(ctx)
 	}
 	return out, err
+}
+
+// CreateMemoryInput is the request of memories create. Agent defaults to "default", the agent
+// of a turn that names none, so a fact remembered this way merges with the same fact committed
+// in a turn.
+type CreateMemoryInput struct {
+	ActingFor
+	Op         *string         `json:"op"`
+	Content    *string         `json:"content"`
+	Metadata   json.RawMessage `json:"metadata"`
+	Agent      *string         `json:"agent"`
+	TTLSeconds *int64          `json:"ttl_seconds"`
+	// Idempotency is the request's Idempotency-Key, nil without one.
+	Idempotency *IdempotencyKey `json:"-"`
+}
+
+// CreateMemoryOutput is the answer of memories create; Replayed marks one replayed for a retry.
+type CreateMemoryOutput struct {
+	store.CreatedMemory
+	Replayed bool `json:"-"`
+}
+
+// CreateMemory stores one long-term fact without a turn, with commit-turn's near-duplicate
+// merging (see store.CreateMemory); idempotent with an Idempotency-Key.
+func (a *App) CreateMemory(ctx context.Context, pr auth.Principal, req CreateMemoryInput) (CreateMemoryOutput, error) {
+	var f apierror.Fields
+	sc, err := scope(pr, req.ActingFor, req.Agent, memory.DefaultAgent, &f)
+	if err != nil {
+		return CreateMemoryOutput{}, err
+	}
+	p := store.CreateMemoryParams{Scope: sc, TTL: a.cfg.DefaultRetention}
+	p.Content, _ = factField(&f, "content", req.Content)
+	p.Metadata = objectField(&f, "metadata", req.Metadata, maxMetadataBytes)
+	if req.TTLSeconds != nil {
+		p.TTL = time.Duration(intField(&f, "ttl_seconds", req.TTLSeconds, 0, 1, maxTTLSeconds)) * time.Second
+	}
+	p.Idempotency = idempotencyOf(&f, pr, "memories", req.Idempotency)
+	if err := f.Err(); err != nil {
+		return CreateMemoryOutput{}, err
+	}
+	res, replayed, err := a.store.CreateMemory(ctx, p)
+	if err == nil && !replayed {
+		a.notify(ctx)
+	}
+	return CreateMemoryOutput{CreatedMemory: res, Replayed: replayed}, err
 }

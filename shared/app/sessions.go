@@ -34,6 +34,7 @@ const (
 	SessionsOpDelete        = "delete"
 	SessionsOpDeleteMessage = "delete_message"
 	SessionsOpSetTitle      = "set_title"
+	SessionsOpClear         = "clear"
 )
 
 // The orders of sessions history.
@@ -84,9 +85,11 @@ func (a *App) ListSessions(ctx context.Context, pr auth.Principal, req ListSessi
 	return out, nil
 }
 
-// SessionHistoryInput and the other inputs of the operations on one session are their requests. Agent, when given, must be the session's
-// agent; without it the session may be of any agent of the user. (Flat structs: encoding/json
-// would name a field of a nested embedded struct by its Go path in errors.)
+// SessionHistoryInput and the other inputs of the operations on one session are their
+// requests. Agent, when given, must be the session's agent; without it the session may be of
+// any agent of the user. (Flat structs: encoding/json would name a field of a nested embedded
+// struct by its Go path in errors.) A history without session_id is the user's across every
+// session (of agent, when given).
 type SessionHistoryInput struct {
 	ActingFor
 	Op        *string `json:"op"`
@@ -95,17 +98,24 @@ type SessionHistoryInput struct {
 	Order     *string `json:"order"`
 	Limit     *int64  `json:"limit"`
 	Cursor    *string `json:"cursor"`
+	Since     *string `json:"since"`
 }
 
-// SessionHistory is a page of a session's messages.
+// SessionHistory is a page of a session's messages, or of the user's across sessions (whose
+// messages then carry their session_id).
 type SessionHistory struct {
 	Messages   []memory.Message `json:"messages"`
 	NextCursor *string          `json:"next_cursor"`
 	Total      int64            `json:"total"`
 }
 
-// SessionHistory pages through a session's messages, newest or oldest first.
+// SessionHistory pages through a session's messages by seq, or, without session_id, through
+// the user's messages of every session by creation time; newest or oldest first, since a time
+// when asked.
 func (a *App) SessionHistory(ctx context.Context, pr auth.Principal, req SessionHistoryInput) (SessionHistory, error) {
+	if req.SessionID == nil {
+		return a.userHistory(ctx, pr, req)
+	}
 	var f apierror.Fields
 	sc, id, err := sessionOf(pr, req.ActingFor, req.Agent, req.SessionID, &f)
 	if err != nil {
@@ -115,6 +125,7 @@ func (a *App) SessionHistory(ctx context.Context, pr auth.Principal, req Session
 	p := store.HistoryParams{Scope: sc, SessionID: id, Newest: order == historyNewest}
 	p.Limit = int(intField(&f, "limit", req.Limit, historyDefaultLimit, 1, historyMaxLimit))
 	p.After = cursorSeqOf(&f, order, req.Cursor)
+	p.Since = timeField(&f, "since", req.Since)
 	if err := f.Err(); err != nil {
 		return SessionHistory{}, err
 	}
@@ -130,6 +141,58 @@ func (a *App) SessionHistory(ctx context.Context, pr auth.Principal, req Session
 	return out, nil
 }
 
+// userHistory is SessionHistory without a session: the user's messages across sessions.
+func (a *App) userHistory(ctx context.Context, pr auth.Principal, req SessionHistoryInput) (SessionHistory, error) {
+	var f apierror.Fields
+	sc, err := scope(pr, req.ActingFor, req.Agent, "", &f)
+	if err != nil {
+		return SessionHistory{}, err
+	}
+	order := oneOf(&f, "order", req.Order, historyNewest, historyNewest, historyOldest)
+	p := store.UserHistoryParams{Scope: sc, Newest: order == historyNewest}
+	p.Limit = int(intField(&f, "limit", req.Limit, historyDefaultLimit, 1, historyMaxLimit))
+	p.After = cursorMessageOf(&f, order, req.Cursor)
+	p.Since = timeField(&f, "since", req.Since)
+	if err := f.Err(); err != nil {
+		return SessionHistory{}, err
+	}
+	page, err := a.store.UserHistory(ctx, p)
+	if err != nil {
+		return SessionHistory{}, err
+	}
+	out := SessionHistory{Messages: RawMessages(page.Messages), Total: page.Total}
+	if page.Next != nil {
+		cur := cursorAfterMessage(order, *page.Next)
+		out.NextCursor = &cur
+	}
+	return out, nil
+}
+
+// SessionsClearInput is the request of clear.
+type SessionsClearInput struct {
+	ActingFor
+	Op    *string `json:"op"`
+	Agent *string `json:"agent"`
+}
+
+// ClearMessages deletes every message of the user (of agent's sessions, when given) and keeps
+// the sessions, memories, key/value memory, state and notes (see store.ClearMessages).
+func (a *App) ClearMessages(ctx context.Context, pr auth.Principal, req SessionsClearInput) (SessionReset, error) {
+	var f apierror.Fields
+	sc, err := scope(pr, req.ActingFor, req.Agent, "", &f)
+	if err != nil {
+		return SessionReset{}, err
+	}
+	if err := f.Err(); err != nil {
+		return SessionReset{}, err
+	}
+	n, err := a.store.ClearMessages(ctx, sc)
+	if err == nil {
+		a.notify(ctx)
+	}
+	return SessionReset{Deleted: n}, err
+}
+
 // SessionChangeInput is the request of reset, delete and delete_message; only delete_message
 // takes message_id.
 type SessionChangeInput struct {
@@ -140,7 +203,7 @@ type SessionChangeInput struct {
 	MessageID *string `json:"message_id"`
 }
 
-// SessionReset is the answer of reset: the messages deleted.
+// SessionReset is the answer of reset and clear: the messages deleted.
 type SessionReset struct {
 	Deleted int64 `json:"deleted"`
 }
@@ -283,6 +346,8 @@ const (
 	cursorMemories      = 'm'
 	cursorHistoryNewest = 'n'
 	cursorHistoryOldest = 'o'
+	cursorUserNewest    = 'N'
+	cursorUserOldest    = 'O'
 )
 
 // Keys outside these bounds were never issued; keeping them out also keeps every decoded time
@@ -370,4 +435,52 @@ func cursorSeqOf(f *apierror.Fields, order string, v *string) *int64 {
 		return nil
 	}
 	return &seq
+}
+
+// cursorAfterMessage is the cursor after a message of a user's history in order: the kind,
+// the creation time in microseconds, the session id and the seq.
+func cursorAfterMessage(order string, k store.MessageKey) string {
+	kind := byte(cursorUserOldest)
+	if order == historyNewest {
+		kind = cursorUserNewest
+	}
+	b := make([]byte, 0, 33)
+	b = append(b, kind)
+	b = binary.BigEndian.AppendUint64(b, uint64(k.CreatedAt.UnixMicro()))
+	b = append(b, k.SessionID[:]...)
+	b = binary.BigEndian.AppendUint64(b, uint64(k.Seq))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// cursorMessageOf reads a cursor of cursorAfterMessage; a cursor of the other order, or of a
+// session's history, is invalid.
+func cursorMessageOf(f *apierror.Fields, order string, v *string) *store.MessageKey {
+	if v == nil {
+		return nil
+	}
+	kind := byte(cursorUserOldest)
+	if order == historyNewest {
+		kind = cursorUserNewest
+	}
+	b, err := decodeCursor(*v)
+	if err != nil || len(b) != 33 {
+		f.Add("cursor", cursorInvalid)
+		return nil
+	}
+	if b[0] != kind {
+		if b[0] == cursorUserNewest || b[0] == cursorUserOldest {
+			f.Add("cursor", "belongs to the other order; page with the order it was issued for")
+		} else {
+			f.Add("cursor", cursorInvalid)
+		}
+		return nil
+	}
+	us := int64(binary.BigEndian.Uint64(b[1:9]))
+	seq := int64(binary.BigEndian.Uint64(b[25:]))
+	if us < cursorMinMicros || us > cursorMaxMicros || seq < 0 {
+		f.Add("cursor", cursorInvalid)
+		return nil
+	}
+	sid, _ := uuid.FromBytes(b[9:25])
+	return &store.MessageKey{CreatedAt: time.UnixMicro(us).UTC(), SessionID: sid, Seq: seq}
 }

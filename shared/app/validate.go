@@ -117,7 +117,10 @@ func objectField(f *apierror.Fields, field string, raw json.RawMessage, maxBytes
 	return buf.Bytes()
 }
 
-// timeField reads an optional RFC 3339 timestamp (nil when absent).
+// timeField reads an optional RFC 3339 timestamp (nil when absent or null). Any year RFC 3339
+// can write (0000 to 9999) is within what PostgreSQL's timestamptz holds. The database keeps
+// microseconds: a time between two of them rounds up, so that a bound "at or after" it never
+// takes in an earlier row.
 func timeField(f *apierror.Fields, field string, v *string) *time.Time {
 	if v == nil {
 		return nil
@@ -127,6 +130,10 @@ func timeField(f *apierror.Fields, field string, v *string) *time.Time {
 		f.Add(field, "must be an RFC 3339 timestamp, such as 2026-01-02T15:04:05Z")
 		return nil
 	}
+	if c := ts.Truncate(time.Microsecond); !c.Equal(ts) {
+		ts = c.Add(time.Microsecond)
+	}
+	ts = ts.UTC()
 	return &ts
 }
 

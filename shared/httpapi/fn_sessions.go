@@ -6,12 +6,13 @@ import (
 	"github.com/agentmem/agentmem/shared/app"
 )
 
-// sessions serves the operations on a user's sessions: list them, page through one's messages,
-// reset, delete, delete one message, set a title. A session that is missing, expired or
-// someone else's is not found (404), whatever the operation.
+// sessions serves the operations on a user's sessions: list them, page through one's messages
+// (or the user's across sessions), reset, delete, delete one message, set a title, clear every
+// message. A session that is missing, expired or someone else's is not found (404), whatever
+// the operation.
 func (s *Server) sessions(ctx context.Context, c *call) (int, any, error) {
 	op, err := opOf(c.body, app.SessionsOpList, app.SessionsOpHistory, app.SessionsOpReset, app.SessionsOpDelete,
-		app.SessionsOpDeleteMessage, app.SessionsOpSetTitle)
+		app.SessionsOpDeleteMessage, app.SessionsOpSetTitle, app.SessionsOpClear)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -26,6 +27,8 @@ func (s *Server) sessions(ctx context.Context, c *call) (int, any, error) {
 		return run(ctx, c, s.app.ResetSession, ok200)
 	case app.SessionsOpDelete:
 		return run(ctx, c, s.app.DeleteSession, ok200)
+	case app.SessionsOpClear:
+		return run(ctx, c, s.app.ClearMessages, ok200)
 	default:
 		return run(ctx, c, s.app.DeleteMessage, ok200)
 	}

@@ -17,16 +17,21 @@ func (s *Server) activeSession(ctx context.Context, c *call) (int, any, error) {
 // commitTurn serves commit-turn: 201, with Idempotent-Replayed: true on a replayed answer.
 func (s *Server) commitTurn(ctx context.Context, c *call) (int, any, error) {
 	commit := func(ctx context.Context, p auth.Principal, in app.CommitTurnInput) (app.CommitTurnOutput, error) {
-		h := c.r.Header.Values("Idempotency-Key")
-		if len(h) > 0 {
-			in.Idempotency = &app.IdempotencyKey{Key: c.r.Header.Get("Idempotency-Key"), Present: true,
-				RequestHash: app.RequestHash(c.body)}
-		}
+		in.Idempotency = idempotencyKey(c)
 		out, err := s.app.CommitTurn(ctx, p, in)
 		c.replayed = out.Replayed
 		return out, err
 	}
 	return run(ctx, c, commit, func(app.CommitTurnOutput) int { return http.StatusCreated })
+}
+
+// idempotencyKey is the Idempotency-Key the request carries, with the digest of its body; nil
+// without the header.
+func idempotencyKey(c *call) *app.IdempotencyKey {
+	if len(c.r.Header.Values("Idempotency-Key")) == 0 {
+		return nil
+	}
+	return &app.IdempotencyKey{Key: c.r.Header.Get("Idempotency-Key"), Present: true, RequestHash: app.RequestHash(c.body)}
 }
 
 // getContext serves get-context, rendering the window in the format asked for.

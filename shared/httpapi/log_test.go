@@ -105,6 +105,13 @@ func TestLogsHoldNoContent(t *testing.T) {
 		must(t, http.StatusConflict)
 	e.call("Zanzibar-fixture-7731.x.y", "recall", `{}`, "X-Request-Id", "rid-log-401").must(t, http.StatusUnauthorized)
 	e.call(e.serviceToken(), "sweep-expired", `{"dry_run":true}`, "X-Request-Id", "rid-log-sweep").must(t, http.StatusOK)
+	e.call(u.token, "memories", map[string]any{"op": "create", "content": "Memory-fixture-9034 again, Zanzibar-fixture-7731",
+		"metadata": map[string]any{"kind": "Memkind-fixture-3321"}}, "X-Request-Id", "rid-log-remember",
+		"Idempotency-Key", "Idem-fixture-6617").must(t, http.StatusCreated)
+	e.call(u.token, "sessions", map[string]any{"op": "history", "agent": "support-bot"}, "X-Request-Id", "rid-log-history").
+		must(t, http.StatusOK)
+	e.call(u.token, "sessions", map[string]any{"op": "clear", "agent": "support-bot"}, "X-Request-Id", "rid-log-clear").
+		must(t, http.StatusOK)
 
 	log := e.logBuf.String()
 	isoNoSecrets(t, log, u.token, e.serviceToken()[:40], u.token[strings.LastIndex(u.token, ".")+1:])
@@ -124,6 +131,9 @@ func TestLogsHoldNoContent(t *testing.T) {
 		{"rid-log-409", "commit-turn", 409, "conflict"},
 		{"rid-log-401", "recall", 401, "unauthenticated"},
 		{"rid-log-sweep", "sweep-expired", 200, ""},
+		{"rid-log-remember", "memories", 201, ""},
+		{"rid-log-history", "sessions", 200, ""},
+		{"rid-log-clear", "sessions", 200, ""},
 	} {
 		if l := isoRequestLine(t, lines, c.rid, c.fn, c.status); l != nil && c.code != "" && l["code"] != c.code {
 			t.Errorf("%s: code %v, want %s", c.rid, l["code"], c.code)

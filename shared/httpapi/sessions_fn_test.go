@@ -638,7 +638,8 @@ func TestSessionsBadInput(t *testing.T) {
 	newest := smOp(e, u.token, "sessions", "history", "session_id", sid, "order", "newest", "limit", 1).must(t, http.StatusOK).body["next_cursor"]
 	e.exec(`insert into agentmem.sessions (id, user_id, agent, expires_at) select gen_random_uuid(), $1, 'default', now() + interval '1 day' from generate_series(1, 2)`, u.id)
 	listCursor := smOp(e, u.token, "sessions", "list", "limit", 1).must(t, http.StatusOK).body["next_cursor"]
-	if newest == nil || listCursor == nil {
+	userNewest := smOp(e, u.token, "sessions", "history", "limit", 1).must(t, http.StatusOK).body["next_cursor"]
+	if newest == nil || listCursor == nil || userNewest == nil {
 		t.Fatal("fixture has no cursors")
 	}
 	memCursor := base64.RawURLEncoding.EncodeToString(append([]byte{'m'}, make([]byte, 24)...))
@@ -667,7 +668,21 @@ func TestSessionsBadInput(t *testing.T) {
 		{"list memories cursor", fmt.Sprintf(`{"op":"list","cursor":%q}`, memCursor), "cursor"},
 		{"list history cursor", fmt.Sprintf(`{"op":"list","cursor":%q}`, newest), "cursor"},
 		{"list far cursor", fmt.Sprintf(`{"op":"list","cursor":%q}`, farCursor), "cursor"},
-		{"history no session", `{"op":"history"}`, "session_id"},
+		{"history empty session", `{"op":"history","session_id":""}`, "session_id"},
+		{"history since", fmt.Sprintf(`{"op":"history","session_id":%q,"since":"yesterday"}`, sid), "since"},
+		{"history since type", fmt.Sprintf(`{"op":"history","session_id":%q,"since":1732000000}`, sid), "since"},
+		{"history since no zone", fmt.Sprintf(`{"op":"history","session_id":%q,"since":"2026-11-20T09:00:00"}`, sid), "since"},
+		{"user history since", `{"op":"history","since":"2026-11-20"}`, "since"},
+		{"user history session cursor", fmt.Sprintf(`{"op":"history","cursor":%q}`, newest), "cursor"},
+		{"user history list cursor", fmt.Sprintf(`{"op":"history","cursor":%q}`, listCursor), "cursor"},
+		{"user history other order cursor", fmt.Sprintf(`{"op":"history","order":"oldest","cursor":%q}`, userNewest), "cursor"},
+		{"session history user cursor", fmt.Sprintf(`{"op":"history","session_id":%q,"cursor":%q}`, sid, userNewest), "cursor"},
+		{"user history limit", `{"op":"history","limit":201}`, "limit"},
+		{"user history order", `{"op":"history","order":"Newest"}`, "order"},
+		{"user history agent", `{"op":"history","agent":"a b"}`, "agent"},
+		{"user history message_id", `{"op":"history","message_id":"x"}`, "message_id"},
+		{"clear session", fmt.Sprintf(`{"op":"clear","session_id":%q}`, sid), "session_id"},
+		{"clear agent", `{"op":"clear","agent":"a/b"}`, "agent"},
 		{"history bad session", `{"op":"history","session_id":"abc"}`, "session_id"},
 		{"history session type", `{"op":"history","session_id":7}`, "session_id"},
 		{"history order", fmt.Sprintf(`{"op":"history","session_id":%q,"order":"NEWEST"}`, sid), "order"},
@@ -719,6 +734,8 @@ func FuzzSessionsCursor(f *testing.F) {
 	f.Add("bwAAAAAAAAAD")
 	f.Add("c3_______________________________")
 	f.Add("bv________w")
+	f.Add("TgAGYLF4DyQAEjRWeBI0VnhCNFZ4EjRWeAAAAAAAAAAD")
+	f.Add("TwAGYLF4DyQAEjRWeBI0VnhCNFZ4EjRWeP_______w")
 	f.Add("%%%")
 	ft := newFuzzTarget(f)
 	f.Fuzz(func(t *testing.T, cursor string) {
@@ -727,6 +744,8 @@ func FuzzSessionsCursor(f *testing.F) {
 			{"op": "history", "session_id": ft.sid, "order": "oldest", "cursor": cursor},
 			{"op": "history", "session_id": ft.sid, "cursor": cursor},
 			{"op": "history", "session_id": uuid.New(), "cursor": cursor},
+			{"op": "history", "cursor": cursor},
+			{"op": "history", "order": "oldest", "cursor": cursor},
 		} {
 			raw, _ := json.Marshal(body)
 			status, out := ft.post(ft.user, "sessions", raw)

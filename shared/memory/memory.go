@@ -53,9 +53,12 @@ type FunctionCall struct {
 
 // Message is a stored message of a session.
 type Message struct {
-	ID   uuid.UUID `json:"id"`
-	Seq  int64     `json:"seq"`
-	Role string    `json:"role"`
+	// SessionID is set where messages of several sessions are listed together (a user's
+	// history across sessions); nil, and left out of JSON, where the session is known.
+	SessionID *uuid.UUID `json:"session_id,omitempty"`
+	ID        uuid.UUID  `json:"id"`
+	Seq       int64      `json:"seq"`
+	Role      string     `json:"role"`
 	// Content is the message's text: its string content, or the text of its content parts
 	// (see ContentText).
 	Content string `json:"content"`

@@ -331,3 +331,77 @@ func TestClientRolesCannotWrite(t *testing.T) {
 		}
 	}
 }
+
+// agentmem.store_memories without a session (a fact remembered without a turn) is called by
+// the functions as agentmem_caller under row-level security, with the caller's rights: called
+// straight in SQL with a user's claims, it stores for that user and tenant only, whatever user,
+// tenant or agent its arguments name; the client roles may not call it at all.
+func TestStoreMemoriesWithoutASessionStoresForTheCallerOnly(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	attacker, victim := owner{"t1", uuid.New()}, owner{"t1", uuid.New()}
+	if _, err := conn.Exec(ctx, rlsFixtures["memories"], victim.tenant, victim.user); err != nil {
+		t.Fatal(err)
+	}
+	call := func(role string, claims owner, target owner) (merged bool, err error) {
+		err = asRole(t, conn, role, userClaims(claims), func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, `select merged from agentmem.store_memories(p_tenant_id => $1, p_user_id => $2,
+				p_agent => 'default', p_session_id => null, p_contents => array['likes tea'], p_keys => array['k'],
+				p_metadata => array['{}'], p_embeddings => array[null]::text[], p_model => 'm', p_ttl_seconds => 3600,
+				min_similarity => 0.95)`, target.tenant, target.user).Scan(&merged)
+		})
+		return merged, err
+	}
+	var before string
+	digest := `select coalesce(md5(string_agg(m::text, ',' order by m.id)), '') from agentmem.memories m`
+	if err := conn.QueryRow(ctx, digest).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, role string
+		target     owner
+	}{
+		{"the victim's user", store.CallerRole, victim},
+		{"the attacker's user in another tenant", store.CallerRole, owner{"t2", attacker.user}},
+		{"the attacker's user without a tenant", store.CallerRole, owner{"", attacker.user}},
+		{"as authenticated, its own", "authenticated", attacker},
+		{"as anon, its own", "anon", attacker},
+	} {
+		if _, err := call(c.role, attacker, c.target); pgCode(err) != "42501" {
+			t.Errorf("%s: error %v, want 42501 (row-level security or no privilege)", c.name, err)
+		}
+	}
+	var after string
+	if err := conn.QueryRow(ctx, digest).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if after != before {
+		t.Error("the refused calls changed agentmem.memories")
+	}
+	// For the caller itself it stores, and merges the fact stored again (each call above rolled
+	// back; this one too, so both run in one transaction).
+	err = asRole(t, conn, store.CallerRole, userClaims(attacker), func(tx pgx.Tx) error {
+		for i, want := range []bool{false, true} {
+			var merged bool
+			if err := tx.QueryRow(ctx, `select merged from agentmem.store_memories(p_tenant_id => $1, p_user_id => $2,
+				p_agent => 'default', p_session_id => null, p_contents => array['likes tea'], p_keys => array['k'],
+				p_metadata => array['{}'], p_embeddings => array[null]::text[], p_model => 'm', p_ttl_seconds => 3600,
+				min_similarity => 0.95)`, attacker.tenant, attacker.user).Scan(&merged); err != nil {
+				return err
+			}
+			if merged != want {
+				t.Errorf("call %d for the caller: merged %v, want %v", i, merged, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("for the caller itself: %v", err)
+	}
+}

@@ -220,10 +220,10 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors []*strin
 		})
 		if len(p.Memories) > 0 {
 			mems = newMemoryRows(p.Memories, vectors)
-			b.Queue(storeMemoriesSQL, s.memoryArgs(p, mems)...).Query(func(rows pgx.Rows) error {
-				ids, err := mems.ids(rows)
-				for _, id := range ids {
-					res.Memories = append(res.Memories, StoredMemory{ID: id})
+			b.Queue(storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, mems)...).Query(func(rows pgx.Rows) error {
+				facts, err := mems.facts(rows)
+				for _, f := range facts {
+					res.Memories = append(res.Memories, StoredMemory{ID: f.ID})
 				}
 				return err
 			})
@@ -310,16 +310,16 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 	var keys []string
 	if len(p.Memories) > 0 {
 		mems := newMemoryRows(p.Memories, vectors)
-		rows, err := tx.Query(ctx, storeMemoriesSQL, s.memoryArgs(p, mems)...)
+		rows, err := tx.Query(ctx, storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, mems)...)
 		if err != nil {
 			return res, fmt.Errorf("store memories: %w", err)
 		}
-		ids, err := mems.ids(rows)
+		facts, err := mems.facts(rows)
 		if err != nil {
 			return res, err
 		}
-		for _, id := range ids {
-			res.Memories = append(res.Memories, StoredMemory{ID: id})
+		for _, f := range facts {
+			res.Memories = append(res.Memories, StoredMemory{ID: f.ID})
 		}
 		keys = mems.ckeys
 	}
@@ -336,18 +336,21 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors [
 // only rephrasings of one fact reach it with the usual sentence-embedding models.
 const DefaultMergeSimilarity = 0.95
 
-// storeMemoriesSQL stores the facts of a turn in one statement, agentmem.store_memories
-// (migration merge_near_duplicate_memories). A fact goes into the unexpired memory of its scope
+// storeMemoriesSQL stores the facts of a turn, or one fact remembered without a turn, in one
+// statement, agentmem.store_memories (migrations merge_near_duplicate_memories and
+// store_a_memory_without_a_turn). A fact goes into the unexpired memory of its scope
 // holding the same normalised text; else, when it has a vector and $11 is at most 1, into the
 // nearest memory of its scope whose vector (same model and dimension) has a cosine similarity of
 // at least $11 with its own, which takes the fact's text, vector and later expiry and merges its
-// metadata; else into a row of its own. It answers each fact's key and the memory it went to.
+// metadata; else into a row of its own. It answers each fact's key, the memory it went to and
+// whether that memory existed before (merged).
 // Concurrent turns of one scope write their facts one after the other (an advisory lock of the
-// scope), so near-duplicates they store at once still end in one memory. It stores nothing
-// unless the turn's session is the caller's and this agent's, so that a turn refused for its
-// session keeps none of its memories even when both statements share one implicit transaction.
+// scope), so near-duplicates they store at once still end in one memory. With a session ($4),
+// it stores nothing unless the session is the caller's and this agent's, so that a turn refused
+// for its session keeps none of its memories even when both statements share one implicit
+// transaction; with none ($4 null), the fact belongs to no turn.
 const storeMemoriesSQL = `
-select fact_key, memory_id from agentmem.store_memories(p_tenant_id => $1::text, p_user_id => $2::uuid,
+select fact_key, memory_id, merged from agentmem.store_memories(p_tenant_id => $1::text, p_user_id => $2::uuid,
   p_agent => $3::text, p_session_id => $4::uuid, p_contents => $5::text[], p_keys => $6::text[],
   p_metadata => $7::text[], p_embeddings => $8::text[], p_model => $9::text,
   p_ttl_seconds => $10::float8, min_similarity => $11::float8)`
@@ -383,24 +386,32 @@ func newMemoryRows(mems []memory.NewMemory, vectors []*string) memoryRows {
 	return r
 }
 
-func (s *Store) memoryArgs(p CommitParams, r memoryRows) []any {
-	sc := p.Scope
-	return []any{sc.TenantID, sc.UserID, sc.Agent, p.SessionID, r.contents, r.ckeys, r.metas, r.embeds,
-		s.embedder.Model(), p.TTL.Seconds(), s.mergeSimilarity}
+// memoryArgs are the arguments of storeMemoriesSQL: the facts r of scope sc, kept for ttl, from
+// a turn of session (a *uuid.UUID; nil for a fact remembered without a turn).
+func (s *Store) memoryArgs(sc memory.Scope, session *uuid.UUID, ttl time.Duration, r memoryRows) []any {
+	return []any{sc.TenantID, sc.UserID, sc.Agent, session, r.contents, r.ckeys, r.metas, r.embeds,
+		s.embedder.Model(), ttl.Seconds(), s.mergeSimilarity}
 }
 
-// ids reads the statement's rows into one id per input, in order.
-func (r memoryRows) ids(rows pgx.Rows) ([]uuid.UUID, error) {
-	byKey := map[string]uuid.UUID{}
-	var id uuid.UUID
+// storedFact is where one fact of a request went: the memory, and whether that memory existed
+// before (the fact merged into it) rather than being made for it.
+type storedFact struct {
+	ID     uuid.UUID
+	Merged bool
+}
+
+// facts reads the statement's rows into one storedFact per input, in order.
+func (r memoryRows) facts(rows pgx.Rows) ([]storedFact, error) {
+	byKey := map[string]storedFact{}
+	var f storedFact
 	var key string
-	if _, err := pgx.ForEachRow(rows, []any{&key, &id}, func() error { byKey[key] = id; return nil }); err != nil {
+	if _, err := pgx.ForEachRow(rows, []any{&key, &f.ID, &f.Merged}, func() error { byKey[key] = f; return nil }); err != nil {
 		return nil, fmt.Errorf("store memories: %w", err)
 	}
-	out := make([]uuid.UUID, 0, len(r.keys))
+	out := make([]storedFact, 0, len(r.keys))
 	for _, k := range r.keys {
-		if id, ok := byKey[k]; ok {
-			out = append(out, id)
+		if f, ok := byKey[k]; ok {
+			out = append(out, f)
 		}
 	}
 	return out, nil

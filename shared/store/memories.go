@@ -297,3 +297,132 @@ func memoryKeyTaken(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
 }
+
+// CreateMemoryParams is one long-term fact to remember without a turn.
+type CreateMemoryParams struct {
+	// Scope.Agent is the fact's agent, as a turn's facts take their session's.
+	Scope    memory.Scope
+	Content  string
+	Metadata json.RawMessage
+	// TTL is the retention of the memory (a merged one keeps the later of its expiry and this).
+	TTL time.Duration
+	// Idempotency is nil for a request without a key.
+	Idempotency *Idempotency
+}
+
+// CreatedMemory is the answer of CreateMemory, also what a replay returns.
+type CreatedMemory struct {
+	ID uuid.UUID `json:"id"`
+	// Merged is true when the fact went into a memory the scope held already (the same text,
+	// or a near-duplicate), false when it made a memory of its own.
+	Merged bool `json:"merged"`
+}
+
+// CreateMemory stores one long-term fact of the scope as a turn's facts are stored, through the
+// same statement (storeMemoriesSQL, without a session): the same text or a near-duplicate merges
+// into the memory holding it. As in CommitTurn, the fact is embedded before the transaction, no
+// lock held; a provider that fails leaves it without a vector for EmbedPending. With an
+// idempotency key, a retry returns the first answer (replayed = true), and the key used with
+// another request is a conflict.
+func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out CreatedMemory, replayed bool, err error) {
+	if p.Idempotency != nil {
+		// A retry is answered from the record before anything is embedded again.
+		prior, found, err := s.findResponse(ctx, p.Scope, *p.Idempotency)
+		if err != nil || found {
+			if found {
+				out, err = decodeCreated(prior)
+			}
+			return out, found, err
+		}
+	}
+	vectors, _ := s.embedForStorage(ctx, []string{p.Content})
+	if err := callerGone(ctx); err != nil {
+		return out, false, err
+	}
+	rows := newMemoryRows([]memory.NewMemory{{Content: p.Content, Metadata: p.Metadata}}, vectors)
+	args := s.memoryArgs(p.Scope, nil, p.TTL, rows)
+	read := func(r pgx.Rows) error {
+		facts, err := rows.facts(r)
+		if err != nil {
+			return err
+		}
+		if len(facts) != 1 {
+			return fmt.Errorf("store memory: %d facts stored, want 1", len(facts))
+		}
+		out = CreatedMemory{ID: facts[0].ID, Merged: facts[0].Merged}
+		return nil
+	}
+	jobs := s.memoryJobsArgs(p.Scope, rows.ckeys[0])
+	if p.Idempotency == nil {
+		err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
+			b.Queue(storeMemoriesSQL, args...).Query(read)
+			if jobs != nil {
+				b.Queue(memoryJobsSQL, jobs...)
+			}
+		})
+		return out, false, err
+	}
+	err = s.inScope(ctx, p.Scope, func(tx pgx.Tx) error {
+		prior, found, err := s.claimKey(ctx, tx, p.Scope, *p.Idempotency)
+		if err != nil {
+			return err
+		}
+		if found {
+			replayed = true
+			out, err = decodeCreated(prior)
+			return err
+		}
+		r, err := tx.Query(ctx, storeMemoriesSQL, args...)
+		if err != nil {
+			return fmt.Errorf("store memory: %w", err)
+		}
+		if err := read(r); err != nil {
+			return err
+		}
+		if jobs != nil {
+			if _, err := tx.Exec(ctx, memoryJobsSQL, jobs...); err != nil {
+				return fmt.Errorf("write jobs: %w", err)
+			}
+		}
+		status := 201
+		if out.Merged {
+			status = 200
+		}
+		return s.saveResponse(ctx, tx, p.Scope, *p.Idempotency, status, out)
+	})
+	return out, replayed, err
+}
+
+// memoryJobsSQL writes the jobs of a fact stored without a turn, in its transaction after the
+// fact: the memory of the scope holding the fact's content key ($5) is the one it went to,
+// created (onMemoryCreated: created in this transaction, now() being its start) or merged into
+// (onMemoryUpdated).
+const memoryJobsSQL = `
+insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, intent, adapter, refs)
+select a.id, $1, m.tenant_id, m.user_id, m.agent, null,
+  case when m.created_at = now() then '` + adapter.MemoryCreated + `' else '` + adapter.MemoryUpdated + `' end, a.name,
+  jsonb_build_object('memory_id', m.id)
+from agentmem.memories m, unnest($6::text[], $7::uuid[]) as a(name, id)
+where m.user_id = $2 and m.tenant_id = $3 and m.agent = $4 and m.content_key = $5 and m.expires_at > now()`
+
+// memoryJobsArgs are memoryJobsSQL's arguments for the fact of key in sc; nil without adapters.
+func (s *Store) memoryJobsArgs(sc memory.Scope, key string) []any {
+	if !s.outboxOn() {
+		return nil
+	}
+	n := s.newJobs()
+	return []any{n.event, sc.UserID, sc.TenantID, sc.Agent, key, n.adapters, n.ids}
+}
+
+// decodeCreated reads the answer stored for an idempotency key of CreateMemory; a body that
+// does not decode is an error, never a half-filled answer.
+func decodeCreated(prior []byte) (CreatedMemory, error) {
+	var out CreatedMemory
+	if err := json.Unmarshal(prior, &out); err != nil {
+		return CreatedMemory{}, fmt.Errorf("decode stored idempotent answer: %w", err)
+	}
+	if out.ID == uuid.Nil {
+		return CreatedMemory{}, errors.New("decode stored idempotent answer: no memory id")
+	}
+	return out, nil
+}

@@ -264,6 +264,39 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 		t.Errorf("an intent on another user's session: %v", err)
 	}
 
+	// A fact without a turn: created, then merged into (the same fact again).
+	created, _, err := st.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: "Owns a cat named Ada-9.", TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs = newJobs("a memory created", adapter.MemoryCreated)
+	if ev := event(jobs[0]); len(ev.Memories) != 1 || ev.Memories[0].ID != created.ID || *ev.Agent != "bot" {
+		t.Errorf("create event %+v", ev)
+	}
+	if _, _, err := st.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: "Owns a cat named Ada-9", TTL: time.Hour,
+		Idempotency: &store.Idempotency{CallerRole: "authenticated", Function: "memories", Key: "m1", RequestHash: []byte{2}}}); err != nil {
+		t.Fatal(err)
+	}
+	jobs = newJobs("a memory merged into", adapter.MemoryUpdated)
+	if jobs[0].Refs["memory_id"] != created.ID.String() {
+		t.Errorf("merge job refs %v", jobs[0].Refs)
+	}
+
+	// Every message of one agent cleared, then of every agent.
+	if _, err := st.ClearMessages(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	jobs = newJobs("a clear of one agent", adapter.MessagesCleared)
+	if ev := event(jobs[0]); ev.Removed == nil || !ev.Removed.AllMessages || *ev.Agent != "bot" {
+		t.Errorf("clear event %+v", ev)
+	}
+	if _, err := st.ClearMessages(ctx, userScope); err != nil {
+		t.Fatal(err)
+	}
+	if ev := event(newJobs("a clear of every agent", adapter.MessagesCleared)[0]); ev.Agent != nil {
+		t.Errorf("clear event %+v", ev)
+	}
+
 	// An erasure: the user's jobs go with everything else, and the erasure's own are written.
 	fr, err := st.ForgetUser(ctx, store.ForgetParams{UserID: sc.UserID, TenantID: sc.TenantID, AsUser: true})
 	if err != nil {
@@ -318,6 +351,12 @@ func TestOutboxOffWritesNothing(t *testing.T) {
 		t.Fatalf("intent without adapters: %+v %v", ir, err)
 	}
 	if err := st.DeleteSession(ctx, us, session); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: "a fact alone", TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ClearMessages(ctx, us); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.ForgetUser(ctx, store.ForgetParams{UserID: sc.UserID, AllTenants: true}); err != nil {

@@ -127,6 +127,8 @@ type HistoryParams struct {
 	Limit  int
 	// After, when set, continues after the message with this seq (exclusive).
 	After *int64
+	// Since, when set, keeps only messages created at or after it.
+	Since *time.Time
 }
 
 // HistoryPage is one page of a session's messages.
@@ -134,17 +136,19 @@ type HistoryPage struct {
 	Messages []memory.Message
 	// Next is the seq to continue after; nil when no further message existed.
 	Next *int64
-	// Total counts the session's unexpired messages.
+	// Total counts the session's unexpired messages (created since Since, when set).
 	Total int64
 }
 
 // historySQL reads a page of a session's messages in primary-key order from the cursor $4
-// (exclusive) on; %s are the cursor comparison and the direction.
+// (exclusive) on, created at or after $6 when it is not null; %s are the cursor comparison and
+// the direction.
 const historySQL = `
 	select ` + messageColumns + `
 	from agentmem.messages
 	where session_id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
 	  and ($4::bigint is null or seq %s $4::bigint)
+	  and ($6::timestamptz is null or created_at >= $6::timestamptz)
 	order by seq %s
 	limit $5`
 
@@ -170,7 +174,7 @@ func (s *Store) SessionHistory(ctx context.Context, p HistoryParams) (HistoryPag
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(selectSessionSQL, p.SessionID, sc.UserID, sc.TenantID, sc.Agent).
 			QueryRow(oneRow("select session", sessionNotFound))
-		b.Queue(q, p.SessionID, sc.UserID, sc.TenantID, p.After, p.Limit+1).Query(func(rows pgx.Rows) error {
+		b.Queue(q, p.SessionID, sc.UserID, sc.TenantID, p.After, p.Limit+1, p.Since).Query(func(rows pgx.Rows) error {
 			var err error
 			if out.Messages, err = pgx.CollectRows(rows, scanMessage); err != nil {
 				return fmt.Errorf("select history: %w", err)
@@ -179,8 +183,9 @@ func (s *Store) SessionHistory(ctx context.Context, p HistoryParams) (HistoryPag
 		})
 		b.Queue(`
 			select count(*) from agentmem.messages
-			where session_id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()`,
-			p.SessionID, sc.UserID, sc.TenantID).QueryRow(func(row pgx.Row) error {
+			where session_id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
+			  and ($4::timestamptz is null or created_at >= $4::timestamptz)`,
+			p.SessionID, sc.UserID, sc.TenantID, p.Since).QueryRow(func(row pgx.Row) error {
 			if err := row.Scan(&out.Total); err != nil {
 				return fmt.Errorf("count messages: %w", err)
 			}

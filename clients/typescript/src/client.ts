@@ -26,8 +26,8 @@ import type {
   KnowledgeDeleted,
   KnowledgeIngested,
   KnowledgeSearchResult,
-  MemoriesCreated,
   MemoriesCreateRequest,
+  MemoryCreated,
   MemoryIn,
   MemoryItem,
   MemoryList,
@@ -207,11 +207,12 @@ export class AgentMemClient {
   readonly sessions = {
     list: (body: OpBody<"sessions", "list"> = {}, opts?: RequestOptions) =>
       this.#op<SessionList>("sessions", "list", body, true, opts),
-    /** history pages one session's messages (v1.1: every session's, without `session_id`). */
-    history: (
-      body: Omit<OpBody<"sessions", "history">, "session_id"> & { session_id?: string; since?: string },
-      opts?: RequestOptions,
-    ) => this.#op<SessionHistory>("sessions", "history", body, true, opts),
+    /**
+     * history pages one session's messages, or without `session_id` the user's across every
+     * session (each then carries its `session_id`); `since` keeps those created at or after it.
+     */
+    history: (body: OpBody<"sessions", "history"> = {}, opts?: RequestOptions) =>
+      this.#op<SessionHistory>("sessions", "history", body, true, opts),
     reset: (body: OpBody<"sessions", "reset">, opts?: RequestOptions) =>
       this.#op<SessionsResetResult>("sessions", "reset", body, true, opts),
     delete: (body: OpBody<"sessions", "delete">, opts?: RequestOptions) =>
@@ -220,9 +221,9 @@ export class AgentMemClient {
       this.#op<Deleted>("sessions", "delete_message", body, false, opts),
     setTitle: (body: OpBody<"sessions", "set_title">, opts?: RequestOptions) =>
       this.#op<SessionTitle>("sessions", "set_title", body, true, opts),
-    /** clear deletes every message of the caller (of `agent` when given), v1.1. */
-    clear: (body: { agent?: string } & Scope = {}, opts?: RequestOptions) =>
-      this.#op<{ deleted: number }>("sessions", "clear", body, true, opts),
+    /** clear deletes every message of the caller (of `agent` when given) and keeps the sessions. */
+    clear: (body: OpBody<"sessions", "clear"> = {}, opts?: RequestOptions) =>
+      this.#op<SessionsResetResult>("sessions", "clear", body, true, opts),
   };
 
   /** memories are the user's long-term memories. */
@@ -235,9 +236,12 @@ export class AgentMemClient {
       this.#op<MemoryItem>("memories", "update", body, true, opts),
     delete: (body: OpBody<"memories", "delete">, opts?: RequestOptions) =>
       this.#op<Deleted>("memories", "delete", body, false, opts),
-    /** create stores one fact without a turn (v1.1), with an Idempotency-Key. */
+    /**
+     * create stores one fact without a turn (merged into a near-duplicate the user has), with an
+     * Idempotency-Key that every retry reuses.
+     */
     create: (body: MemoriesCreateRequest, opts?: RequestOptions) =>
-      this.#op<MemoriesCreated>("memories", "create", body, true, opts, true),
+      this.#op<MemoryCreated>("memories", "create", body, true, opts, true),
   };
 
   /** knowledge is the tenant's shared knowledge base. */
@@ -278,8 +282,8 @@ const opsCovered: [
   AllOps<"user-memory", "set" | "get" | "list" | "delete" | "clear">,
   AllOps<"user-state", "set" | "get" | "delete">,
   AllOps<"notes", "read" | "overwrite" | "append" | "prepend" | "replace_section" | "delete_section" | "clear">,
-  AllOps<"sessions", "list" | "history" | "reset" | "delete" | "delete_message" | "set_title">,
-  AllOps<"memories", "list" | "get" | "update" | "delete">,
+  AllOps<"sessions", "list" | "history" | "reset" | "delete" | "delete_message" | "set_title" | "clear">,
+  AllOps<"memories", "create" | "list" | "get" | "update" | "delete">,
   AllOps<"knowledge", "ingest" | "search" | "delete">,
   AllOps<"jobs", "list" | "get" | "retry" | "purge">,
 ] = [true, true, true, true, true, true, true];
@@ -416,9 +420,9 @@ export class ChatSession {
     return this.client.getContext<F>({ ...this.#scope, ...req, session_id, agent: this.agent } as GetContextRequest & { format?: F }, opts);
   }
 
-  /** history pages the session's messages (newest first by default). */
+  /** history pages the session's messages (newest first by default), since a time when given. */
   async history(
-    req: { order?: "newest" | "oldest"; limit?: number; cursor?: string } = {},
+    req: { order?: "newest" | "oldest"; limit?: number; cursor?: string; since?: string } = {},
     opts?: RequestOptions,
   ): Promise<SessionHistory> {
     const session_id = await this.sessionId(opts);

@@ -82,14 +82,16 @@ export type NotesDocument = Schemas["NotesDocument"];
 export type NotesCleared = Schemas["NotesCleared"];
 export type SessionList = Schemas["SessionList"];
 export type SessionSummary = Schemas["SessionSummary"];
-export type SessionHistory = Omit<Schemas["SessionHistory"], "messages"> & {
-  messages: (RawMessage & { session_id?: string })[];
-};
+/** HistoryMessage is a message of `sessions` history; `session_id` in the user's history across sessions. */
+export type HistoryMessage = Schemas["HistoryMessage"];
+export type SessionHistory = Schemas["SessionHistory"];
 export type SessionsResetResult = Schemas["SessionsResetResult"];
 export type Deleted = Schemas["Deleted"];
 export type SessionTitle = Schemas["SessionTitle"];
 export type MemoryItem = Schemas["MemoryItem"];
 export type MemoryList = Schemas["MemoryList"];
+export type MemoriesCreateRequest = Omit<Schemas["MemoriesCreateRequest"], "op">;
+export type MemoryCreated = Schemas["MemoryCreated"];
 export type KnowledgeIngested = Schemas["KnowledgeIngested"];
 export type KnowledgeSearchResult = Schemas["KnowledgeSearchResult"];
 export type KnowledgeDeleted = Schemas["KnowledgeDeleted"];
@@ -121,13 +123,4 @@ export type RecallHit = Hit & {
   seq?: number;
   role?: string;
 };
-
-/** MemoriesCreateRequest is memories `create` (v1.1). */
-export type MemoriesCreateRequest = {
-  content: string;
-  metadata?: Record<string, unknown>;
-  agent?: string;
-  ttl_seconds?: number;
-} & Scope;
-export type MemoriesCreated = { id: string; merged: boolean };
 

@@ -430,13 +430,16 @@ var AgentMemClient = class {
   /** sessions lists sessions, pages history and edits sessions. */
   sessions = {
     list: (body = {}, opts) => this.#op("sessions", "list", body, true, opts),
-    /** history pages one session's messages (v1.1: every session's, without `session_id`). */
-    history: (body, opts) => this.#op("sessions", "history", body, true, opts),
+    /**
+     * history pages one session's messages, or without `session_id` the user's across every
+     * session (each then carries its `session_id`); `since` keeps those created at or after it.
+     */
+    history: (body = {}, opts) => this.#op("sessions", "history", body, true, opts),
     reset: (body, opts) => this.#op("sessions", "reset", body, true, opts),
     delete: (body, opts) => this.#op("sessions", "delete", body, false, opts),
     deleteMessage: (body, opts) => this.#op("sessions", "delete_message", body, false, opts),
     setTitle: (body, opts) => this.#op("sessions", "set_title", body, true, opts),
-    /** clear deletes every message of the caller (of `agent` when given), v1.1. */
+    /** clear deletes every message of the caller (of `agent` when given) and keeps the sessions. */
     clear: (body = {}, opts) => this.#op("sessions", "clear", body, true, opts)
   };
   /** memories are the user's long-term memories. */
@@ -445,7 +448,10 @@ var AgentMemClient = class {
     get: (body, opts) => this.#op("memories", "get", body, true, opts),
     update: (body, opts) => this.#op("memories", "update", body, true, opts),
     delete: (body, opts) => this.#op("memories", "delete", body, false, opts),
-    /** create stores one fact without a turn (v1.1), with an Idempotency-Key. */
+    /**
+     * create stores one fact without a turn (merged into a near-duplicate the user has), with an
+     * Idempotency-Key that every retry reuses.
+     */
     create: (body, opts) => this.#op("memories", "create", body, true, opts, true)
   };
   /** knowledge is the tenant's shared knowledge base. */
@@ -557,7 +563,7 @@ var ChatSession = class {
     const session_id = await this.sessionId(opts);
     return this.client.getContext({ ...this.#scope, ...req, session_id, agent: this.agent }, opts);
   }
-  /** history pages the session's messages (newest first by default). */
+  /** history pages the session's messages (newest first by default), since a time when given. */
   async history(req = {}, opts) {
     const session_id = await this.sessionId(opts);
     return this.client.sessions.history({ ...this.#scope, ...req, session_id, agent: this.agent }, opts);

@@ -541,26 +541,43 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List the user's sessions, page through one's messages, reset, delete, delete a message, set a title.
+         * List the user's sessions, page through one's messages or the user's across sessions, reset, delete, delete a message, set a title, clear every message.
          * @description One operation per request, named by `op`. A field that is not one of the operation's
-         *     is 400, like any unknown field. For every operation but `list`, a session that does not
-         *     exist, has expired, is another user's or tenant's, or (when `agent` is given) is
-         *     another agent's answers 404 `not_found`, indistinguishably. Without `agent`, the
-         *     session may be of any agent of the user.
+         *     is 400, like any unknown field. For every operation that names a `session_id`, a session
+         *     that does not exist, has expired, is another user's or tenant's, or (when `agent` is
+         *     given) is another agent's answers 404 `not_found`, indistinguishably. Without `agent`,
+         *     the session may be of any agent of the user.
          *
          *     - `list {agent?, limit?, cursor?}`: the user's unexpired sessions, most recent activity
          *       first (`last_active_at` descending, then `session_id` descending). With `agent`, that
          *       agent's sessions only; without it, every agent's. `limit` 1 to 100, default 20.
          *       `message_count` counts the session's unexpired messages. Answer
          *       `{sessions, next_cursor}`.
-         *     - `history {session_id, order?, limit?, cursor?}`: the session's unexpired messages in
-         *       the `raw` format of `get-context` (`content` as committed: a string or content parts). `order` `newest` (default; newest first, for
-         *       display) or `oldest` (oldest first, for replay). `limit` 1 to 200, default 50. Pages
-         *       follow `seq`, so messages committed between pages are never skipped nor repeated:
-         *       `newest` pages continue below the last seq seen (messages arriving later are on a
-         *       fresh first page), `oldest` pages continue above it and reach the new ones. `total`
-         *       counts the session's unexpired messages when the page was read. Answer
+         *     - `history {session_id, order?, limit?, cursor?, since?}`: the session's unexpired
+         *       messages in the `raw` format of `get-context` (`content` as committed: a string or
+         *       content parts). `order` `newest` (default; newest first, for display) or `oldest`
+         *       (oldest first, for replay). `limit` 1 to 200, default 50. Pages follow `seq`, so
+         *       messages committed between pages are never skipped nor repeated: `newest` pages
+         *       continue below the last seq seen (messages arriving later are on a fresh first page),
+         *       `oldest` pages continue above it and reach the new ones. `total` counts the messages
+         *       the history pages through (the session's unexpired ones, created since `since` when
+         *       given) when the page was read. Answer
          *       `{messages, next_cursor, total}`.
+         *     - `history {agent?, order?, limit?, cursor?, since?}` without `session_id` (absent or
+         *       `null`): the user's history across sessions, the unexpired messages of every session
+         *       of the user (of `agent`'s sessions when given), each as above plus its `session_id`.
+         *       Ordered by creation (`created_at`), then `session_id`, then `seq` (the messages of one
+         *       turn share their `created_at` and keep their order); `order`, `limit`, cursors and
+         *       `total` as above. Pages continue from the last message seen, so `newest` pages never
+         *       repeat nor skip what existed when paging began and `oldest` pages reach new
+         *       messages; a turn committed concurrently with a page may take a `created_at` just
+         *       before that page's last message, since `created_at` is when its transaction began.
+         *       An index (`messages_owner_created_idx`) serves every page at the cost of the first,
+         *       however deep, and the `total`.
+         *     - `since` (either form): an RFC 3339 timestamp with a time zone
+         *       (`2026-11-20T09:00:00Z`, `2026-11-20T10:00:00.5+01:00`); only messages created at or
+         *       after it are paged and counted. A malformed value is 400 naming `since`; `null` is
+         *       no bound. Fractions below a microsecond round up.
          *     - `reset {session_id}`: deletes every message of the session and keeps the session, its
          *       title and its seq counter (the next message goes on numbering after the deleted
          *       ones). It waits for a commit in progress on the session, so whole turns go. Answer
@@ -576,6 +593,13 @@ export interface paths {
          *       only white space, without control characters (U+0000 to U+001F, U+007F); `null`
          *       clears it. The field is required: an absent `title` is 400, not a clear. Answer
          *       `{session_id, title}`.
+         *     - `clear {agent?}`: deletes every message of the user (of `agent`'s sessions when
+         *       given) and keeps everything else: the sessions (with their titles, expiry and seq
+         *       counters, so a later turn numbers on after the deleted messages), the active
+         *       sessions, memories, key/value memory, state and notes. Idempotency records stay too:
+         *       a retry of a `commit-turn` made before the clear answers as it did and does not
+         *       store the turn again. One statement: a turn committed concurrently is deleted whole
+         *       or kept whole. Answer `{deleted: n}`, the number of unexpired messages deleted.
          *
          *     `reset`, `delete_message` and `set_title` do not change `last_active_at` or the
          *     session's expiry, so they do not move the session in `list`.
@@ -583,9 +607,10 @@ export interface paths {
          *     **Cursors.** `next_cursor` is an opaque string, `null` on the last page (for `history`:
          *     when no further message existed when the page was read). Pass it back unchanged as
          *     `cursor` with the same operation and the same other fields (for `history`, the same
-         *     `session_id` and `order`); a string that is not a cursor of this listing (a cursor of
-         *     `memories`, of the other `order`, or anything made up) is 400 naming `cursor`. Absent
-         *     or `null` reads the first page. Pages are keyset pages, not a snapshot: in `list`, a
+         *     `session_id` or none, `agent`, `order` and `since`); a string that is not a cursor of
+         *     this listing (a cursor of `memories`, of the other `order`, of a session's history
+         *     used for the user's or the reverse, or anything made up) is 400 naming `cursor`.
+         *     Absent or `null` reads the first page. Pages are keyset pages, not a snapshot: in `list`, a
          *     session that becomes active while the client pages moves to the front and may be
          *     missed by a listing already past it.
          */
@@ -607,13 +632,29 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List, read, change and delete the user's long-term memories.
+         * Remember a fact without a turn; list, read, change and delete the user's long-term memories.
          * @description The long-term memories that `commit-turn` stores and `recall` and `get-context` rank.
          *     One operation per request, named by `op`; a field that is not one of the operation's
          *     is 400. Only unexpired memories exist for these operations: an expired one is never
          *     listed and answers 404 to `get`, `update` and `delete`, as does another user's or
          *     another tenant's memory, indistinguishably.
          *
+         *     - `create {content, metadata?, agent?, ttl_seconds?}`: remembers one fact for the user
+         *       without a turn, exactly as `commit-turn` stores the facts of a turn: under `agent`
+         *       (default `default`, the agent of a turn that names none), `content` 1 to 20,000
+         *       characters not only white space, `metadata` a JSON object of at most 16 KiB,
+         *       `ttl_seconds` as in `commit-turn` (default: the configured retention). The same fact
+         *       (the same normalised text) or a near-duplicate (`MEMORY_MERGE_SIMILARITY`) of the
+         *       scope merges into that memory as a turn's fact would, whether it was stored by a
+         *       turn or by `create`: it takes the new text and vector, the later expiry, and the new
+         *       metadata's keys over its own. Answer 201 `{id, merged: false}` for a new memory,
+         *       200 `{id, merged: true}` when it merged into an existing one (whose `id` it is). The
+         *       fact is embedded before anything is locked; when the embedding provider is down it is
+         *       stored without a vector (full-text search finds it) and embedded later by
+         *       `embed-pending` or the scheduled run. Takes `Idempotency-Key` with the rules of
+         *       `commit-turn`: a retry with the same key and body answers the first status and body
+         *       with `Idempotent-Replayed: true` and changes nothing; the key with another body is 409
+         *       `conflict`; keys belong to their caller.
          *     - `list {agent?, limit?, cursor?}`: newest first (`created_at` descending, then `id`
          *       descending). With `agent`, that agent's memories and the agent-less ones (what the
          *       agent recalls, as in `recall` and `get-context`); without it, every agent's. `limit`
@@ -634,8 +675,8 @@ export interface paths {
          *       change; `updated_at` does. Answer: the updated memory.
          *     - `delete {id}`: answer `{deleted: true}`.
          *
-         *     Storing the same fact again through `commit-turn` keeps one row per (user, agent) and
-         *     refreshes it, so a list never shows a fact twice for one agent.
+         *     Storing the same fact again through `commit-turn` or `create` keeps one row per (user,
+         *     agent) and refreshes it, so a list never shows a fact twice for one agent.
          */
         post: operations["memories"];
         delete?: never;
@@ -1690,8 +1731,12 @@ export interface components {
              * @enum {string}
              */
             op: "history";
-            session_id: components["schemas"]["UUID"];
-            /** @description When given, the session must be this agent's (else 404). Absent: any agent's. */
+            /** @description The session to page through. Absent or null: the user's messages across every session. */
+            session_id?: components["schemas"]["UUID"] | null;
+            /**
+             * @description With `session_id`: the session must be this agent's (else 404). Without: only this
+             *     agent's sessions' messages. Absent: any agent's.
+             */
             agent?: components["schemas"]["Agent"];
             /**
              * @default newest
@@ -1700,8 +1745,26 @@ export interface components {
             order?: "newest" | "oldest";
             /** @default 50 */
             limit?: number;
-            /** @description `next_cursor` of the previous page of this session in this `order`, unchanged; absent or null for the first page. */
+            /** @description `next_cursor` of the previous page of this history (the same `session_id` or none, `agent`, `order` and `since`), unchanged; absent or null for the first page. */
             cursor?: components["schemas"]["Cursor"];
+            /**
+             * Format: date-time
+             * @description Only messages created at or after this RFC 3339 timestamp (with a time zone) are
+             *     paged and counted. Malformed: 400 naming `since`. Absent or null: no bound.
+             * @example 2026-11-19T09:00:00Z
+             */
+            since?: string | null;
+            user_id?: components["schemas"]["UserID"];
+            tenant_id?: components["schemas"]["TenantID"];
+        };
+        SessionsClearRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "clear";
+            /** @description Only the messages of this agent's sessions. Absent: every agent's. */
+            agent?: components["schemas"]["Agent"];
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
@@ -1763,11 +1826,37 @@ export interface components {
             next_cursor: string | null;
         };
         SessionHistory: {
-            messages: components["schemas"]["RawMessage"][];
+            messages: components["schemas"]["HistoryMessage"][];
             next_cursor: string | null;
-            /** @description The session's unexpired messages when the page was read. */
+            /**
+             * @description The messages this history pages through when the page was read: the session's
+             *     unexpired messages, or the user's (of `agent`) across sessions; created since
+             *     `since` when given.
+             */
             total: number;
         };
+        /**
+         * @description A message of `history`: a `RawMessage`, plus its `session_id` in the user's history
+         *     across sessions (absent in a session's history, which names its session).
+         */
+        HistoryMessage: {
+            /** @description The message's session; only in a history without `session_id`. */
+            session_id?: components["schemas"]["UUID"];
+            id: components["schemas"]["UUID"];
+            seq: number;
+            /** @enum {string} */
+            role: "user" | "assistant" | "system" | "tool";
+            /** @description As committed, a string or content parts. */
+            content: components["schemas"]["MessageContent"];
+            name: string | null;
+            /** @description null when the message has none. */
+            tool_calls: components["schemas"]["ToolCall"][] | null;
+            tool_call_id: string | null;
+            /** @description `{}` when the message has none. */
+            metadata: Record<string, unknown>;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /** @description The answer of `reset` and `clear`. */
         SessionsResetResult: {
             /** @description Unexpired messages deleted. */
             deleted: number;
@@ -1779,6 +1868,41 @@ export interface components {
         SessionTitle: {
             session_id: components["schemas"]["UUID"];
             title: string | null;
+        };
+        MemoriesCreateRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "create";
+            /** @description The fact, 1 to 20,000 characters (code points), not only white space. */
+            content: string;
+            /**
+             * @description A JSON object of at most 16 KiB once compacted; merged into the metadata of the
+             *     memory the fact merges into (its keys win). Absent or null: `{}`.
+             */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The agent whose memory this is; default `default`. */
+            agent?: components["schemas"]["Agent"];
+            /**
+             * @description Lifetime of the memory in seconds (at most ten years); default the configured
+             *     retention (`DEFAULT_RETENTION`). A merged memory keeps the later of its expiry and
+             *     this one.
+             */
+            ttl_seconds?: number;
+            user_id?: components["schemas"]["UserID"];
+            tenant_id?: components["schemas"]["TenantID"];
+        };
+        MemoryCreated: {
+            /** @description The memory holding the fact. */
+            id: components["schemas"]["UUID"];
+            /**
+             * @description true when the fact went into a memory the user already had (the same fact, or a
+             *     near-duplicate); false when it made a new memory.
+             */
+            merged: boolean;
         };
         MemoriesListRequest: {
             /**
@@ -1995,10 +2119,11 @@ export interface components {
         Job: {
             id: components["schemas"]["UUID"];
             /**
-             * @description The change the job delivers: `onTurnCommitted`, `onMemoryUpdated`, `onMemoryDeleted`,
-             *     `onMessageDeleted`, `onSessionReset`, `onSessionDeleted`, `onUserForgotten`,
-             *     `syncSession` or `backfillSession` (and, as the functions gain them,
-             *     `onMemoryCreated` and `onMessagesCleared`).
+             * @description The change the job delivers: `onTurnCommitted`, `onMemoryCreated` (memories
+             *     `create` of a new fact), `onMemoryUpdated` (also a `create` merged into a memory),
+             *     `onMemoryDeleted`, `onMessageDeleted`, `onMessagesCleared` (sessions `clear`),
+             *     `onSessionReset`, `onSessionDeleted`, `onUserForgotten`, `syncSession` or
+             *     `backfillSession`.
              */
             intent: string;
             adapter: string;
@@ -2395,9 +2520,10 @@ export interface components {
             };
         };
         /**
-         * @description `conflict`: the new content is the same fact as another unexpired memory of the same
-         *     user and agent; `detail` names that memory's id (unless a concurrent request stored
-         *     the fact meanwhile). Nothing changed.
+         * @description `conflict`. `update`: the new content is the same fact as another unexpired memory of
+         *     the same user and agent; `detail` names that memory's id (unless a concurrent request
+         *     stored the fact meanwhile). `create`: the Idempotency-Key was used with a different
+         *     request (or an identical one is still in flight). Nothing changed.
          */
         SameFactConflict: {
             headers: {
@@ -3098,13 +3224,14 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SessionsListRequest"] | components["schemas"]["SessionsHistoryRequest"] | components["schemas"]["SessionsOneRequest"] | components["schemas"]["SessionsDeleteMessageRequest"] | components["schemas"]["SessionsSetTitleRequest"];
+                "application/json": components["schemas"]["SessionsListRequest"] | components["schemas"]["SessionsHistoryRequest"] | components["schemas"]["SessionsOneRequest"] | components["schemas"]["SessionsDeleteMessageRequest"] | components["schemas"]["SessionsSetTitleRequest"] | components["schemas"]["SessionsClearRequest"];
             };
         };
         responses: {
             /**
-             * @description `list`: `SessionList`. `history`: `SessionHistory`. `reset`: `SessionsResetResult`.
-             *     `delete` and `delete_message`: `Deleted`. `set_title`: `SessionTitle`.
+             * @description `list`: `SessionList`. `history`: `SessionHistory`. `reset` and `clear`:
+             *     `SessionsResetResult`. `delete` and `delete_message`: `Deleted`. `set_title`:
+             *     `SessionTitle`.
              */
             200: {
                 headers: {
@@ -3148,6 +3275,12 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Makes a retry safe: see the idempotency rules of `commit-turn`. 1 to 255 printable ASCII
+                 *     characters (U+0020 to U+007E). An empty or otherwise invalid value answers 400 with field
+                 *     `Idempotency-Key`.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description The client's id for this request, echoed in the `X-Request-Id` answer header and
                  *     `request_id` of problem bodies when it is 1 to 128 printable ASCII characters; otherwise
                  *     a UUID is generated.
@@ -3159,18 +3292,43 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["MemoriesListRequest"] | components["schemas"]["MemoriesOneRequest"] | components["schemas"]["MemoriesUpdateRequest"];
+                "application/json": components["schemas"]["MemoriesCreateRequest"] | components["schemas"]["MemoriesListRequest"] | components["schemas"]["MemoriesOneRequest"] | components["schemas"]["MemoriesUpdateRequest"];
             };
         };
         responses: {
-            /** @description `list`: `MemoryList`. `get` and `update`: `MemoryItem`. `delete`: `Deleted`. */
+            /**
+             * @description `create` when the fact merged into an existing memory (`Idempotent-Replayed: true` on
+             *     a replay): `MemoryCreated`. `list`: `MemoryList`. `get` and `update`: `MemoryItem`.
+             *     `delete`: `Deleted`.
+             */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MemoryList"] | components["schemas"]["MemoryItem"] | components["schemas"]["Deleted"];
+                    "application/json": components["schemas"]["MemoryCreated"] | components["schemas"]["MemoryList"] | components["schemas"]["MemoryItem"] | components["schemas"]["Deleted"];
+                };
+            };
+            /**
+             * @description `create` stored a new memory (or, with `Idempotent-Replayed: true`, replays the
+             *     answer of an earlier identical request that did).
+             */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6e9e52-9d0c-4c61-9a51-5b3c1b2e8f10",
+                     *       "merged": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MemoryCreated"];
                 };
             };
             400: components["responses"]["BadRequest"];

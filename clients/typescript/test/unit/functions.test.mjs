@@ -85,6 +85,40 @@ test("sessions and memories", async () => {
   await assert.rejects(am.memories.get({ id }), { status: 404 });
 });
 
+test("the user's history across sessions, since, clear and memories create", async () => {
+  const am = new AgentMemClient({ url, token: newUser().token });
+  const [s1, s2] = [randomUUID(), randomUUID()];
+  await am.commitTurn({ session_id: s1, messages: [{ role: "user", content: "one" }] });
+  await am.commitTurn({ session_id: s2, agent: "bot", messages: [{ role: "user", content: "two" }, { role: "assistant", content: "three" }] });
+  const page = await am.sessions.history({ limit: 2 });
+  assert.deepEqual(page.messages.map((m) => [m.content, m.session_id]), [["three", s2], ["two", s2]]);
+  assert.equal(page.total, 3);
+  const rest = await am.sessions.history({ limit: 2, cursor: page.next_cursor });
+  assert.deepEqual(rest.messages.map((m) => [m.content, m.session_id]), [["one", s1]]);
+  assert.equal(rest.next_cursor, null);
+  assert.equal((await am.sessions.history({ agent: "bot" })).total, 2);
+  const future = new Date(Date.now() + 3600_000).toISOString();
+  assert.equal((await am.sessions.history({ since: future })).total, 0);
+  assert.equal((await am.sessions.history({ session_id: s1, since: future })).total, 0);
+  await assert.rejects(am.sessions.history({ since: "yesterday" }), (e) => e.status === 400 && e.errors.some((f) => f.field === "since"));
+
+  assert.equal((await am.sessions.clear({ agent: "bot" })).deleted, 2);
+  assert.equal((await am.sessions.clear()).deleted, 1);
+  assert.equal((await am.sessions.list()).sessions.length, 2);
+
+  const first = await am.memories.create({ content: "Prefers tea.", metadata: { kind: "drink" } });
+  assert.equal(first.merged, false);
+  const again = await am.memories.create({ content: "prefers tea", agent: "default" });
+  assert.deepEqual(again, { id: first.id, merged: true });
+  const res = await am.call("memories", { op: "create", content: "Has a cat." }, { idempotent: true, idempotencyKey: "cat-1" });
+  const replay = await am.call("memories", { op: "create", content: "Has a cat." }, { idempotent: true, idempotencyKey: "cat-1" });
+  assert.equal(res.status, 201);
+  assert.equal(replay.status, 201);
+  assert.equal(replay.replayed, true);
+  assert.deepEqual(replay.data, res.data);
+  assert.equal((await am.memories.list()).items.length, 2);
+});
+
 test("knowledge, sweep-expired and forget-user", async () => {
   const service = new AgentMemClient({ url, token: serviceToken() });
   const tenant = `t${Date.now()}`;

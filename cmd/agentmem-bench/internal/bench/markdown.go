@@ -157,6 +157,35 @@ func Markdown(r *Results, charts []string) string {
 		}
 		p("\n")
 	}
+	if w.History != nil {
+		var any *History
+		eachLevel(w.History, func(_ string, v *History) {
+			if any == nil {
+				any = v
+			}
+		})
+		if any != nil {
+			p("## History across sessions: one user, %d messages in %d sessions of %d agents (%d reads of each page)\n\n",
+				any.Messages, any.Sessions, any.Agents, r.Sizes.HistoryReads)
+			p("Loaded in %.1f s. Every page holds 50 messages and the total.\n\n%s", any.LoadSeconds, phaseHeader)
+			eachLevel(w.History, func(level string, v *History) {
+				phaseRow(level, "first page, newest", v.FirstPage)
+				phaseRow(level, "deep page (older half), newest", v.DeepPage)
+				phaseRow(level, "first page of one agent", v.AgentPage)
+				phaseRow(level, "first page since the middle, oldest", v.SincePage)
+			})
+			p("\n| Level | Whole history, pages of 200 | Clear | Deleted | Seconds | Deleted/s |\n|---|---|---|---|---|---|\n")
+			eachLevel(w.History, func(level string, v *History) {
+				rate := 0.0
+				if v.ClearSeconds > 0 {
+					rate = float64(v.ClearDeleted) / v.ClearSeconds
+				}
+				p("| %s | %d pages in %.2f s | %s | %d | %.2f | %s |\n", level, v.WalkPages, v.WalkSeconds, v.ClearScope,
+					v.ClearDeleted, v.ClearSeconds, num(rate))
+			})
+			p("\n")
+		}
+	}
 	if o := w.Outbox; o != nil {
 		p("## Outbox: commit-turn with 0 and 1 adapter, delivery delay, an outage of the receiver\n\n")
 		p("W1's sequential turns committed through the store with no adapter and with the webhook adapter (one job per turn, written in the commit's transaction), alternating turn by turn; then the same with `synchronous_commit` off, which leaves out the wait for the disk.\n\n%s", phaseHeader)

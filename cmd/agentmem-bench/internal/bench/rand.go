@@ -33,7 +33,8 @@ func (r *Rand) Float() float64 { return float64(r.Uint32()) / 4294967296 }
 // Int draws a value in [0, n): floor(Float() * n).
 func (r *Rand) Int(n int) int { return int(math.Floor(r.Float() * float64(n))) }
 
-// The streams of the specification: stream k is mulberry32 seeded with 42 + k.
+// The streams of the specification: stream k is mulberry32 seeded with 42 + k. StreamHistory
+// is the project's own, for the history workload, which the specification does not have.
 const (
 	StreamMessages = 0
 	StreamMemories = 1
@@ -41,6 +42,7 @@ const (
 	StreamWarmup   = 3
 	StreamGrowth   = 4
 	StreamQueries  = 5
+	StreamHistory  = 6
 )
 
 // Stream returns a fresh generator of stream k.

@@ -49,6 +49,11 @@ type Sizes struct {
 	W5Seconds          float64  `json:"w5_seconds"`
 	W6Functions        []string `json:"w6_functions"`
 	W6Runs             int      `json:"w6_runs"`
+	// HistoryMessages and HistorySessions size the history workload's user; HistoryReads is
+	// the number of reads of each kind of page.
+	HistoryMessages int `json:"history_messages"`
+	HistorySessions int `json:"history_sessions"`
+	HistoryReads    int `json:"history_reads"`
 	// QualityCopies is how many times the quality workload stores the labelled set, each copy
 	// under users of its own: memory ids are random and the store breaks ties of score by id,
 	// so the mean over copies is steadier than any one copy.
@@ -113,6 +118,7 @@ type Workloads struct {
 	W5       *W5               `json:"w5_end_to_end"`
 	W6       *W6               `json:"w6_startup"`
 	Quality  *Quality          `json:"quality"`
+	History  *Levels[History]  `json:"history"`
 	Outbox   *Outbox           `json:"outbox"`
 }
 
@@ -200,6 +206,31 @@ type W5 struct {
 	CommitTurn     Latency        `json:"commit_turn"`
 	ErrorsByStatus map[string]int `json:"errors_by_status"`
 	FirstError     string         `json:"first_error,omitempty"`
+}
+
+// History is the history workload: one user's messages across many sessions, paged through
+// sessions history without session_id (50 a page, each answer with its total), and cleared.
+type History struct {
+	Messages int `json:"messages"`
+	Sessions int `json:"sessions"`
+	Agents   int `json:"agents"`
+	// FirstPage is the newest page; DeepPage a newest-first page from a cursor in the older
+	// half; AgentPage the newest page of one agent; SincePage the oldest-first page of the
+	// messages since the middle of the history.
+	FirstPage Phase `json:"first_page"`
+	DeepPage  Phase `json:"deep_page"`
+	AgentPage Phase `json:"agent_page"`
+	SincePage Phase `json:"since_page"`
+	// WalkSeconds is the time to page through the whole history, WalkPages pages of 200.
+	WalkSeconds float64 `json:"walk_seconds"`
+	WalkPages   int     `json:"walk_pages"`
+	// ClearScope is what this level cleared ("agent a0" or "all"), ClearDeleted the messages
+	// deleted and ClearSeconds the time of that one clear.
+	ClearScope   string  `json:"clear_scope"`
+	ClearDeleted int64   `json:"clear_deleted"`
+	ClearSeconds float64 `json:"clear_seconds"`
+	// LoadSeconds is the time to load the user's messages.
+	LoadSeconds float64 `json:"load_seconds"`
 }
 
 // Startup is the start-up of one binary, over several runs.

@@ -1,0 +1,195 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+func create(t *testing.T, st *store.Store, sc memory.Scope, content, meta string, ttl time.Duration) store.CreatedMemory {
+	t.Helper()
+	p := store.CreateMemoryParams{Scope: sc, Content: content, TTL: ttl}
+	if meta != "" {
+		p.Metadata = json.RawMessage(meta)
+	}
+	out, replayed, err := st.CreateMemory(context.Background(), p)
+	if err != nil || replayed {
+		t.Fatalf("create %q: replayed %v, %v", content, replayed, err)
+	}
+	return out
+}
+
+// A fact remembered without a turn merges exactly as a turn's facts do, through the same
+// statement: a new fact takes a row of its own (merged false); the same text again, a
+// paraphrase, or the same fact committed in a turn go into that memory (merged true, its id),
+// which takes the newest text and vector, merged metadata and the later expiry; a different
+// fact, or the same fact for another agent, does not merge; an expired memory of the same text
+// starts afresh (merged false, a new id).
+func TestCreateMemoryMergesAsATurnDoes(t *testing.T) {
+	t.Parallel()
+	e := newMergeEnv(t)
+	vecs := mergeVectors()
+	vecs[lisbon+"."] = near(1)
+	st := e.open(&fixedEmbedder{model: mergeModel, vecs: vecs}, 0)
+	sc := newScope()
+
+	first := create(t, st, sc, lisbon, `{"kind":"place"}`, time.Hour)
+	if first.Merged || first.ID == uuid.Nil {
+		t.Fatalf("a new fact: %+v, want a new memory", first)
+	}
+	again := create(t, st, sc, lisbon+".", `{"source":"chat"}`, 48*time.Hour)
+	if !again.Merged || again.ID != first.ID {
+		t.Errorf("the same text again: %+v, want merged into %s", again, first.ID)
+	}
+	para := create(t, st, sc, lisbonHome, "", time.Hour)
+	if !para.Merged || para.ID != first.ID {
+		t.Errorf("a paraphrase: %+v, want merged into %s", para, first.ID)
+	}
+	rows := e.rows(sc)
+	if len(rows) != 1 || rows[0].Content != lisbonHome || fmt.Sprint(rows[0].Metadata) != fmt.Sprint(map[string]any{"kind": "place", "source": "chat"}) ||
+		time.Until(rows[0].ExpiresAt) < 47*time.Hour || rows[0].Embedding == nil || fmt.Sprint(rows[0].Embedding.Slice()) != fmt.Sprint(near(0.97)) {
+		t.Fatalf("after merging: %+v", rows)
+	}
+	// A turn's fact merges into the memory made without a turn, and the reverse.
+	if ids := e.commit(st, sc, time.Hour, fact{lisbonCity, ""}); ids[0] != first.ID {
+		t.Errorf("a turn's paraphrase went to %s, want %s", ids[0], first.ID)
+	}
+	turnFact := e.commit(st, sc, time.Hour, fact{owes, ""})[0]
+	if c := create(t, st, sc, owes, "", time.Hour); !c.Merged || c.ID != turnFact {
+		t.Errorf("the fact of a turn remembered again: %+v, want merged into %s", c, turnFact)
+	}
+	if c := create(t, st, sc, owesBack, "", time.Hour); c.Merged || c.ID == turnFact {
+		t.Errorf("the same words in another order: %+v, want a memory of its own", c)
+	}
+	if c := create(t, st, sc, cat, "", time.Hour); c.Merged {
+		t.Errorf("a different fact: %+v, want a memory of its own", c)
+	}
+	other := sc
+	other.Agent = "other-agent"
+	if c := create(t, st, other, lisbon, "", time.Hour); c.Merged || c.ID == first.ID {
+		t.Errorf("the same fact for another agent: %+v, want a memory of its own", c)
+	}
+	if n := len(e.rows(sc)); n != 4 {
+		t.Errorf("%d memories of the scope, want 4", n)
+	}
+
+	// An expired memory of the same text starts afresh.
+	old := create(t, st, sc, cat, "", time.Hour)
+	if _, err := e.db.Exec(context.Background(), `update agentmem.memories set expires_at = now() - interval '1 second'
+		where id = $1`, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	if fresh := create(t, st, sc, cat, "", time.Hour); fresh.Merged || fresh.ID == old.ID {
+		t.Errorf("a fact whose memory expired: %+v, want a new memory (not %s)", fresh, old.ID)
+	}
+}
+
+// With an Idempotency-Key a retry answers what the first request did (merged or not) and
+// changes nothing; the key with another request is a conflict; keys belong to their caller
+// and their function.
+func TestCreateMemoryIdempotency(t *testing.T) {
+	t.Parallel()
+	e := newMergeEnv(t)
+	st := e.open(nil, 0)
+	sc := newScope()
+	ctx := context.Background()
+	key := func(k, hash string) *store.Idempotency {
+		return &store.Idempotency{CallerRole: "authenticated", Function: "memories", Key: k, RequestHash: []byte(hash)}
+	}
+	p := store.CreateMemoryParams{Scope: sc, Content: lisbon, TTL: time.Hour, Idempotency: key("k1", "a")}
+	first, replayed, err := st.CreateMemory(ctx, p)
+	if err != nil || replayed || first.Merged {
+		t.Fatalf("first: %+v replayed %v, %v", first, replayed, err)
+	}
+	before := e.rows(sc)
+	again, replayed, err := st.CreateMemory(ctx, p)
+	if err != nil || !replayed || again != first {
+		t.Fatalf("retry: %+v replayed %v, %v; want %+v replayed", again, replayed, err, first)
+	}
+	if after := e.rows(sc); len(after) != 1 || !after[0].UpdatedAt.Equal(before[0].UpdatedAt) {
+		t.Errorf("the retry changed the memory: %+v", after)
+	}
+	// A second request, merged, is replayed as merged.
+	m := store.CreateMemoryParams{Scope: sc, Content: lisbonHome, TTL: time.Hour, Idempotency: key("k2", "b")}
+	merged, _, err := st.CreateMemory(ctx, m)
+	if err != nil || !merged.Merged {
+		t.Fatalf("merging request: %+v, %v", merged, err)
+	}
+	if again, replayed, err := st.CreateMemory(ctx, m); err != nil || !replayed || again != merged {
+		t.Errorf("retry of the merging request: %+v replayed %v, %v", again, replayed, err)
+	}
+	// Same key, another request: a conflict, nothing stored.
+	_, _, err = st.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: cat, TTL: time.Hour, Idempotency: key("k1", "other")})
+	var ae *apierror.Error
+	if !errors.As(err, &ae) || ae.Code != apierror.Conflict {
+		t.Errorf("same key, other request: %v, want a conflict", err)
+	}
+	if n := len(e.rows(sc)); n != 1 {
+		t.Errorf("%d memories after the conflict, want 1", n)
+	}
+	// Another caller role (a service acting for the user), or commit-turn, with the same key:
+	// a new request.
+	svc := key("k1", "other")
+	svc.CallerRole = "service_role"
+	if out, replayed, err := st.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: cat, TTL: time.Hour, Idempotency: svc}); err != nil || replayed || out.Merged {
+		t.Errorf("the service's own key: %+v replayed %v, %v", out, replayed, err)
+	}
+	if _, replayed, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
+		Messages:    []memory.NewMessage{{Role: memory.RoleUser, Content: "hi"}},
+		Idempotency: &store.Idempotency{CallerRole: "authenticated", Function: "commit-turn", Key: "k1", RequestHash: []byte("x")}}); err != nil || replayed {
+		t.Errorf("commit-turn with the key of memories: replayed %v, %v", replayed, err)
+	}
+	// Concurrent identical requests store one memory and give one answer.
+	c := store.CreateMemoryParams{Scope: sc, Content: owes, TTL: time.Hour, Idempotency: key("k3", "c")}
+	outs := make(chan store.CreatedMemory, 8)
+	for range 8 {
+		go func() {
+			out, _, err := st.CreateMemory(ctx, c)
+			if err != nil {
+				t.Error(err)
+			}
+			outs <- out
+		}()
+	}
+	var firstOut store.CreatedMemory
+	for i := range 8 {
+		out := <-outs
+		if i == 0 {
+			firstOut = out
+		} else if out != firstOut {
+			t.Errorf("racing requests answered %+v and %+v", firstOut, out)
+		}
+	}
+}
+
+// When the embedding provider is down the fact is stored without a vector (merging only into
+// the same text) and embed-pending embeds it later.
+func TestCreateMemoryOutlivesAnEmbeddingOutage(t *testing.T) {
+	t.Parallel()
+	e := newMergeEnv(t)
+	emb := &fixedEmbedder{model: mergeModel, vecs: mergeVectors()}
+	st := e.open(emb, 0)
+	sc := newScope()
+	emb.down.Store(true)
+	out := create(t, st, sc, lisbon, "", time.Hour)
+	rows := e.rows(sc)
+	if out.Merged || len(rows) != 1 || rows[0].Embedding != nil {
+		t.Fatalf("stored during the outage: %+v, rows %+v", out, rows)
+	}
+	emb.down.Store(false)
+	if _, err := st.EmbedPending(context.Background(), 100); err != nil {
+		t.Fatal(err)
+	}
+	if rows := e.rows(sc); rows[0].Embedding == nil || rows[0].Model == nil || *rows[0].Model != mergeModel {
+		t.Errorf("after embed-pending: %+v", rows[0])
+	}
+}
