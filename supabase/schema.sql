@@ -56,6 +56,41 @@ create policy caller_owner on agentmem.idempotency_keys as permissive for all to
 grant delete, insert, select, update on table agentmem.idempotency_keys to agentmem_caller;
 grant delete, insert, select, update on table agentmem.idempotency_keys to service_role;
 
+-- Table agentmem.jobs
+create table agentmem.jobs (
+  id uuid not null,
+  event_id uuid not null,
+  tenant_id text default ''::text not null,
+  user_id uuid not null,
+  agent text default ''::text not null,
+  session_id uuid,
+  intent text not null,
+  adapter text not null,
+  refs jsonb default '{}'::jsonb not null,
+  status text default 'pending'::text not null,
+  attempts integer default 0 not null,
+  next_attempt_at timestamp with time zone default now() not null,
+  last_error text,
+  created_at timestamp with time zone default now() not null,
+  updated_at timestamp with time zone default now() not null,
+  constraint jobs_adapter_check CHECK ((adapter ~ '^[a-z0-9_-]{1,32}$'::text)),
+  constraint jobs_intent_check CHECK ((intent ~ '^[A-Za-z]{1,64}$'::text)),
+  constraint jobs_last_error_check CHECK ((char_length(last_error) <= 1000)),
+  constraint jobs_pkey PRIMARY KEY (id),
+  constraint jobs_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'running'::text, 'done'::text, 'dead'::text])))
+);
+CREATE INDEX jobs_due_idx ON agentmem.jobs USING btree (next_attempt_at) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]));
+CREATE INDEX jobs_owner_idx ON agentmem.jobs USING btree (user_id, tenant_id);
+CREATE INDEX jobs_status_created_idx ON agentmem.jobs USING btree (status, created_at DESC, id DESC);
+alter table agentmem.jobs enable row level security;
+create policy caller_inserts_own on agentmem.jobs as permissive for insert to agentmem_caller
+  with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+create policy no_client_access on agentmem.jobs as restrictive for all to anon, authenticated
+  using (false)
+  with check (false);
+grant insert on table agentmem.jobs to agentmem_caller;
+grant delete, insert, select, update on table agentmem.jobs to service_role;
+
 -- Table agentmem.knowledge_chunks
 create table agentmem.knowledge_chunks (
   id uuid default gen_random_uuid() not null,
@@ -1193,6 +1228,35 @@ AS $function$
 $function$;
 grant execute on function agentmem.word_order_overlap(text,text) to agentmem_caller;
 grant execute on function agentmem.word_order_overlap(text,text) to service_role;
+
+-- Function agentmem.write_turn_jobs(uuid,uuid,uuid,text,text,integer,text[],text[],uuid[])
+CREATE OR REPLACE FUNCTION agentmem.write_turn_jobs(p_event_id uuid, p_session_id uuid, p_user_id uuid, p_tenant_id text, p_agent text, p_new_messages integer, p_memory_keys text[], p_adapters text[], p_job_ids uuid[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_memories jsonb := '[]'::jsonb;
+  v_written integer;
+begin
+  if pg_catalog.cardinality(p_memory_keys) > 0 then
+    select coalesce(pg_catalog.jsonb_agg(m.id), '[]'::jsonb) into v_memories
+    from agentmem.memories m
+    where m.user_id = p_user_id and m.tenant_id = p_tenant_id and m.agent = p_agent
+      and m.content_key = any(p_memory_keys);
+  end if;
+  insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, intent, adapter, refs)
+  select a.id, p_event_id, s.tenant_id, s.user_id, s.agent, s.id, 'onTurnCommitted', a.name,
+    pg_catalog.jsonb_build_object('seq_from', s.last_seq - p_new_messages + 1, 'seq_to', s.last_seq,
+      'memory_ids', v_memories)
+  from agentmem.sessions s, unnest(p_adapters, p_job_ids) as a(name, id)
+  where s.id = p_session_id and s.user_id = p_user_id and s.tenant_id = p_tenant_id and s.agent = p_agent;
+  get diagnostics v_written = row_count;
+  return v_written;
+end
+$function$;
+grant execute on function agentmem.write_turn_jobs(uuid,uuid,uuid,text,text,integer,text[],text[],uuid[]) to agentmem_caller;
+grant execute on function agentmem.write_turn_jobs(uuid,uuid,uuid,text,text,integer,text[],text[],uuid[]) to service_role;
 
 -- Function public.hybrid_match_memories(text,extensions.vector,integer,double precision,double precision,integer,uuid,text,text)
 CREATE OR REPLACE FUNCTION public.hybrid_match_memories(query_text text, query_embedding extensions.vector, match_count integer, full_text_weight double precision DEFAULT 1, semantic_weight double precision DEFAULT 1, rrf_k integer DEFAULT 50, filter_user_id uuid DEFAULT NULL::uuid, filter_tenant_id text DEFAULT NULL::text, query_model text DEFAULT NULL::text)

@@ -81,7 +81,7 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 
 	// The history workload's user is one among the chat data's, as a user is among others.
 	needChat := cfg.runs("w1") || cfg.runs("w2") || cfg.runs("w2growth") || cfg.runs("w4") || cfg.runs("w5") || cfg.runs("w6") ||
-		cfg.runs("history")
+		cfg.runs("history") || cfg.runs("outbox")
 	if needChat {
 		t := time.Now()
 		if err := loadChat(ctx, db, sz); err != nil {
@@ -198,6 +198,11 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 			return nil, err
 		}
 		w.History = r
+	}
+	if cfg.runs("outbox") {
+		if w.Outbox, err = runOutbox(ctx, cfg, db, ops); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.runs("w4") {
 		cfg.logf("W4 sweep: loading %d expired and %d live messages", sz.SweepExpired, sz.SweepLive)

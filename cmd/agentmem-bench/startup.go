@@ -93,6 +93,12 @@ func w6Request(fn string, corpus *bench.Corpus) (role string, user uuid.UUID, bo
 		return auth.RoleUser, user, map[string]any{"query": q, "k": recallK}
 	case "sweep-expired":
 		return auth.RoleService, uuid.Nil, map[string]any{"dry_run": true}
+	case "intents":
+		return auth.RoleUser, user, map[string]any{"type": "syncSession", "session_id": bench.SessionID(0)}
+	case "jobs":
+		return auth.RoleService, uuid.Nil, map[string]any{"op": "list", "limit": 1}
+	case "process-jobs":
+		return auth.RoleService, uuid.Nil, map[string]any{"limit": 1}
 	case "forget-user":
 		// A user of its own, with nothing stored.
 		return auth.RoleUser, uuid.New(), map[string]any{}

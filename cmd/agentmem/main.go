@@ -21,6 +21,10 @@
 //	                  [--limit N] [--dry-run] [--no-index]
 //	                               re-embed a scope with the configured model, with a progress bar; resumable
 //	agentmem index                 make the configured model's HNSW indexes where missing
+//	agentmem jobs list|get|retry|purge [flags]
+//	                               the outbox's jobs, as the jobs function shows them
+//	agentmem process-jobs [--limit N] [--max-duration D]
+//	                               deliver due jobs to the enabled adapters now
 package main
 
 import (
@@ -80,6 +84,11 @@ commands:
   index       make the configured model's HNSW indexes on memories, knowledge chunks and
               messages where missing (CREATE INDEX CONCURRENTLY IF NOT EXISTS), printing the
               statements
+  jobs        the outbox's jobs (ADAPTERS): list [--status S] [--adapter A] [--limit N] [--cursor C],
+              get ID, retry ID (a dead job), purge --status done|dead [--older-than D]
+  process-jobs
+              deliver due jobs to the enabled adapters now: [--limit N] [--max-duration D]
+              (agentmem serve delivers on its own, after each change and every JOBS_POLL_INTERVAL)
 `
 
 func main() {
@@ -113,6 +122,10 @@ func main() {
 		err = backfill(ctx, os.Args[2:])
 	case "index":
 		err = ensureIndexes(ctx, os.Args[2:])
+	case "jobs":
+		err = jobs(ctx, os.Args[2:])
+	case "process-jobs":
+		err = processJobs(ctx, os.Args[2:])
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return
@@ -157,6 +170,12 @@ func serve(ctx context.Context) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	// The outbox's jobs are delivered by this process, after each change and on a poll, until
+	// the requests in flight have finished.
+	deliver, stopDelivery := context.WithCancel(context.WithoutCancel(ctx))
+	delivered := make(chan struct{})
+	go func() { defer close(delivered); svc.RunDeliveryLoop(deliver) }()
+	defer func() { stopDelivery(); <-delivered }()
 	// The address actually bound: ADDR with port 0 gets one from the system.
 	fmt.Fprintf(os.Stderr, "agentmem: serving %d functions at http://%s/v1/<name> (health: /healthz), the demo page at http://%s/demo/\n",
 		len(svc.Server.Functions()), ln.Addr(), ln.Addr())

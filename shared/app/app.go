@@ -11,7 +11,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -25,6 +27,17 @@ type Config struct {
 	NotesMaxChars int
 	// RateLimit limits the requests of each user and tenant; default none.
 	RateLimit RateLimit
+	// Jobs configures the delivery of the outbox's jobs; zero fields take their defaults.
+	Jobs JobsConfig
+	// Adapters deliver the jobs, by name: the enabled ones (the store writes their jobs). A
+	// process that never delivers may leave it empty; a job of an adapter missing here fails.
+	Adapters map[string]adapter.Adapter
+	// Notifier is told when a change wrote jobs, so delivery starts soon; nil leaves the jobs
+	// to the next scheduled run.
+	Notifier Notifier
+	// Redactor removes personal data from every event's content before any adapter; without
+	// one, no job is delivered (each fails, saying why).
+	Redactor *redact.Redactor
 }
 
 // App runs the use cases. Build it once per process (per Lambda container); it is safe for

@@ -114,6 +114,9 @@ func (a *App) CommitTurn(ctx context.Context, pr auth.Principal, req CommitTurnI
 		return CommitTurnOutput{}, err
 	}
 	res, replayed, err := a.store.CommitTurn(ctx, p)
+	if err == nil && !replayed {
+		a.notify(ctx)
+	}
 	return CommitTurnOutput{CommitResult: res, Replayed: replayed}, err
 }
 

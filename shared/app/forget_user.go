@@ -68,6 +68,7 @@ func (a *App) forget(ctx context.Context, p store.ForgetParams) (store.ForgetRes
 	if err != nil {
 		return res, err
 	}
+	a.notify(ctx)
 	var total int64
 	for _, n := range res.Deleted {
 		total += n

@@ -125,6 +125,7 @@ func (a *App) DeleteMemory(ctx context.Context, p auth.Principal, in OneMemoryIn
 	if err := a.store.DeleteMemory(ctx, sc, id); err != nil {
 		return MemoryDeleted{}, err
 	}
+	a.notify(ctx)
 	return MemoryDeleted{Deleted: true}, nil
 }
 
@@ -167,7 +168,11 @@ func (a *App) UpdateMemory(ctx context.Context, pr auth.Principal, req UpdateMem
 	if err := f.Err(); err != nil {
 		return store.MemoryItem{}, err
 	}
-	return a.store.UpdateMemory(ctx, p)
+	out, err := a.store.UpdateMemory(ctx, p)
+	if err == nil {
+		a.notify(ctx)
+	}
+	return out, err
 }
 
 // CreateMemoryInput is the request of memories create. Agent defaults to "default", the agent
@@ -209,5 +214,8 @@ func (a *App) CreateMemory(ctx context.Context, pr auth.Principal, req CreateMem
 		return CreateMemoryOutput{}, err
 	}
 	res, replayed, err := a.store.CreateMemory(ctx, p)
+	if err == nil && !replayed {
+		a.notify(ctx)
+	}
 	return CreateMemoryOutput{CreatedMemory: res, Replayed: replayed}, err
 }

@@ -187,6 +187,9 @@ func (a *App) ClearMessages(ctx context.Context, pr auth.Principal, req Sessions
 		return SessionReset{}, err
 	}
 	n, err := a.store.ClearMessages(ctx, sc)
+	if err == nil {
+		a.notify(ctx)
+	}
 	return SessionReset{Deleted: n}, err
 }
 
@@ -234,6 +237,9 @@ func (a *App) ResetSession(ctx context.Context, pr auth.Principal, req SessionCh
 		return SessionReset{}, err
 	}
 	n, err := a.store.ResetSession(ctx, sc, id)
+	if err == nil {
+		a.notify(ctx)
+	}
 	return SessionReset{Deleted: n}, err
 }
 
@@ -246,6 +252,7 @@ func (a *App) DeleteSession(ctx context.Context, pr auth.Principal, req SessionC
 	if err := a.store.DeleteSession(ctx, sc, id); err != nil {
 		return SessionDeleted{}, err
 	}
+	a.notify(ctx)
 	return SessionDeleted{Deleted: true}, nil
 }
 
@@ -258,6 +265,7 @@ func (a *App) DeleteMessage(ctx context.Context, pr auth.Principal, req SessionC
 	if err := a.store.DeleteMessage(ctx, sc, id, *msgID); err != nil {
 		return SessionDeleted{}, err
 	}
+	a.notify(ctx)
 	return SessionDeleted{Deleted: true}, nil
 }
 

@@ -8,14 +8,19 @@ import (
 	"log/slog"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/adapter/webhook"
+	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/llm"
 	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -186,7 +191,38 @@ type Config struct {
 	// it; elsewhere the AWS shared configuration may name it). Credentials come from the AWS
 	// SDK's default chain (the Lambda role, AWS_ACCESS_KEY_ID..., shared files).
 	AWSRegion string
+
+	// Adapters (ADAPTERS, comma-separated: webhook) are the adapters every change is delivered
+	// to, through the outbox; default none (no job is written). An unknown name stops the
+	// start.
+	Adapters []string
+	// Jobs (JOBS_MAX_ATTEMPTS, JOBS_BACKOFF_BASE, JOBS_BACKOFF_MAX, JOBS_LEASE,
+	// JOBS_CONCURRENCY, JOBS_DONE_RETENTION) configures delivery; defaults in app.JobsConfig.
+	Jobs app.JobsConfig
+	// JobsPollInterval (JOBS_POLL_INTERVAL, a Go duration) is how often a long-running process
+	// (agentmem serve) looks for due jobs besides its own changes' (retries, other processes');
+	// default app.DefaultJobsPollInterval.
+	JobsPollInterval time.Duration
+	// JobsNotify (JOBS_NOTIFY) says how delivery starts after a change wrote jobs: "process"
+	// (this process delivers at once: agentmem serve), "lambda:<function name or ARN>" (an
+	// asynchronous invocation of the process-jobs function), or "none" (the next scheduled
+	// run). Default "process", and "none" in a Lambda function.
+	JobsNotify string
+	// Webhook configures the webhook adapter (WEBHOOK_URL, WEBHOOK_SECRET, WEBHOOK_TIMEOUT,
+	// QSTASH_TOKEN, QSTASH_URL, QSTASH_RETRIES), checked when ADAPTERS names it.
+	Webhook webhook.Config
+	// PIIHashSalt (PII_HASH_SALT) keys the hashes of the personal data redacted from events
+	// before any adapter (shared/redact); no default, required when ADAPTERS names an adapter.
+	PIIHashSalt string
 }
+
+// The values of JOBS_NOTIFY.
+const (
+	JobsNotifyProcess = "process"
+	JobsNotifyNone    = "none"
+	// JobsNotifyLambdaPrefix starts "lambda:<function name or ARN>".
+	JobsNotifyLambdaPrefix = "lambda:"
+)
 
 // Load reads the configuration through getenv (os.Getenv in production).
 func Load(getenv func(string) string) (Config, error) {
@@ -311,7 +347,95 @@ func Load(getenv func(string) string) (Config, error) {
 		DefaultRateLimitTenantPerMinute, 0, MaxRateLimitPerMinute); err != nil {
 		return c, err
 	}
+	if err := c.loadJobs(getenv); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// loadJobs reads ADAPTERS, the JOBS_* settings and those of the enabled adapters.
+func (c *Config) loadJobs(getenv func(string) string) error {
+	var err error
+	if c.Adapters, err = adapter.ParseNames(getenv("ADAPTERS")); err != nil {
+		return fmt.Errorf("ADAPTERS: %w", err)
+	}
+	if c.Jobs.MaxAttempts, err = boundedInt(getenv, "JOBS_MAX_ATTEMPTS", app.DefaultJobsMaxAttempts, 1, 100); err != nil {
+		return err
+	}
+	durations := []struct {
+		name     string
+		to       *time.Duration
+		def, min time.Duration
+	}{
+		{"JOBS_BACKOFF_BASE", &c.Jobs.BackoffBase, app.DefaultJobsBackoffBase, time.Millisecond},
+		{"JOBS_BACKOFF_MAX", &c.Jobs.BackoffMax, app.DefaultJobsBackoffMax, time.Millisecond},
+		{"JOBS_LEASE", &c.Jobs.Lease, app.DefaultJobsLease, time.Second},
+		{"JOBS_DONE_RETENTION", &c.Jobs.DoneRetention, app.DefaultJobsDoneRetention, time.Second},
+		{"JOBS_POLL_INTERVAL", &c.JobsPollInterval, app.DefaultJobsPollInterval, 10 * time.Millisecond},
+		{"WEBHOOK_TIMEOUT", &c.Webhook.Timeout, webhook.DefaultTimeout, time.Millisecond},
+	}
+	for _, d := range durations {
+		*d.to = d.def
+		if v := getenv(d.name); v != "" {
+			x, err := time.ParseDuration(v)
+			if err != nil || x < d.min {
+				return fmt.Errorf("%s must be a Go duration of at least %s such as %s, not %q", d.name, d.min, d.def, v)
+			}
+			*d.to = x
+		}
+	}
+	if c.Jobs.BackoffMax < c.Jobs.BackoffBase {
+		return fmt.Errorf("JOBS_BACKOFF_MAX (%s) must not be below JOBS_BACKOFF_BASE (%s)", c.Jobs.BackoffMax, c.Jobs.BackoffBase)
+	}
+	if c.Jobs.Concurrency, err = boundedInt(getenv, "JOBS_CONCURRENCY", app.DefaultJobsConcurrency, 1, 64); err != nil {
+		return err
+	}
+	c.JobsNotify = strings.TrimSpace(getenv("JOBS_NOTIFY"))
+	switch {
+	case c.JobsNotify == "" && getenv("AWS_LAMBDA_FUNCTION_NAME") != "":
+		c.JobsNotify = JobsNotifyNone
+	case c.JobsNotify == "":
+		c.JobsNotify = JobsNotifyProcess
+	case c.JobsNotify == JobsNotifyProcess, c.JobsNotify == JobsNotifyNone:
+	case strings.HasPrefix(c.JobsNotify, JobsNotifyLambdaPrefix) && len(c.JobsNotify) > len(JobsNotifyLambdaPrefix):
+	default:
+		return fmt.Errorf("JOBS_NOTIFY must be process, none or lambda:<function name or ARN>, not %q", c.JobsNotify)
+	}
+
+	c.Webhook.URL = strings.TrimSpace(getenv("WEBHOOK_URL"))
+	c.Webhook.Secret = strings.TrimSpace(getenv("WEBHOOK_SECRET"))
+	c.Webhook.QStashToken = strings.TrimSpace(getenv("QSTASH_TOKEN"))
+	c.Webhook.QStashURL = strings.TrimRight(strings.TrimSpace(getenv("QSTASH_URL")), "/")
+	if c.Webhook.QStashURL == "" {
+		c.Webhook.QStashURL = webhook.DefaultQStashURL
+	}
+	if v := strings.TrimSpace(getenv("QSTASH_RETRIES")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 100 {
+			return fmt.Errorf("QSTASH_RETRIES must be a number from 0 to 100, not %q", v)
+		}
+		c.Webhook.QStashRetries = &n
+	}
+	c.PIIHashSalt = getenv(redact.SaltEnv)
+	if len(c.Adapters) > 0 {
+		if c.PIIHashSalt == "" {
+			return fmt.Errorf("ADAPTERS is set, so %s is required: content is redacted before any adapter, and the "+
+				"hashes of what is removed are keyed with it (at least %d bytes: openssl rand -hex 32)", redact.SaltEnv, redact.MinSaltLen)
+		}
+		if _, err := redact.New(c.PIIHashSalt); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(c.Adapters, adapter.Webhook) {
+		if c.Webhook.Timeout >= c.Jobs.Lease {
+			return fmt.Errorf("WEBHOOK_TIMEOUT (%s) must be shorter than JOBS_LEASE (%s): a delivery must end within its lease",
+				c.Webhook.Timeout, c.Jobs.Lease)
+		}
+		if _, err := webhook.New(c.Webhook); err != nil {
+			return fmt.Errorf("ADAPTERS names webhook: %w", err)
+		}
+	}
+	return nil
 }
 
 // loadRanking reads the RECALL_* settings.

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/shared/adapter/webhook"
+	"github.com/agentmem/agentmem/shared/adapter/webhook/webhooktest"
+	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
 	"github.com/agentmem/agentmem/shared/llm"
@@ -382,6 +385,81 @@ func TestRateLimitSettings(t *testing.T) {
 			if _, err := config.Load(env(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
 				t.Errorf("%s=%q: error %v, want one naming %s", name, v, err, name)
 			}
+		}
+	}
+}
+
+func TestJobsAndAdapterSettings(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Adapters) != 0 || c.Jobs.MaxAttempts != app.DefaultJobsMaxAttempts || c.Jobs.BackoffBase != app.DefaultJobsBackoffBase ||
+		c.Jobs.BackoffMax != app.DefaultJobsBackoffMax || c.Jobs.Lease != app.DefaultJobsLease ||
+		c.Jobs.Concurrency != app.DefaultJobsConcurrency || c.Jobs.DoneRetention != app.DefaultJobsDoneRetention ||
+		c.JobsPollInterval != app.DefaultJobsPollInterval || c.JobsNotify != config.JobsNotifyProcess ||
+		c.Webhook.Timeout != webhook.DefaultTimeout || c.Webhook.QStashURL != webhook.DefaultQStashURL || c.Webhook.QStashRetries != nil {
+		t.Errorf("defaults: %+v", c)
+	}
+	// In a Lambda function nothing runs after the answer: no notification unless configured.
+	if c, err := config.Load(env(map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "f", "SUPABASE_JWT_SECRET": "s"})); err != nil ||
+		c.JobsNotify != config.JobsNotifyNone {
+		t.Errorf("in Lambda: %q %v", c.JobsNotify, err)
+	}
+	secret := webhooktest.NewSecret()
+	salt := "a-salt-of-more-than-sixteen-bytes"
+	c, err = config.Load(env(map[string]string{"ADAPTERS": " webhook ", "PII_HASH_SALT": salt, "WEBHOOK_URL": "https://hooks.example.com/agentmem",
+		"WEBHOOK_SECRET": secret, "WEBHOOK_TIMEOUT": "3s", "JOBS_MAX_ATTEMPTS": "5", "JOBS_BACKOFF_BASE": "250ms",
+		"JOBS_BACKOFF_MAX": "10m", "JOBS_LEASE": "30s", "JOBS_CONCURRENCY": "8", "JOBS_DONE_RETENTION": "1h",
+		"JOBS_POLL_INTERVAL": "1s", "JOBS_NOTIFY": "lambda:agentmem-ProcessJobsFunction-1", "QSTASH_RETRIES": "3"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Adapters) != 1 || c.Adapters[0] != "webhook" || c.Webhook.Secret != secret || c.Webhook.Timeout != 3*time.Second ||
+		c.Jobs.MaxAttempts != 5 || c.Jobs.BackoffBase != 250*time.Millisecond || c.Jobs.BackoffMax != 10*time.Minute ||
+		c.Jobs.Lease != 30*time.Second || c.Jobs.Concurrency != 8 || c.Jobs.DoneRetention != time.Hour ||
+		c.JobsPollInterval != time.Second || c.JobsNotify != "lambda:agentmem-ProcessJobsFunction-1" ||
+		c.Webhook.QStashRetries == nil || *c.Webhook.QStashRetries != 3 || c.PIIHashSalt != salt {
+		t.Errorf("set: %+v", c)
+	}
+	// Through QStash, no secret is needed.
+	if _, err := config.Load(env(map[string]string{"ADAPTERS": "webhook", "WEBHOOK_URL": "https://hooks.example.com/a",
+		"QSTASH_TOKEN": "tok", "QSTASH_URL": "https://qstash.example.com/", "PII_HASH_SALT": salt})); err != nil {
+		t.Errorf("through QStash: %v", err)
+	}
+	for _, tc := range []struct {
+		vars map[string]string
+		want string
+	}{
+		{map[string]string{"ADAPTERS": "mem0x"}, `ADAPTERS: unknown adapter "mem0x"`},
+		{map[string]string{"ADAPTERS": "webhook,webhook"}, "named twice"},
+		{map[string]string{"ADAPTERS": "webhook", "PII_HASH_SALT": salt}, "WEBHOOK_URL"},
+		{map[string]string{"ADAPTERS": "webhook", "WEBHOOK_URL": "https://h.example.com", "WEBHOOK_SECRET": secret}, "PII_HASH_SALT is required"},
+		{map[string]string{"ADAPTERS": "webhook", "WEBHOOK_URL": "https://h.example.com", "WEBHOOK_SECRET": secret,
+			"PII_HASH_SALT": "short"}, "PII_HASH_SALT must be at least"},
+		{map[string]string{"ADAPTERS": "webhook", "PII_HASH_SALT": salt, "WEBHOOK_URL": "https://h.example.com"}, "WEBHOOK_SECRET is required"},
+		{map[string]string{"ADAPTERS": "webhook", "PII_HASH_SALT": salt, "WEBHOOK_URL": "https://h.example.com", "WEBHOOK_SECRET": "short"}, "WEBHOOK_SECRET must be"},
+		{map[string]string{"ADAPTERS": "webhook", "PII_HASH_SALT": salt, "WEBHOOK_URL": "https://h.example.com", "WEBHOOK_SECRET": secret,
+			"WEBHOOK_TIMEOUT": "2m"}, "must be shorter than JOBS_LEASE"},
+		{map[string]string{"JOBS_MAX_ATTEMPTS": "0"}, "JOBS_MAX_ATTEMPTS"},
+		{map[string]string{"JOBS_MAX_ATTEMPTS": "101"}, "JOBS_MAX_ATTEMPTS"},
+		{map[string]string{"JOBS_BACKOFF_BASE": "soon"}, "JOBS_BACKOFF_BASE"},
+		{map[string]string{"JOBS_BACKOFF_BASE": "1m", "JOBS_BACKOFF_MAX": "30s"}, "JOBS_BACKOFF_MAX"},
+		{map[string]string{"JOBS_LEASE": "500ms"}, "JOBS_LEASE"},
+		{map[string]string{"JOBS_CONCURRENCY": "0"}, "JOBS_CONCURRENCY"},
+		{map[string]string{"JOBS_DONE_RETENTION": "-1h"}, "JOBS_DONE_RETENTION"},
+		{map[string]string{"JOBS_POLL_INTERVAL": "1ms"}, "JOBS_POLL_INTERVAL"},
+		{map[string]string{"JOBS_NOTIFY": "lambda:"}, "JOBS_NOTIFY"},
+		{map[string]string{"JOBS_NOTIFY": "sqs"}, "JOBS_NOTIFY"},
+		{map[string]string{"QSTASH_RETRIES": "-1"}, "QSTASH_RETRIES"},
+	} {
+		_, err := config.Load(env(tc.vars))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.vars, err, tc.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), salt)) {
+			t.Errorf("%v: the error holds a secret", tc.vars)
 		}
 	}
 }

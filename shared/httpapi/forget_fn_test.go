@@ -26,6 +26,10 @@ var knSeedSQL = map[string]string{
 	// were last active, so it goes with the rest.
 	"request_rates": `insert into agentmem.request_rates (tenant_id, user_id, tat)
 		values ($1, $2, now() + interval '1 minute') on conflict do nothing`,
+	// A job of the outbox (written by changes only when an adapter is enabled): the user's
+	// queued jobs go with the rest.
+	"jobs": `insert into agentmem.jobs (id, event_id, tenant_id, user_id, intent, adapter)
+		values (gen_random_uuid(), gen_random_uuid(), $1, $2, 'onTurnCommitted', 'webhook')`,
 }
 
 // knUserTables lists, straight from the catalog, the tables of schema agentmem that have a

@@ -276,3 +276,28 @@ func FuzzUserStateGet(f *testing.F) {
 func FuzzUserStateDelete(f *testing.F) {
 	fuzzFunction(f, "user-state", false, `{"op":"delete"}`, `{"op":"delete","agent":"bot"}`)
 }
+
+func FuzzIntents(f *testing.F) {
+	fuzzFunction(f, "intents", false,
+		`{"type":"syncSession","session_id":"$SID"}`, `{"type":"backfillSession","session_id":"$SID","user_id":"$UID"}`,
+		`{"type":"fetchContext","session_id":"$SID"}`, `{"type":"syncSession"}`, `{"type":"SyncSession","session_id":"$SID"}`,
+		`{"type":"syncSession","session_id":"`+uuid.NewString()+`"}`)
+}
+
+func FuzzJobsList(f *testing.F) {
+	fuzzFunction(f, "jobs", true,
+		`{"op":"list"}`, `{"op":"list","status":"dead","adapter":"webhook","limit":10}`, `{"op":"list","limit":0}`,
+		`{"op":"list","cursor":"x"}`, `{"op":"list","status":"Dead"}`)
+}
+
+func FuzzJobsOne(f *testing.F) {
+	fuzzFunction(f, "jobs", true,
+		`{"op":"get","id":"`+uuid.NewString()+`"}`, `{"op":"retry","id":"`+uuid.NewString()+`"}`, `{"op":"get"}`,
+		`{"op":"retry","id":"x"}`, `{"op":"purge","status":"done"}`, `{"op":"purge","status":"dead","older_than_seconds":60}`,
+		`{"op":"purge","status":"pending"}`, `{"op":"purge","older_than_seconds":-1}`)
+}
+
+func FuzzProcessJobs(f *testing.F) {
+	fuzzFunction(f, "process-jobs", true,
+		`{"limit":10,"max_duration_ms":100}`, `{"limit":0}`, `{"max_duration_ms":900001}`, `{"limit":"many"}`)
+}

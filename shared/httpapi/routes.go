@@ -17,9 +17,12 @@ func (s *Server) Routes() []Route {
 		{"commit-turn", s.CommitTurn()},
 		{"forget-user", s.ForgetUser()},
 		{"get-context", s.GetContext()},
+		{"intents", s.Intents()},
+		{"jobs", s.Jobs()},
 		{"knowledge", s.Knowledge()},
 		{"memories", s.Memories()},
 		{"notes", s.Notes()},
+		{"process-jobs", s.ProcessJobs()},
 		{"recall", s.Recall()},
 		{"sessions", s.Sessions()},
 		{"sweep-expired", s.SweepExpired()},
@@ -52,6 +55,16 @@ func (s *Server) GetContext() http.Handler {
 	return s.handler(function{name: "get-context", run: (*Server).getContext})
 }
 
+// Intents is the handler of intents.
+func (s *Server) Intents() http.Handler {
+	return s.handler(function{name: "intents", run: (*Server).intents})
+}
+
+// Jobs is the handler of jobs, for service callers only.
+func (s *Server) Jobs() http.Handler {
+	return s.handler(function{name: "jobs", serviceOnly: true, run: (*Server).jobs})
+}
+
 // Knowledge is the handler of knowledge.
 func (s *Server) Knowledge() http.Handler {
 	return s.handler(function{name: "knowledge", run: (*Server).knowledge})
@@ -65,6 +78,12 @@ func (s *Server) Memories() http.Handler {
 // Notes is the handler of notes.
 func (s *Server) Notes() http.Handler {
 	return s.handler(function{name: "notes", run: (*Server).notes})
+}
+
+// ProcessJobs is the handler of process-jobs, for service callers only. Its scheduled entry
+// is ScheduledProcessJobs.
+func (s *Server) ProcessJobs() http.Handler {
+	return s.handler(function{name: "process-jobs", serviceOnly: true, run: (*Server).processJobs})
 }
 
 // Recall is the handler of recall.

@@ -8,7 +8,7 @@
 //   - Lambda Function URL events and API Gateway HTTP API events with payload format 2.0
 //     (one shape: "version": "2.0", requestContext.http.method);
 //   - API Gateway REST API proxy events and HTTP API payload format 1.0 (httpMethod);
-//   - EventBridge scheduled events, handed to [Options.Scheduled].
+//   - EventBridge scheduled events, and [ProcessJobsEvent], handed to [Options.Scheduled].
 //
 // The response is buffered: the handler runs to completion and its whole body is returned in
 // one JSON response object, which is what Function URLs in the BUFFERED invoke mode, API
@@ -54,6 +54,17 @@ type Options struct {
 	Scheduled func(ctx context.Context, event events.EventBridgeEvent) (any, error)
 }
 
+// ProcessJobsEvent is the event a function that wrote jobs sends the process-jobs function
+// (shared/lambdainvoke, an asynchronous invocation) to start delivering them at once. It goes
+// to Options.Scheduled, like a scheduled event: only an IAM principal allowed
+// lambda:InvokeFunction can send it, never an HTTP client.
+var ProcessJobsEvent = []byte(`{"source":"` + processJobsSource + `","detail-type":"` + processJobsDetailType + `","detail":{}}`)
+
+const (
+	processJobsSource     = "agentmem"
+	processJobsDetailType = "Process Jobs"
+)
+
 // ErrUnsupportedEvent is returned (wrapped) for an event that is neither an HTTP request nor a
 // scheduled event this function accepts. The invocation fails; there is nobody to answer.
 var ErrUnsupportedEvent = errors.New("unsupported event")
@@ -93,7 +104,8 @@ func Handler(h http.Handler, opts Options) func(ctx context.Context, raw json.Ra
 				return nil, fmt.Errorf("lambdaentry: decode REST (v1) event: %w", err)
 			}
 			return serveV1(ctx, h, &ev), nil
-		case probe.Source == "aws.events" && probe.DetailType == "Scheduled Event":
+		case probe.Source == "aws.events" && probe.DetailType == "Scheduled Event",
+			probe.Source == processJobsSource && probe.DetailType == processJobsDetailType:
 			if opts.Scheduled == nil {
 				return nil, fmt.Errorf("lambdaentry: this function takes no scheduled event: %w", ErrUnsupportedEvent)
 			}

@@ -481,3 +481,29 @@ func FuzzHandler(f *testing.F) {
 		}
 	})
 }
+
+// ProcessJobsEvent, what a function that wrote jobs sends process-jobs, goes to Scheduled like
+// a scheduled event, and is refused by a function that takes none.
+func TestProcessJobsEvent(t *testing.T) {
+	t.Parallel()
+	h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { t.Error("the event reached the HTTP handler") })
+	var seen events.EventBridgeEvent
+	res, err := Handler(h, Options{Scheduled: func(_ context.Context, ev events.EventBridgeEvent) (any, error) {
+		seen = ev
+		return "ran", nil
+	}})(context.Background(), ProcessJobsEvent)
+	if err != nil || res != "ran" {
+		t.Fatalf("res %v, err %v", res, err)
+	}
+	assertEqual(t, "Source", seen.Source, "agentmem")
+	assertEqual(t, "DetailType", seen.DetailType, "Process Jobs")
+	if _, err := Handler(h, Options{})(context.Background(), ProcessJobsEvent); !errors.Is(err, ErrUnsupportedEvent) {
+		t.Errorf("without Scheduled: %v", err)
+	}
+	// Another source with that detail type is not it.
+	if _, err := Handler(h, Options{Scheduled: func(context.Context, events.EventBridgeEvent) (any, error) {
+		return nil, nil
+	}})(context.Background(), json.RawMessage(`{"source":"someone","detail-type":"Process Jobs"}`)); !errors.Is(err, ErrUnsupportedEvent) {
+		t.Errorf("another source: %v", err)
+	}
+}

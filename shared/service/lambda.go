@@ -70,9 +70,14 @@ func EntryByName(name string) (Entry, bool) {
 	}
 	return func(svc *Service) (http.Handler, lambdaentry.Options) {
 		var opts lambdaentry.Options
-		if name == "sweep-expired" {
+		switch name {
+		case "sweep-expired":
 			opts.Scheduled = func(ctx context.Context, _ events.EventBridgeEvent) (any, error) {
 				return svc.App.ScheduledSweep(ctx)
+			}
+		case "process-jobs":
+			opts.Scheduled = func(ctx context.Context, _ events.EventBridgeEvent) (any, error) {
+				return svc.App.ScheduledProcessJobs(ctx)
 			}
 		}
 		for _, rt := range svc.Server.Routes() {

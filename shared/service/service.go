@@ -8,14 +8,19 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
 	"github.com/agentmem/agentmem/shared/dbsecret"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/httpapi"
+	"github.com/agentmem/agentmem/shared/lambdainvoke"
+	"github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/telemetry"
@@ -31,6 +36,9 @@ type Service struct {
 	Server *httpapi.Server
 	// Telemetry is the OpenTelemetry export, nil when no OTLP endpoint is configured.
 	Telemetry *telemetry.Telemetry
+	// Kick wakes a delivery loop (RunDeliveryLoop) when a change wrote jobs; nil unless
+	// JOBS_NOTIFY is process and an adapter is enabled.
+	Kick *app.Kick
 }
 
 // Start reads the configuration from the environment and builds everything. ctx bounds
@@ -69,9 +77,26 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, MaxConns: cfg.MaxConns, Embedder: emb,
 		Ranking: store.Ranking{TextWeight: cfg.RecallTextWeight, VectorWeight: cfg.RecallVectorWeight,
 			RRFK: cfg.RecallRRFK, ExactLimit: cfg.RecallExactLimit},
-		MergeSimilarity: cfg.MemoryMergeSimilarity})
+		MergeSimilarity: cfg.MemoryMergeSimilarity, Adapters: cfg.Adapters})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
+	}
+	adapters, err := newAdapters(cfg)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	var redactor *redact.Redactor
+	if len(cfg.Adapters) > 0 {
+		if redactor, err = redact.New(cfg.PIIHashSalt); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	notifier, kick, err := newNotifier(ctx, cfg, log)
+	if err != nil {
+		st.Close()
+		return nil, err
 	}
 	v, err := newVerifier(ctx, cfg, log)
 	if err != nil {
@@ -79,10 +104,63 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 		return nil, fmt.Errorf("token verifier: %w", err)
 	}
 	a := app.New(st, log, app.Config{DefaultRetention: cfg.DefaultRetention, NotesMaxChars: cfg.NotesMaxChars,
-		RateLimit: app.RateLimit{User: cfg.RateLimitUserPerMinute, Tenant: cfg.RateLimitTenantPerMinute}})
+		RateLimit: app.RateLimit{User: cfg.RateLimitUserPerMinute, Tenant: cfg.RateLimitTenantPerMinute},
+		Jobs:      cfg.Jobs, Adapters: adapters, Notifier: notifier, Redactor: redactor})
 	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: cfg.AllowedOrigins,
 		RefuseAnonymous: !cfg.AuthAllowAnonymous})
-	return &Service{Config: cfg, Log: log, Store: st, App: a, Server: srv}, nil
+	return &Service{Config: cfg, Log: log, Store: st, App: a, Server: srv, Kick: kick}, nil
+}
+
+// newAdapters builds the enabled adapters, by name.
+func newAdapters(cfg config.Config) (map[string]adapter.Adapter, error) {
+	out := map[string]adapter.Adapter{}
+	for _, name := range cfg.Adapters {
+		switch name {
+		case adapter.Webhook:
+			w, err := webhook.New(cfg.Webhook)
+			if err != nil {
+				return nil, fmt.Errorf("webhook adapter: %w", err)
+			}
+			out[name] = w
+		default:
+			return nil, fmt.Errorf("adapter %q has no constructor", name) // adapter.Known lists it
+		}
+	}
+	return out, nil
+}
+
+// newNotifier builds what JOBS_NOTIFY names; nothing without adapters, since no job is written.
+func newNotifier(ctx context.Context, cfg config.Config, log *slog.Logger) (app.Notifier, *app.Kick, error) {
+	if len(cfg.Adapters) == 0 {
+		return nil, nil, nil
+	}
+	switch {
+	case cfg.JobsNotify == config.JobsNotifyProcess:
+		k := app.NewKick()
+		return k, k, nil
+	case strings.HasPrefix(cfg.JobsNotify, config.JobsNotifyLambdaPrefix):
+		inv, err := lambdainvoke.New(ctx, lambdainvoke.Config{Function: strings.TrimPrefix(cfg.JobsNotify, config.JobsNotifyLambdaPrefix),
+			Region: cfg.AWSRegion, Log: log})
+		if err != nil {
+			return nil, nil, err
+		}
+		return inv, nil, nil
+	}
+	return nil, nil, nil
+}
+
+// RunDeliveryLoop delivers the outbox's jobs until ctx ends, in a long-running process: at
+// once after each change of this process (JOBS_NOTIFY=process), and every JOBS_POLL_INTERVAL.
+// It returns at once when no adapter is enabled.
+func (s *Service) RunDeliveryLoop(ctx context.Context) {
+	if len(s.Config.Adapters) == 0 {
+		return
+	}
+	kick := s.Kick
+	if kick == nil {
+		kick = app.NewKick() // notified elsewhere (lambda, none): poll only
+	}
+	s.App.DeliveryLoop(ctx, kick, s.Config.JobsPollInterval)
 }
 
 // newVerifier builds the token verifier cfg.AuthVerify names. In auth-server mode the JWT

@@ -165,6 +165,8 @@ func TestClientRolesCannotWrite(t *testing.T) {
 			content_key, expires_at) values ($1, $2, '', repeat('x', 200000), 'k', 'infinity')`, []any{attacker.tenant, attacker.user}},
 		{"a message far past the session's seq", `update agentmem.messages set seq = seq + 1000000 where user_id = $1`,
 			[]any{attacker.user}},
+		{"a job of the outbox, for any adapter", rlsFixtures["jobs"], []any{attacker.tenant, attacker.user}},
+		{"the victim's jobs read", `select count(*) from agentmem.jobs where user_id = $1`, []any{victim.user}},
 	}
 	var messages []string
 	for _, a := range attacks {
@@ -247,6 +249,54 @@ func TestClientRolesCannotWrite(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+
+	// The functions' own role holds exactly what each table needs: the outbox's jobs it may only
+	// insert (a change's transaction writes them; service_role reads, claims and deletes them),
+	// whatever its claims; the shared knowledge it only reads; the rate counters not at all
+	// (a security definer function takes the slots); every other table it reads and writes
+	// under row-level security. A table added without a row here fails.
+	callerPrivileges := map[string]string{"jobs": "insert", "knowledge_chunks": "select", "request_rates": ""}
+	rows, err = conn.Query(ctx, `
+		select c.relname::text, concat_ws(',',
+		  case when has_table_privilege($1, c.oid, 'select') then 'select' end,
+		  case when has_table_privilege($1, c.oid, 'insert') then 'insert' end,
+		  case when has_table_privilege($1, c.oid, 'update') then 'update' end,
+		  case when has_table_privilege($1, c.oid, 'delete') then 'delete' end,
+		  case when has_table_privilege($1, c.oid, 'truncate') then 'truncate' end,
+		  case when has_table_privilege($1, c.oid, 'references') then 'references' end,
+		  case when has_table_privilege($1, c.oid, 'trigger') then 'trigger' end)
+		from pg_class c join pg_namespace n on n.oid = c.relnamespace
+		where n.nspname = 'agentmem' and c.relkind in ('r', 'p')`, store.CallerRole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var privs string
+	if _, err := pgx.ForEachRow(rows, []any{&rel, &privs}, func() error {
+		want, ok := callerPrivileges[rel]
+		if !ok {
+			want = "select,insert,update,delete"
+		}
+		if privs != want {
+			t.Errorf("%s holds %q on agentmem.%s, want %q", store.CallerRole, privs, rel, want)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// And under the victim's own claims it cannot read, change or delete the victim's jobs.
+	for _, q := range []string{
+		"select count(*) from agentmem.jobs where user_id = $1",
+		"update agentmem.jobs set status = 'done' where user_id = $1",
+		"delete from agentmem.jobs where user_id = $1",
+	} {
+		err := asRole(t, conn, store.CallerRole, userClaims(victim), func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, q, victim.user)
+			return err
+		})
+		if pgCode(err) != "42501" {
+			t.Errorf("%s as %s with the owner's claims: error %v, want permission denied", q, store.CallerRole, err)
+		}
 	}
 
 	schemas := exposedSchemas(t)

@@ -267,6 +267,9 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors turnVect
 				return err
 			})
 		}
+		if args := s.turnJobs(p, len(n.ids), mems.ckeys); args != nil {
+			b.Queue(turnJobsSQL, args...)
+		}
 	})
 	if isRLSViolation(err) {
 		return res, apierror.New(apierror.NotFound, "session not found")
@@ -332,7 +335,8 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 		}
 	}
 
-	if n := collectNew(p.Messages, vectors.messages, stored); len(n.ids) > 0 {
+	n := collectNew(p.Messages, vectors.messages, stored)
+	if len(n.ids) > 0 {
 		rows, err := tx.Query(ctx, appendSQL, s.appendArgs(p, n)...)
 		if err != nil {
 			return res, fmt.Errorf("insert messages: %w", err)
@@ -342,6 +346,7 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 		}
 	}
 
+	var keys []string
 	if len(p.Memories) > 0 {
 		mems := newMemoryRows(p.Memories, vectors.memories)
 		rows, err := tx.Query(ctx, storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, mems)...)
@@ -354,6 +359,12 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 		}
 		for _, f := range facts {
 			res.Memories = append(res.Memories, StoredMemory{ID: f.ID})
+		}
+		keys = mems.ckeys
+	}
+	if args := s.turnJobs(p, len(n.ids), keys); args != nil {
+		if _, err := tx.Exec(ctx, turnJobsSQL, args...); err != nil {
+			return res, fmt.Errorf("write jobs: %w", err)
 		}
 	}
 	return res, nil

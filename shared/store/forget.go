@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -194,7 +195,18 @@ func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (ForgetResult, e
 			}
 			res.Deleted[t.name] = tag.RowsAffected()
 		}
-		return nil
+		if !s.outboxOn() {
+			return nil
+		}
+		// The adapters learn of the erasure, after the user's earlier jobs went with the rest.
+		if role != "service_role" {
+			if _, err := tx.Exec(ctx, setServiceRoleSQL); err != nil {
+				return fmt.Errorf("set role: %w", err)
+			}
+		}
+		_, _, err = s.enqueue(ctx, tx, change{intent: adapter.UserForgotten,
+			sc: memory.Scope{TenantID: p.TenantID, UserID: p.UserID}, refs: userRefs{AllTenants: p.AllTenants}})
+		return err
 	})
 	return res, err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -192,6 +193,14 @@ func (s *Store) ClearMessages(ctx context.Context, sc memory.Scope) (int64, erro
 	if sc.Agent != "" {
 		q, args = clearMessagesAgentSQL, append(args, sc.Agent)
 	}
+	var jobs []any
+	if s.outboxOn() {
+		// The adapters learn of it, in the same implicit transaction.
+		var err error
+		if jobs, _, err = s.enqueueArgs(change{intent: adapter.MessagesCleared, sc: sc}); err != nil {
+			return 0, err
+		}
+	}
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(q, args...).QueryRow(func(row pgx.Row) error {
 			if err := row.Scan(&n); err != nil {
@@ -199,6 +208,9 @@ func (s *Store) ClearMessages(ctx context.Context, sc memory.Scope) (int64, erro
 			}
 			return nil
 		})
+		if jobs != nil {
+			b.Queue(enqueueSQL, jobs...)
+		}
 	})
 	return n, err
 }

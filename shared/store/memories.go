@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
@@ -216,7 +217,9 @@ func (s *Store) UpdateMemory(ctx context.Context, p UpdateMemoryParams) (MemoryI
 		if err != nil {
 			return fmt.Errorf("update memory: %w", err)
 		}
-		return nil
+		_, _, err = s.enqueue(ctx, tx, change{intent: adapter.MemoryUpdated,
+			sc: memory.Scope{TenantID: sc.TenantID, UserID: sc.UserID, Agent: agent}, refs: memoryRefs{MemoryID: p.ID}})
+		return err
 	})
 	return out, err
 }
@@ -257,12 +260,33 @@ func sameFactConflict(other *uuid.UUID) error {
 // DeleteMemory deletes one unexpired memory of the user.
 func (s *Store) DeleteMemory(ctx context.Context, sc memory.Scope, id uuid.UUID) error {
 	return s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		if s.outboxOn() {
+			n := s.newJobs()
+			b.Queue(deleteMemoryWithJobsSQL, id, sc.UserID, sc.TenantID, n.event, n.adapters, n.ids).
+				QueryRow(oneRow("delete memory", memoryNotFound))
+			return
+		}
 		b.Queue(`
 			delete from agentmem.memories
 			where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
 			returning true`, id, sc.UserID, sc.TenantID).QueryRow(oneRow("delete memory", memoryNotFound))
 	})
 }
+
+// deleteMemoryWithJobsSQL is DeleteMemory's statement when adapters are enabled: it also
+// writes the jobs of the deletion ($4 the event id, $5 adapters, $6 job ids), only when it
+// deleted the memory.
+const deleteMemoryWithJobsSQL = `
+with gone as (
+  delete from agentmem.memories
+  where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
+  returning id, tenant_id, user_id, agent),
+jobs as (
+  insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, intent, adapter, refs)
+  select a.id, $4, g.tenant_id, g.user_id, g.agent, null, '` + adapter.MemoryDeleted + `', a.name,
+    jsonb_build_object('memory_id', g.id)
+  from gone g, unnest($5::text[], $6::uuid[]) as a(name, id))
+select true from gone`
 
 // memoryNotFound answers for a memory that is missing, expired or (row-level security hides
 // it) another user's.
@@ -328,8 +352,14 @@ func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out Cre
 		out = CreatedMemory{ID: facts[0].ID, Merged: facts[0].Merged}
 		return nil
 	}
+	jobs := s.memoryJobsArgs(p.Scope, rows.ckeys[0])
 	if p.Idempotency == nil {
-		err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) { b.Queue(storeMemoriesSQL, args...).Query(read) })
+		err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
+			b.Queue(storeMemoriesSQL, args...).Query(read)
+			if jobs != nil {
+				b.Queue(memoryJobsSQL, jobs...)
+			}
+		})
 		return out, false, err
 	}
 	err = s.inScope(ctx, p.Scope, func(tx pgx.Tx) error {
@@ -349,6 +379,11 @@ func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out Cre
 		if err := read(r); err != nil {
 			return err
 		}
+		if jobs != nil {
+			if _, err := tx.Exec(ctx, memoryJobsSQL, jobs...); err != nil {
+				return fmt.Errorf("write jobs: %w", err)
+			}
+		}
 		status := 201
 		if out.Merged {
 			status = 200
@@ -356,6 +391,27 @@ func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out Cre
 		return s.saveResponse(ctx, tx, p.Scope, *p.Idempotency, status, out)
 	})
 	return out, replayed, err
+}
+
+// memoryJobsSQL writes the jobs of a fact stored without a turn, in its transaction after the
+// fact: the memory of the scope holding the fact's content key ($5) is the one it went to,
+// created (onMemoryCreated: created in this transaction, now() being its start) or merged into
+// (onMemoryUpdated).
+const memoryJobsSQL = `
+insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, intent, adapter, refs)
+select a.id, $1, m.tenant_id, m.user_id, m.agent, null,
+  case when m.created_at = now() then '` + adapter.MemoryCreated + `' else '` + adapter.MemoryUpdated + `' end, a.name,
+  jsonb_build_object('memory_id', m.id)
+from agentmem.memories m, unnest($6::text[], $7::uuid[]) as a(name, id)
+where m.user_id = $2 and m.tenant_id = $3 and m.agent = $4 and m.content_key = $5 and m.expires_at > now()`
+
+// memoryJobsArgs are memoryJobsSQL's arguments for the fact of key in sc; nil without adapters.
+func (s *Store) memoryJobsArgs(sc memory.Scope, key string) []any {
+	if !s.outboxOn() {
+		return nil
+	}
+	n := s.newJobs()
+	return []any{n.event, sc.UserID, sc.TenantID, sc.Agent, key, n.adapters, n.ids}
 }
 
 // decodeCreated reads the answer stored for an idempotency key of CreateMemory; a body that

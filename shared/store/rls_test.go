@@ -16,7 +16,17 @@ import (
 )
 
 // clientHidden are the tables a Supabase client (role authenticated) may not even read.
-var clientHidden = map[string]bool{"idempotency_keys": true}
+var clientHidden = map[string]bool{"idempotency_keys": true, "jobs": true}
+
+// callerInsertOnly are the tables the functions' role (store.CallerRole) may only insert into,
+// rows of the caller's own: the outbox's jobs, written by a user's change in its transaction
+// and read, claimed and deleted by service_role only.
+var callerInsertOnly = map[string]bool{"jobs": true}
+
+// hiddenFrom reports whether role may not read table at all.
+func hiddenFrom(role, table string) bool {
+	return role == "authenticated" && clientHidden[table] || role == store.CallerRole && callerInsertOnly[table]
+}
 
 // owner is whose row a fixture writes.
 type owner struct {
@@ -56,6 +66,8 @@ var rlsFixtures = map[string]string{
 		  now() + interval '1 day')`,
 	"knowledge_chunks": `insert into agentmem.knowledge_chunks (tenant_id, source, chunk_index, content)
 		values ($1, gen_random_uuid()::text, 0, 'a chunk')`,
+	"jobs": `insert into agentmem.jobs (id, event_id, tenant_id, user_id, intent, adapter)
+		values (gen_random_uuid(), gen_random_uuid(), $1, $2, 'onTurnCommitted', 'webhook')`,
 }
 
 // rlsIntoOwnSession write a row for ($1, $2) that hangs off a session the caller can see, so
@@ -274,7 +286,7 @@ func TestRowLevelSecurity(t *testing.T) {
 					}
 					return tx.QueryRow(ctx, "select count(*) from agentmem."+tb.name+" where not ("+where+")", args...).Scan(&foreign)
 				})
-				if role == "authenticated" && clientHidden[tb.name] {
+				if hiddenFrom(role, tb.name) {
 					if pgCode(err) != "42501" {
 						t.Errorf("%s as %s %v: %d rows, error %v; want permission denied", tb.name, role, viewer, got, err)
 					}
@@ -299,6 +311,16 @@ func TestRowLevelSecurity(t *testing.T) {
 	// TestClientRolesCannotWrite.)
 	me := owner{"t1", a}
 	for _, tb := range tables {
+		if callerInsertOnly[tb.name] {
+			// Its own rows it may insert, and nothing more.
+			err := asRole(t, conn, store.CallerRole, userClaims(me), func(tx pgx.Tx) error {
+				_, err := tx.Exec(ctx, rlsFixtures[tb.name], rlsArgs(tb, me)...)
+				return err
+			})
+			if err != nil {
+				t.Errorf("insert into %s as %v of its own row: %v", tb.name, me, err)
+			}
+		}
 		others := []owner{{"t1", b}, {"t2", a}, {"", a}}
 		if !tb.perUser {
 			others = append(others, me)
@@ -354,7 +376,7 @@ func TestRowLevelSecurity(t *testing.T) {
 	for _, role := range []string{store.CallerRole, "authenticated"} {
 		for _, claims := range []map[string]any{nil, {"role": "authenticated"}} {
 			for _, tb := range tables {
-				if role == "authenticated" && clientHidden[tb.name] {
+				if hiddenFrom(role, tb.name) {
 					continue
 				}
 				want := 0

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
@@ -224,7 +225,16 @@ func (s *Store) ResetSession(ctx context.Context, sc memory.Scope, id uuid.UUID)
 		if err != nil {
 			return fmt.Errorf("delete messages: %w", err)
 		}
-		return nil
+		if !s.outboxOn() {
+			return nil
+		}
+		c, lastSeq, err := s.sessionChange(ctx, tx, sc, id, adapter.SessionReset)
+		if err != nil {
+			return err
+		}
+		c.refs = seqRefs{SeqTo: lastSeq}
+		_, _, err = s.enqueue(ctx, tx, c)
+		return err
 	})
 	return n, err
 }
@@ -233,6 +243,12 @@ func (s *Store) ResetSession(ctx context.Context, sc memory.Scope, id uuid.UUID)
 // it (foreign keys cascade).
 func (s *Store) DeleteSession(ctx context.Context, sc memory.Scope, id uuid.UUID) error {
 	return s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		if s.outboxOn() {
+			n := s.newJobs()
+			b.Queue(deleteSessionWithJobsSQL, id, sc.UserID, sc.TenantID, sc.Agent, n.event, n.adapters, n.ids).
+				QueryRow(oneRow("delete session", sessionNotFound))
+			return
+		}
 		b.Queue(`
 			delete from agentmem.sessions
 			where id = $1 and user_id = $2 and tenant_id = $3 and ($4::text = '' or agent = $4::text)
@@ -241,11 +257,34 @@ func (s *Store) DeleteSession(ctx context.Context, sc memory.Scope, id uuid.UUID
 	})
 }
 
+// deleteSessionWithJobsSQL is DeleteSession's statement when adapters are enabled: it also
+// writes the jobs of the deletion ($5 the event id, $6 adapters, $7 job ids), only when it
+// deleted the session.
+const deleteSessionWithJobsSQL = `
+with gone as (
+  delete from agentmem.sessions
+  where id = $1 and user_id = $2 and tenant_id = $3 and ($4::text = '' or agent = $4::text)
+    and expires_at > now()
+  returning id, tenant_id, user_id, agent),
+jobs as (
+  insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, intent, adapter, refs)
+  select a.id, $5, g.tenant_id, g.user_id, g.agent, g.id, '` + adapter.SessionDeleted + `', a.name, '{}'::jsonb
+  from gone g, unnest($6::text[], $7::uuid[]) as a(name, id))
+select true from gone`
+
 // DeleteMessage deletes one unexpired message of a session.
 func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, sessionID, messageID uuid.UUID) error {
 	return s.inScope(ctx, sc, func(tx pgx.Tx) error {
 		if err := findSession(ctx, tx, sc, sessionID, false); err != nil {
 			return err
+		}
+		var seq *int64
+		if s.outboxOn() {
+			// The deleted message's place, for the adapters.
+			if err := tx.QueryRow(ctx, `select seq from agentmem.messages where session_id = $1 and id = $2`,
+				sessionID, messageID).Scan(&seq); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("select message: %w", err)
+			}
 		}
 		tag, err := tx.Exec(ctx, `
 			delete from agentmem.messages
@@ -257,7 +296,16 @@ func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, sessionID, m
 		if tag.RowsAffected() == 0 {
 			return apierror.New(apierror.NotFound, "message not found in this session")
 		}
-		return nil
+		if !s.outboxOn() {
+			return nil
+		}
+		c, _, err := s.sessionChange(ctx, tx, sc, sessionID, adapter.MessageDeleted)
+		if err != nil {
+			return err
+		}
+		c.refs = messageRefs{MessageID: messageID, Seq: seq}
+		_, _, err = s.enqueue(ctx, tx, c)
+		return err
 	})
 }
 

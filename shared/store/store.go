@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -42,6 +43,9 @@ type Config struct {
 	// into a near-duplicate memory of its scope instead of taking a row of its own; default
 	// (0) DefaultMergeSimilarity. Above 1, only facts of the same normalised text merge.
 	MergeSimilarity float64
+	// Adapters are the enabled adapters (ADAPTERS): every change an adapter must learn of
+	// writes one job per name, in the change's transaction. Default none: no job is written.
+	Adapters []string
 }
 
 // DefaultMaxConns caps the pool of a store whose Config leaves MaxConns unset: enough for one
@@ -56,6 +60,8 @@ type Store struct {
 	ranking  Ranking
 	// mergeSimilarity is Config.MergeSimilarity or its default.
 	mergeSimilarity float64
+	// adapters is Config.Adapters.
+	adapters []string
 }
 
 // Open connects a pool. Unless the URL chooses a query mode, statements are described once and
@@ -83,7 +89,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
 	s := &Store{pool: pool, embedder: cfg.Embedder, idemTTL: cfg.IdempotencyWindow, ranking: cfg.Ranking.orDefaults(),
-		mergeSimilarity: cfg.MergeSimilarity}
+		mergeSimilarity: cfg.MergeSimilarity, adapters: slices.Clone(cfg.Adapters)}
 	if s.embedder == nil {
 		s.embedder = embedding.Hash{}
 	}

@@ -22,6 +22,7 @@ import type {
   IntentResult,
   Job,
   JobList,
+  JobsPurged,
   KnowledgeDeleted,
   KnowledgeIngested,
   KnowledgeSearchResult,
@@ -74,7 +75,7 @@ export const FUNCTIONS = [
   "intents",
   "jobs",
   "process-jobs",
-] as const satisfies readonly (FunctionName | "intents" | "jobs" | "process-jobs")[];
+] as const satisfies readonly FunctionName[];
 
 // Every function of the API document has a place in FUNCTIONS (tsc fails otherwise).
 type Missing = Exclude<FunctionName, (typeof FUNCTIONS)[number]>;
@@ -253,22 +254,20 @@ export class AgentMemClient {
       this.#op<KnowledgeDeleted>("knowledge", "delete", body, false, opts),
   };
 
-  /** intents asks for a session's sync or backfill to the enabled adapters (v1.1). */
+  /** intents asks for a session's sync or backfill to the enabled adapters. */
   intents(body: IntentRequest, opts?: RequestOptions): Promise<IntentResult> {
     return this.#data("intents", body, false, opts);
   }
 
-  /** jobs manages the orchestrator's jobs (service callers only, v1.1). */
+  /** jobs manages the orchestrator's jobs (service callers only). */
   readonly jobs = {
-    list: (body: { status?: Job["status"]; adapter?: string; limit?: number; cursor?: string } = {}, opts?: RequestOptions) =>
-      this.#op<JobList>("jobs", "list", body, true, opts),
-    get: (body: { id: string }, opts?: RequestOptions) => this.#op<Job>("jobs", "get", body, true, opts),
-    retry: (body: { id: string }, opts?: RequestOptions) => this.#op<Job>("jobs", "retry", body, false, opts),
-    purge: (body: { status: "done" | "dead"; older_than_seconds?: number }, opts?: RequestOptions) =>
-      this.#op<{ deleted: number }>("jobs", "purge", body, true, opts),
+    list: (body: OpBody<"jobs", "list"> = {}, opts?: RequestOptions) => this.#op<JobList>("jobs", "list", body, true, opts),
+    get: (body: OpBody<"jobs", "get">, opts?: RequestOptions) => this.#op<Job>("jobs", "get", body, true, opts),
+    retry: (body: OpBody<"jobs", "retry">, opts?: RequestOptions) => this.#op<Job>("jobs", "retry", body, false, opts),
+    purge: (body: OpBody<"jobs", "purge">, opts?: RequestOptions) => this.#op<JobsPurged>("jobs", "purge", body, true, opts),
   };
 
-  /** processJobs delivers due jobs (service callers only, v1.1). */
+  /** processJobs delivers due jobs (service callers only). */
   processJobs(body: ProcessJobsRequest = {}, opts?: RequestOptions): Promise<ProcessJobsResult> {
     return this.#data("process-jobs", body, false, opts);
   }
@@ -286,7 +285,8 @@ const opsCovered: [
   AllOps<"sessions", "list" | "history" | "reset" | "delete" | "delete_message" | "set_title" | "clear">,
   AllOps<"memories", "create" | "list" | "get" | "update" | "delete">,
   AllOps<"knowledge", "ingest" | "search" | "delete">,
-] = [true, true, true, true, true, true];
+  AllOps<"jobs", "list" | "get" | "retry" | "purge">,
+] = [true, true, true, true, true, true, true];
 void opsCovered;
 
 /** ChatSessionOptions configure a ChatSession. */

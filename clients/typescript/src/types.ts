@@ -99,6 +99,15 @@ export type KnowledgeSearchResult = Schemas["KnowledgeSearchResult"];
 export type KnowledgeDeleted = Schemas["KnowledgeDeleted"];
 export type ForgetUserRequest = Schemas["ForgetUserRequest"];
 export type ForgetUserResult = Schemas["ForgetUserResult"];
+export type IntentRequest = Schemas["IntentRequest"];
+export type IntentResult = Schemas["IntentResult"];
+export type Job = Schemas["Job"];
+export type JobList = Schemas["JobList"];
+export type JobsPurged = Schemas["JobsPurged"];
+export type ProcessJobsRequest = Schemas["ProcessJobsRequest"];
+export type ProcessJobsResult = Schemas["ProcessJobsResult"];
+/** Event is what an adapter receives (the webhook adapter's body). */
+export type Event = Schemas["Event"];
 
 /** Scope names the user a service caller acts for (user callers may leave it out). */
 export type Scope = { user_id?: string; tenant_id?: string };
@@ -107,27 +116,3 @@ export type Scope = { user_id?: string; tenant_id?: string };
 // Contract v1.1 additions not in docs/openapi.yaml yet.
 
 
-/** IntentRequest is the body of intents (v1.1). */
-export type IntentRequest = { type: "syncSession" | "backfillSession"; session_id: string } & Scope;
-export type Job = {
-  id: string;
-  intent: string;
-  adapter: string;
-  status: "pending" | "running" | "done" | "dead";
-  attempts: number;
-  next_attempt_at: string | null;
-  last_error: string | null;
-  created_at: string;
-  updated_at: string;
-  session_id: string | null;
-  user_id: string | null;
-};
-export type IntentResult = {
-  intent_id: string;
-  type: string;
-  session_id: string;
-  jobs: Pick<Job, "id" | "adapter" | "status">[];
-};
-export type JobList = { jobs: Job[]; next_cursor: string | null };
-export type ProcessJobsRequest = { max_duration_ms?: number; limit?: number };
-export type ProcessJobsResult = { processed: number; done: number; retried: number; dead: number; more: boolean };

@@ -460,18 +460,18 @@ var AgentMemClient = class {
     search: (body, opts) => this.#op("knowledge", "search", body, true, opts),
     delete: (body, opts) => this.#op("knowledge", "delete", body, false, opts)
   };
-  /** intents asks for a session's sync or backfill to the enabled adapters (v1.1). */
+  /** intents asks for a session's sync or backfill to the enabled adapters. */
   intents(body, opts) {
     return this.#data("intents", body, false, opts);
   }
-  /** jobs manages the orchestrator's jobs (service callers only, v1.1). */
+  /** jobs manages the orchestrator's jobs (service callers only). */
   jobs = {
     list: (body = {}, opts) => this.#op("jobs", "list", body, true, opts),
     get: (body, opts) => this.#op("jobs", "get", body, true, opts),
     retry: (body, opts) => this.#op("jobs", "retry", body, false, opts),
     purge: (body, opts) => this.#op("jobs", "purge", body, true, opts)
   };
-  /** processJobs delivers due jobs (service callers only, v1.1). */
+  /** processJobs delivers due jobs (service callers only). */
   processJobs(body = {}, opts) {
     return this.#data("process-jobs", body, false, opts);
   }

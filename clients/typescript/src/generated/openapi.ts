@@ -777,7 +777,8 @@ export interface paths {
          * @description Deletes the user's rows from every table that holds user rows, all or nothing: sessions,
          *     messages, long-term memories, key/value memory, state, notes, active-session pointers,
          *     idempotency records, the user's rate-limit counters (`request_rates`; a tenant's own
-         *     counter is not the user's and stays), and any table with a `user_id` column added later (the tables are
+         *     counter is not the user's and stays), the user's queued jobs of the outbox (`jobs`), and
+         *     any table with a `user_id` column added later (the tables are
          *     found at run time, not listed in code). Expired rows not yet swept go too. The shared
          *     knowledge base belongs to the tenant, not to the user, and is untouched.
          *
@@ -795,11 +796,135 @@ export interface paths {
          *
          *     Deleting the user in Supabase Auth (a row of `auth.users`) does the same erasure, in
          *     every tenant, in the transaction of the delete, without calling this function.
+         *
+         *     With adapters enabled (`ADAPTERS`), the erasure also writes, in its transaction, one
+         *     `onUserForgotten` job per adapter, so each learns of it (the user's queued jobs having
+         *     gone with the rest).
          */
         post: operations["forgetUser"];
         delete?: never;
         /** CORS preflight. */
         options: operations["forgetUserPreflight"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/intents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask every enabled adapter to sync or backfill a session.
+         * @description The orchestrator's intents besides committing a turn (`onTurnCommitted`, which
+         *     `commit-turn` is) and fetching a context (`fetchContext`, which `get-context` is). Each
+         *     writes one job per enabled adapter (`ADAPTERS`) in one transaction and answers 202 at
+         *     once; `process-jobs` delivers the jobs. Without an enabled adapter the session is still
+         *     checked and `jobs` is empty.
+         *
+         *     - `syncSession`: every adapter receives the session's current state (agent, title,
+         *       last seq, message count, times) as one event, read when the job is delivered (a
+         *       session gone by then is delivered as removed).
+         *     - `backfillSession`: every adapter receives every message the session holds up to its
+         *       last seq at the time of the intent, in pages of 100 seqs, each page an event of its
+         *       own id (derived from `intent_id`, the same on every retry); empty pages are skipped.
+         *
+         *     A user names their own session; a service caller names `user_id` too (and `tenant_id`
+         *     when the session has one). A session that is missing, expired, or another user's or
+         *     tenant's answers 404, indistinguishably. The event id of the intent's jobs is
+         *     `intent_id`.
+         */
+        post: operations["intents"];
+        delete?: never;
+        /** CORS preflight. */
+        options: operations["intentsPreflight"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List, read, retry and purge the outbox's jobs (service callers only).
+         * @description Service callers only: a user token answers 403 (before the body is read). The jobs of
+         *     every user, one per enabled adapter and change (see `Job`); a job holds no content, and
+         *     `last_error` never holds any.
+         *
+         *     - `list {status?, adapter?, limit?, cursor?}`: newest first (`created_at` descending,
+         *       then `id`); `limit` 1 to 200, default 50. Answer `{jobs, next_cursor}`; cursors work
+         *       as in `sessions` (opaque, `null` on the last page).
+         *     - `get {id}`: one job (404 when there is none).
+         *     - `retry {id}`: a `dead` job becomes `pending`, due now, with `attempts` counted afresh;
+         *       a job of any other status answers 409 `conflict`. Answer: the job.
+         *     - `purge {status, older_than_seconds?}`: delete `done` or `dead` jobs created at
+         *       least `older_than_seconds` ago (default 0: all of them), at most 100,000 per call.
+         *       Answer `{deleted}`. `process-jobs` itself deletes `done` jobs older than
+         *       `JOBS_DONE_RETENTION` (24 h by default).
+         */
+        post: operations["jobs"];
+        delete?: never;
+        /** CORS preflight. */
+        options: operations["jobsPreflight"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/process-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver due jobs to the enabled adapters (service callers only).
+         * @description Service callers only: a user token answers 403 (before the body is read).
+         *
+         *     Claims due jobs (pending ones whose time has come, and running ones whose lease,
+         *     `JOBS_LEASE`, has passed because their worker died) in short transactions with
+         *     `for update skip locked`, so concurrent runs never take the same job nor wait for each
+         *     other; delivers each outside any transaction: its event is read from the database then
+         *     (the content as stored at that moment), its content passed through PII redaction, and
+         *     handed to its adapter; then records the outcome: `done`, or a retry after an
+         *     exponential backoff with jitter (`JOBS_BACKOFF_BASE` * 2^(attempt-1), at most
+         *     `JOBS_BACKOFF_MAX`, less a random part of up to half; an adapter's `Retry-After` is
+         *     honoured), or `dead` at the attempt cap (`JOBS_MAX_ATTEMPTS`), with `last_error`. A job
+         *     whose lease passed after its last allowed attempt goes `dead` without another delivery.
+         *     Within a run, the jobs of one adapter and user are delivered one after the other, oldest
+         *     first, others in parallel (`JOBS_CONCURRENCY`); a retried job may arrive after later
+         *     events, which carry their seqs and `occurred_at` to order by. An adapter's failure, however
+         *     malformed its answer, is never this request's error: it is a job's outcome.
+         *
+         *     It goes on until no job is due, `limit` jobs were handled or the time budget is spent:
+         *     `max_duration_ms`, bounded by the request's deadline less headroom, as `sweep-expired`.
+         *     `more: true` means due jobs remain: call again. It then deletes `done` jobs older than
+         *     `JOBS_DONE_RETENTION`.
+         *
+         *     **Other triggers.** The deployed function also runs on an EventBridge schedule
+         *     (`rate(1 minute)`, for retries that come due) and when a function that wrote jobs
+         *     invokes it asynchronously (`JOBS_NOTIFY`, event
+         *     `{"source": "agentmem", "detail-type": "Process Jobs"}`), with the defaults
+         *     (`limit` 1000, `max_duration_ms` 20000); only AWS principals allowed to invoke it can
+         *     send either. `agentmem serve` delivers by itself right after each change and every
+         *     `JOBS_POLL_INTERVAL`.
+         */
+        post: operations["processJobs"];
+        delete?: never;
+        /** CORS preflight. */
+        options: operations["processJobsPreflight"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -1990,6 +2115,7 @@ export interface components {
              * @example {
              *       "active_sessions": 1,
              *       "idempotency_keys": 1,
+             *       "jobs": 2,
              *       "memories": 3,
              *       "messages": 12,
              *       "notes": 1,
@@ -2001,6 +2127,248 @@ export interface components {
              */
             deleted: {
                 [key: string]: number;
+            };
+        };
+        IntentRequest: {
+            /** @enum {string} */
+            type: "syncSession" | "backfillSession";
+            session_id: components["schemas"]["UUID"];
+            user_id?: components["schemas"]["UserID"];
+            tenant_id?: components["schemas"]["TenantID"];
+        };
+        JobRef: {
+            id: components["schemas"]["UUID"];
+            /** @description The adapter's name in `ADAPTERS` (`webhook`). */
+            adapter: string;
+            /** @enum {string} */
+            status: "pending";
+        };
+        IntentResult: {
+            /** @description The event id every job of the intent delivers under (a backfill's pages derive theirs from it). */
+            intent_id: components["schemas"]["UUID"];
+            /** @enum {string} */
+            type: "syncSession" | "backfillSession";
+            session_id: components["schemas"]["UUID"];
+            /** @description One job per enabled adapter; empty when none is enabled. */
+            jobs: components["schemas"]["JobRef"][];
+        };
+        /**
+         * @description `pending`: waits for `next_attempt_at`. `running`: claimed by a delivery until
+         *     `next_attempt_at` (its lease), after which it is claimed again. `done`: delivered.
+         *     `dead`: failed `JOBS_MAX_ATTEMPTS` times (`retry` revives it).
+         * @enum {string}
+         */
+        JobStatus: "pending" | "running" | "done" | "dead";
+        Job: {
+            id: components["schemas"]["UUID"];
+            /**
+             * @description The change the job delivers: `onTurnCommitted`, `onMemoryCreated` (memories
+             *     `create` of a new fact), `onMemoryUpdated` (also a `create` merged into a memory),
+             *     `onMemoryDeleted`, `onMessageDeleted`, `onMessagesCleared` (sessions `clear`),
+             *     `onSessionReset`, `onSessionDeleted`, `onUserForgotten`, `syncSession` or
+             *     `backfillSession`.
+             */
+            intent: string;
+            adapter: string;
+            status: components["schemas"]["JobStatus"];
+            /** @description Deliveries started (claims), counted afresh by `retry`. */
+            attempts: number;
+            /** @description `pending`: when it is due. `running`: when its lease ends. `done`, `dead`: when it got there. */
+            next_attempt_at: components["schemas"]["Timestamp"];
+            /** @description The last failure (a status, a network error), at most 500 characters; never content. Null when none. */
+            last_error: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            /**
+             * Format: uuid
+             * @description The session of the change; null for a change of memories or of the user.
+             */
+            session_id: string | null;
+            user_id: components["schemas"]["UUID"];
+        };
+        JobsListRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "list";
+            status?: components["schemas"]["JobStatus"];
+            /** @enum {string} */
+            adapter?: "webhook";
+            /** @default 50 */
+            limit?: number;
+            cursor?: components["schemas"]["Cursor"];
+        };
+        JobsOneRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "get" | "retry";
+            id: components["schemas"]["UUID"];
+        };
+        JobsPurgeRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "purge";
+            /** @enum {string} */
+            status: "done" | "dead";
+            /** @default 0 */
+            older_than_seconds?: number;
+        };
+        JobList: {
+            jobs: components["schemas"]["Job"][];
+            /** @description Pass it as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        JobsPurged: {
+            deleted: number;
+        };
+        /** @description All fields optional; an empty body is `{}`. */
+        ProcessJobsRequest: {
+            /**
+             * @description Time budget in milliseconds, further bounded by the request's deadline.
+             * @default 20000
+             */
+            max_duration_ms?: number;
+            /**
+             * @description Most jobs to handle.
+             * @default 1000
+             */
+            limit?: number;
+        };
+        ProcessJobsResult: {
+            /** @description Jobs handled (delivered or not). */
+            processed: number;
+            /** @description Delivered. */
+            done: number;
+            /** @description Failed, pending again after a backoff. */
+            retried: number;
+            /** @description Failed at the attempt cap (or their last lease passed). */
+            dead: number;
+            /** @description Due jobs remain (the limit or the time budget was reached). */
+            more: boolean;
+        };
+        /**
+         * @description What an adapter receives for a job: the body of the webhook adapter's POST. It is read
+         *     when the job is delivered, so its content is what the database holds then (a message
+         *     deleted meanwhile is no longer in it), and every content field (messages' content, tool
+         *     call arguments and metadata, memories' content and metadata, the session's title) has
+         *     passed through PII redaction: emails, phone numbers, card numbers, IBANs and IP
+         *     addresses are `[EMAIL]`, `[PHONE]`, `[CARD]`, `[IBAN]` and `[IP]` (`pii_scrubbed`
+         *     true), and `metadata.pii` lists the kind and salted hash of each value removed
+         *     (`hex(HMAC-SHA256(PII_HASH_SALT, "kind:" + canonical value))`), in order. A direct delivery carries `webhook-id` (the event id),
+         *     `webhook-timestamp` and `webhook-signature` (`v1,` and base64 of HMAC-SHA256 with the
+         *     secret of `<id>.<timestamp>.<body>`), as Standard Webhooks prescribe, and
+         *     `Agentmem-Event-Type`; one through QStash carries QStash's `Upstash-Signature` and the
+         *     forwarded `Webhook-Id` and `Agentmem-Event-Type`. The same event may arrive more than
+         *     once (a retry after a lost acknowledgement): drop the ids you already have.
+         * @example {
+         *       "id": "5b7c9d1e-3f2a-4b6c-8d0e-1f2a3b4c5d6e",
+         *       "type": "onTurnCommitted",
+         *       "occurred_at": "2026-11-24T07:41:02.120391Z",
+         *       "tenant_id": "acme",
+         *       "user_id": "3f1c2a9e-8b7d-4c6e-9f10-2a3b4c5d6e7f",
+         *       "agent": "support-bot",
+         *       "session_id": "7d0c4f3e-2b1a-4c5d-8e9f-0a1b2c3d4e5f",
+         *       "seq_from": 13,
+         *       "seq_to": 14,
+         *       "messages": [
+         *         {
+         *           "id": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
+         *           "seq": 13,
+         *           "role": "user",
+         *           "content": "I prefer metric units; mail me at [EMAIL].",
+         *           "name": null,
+         *           "tool_calls": null,
+         *           "tool_call_id": null,
+         *           "metadata": {},
+         *           "created_at": "2026-11-24T07:41:02.120391Z"
+         *         },
+         *         {
+         *           "id": "2d3e4f5a-6b7c-4d8e-9f0a-1b2c3d4e5f6a",
+         *           "seq": 14,
+         *           "role": "assistant",
+         *           "content": "Noted.",
+         *           "name": null,
+         *           "tool_calls": null,
+         *           "tool_call_id": null,
+         *           "metadata": {},
+         *           "created_at": "2026-11-24T07:41:02.120391Z"
+         *         }
+         *       ],
+         *       "memories": [
+         *         {
+         *           "id": "0b6e9e52-9d0c-4c61-9a51-5b3c1b2e8f10",
+         *           "content": "User prefers metric units.",
+         *           "metadata": {},
+         *           "agent": "support-bot",
+         *           "created_at": "2026-11-24T07:41:02.120391Z",
+         *           "updated_at": "2026-11-24T07:41:02.120391Z",
+         *           "expires_at": "2026-12-24T07:41:02.120391Z"
+         *         }
+         *       ],
+         *       "removed": null,
+         *       "session": null,
+         *       "page": null,
+         *       "pii_scrubbed": true,
+         *       "metadata": {
+         *         "pii": [
+         *           {
+         *             "kind": "email",
+         *             "hash": "9c1f0e6b54a8d2f37e1b0c5a9d84e7f26b3a1c0d5e8f7a6b4c3d2e1f0a9b8c7d"
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        Event: {
+            /** @description The change's id, the same on every delivery of it (and to every adapter). */
+            id: components["schemas"]["UUID"];
+            /** @description The job's intent (see `Job`). */
+            type: string;
+            occurred_at: components["schemas"]["Timestamp"];
+            /** @description Null for an erasure of the user in every tenant. */
+            tenant_id: string | null;
+            user_id: components["schemas"]["UUID"];
+            /** @description Null for a change of the user as a whole, or a memory every agent recalls. */
+            agent: string | null;
+            /** Format: uuid */
+            session_id: string | null;
+            /** @description First seq the change is about (a turn, a backfill page, a deleted message). */
+            seq_from: number | null;
+            /** @description Last seq the change is about; for `onSessionReset`, every message up to it went. */
+            seq_to: number | null;
+            messages: components["schemas"]["RawMessage"][];
+            memories: components["schemas"]["MemoryItem"][];
+            removed: null | {
+                message_ids: components["schemas"]["UUID"][];
+                memory_ids: components["schemas"]["UUID"][];
+                all_messages: boolean;
+                session: boolean;
+                user: boolean;
+            };
+            session: null | {
+                id: components["schemas"]["UUID"];
+                agent: string;
+                title: string | null;
+                last_seq: number;
+                message_count: number;
+                created_at: components["schemas"]["Timestamp"];
+                last_active_at: components["schemas"]["Timestamp"];
+                expires_at: components["schemas"]["Timestamp"];
+            };
+            page: null | {
+                number: number;
+                of: number;
+            };
+            /** @description Every content field went through PII redaction. */
+            pii_scrubbed: boolean;
+            /** @description What the pipeline adds. `pii`, when redaction removed something, lists `{kind, hash}` of each value removed, in order. */
+            metadata: {
+                [key: string]: unknown;
             };
         };
     };
@@ -2272,6 +2640,26 @@ export interface components {
          *     `AUTH_ALLOW_ANONYMOUS=false`.
          */
         KnowledgeForbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `not_found`: `get` or `retry` of a job that does not exist. */
+        JobNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `conflict`: `retry` of a job that is not `dead`; `detail` names its status. Nothing changed. */
+        JobNotDead: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -3114,6 +3502,207 @@ export interface operations {
         };
     };
     forgetUserPreflight: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The browser origin asking; CORS headers are answered only for allowed origins. */
+                Origin?: components["parameters"]["Origin"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["Preflight"];
+        };
+    };
+    intents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The client's id for this request, echoed in the `X-Request-Id` answer header and
+                 *     `request_id` of problem bodies when it is 1 to 128 printable ASCII characters; otherwise
+                 *     a UUID is generated.
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IntentRequest"];
+            };
+        };
+        responses: {
+            /** @description The jobs written, one per enabled adapter (none when no adapter is enabled). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "intent_id": "5b7c9d1e-3f2a-4b6c-8d0e-1f2a3b4c5d6e",
+                     *       "type": "syncSession",
+                     *       "session_id": "7d0c4f3e-2b1a-4c5d-8e9f-0a1b2c3d4e5f",
+                     *       "jobs": [
+                     *         {
+                     *           "id": "9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b",
+                     *           "adapter": "webhook",
+                     *           "status": "pending"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IntentResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["ForbiddenActingFor"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    intentsPreflight: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The browser origin asking; CORS headers are answered only for allowed origins. */
+                Origin?: components["parameters"]["Origin"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["Preflight"];
+        };
+    };
+    jobs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The client's id for this request, echoed in the `X-Request-Id` answer header and
+                 *     `request_id` of problem bodies when it is 1 to 128 printable ASCII characters; otherwise
+                 *     a UUID is generated.
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JobsListRequest"] | components["schemas"]["JobsOneRequest"] | components["schemas"]["JobsPurgeRequest"];
+            };
+        };
+        responses: {
+            /** @description `list`: `JobList`. `get` and `retry`: `Job`. `purge`: `JobsPurged`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobList"] | components["schemas"]["Job"] | components["schemas"]["JobsPurged"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["ForbiddenServiceOnly"];
+            404: components["responses"]["JobNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["JobNotDead"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    jobsPreflight: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The browser origin asking; CORS headers are answered only for allowed origins. */
+                Origin?: components["parameters"]["Origin"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["Preflight"];
+        };
+    };
+    processJobs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The client's id for this request, echoed in the `X-Request-Id` answer header and
+                 *     `request_id` of problem bodies when it is 1 to 128 printable ASCII characters; otherwise
+                 *     a UUID is generated.
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "max_duration_ms": 20000,
+                 *       "limit": 1000
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProcessJobsRequest"];
+            };
+        };
+        responses: {
+            /** @description What the run did. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "processed": 42,
+                     *       "done": 40,
+                     *       "retried": 1,
+                     *       "dead": 1,
+                     *       "more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProcessJobsResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["ForbiddenServiceOnly"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    processJobsPreflight: {
         parameters: {
             query?: never;
             header?: {

@@ -18,6 +18,12 @@ const (
 	// GoalMessagesToMemories bounds recall over a user's messages against recall over their
 	// memories, at as many rows of each (W3-sources).
 	GoalMessagesToMemories = 2
+	// The orchestrator's: what one adapter may add to a commit's p50, the median delay from a
+	// commit to the adapter (the rollout target of the orchestrator agentmem replaces), and the
+	// share of failed deliveries to a healthy adapter.
+	GoalOutboxAddedP50MS  = 0.3
+	GoalDeliveryP50MS     = 250
+	GoalDeliveryFailShare = 0.001
 )
 
 // EvaluateGoals checks the targets against the figures r holds; a target whose
@@ -80,6 +86,21 @@ func EvaluateGoals(r *Results) []Goal {
 				Met: conc.OpsPerSec >= GoalRecallQueriesSec},
 			Goal{Name: "recall@10 against exact " + where, Target: fmt.Sprintf(">= %.2f", GoalRecallAt10),
 				Value: r.RecallAt10, Unit: "", Met: r.RecallAt10 >= GoalRecallAt10})
+	}
+	if o := w.Outbox; o != nil {
+		goals = append(goals,
+			Goal{Name: "commit-turn p50 added by one adapter (store, outbox)", Target: fmt.Sprintf("< %.1f ms", GoalOutboxAddedP50MS),
+				Value: o.Commit.AddedP50MS, Unit: "ms", Met: o.Commit.AddedP50MS < GoalOutboxAddedP50MS},
+			Goal{Name: "commit-turn p50 added by one adapter, synchronous_commit off (store, outbox)",
+				Target: fmt.Sprintf("< %.1f ms", GoalOutboxAddedP50MS), Value: o.CommitNoFlushWait.AddedP50MS, Unit: "ms",
+				Met: o.CommitNoFlushWait.AddedP50MS < GoalOutboxAddedP50MS},
+			Goal{Name: "delivery delay p50, commit to webhook receiver (outbox)", Target: fmt.Sprintf("< %d ms", GoalDeliveryP50MS),
+				Value: o.Delivery.Delay.P50MS, Unit: "ms",
+				Met: o.Delivery.Delay.P50MS < GoalDeliveryP50MS && o.Delivery.Delivered == o.Delivery.Commits-o.Delivery.CommitErrors},
+			Goal{Name: "failed deliveries to a healthy receiver (outbox)", Target: fmt.Sprintf("< %.1f%%", GoalDeliveryFailShare*100),
+				Value: o.Delivery.FailedShare * 100, Unit: "%", Met: o.Delivery.FailedShare < GoalDeliveryFailShare},
+			Goal{Name: fmt.Sprintf("changes lost after the receiver was down %.0f s (outbox)", o.Outage.DownSeconds), Target: "0",
+				Value: float64(o.Outage.Lost), Unit: "lost", Met: o.Outage.Lost == 0 && o.Outage.Jobs > 0 && o.Outage.CommitErrors == 0})
 	}
 	if q := w.Quality; q != nil {
 		best := max(q.Text.MRR, q.Vector.MRR)

@@ -200,6 +200,26 @@ func Markdown(r *Results, charts []string) string {
 			p("\n")
 		}
 	}
+	if o := w.Outbox; o != nil {
+		p("## Outbox: commit-turn with 0 and 1 adapter, delivery delay, an outage of the receiver\n\n")
+		p("W1's sequential turns committed through the store with no adapter and with the webhook adapter (one job per turn, written in the commit's transaction), alternating turn by turn; then the same with `synchronous_commit` off, which leaves out the wait for the disk.\n\n%s", phaseHeader)
+		phaseRow("store", "no adapter", o.Commit.NoAdapter)
+		phaseRow("store", "one adapter", o.Commit.OneAdapter)
+		phaseRow("store", "no adapter, synchronous_commit off", o.CommitNoFlushWait.NoAdapter)
+		phaseRow("store", "one adapter, synchronous_commit off", o.CommitNoFlushWait.OneAdapter)
+		p("\nOne adapter adds **%s ms** to the p50 (median of the paired differences %s ms); with `synchronous_commit` off, **%s ms** (paired %s ms).\n\n",
+			ms(o.Commit.AddedP50MS), ms(o.Commit.PairedMedianMS), ms(o.CommitNoFlushWait.AddedP50MS), ms(o.CommitNoFlushWait.PairedMedianMS))
+		d := o.Delivery
+		p("Delivery started by the commit (in-process loop), to a local receiver verifying each signature: %d commits 5 ms apart, %d delivered, delay from the commit's answer to receipt p50 **%s ms**, p90 %s ms, p99 **%s ms**, max %s ms; %d of %d delivery attempts failed (%.3f%%).\n\n",
+			d.Commits, d.Delivered, ms(d.Delay.P50MS), ms(d.Delay.P90MS), ms(d.Delay.P99MS), ms(d.Delay.MaxMS),
+			d.FailedAttempts, d.Attempts, d.FailedShare*100)
+		u := o.Outage
+		p("Receiver down for %.0f s while %d clients commit %d turns (%d commit errors), %d deliveries refused meanwhile; back up, every job done %.1f s later: %d jobs, %d changes delivered, **%d lost**, %d dead, %d repeats dropped by id, %d unverifiable.\n\n",
+			u.DownSeconds, u.Clients, u.Turns, u.CommitErrors, u.RefusedWhileDown, u.DrainSeconds, u.Jobs, u.Delivered, u.Lost, u.Dead, u.Duplicates, u.Rejected)
+		if u.FirstError != "" {
+			p("First commit error: `%s`\n\n", u.FirstError)
+		}
+	}
 	if len(charts) > 0 {
 		p("## Charts\n\n")
 		for _, c := range charts {
@@ -233,6 +253,8 @@ func short(commit string) string {
 
 func ms(v float64) string {
 	switch {
+	case v < 0:
+		return "-" + ms(-v)
 	case v < 1:
 		return fmt.Sprintf("%.3f", v)
 	case v < 100:

@@ -74,6 +74,8 @@ type Sizes struct {
 	SourcesRows int `json:"sources_rows"`
 	// SourcesQueries is how many queries W3-sources asks of each source in each mode.
 	SourcesQueries int `json:"sources_queries"`
+	// OutageSeconds is how long the outbox workload keeps the webhook receiver down.
+	OutageSeconds float64 `json:"outage_seconds"`
 }
 
 // Env says where the figures come from.
@@ -135,6 +137,7 @@ type Workloads struct {
 	W6        *W6              `json:"w6_startup"`
 	Quality   *Quality         `json:"quality"`
 	History   *Levels[History] `json:"history"`
+	Outbox    *Outbox          `json:"outbox"`
 }
 
 // Levels are a workload's figures with the store called directly and through the HTTP
@@ -361,4 +364,66 @@ func Write(dir string, r *Results) error {
 		return fmt.Errorf("charts: %w", err)
 	}
 	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(Markdown(r, charts)), 0o644)
+}
+
+// Outbox is the orchestrator's workload: the outbox's cost to a commit, the delay from a commit
+// to a webhook receiver, and an outage of the receiver.
+type Outbox struct {
+	// Commit is the cost with the server's settings; CommitNoFlushWait with synchronous_commit
+	// off, which leaves out the wait for the disk (the outbox adds a few hundred bytes to a
+	// flush that a commit waits for anyway).
+	Commit            OutboxCost `json:"commit"`
+	CommitNoFlushWait OutboxCost `json:"commit_no_flush_wait"`
+	Delivery          Delivery   `json:"delivery"`
+	Outage            Outage     `json:"outage"`
+}
+
+// OutboxCost is W1's sequential turns committed through the store with no adapter enabled and
+// with the webhook adapter (one job per turn), turn by turn alternately.
+type OutboxCost struct {
+	NoAdapter  Phase `json:"no_adapter"`
+	OneAdapter Phase `json:"one_adapter"`
+	// AddedP50MS is the p50 with one adapter less the p50 with none.
+	AddedP50MS float64 `json:"added_p50_ms"`
+	// PairedMedianMS is the median, over the turns, of the one-adapter commit's time less the
+	// no-adapter commit's, the two committed back to back.
+	PairedMedianMS float64 `json:"paired_median_added_ms"`
+}
+
+// Delivery is the delay from a commit's answer to the receipt of its event by a local webhook
+// receiver, delivery started by the commit (the in-process delivery loop of agentmem serve).
+type Delivery struct {
+	Commits      int `json:"commits"`
+	CommitErrors int `json:"commit_errors"`
+	// Delivered counts the commits whose event arrived.
+	Delivered int     `json:"delivered"`
+	Delay     Latency `json:"delay"`
+	// Attempts counts deliveries started; FailedAttempts those that failed, FailedShare their
+	// share.
+	Attempts       int     `json:"attempts"`
+	FailedAttempts int     `json:"failed_attempts"`
+	FailedShare    float64 `json:"failed_share"`
+}
+
+// Outage is the receiver down while W1's concurrent turns are committed, then back.
+type Outage struct {
+	DownSeconds  float64 `json:"down_seconds"`
+	Clients      int     `json:"clients"`
+	Turns        int     `json:"turns"`
+	CommitErrors int     `json:"commit_errors"`
+	FirstError   string  `json:"first_error,omitempty"`
+	// RefusedWhileDown counts the deliveries the receiver refused while down.
+	RefusedWhileDown int `json:"refused_while_down"`
+	// DrainSeconds is the time from the receiver's return until no job was left open.
+	DrainSeconds float64 `json:"drain_seconds"`
+	// Jobs counts the jobs written; Delivered the changes whose event the receiver kept; Lost
+	// those it never got; Dead the jobs that went dead.
+	Jobs      int `json:"jobs"`
+	Delivered int `json:"delivered"`
+	Lost      int `json:"lost"`
+	Dead      int `json:"dead"`
+	// Duplicates counts verified repeats of an event the receiver already had (dropped by id);
+	// Rejected the deliveries it could not verify.
+	Duplicates int `json:"duplicates"`
+	Rejected   int `json:"rejected"`
 }

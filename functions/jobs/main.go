@@ -1,0 +1,15 @@
+// Command jobs is the jobs function as an AWS Lambda (Function URL, API Gateway HTTP API).
+package main
+
+import (
+	"net/http"
+
+	"github.com/agentmem/agentmem/shared/lambdaentry"
+	"github.com/agentmem/agentmem/shared/service"
+)
+
+func main() {
+	service.RunLambda(func(svc *service.Service) (http.Handler, lambdaentry.Options) {
+		return svc.Server.Jobs(), lambdaentry.Options{}
+	})
+}

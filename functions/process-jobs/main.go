@@ -1,0 +1,24 @@
+// Command process-jobs is the process-jobs function as an AWS Lambda (Function URL, API Gateway
+// HTTP API, EventBridge schedule, and the asynchronous invocations of the functions that write
+// jobs).
+package main
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/agentmem/agentmem/shared/lambdaentry"
+	"github.com/agentmem/agentmem/shared/service"
+)
+
+func main() {
+	service.RunLambda(func(svc *service.Service) (http.Handler, lambdaentry.Options) {
+		return svc.Server.ProcessJobs(), lambdaentry.Options{
+			Scheduled: func(ctx context.Context, _ events.EventBridgeEvent) (any, error) {
+				return svc.App.ScheduledProcessJobs(ctx)
+			},
+		}
+	})
+}

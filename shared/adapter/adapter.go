@@ -1,0 +1,194 @@
+// Package adapter is the seam between agentmem and the systems that learn of its changes (a
+// webhook receiver, a cache, an enrichment service): the events they receive and the one
+// interface each implements. The database stays the authority; an adapter only ever hears of a
+// change after it committed, from the outbox (agentmem.jobs), and a failing adapter never fails
+// a user's request.
+//
+// An adapter lives in a package of its own (adapter/webhook, ...) and is enabled by its name in
+// ADAPTERS. Adding one takes its name in Known, a constructor in shared/service, and nothing
+// else: the outbox writes a job per enabled name, process-jobs delivers it.
+package adapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+// Webhook is the name of the webhook adapter (adapter/webhook): every event POSTed to a URL,
+// signed, directly or through Upstash QStash.
+const Webhook = "webhook"
+
+// Known lists the adapter names ADAPTERS may hold.
+func Known() []string { return []string{Webhook} }
+
+// Adapter delivers events to one system.
+type Adapter interface {
+	// Name is the adapter's name in ADAPTERS and in its jobs.
+	Name() string
+	// Deliver hands ev to the system. nil means the system has it for good; any error is
+	// retried later (with backoff, up to the attempt cap), so Deliver must be safe to call
+	// again with the same event: receivers drop repeats by ev.ID. An error's text is kept as
+	// the job's last_error and must never hold content.
+	Deliver(ctx context.Context, ev Event) error
+}
+
+// RetryAfterError is a failure whose system said when to try again (HTTP 429 or 503 with
+// Retry-After): the next attempt comes no sooner, nor sooner than the backoff.
+type RetryAfterError struct {
+	After time.Duration
+	Err   error
+}
+
+func (e *RetryAfterError) Error() string { return e.Err.Error() }
+func (e *RetryAfterError) Unwrap() error { return e.Err }
+
+// RetryAfter is the delay a failure asks for, 0 when it asks for none.
+func RetryAfter(err error) time.Duration {
+	var ra *RetryAfterError
+	if errors.As(err, &ra) {
+		return ra.After
+	}
+	return 0
+}
+
+// ParseNames reads ADAPTERS: comma-separated adapter names, each known, none twice. Empty is
+// none.
+func ParseNames(list string) ([]string, error) {
+	var out []string
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if !slices.Contains(Known(), n) {
+			return nil, fmt.Errorf("unknown adapter %q; known: %s", n, strings.Join(Known(), ", "))
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("adapter %q is named twice", n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// The kinds of events (a job's intent). Committing a turn is the contract's onTurnCommitted;
+// syncSession and backfillSession are asked for through the intents function; the others are
+// the changes an adapter must learn of to stay true to the database.
+const (
+	TurnCommitted   = "onTurnCommitted"
+	MemoryCreated   = "onMemoryCreated"
+	MemoryUpdated   = "onMemoryUpdated"
+	MemoryDeleted   = "onMemoryDeleted"
+	SessionReset    = "onSessionReset"
+	SessionDeleted  = "onSessionDeleted"
+	MessageDeleted  = "onMessageDeleted"
+	MessagesCleared = "onMessagesCleared"
+	UserForgotten   = "onUserForgotten"
+	SyncSession     = "syncSession"
+	BackfillSession = "backfillSession"
+)
+
+// Event is one change as an adapter receives it, read from the database when the job is
+// delivered: the content is what the database holds then (a message deleted meanwhile is no
+// longer in it). The webhook adapter sends it as its JSON body.
+type Event struct {
+	// ID identifies the change; every delivery of it (retries, and the same change to other
+	// adapters) carries the same ID, so a receiver drops the repeats it already has. A page
+	// of a backfill has an ID of its own, derived from the change's.
+	ID   uuid.UUID `json:"id"`
+	Type string    `json:"type"`
+	// OccurredAt is when the change committed (its job's creation).
+	OccurredAt time.Time `json:"occurred_at"`
+	// TenantID is nil for a change of the user in every tenant (an erasure of a person).
+	TenantID *string   `json:"tenant_id"`
+	UserID   uuid.UUID `json:"user_id"`
+	// Agent is nil for a change of the user as a whole.
+	Agent     *string    `json:"agent"`
+	SessionID *uuid.UUID `json:"session_id"`
+	// SeqFrom and SeqTo bound the messages the change is about (a turn's, a backfill page's;
+	// SeqTo alone for a reset: every message up to it went); nil when none.
+	SeqFrom *int64 `json:"seq_from"`
+	SeqTo   *int64 `json:"seq_to"`
+	// Messages and Memories are the content of the change, as stored now.
+	Messages []memory.Message `json:"messages"`
+	Memories []Memory         `json:"memories"`
+	// Removed names what a deletion removed; nil for other changes.
+	Removed *Removed `json:"removed"`
+	// Session describes the session (syncSession); nil for other changes.
+	Session *Session `json:"session"`
+	// Page places a backfill page; nil for other changes.
+	Page *Page `json:"page"`
+	// PIIScrubbed says every content field went through PII redaction first.
+	PIIScrubbed bool `json:"pii_scrubbed"`
+	// Metadata carries what the pipeline adds (the redaction's hashes); an empty object when
+	// nothing.
+	Metadata map[string]any `json:"metadata"`
+}
+
+// LogValue keeps content out of logs: ids and counts only.
+func (e Event) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("id", e.ID.String()), slog.String("type", e.Type),
+		slog.Int("messages", len(e.Messages)), slog.Int("memories", len(e.Memories)))
+}
+
+// Memory is a long-term memory in an event.
+type Memory struct {
+	ID       uuid.UUID       `json:"id"`
+	Content  string          `json:"content"`
+	Metadata json.RawMessage `json:"metadata"`
+	// Agent is nil for a memory of the user that every agent recalls.
+	Agent     *string   `json:"agent"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// Removed names what a deletion removed.
+type Removed struct {
+	MessageIDs []uuid.UUID `json:"message_ids"`
+	MemoryIDs  []uuid.UUID `json:"memory_ids"`
+	// AllMessages is true when every message of the session (reset), of the user's sessions
+	// of Agent (or of every agent when Agent is nil: messages cleared), or of the user went.
+	AllMessages bool `json:"all_messages"`
+	// Session is true when the session itself went, and everything in it.
+	Session bool `json:"session"`
+	// User is true when everything of the user went (forget-user).
+	User bool `json:"user"`
+}
+
+// Session describes a session in a syncSession event.
+type Session struct {
+	ID           uuid.UUID `json:"id"`
+	Agent        string    `json:"agent"`
+	Title        *string   `json:"title"`
+	LastSeq      int64     `json:"last_seq"`
+	MessageCount int64     `json:"message_count"`
+	CreatedAt    time.Time `json:"created_at"`
+	LastActiveAt time.Time `json:"last_active_at"`
+	ExpiresAt    time.Time `json:"expires_at"`
+}
+
+// Page places one page of a backfill: Number of Of, 1-based.
+type Page struct {
+	Number int `json:"number"`
+	Of     int `json:"of"`
+}
+
+// BackfillPageSeqs is how many seqs one backfill page covers (at most that many messages).
+const BackfillPageSeqs = 100
+
+// PageID is the event id of page n (1-based) of the backfill ev: derived from the change's id,
+// so a retry sends each page under the id it had the first time.
+func PageID(change uuid.UUID, n int) uuid.UUID {
+	return uuid.NewSHA1(change, []byte(fmt.Sprintf("page-%d", n)))
+}

@@ -1,0 +1,581 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// The defaults of job delivery (JOBS_* settings). With them a job is tried 12 times over about
+// two and a half hours (5 s, 10 s, 20 s, ... capped at an hour between tries) before it goes
+// dead.
+const (
+	DefaultJobsMaxAttempts   = 12
+	DefaultJobsBackoffBase   = 5 * time.Second
+	DefaultJobsBackoffMax    = time.Hour
+	DefaultJobsLease         = 60 * time.Second
+	DefaultJobsConcurrency   = 4
+	DefaultJobsDoneRetention = 24 * time.Hour
+	DefaultJobsPollInterval  = 5 * time.Second
+)
+
+// The defaults of one process-jobs run (the function's limit and max_duration_ms, the
+// scheduled run, agentmem process-jobs).
+const (
+	DefaultProcessJobsLimit  = 1000
+	DefaultProcessJobsBudget = 20 * time.Second
+	// claimBatch is the most jobs one claim takes.
+	claimBatch = 50
+	// minClaimWindow is the least time a run must have left to claim more jobs.
+	minClaimWindow = time.Second
+)
+
+// JobsConfig configures job delivery; zero fields take the defaults above.
+type JobsConfig struct {
+	// MaxAttempts is the attempt cap: a job failing that many times goes dead.
+	MaxAttempts int
+	// BackoffBase and BackoffMax shape the wait before a retry: BackoffBase * 2^(attempt-1),
+	// at most BackoffMax, of which a random half is taken off (jitter), so retries of many
+	// jobs that failed together spread out.
+	BackoffBase, BackoffMax time.Duration
+	// Lease is how long a claimed job stays its worker's; a worker that died mid-delivery
+	// leaves it to be claimed again when it has passed. It must outlast one delivery.
+	Lease time.Duration
+	// Concurrency is the most deliveries in flight in one run.
+	Concurrency int
+	// DoneRetention is how long delivered jobs are kept (for jobs list); process-jobs deletes
+	// older ones.
+	DoneRetention time.Duration
+}
+
+func (c JobsConfig) withDefaults() JobsConfig {
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = DefaultJobsMaxAttempts
+	}
+	if c.BackoffBase <= 0 {
+		c.BackoffBase = DefaultJobsBackoffBase
+	}
+	if c.BackoffMax <= 0 {
+		c.BackoffMax = DefaultJobsBackoffMax
+	}
+	if c.Lease <= 0 {
+		c.Lease = DefaultJobsLease
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultJobsConcurrency
+	}
+	if c.DoneRetention <= 0 {
+		c.DoneRetention = DefaultJobsDoneRetention
+	}
+	return c
+}
+
+// Backoff is the wait before the retry that follows failed attempt n (1-based): base * 2^(n-1),
+// at most max, less a random part of up to half of it.
+func (c JobsConfig) Backoff(n int) time.Duration {
+	c = c.withDefaults()
+	d := c.BackoffMax
+	if n >= 1 && n <= 40 {
+		if e := c.BackoffBase << (n - 1); e > 0 && e < d {
+			d = e
+		}
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// Notifier starts delivery soon after a change wrote jobs: in the process that serves
+// (Kick), or by invoking the process-jobs function (shared/lambdainvoke). It never fails the
+// change: a notification that does not get through leaves the jobs to the next run.
+type Notifier interface {
+	Notify(ctx context.Context)
+}
+
+// Kick is the Notifier of a long-running process: it wakes that process's DeliveryLoop.
+type Kick struct{ ch chan struct{} }
+
+// NewKick makes a Kick.
+func NewKick() *Kick { return &Kick{ch: make(chan struct{}, 1)} }
+
+// Notify wakes the loop without waiting; a wake-up already pending covers this one too.
+func (k *Kick) Notify(context.Context) {
+	select {
+	case k.ch <- struct{}{}:
+	default:
+	}
+}
+
+// notify tells the Notifier that a change wrote jobs; nothing without adapters.
+func (a *App) notify(ctx context.Context) {
+	if a.cfg.Notifier != nil && len(a.store.Adapters()) > 0 {
+		a.cfg.Notifier.Notify(ctx)
+	}
+}
+
+// ---- intents ----
+
+// The intents the intents function takes.
+var intentTypes = []string{adapter.SyncSession, adapter.BackfillSession}
+
+// IntentInput is the request of the intents function.
+type IntentInput struct {
+	ActingFor
+	Type      *string `json:"type"`
+	SessionID *string `json:"session_id"`
+}
+
+// IntentOutput is its answer (202).
+type IntentOutput struct {
+	IntentID  uuid.UUID      `json:"intent_id"`
+	Type      string         `json:"type"`
+	SessionID uuid.UUID      `json:"session_id"`
+	Jobs      []store.JobRef `json:"jobs"`
+}
+
+// CreateIntent asks every enabled adapter to act on a session: syncSession (the session's
+// state) or backfillSession (every message it holds, in pages). A user names their own
+// session; a service caller names user_id too. Another user's session is not found.
+func (a *App) CreateIntent(ctx context.Context, pr auth.Principal, in IntentInput) (IntentOutput, error) {
+	var f apierror.Fields
+	sc, err := scope(pr, in.ActingFor, nil, "", &f)
+	if err != nil {
+		return IntentOutput{}, err
+	}
+	typ := ""
+	if in.Type == nil {
+		f.Add("type", "is required")
+	} else {
+		typ = oneOf(&f, "type", in.Type, "", intentTypes...)
+	}
+	var session uuid.UUID
+	if id := parseUUID(&f, "session_id", in.SessionID, true); id != nil {
+		session = *id
+	}
+	if err := f.Err(); err != nil {
+		return IntentOutput{}, err
+	}
+	res, err := a.store.CreateIntent(ctx, store.IntentParams{Scope: sc, SessionID: session, Intent: typ})
+	if err != nil {
+		return IntentOutput{}, err
+	}
+	a.log.InfoContext(ctx, "intent", "type", typ, "intent_id", res.IntentID.String(), "jobs", len(res.Jobs))
+	a.notify(ctx)
+	return IntentOutput{IntentID: res.IntentID, Type: typ, SessionID: session, Jobs: res.Jobs}, nil
+}
+
+// ---- jobs ----
+
+// The operations of the jobs function.
+const (
+	JobsOpList  = "list"
+	JobsOpGet   = "get"
+	JobsOpRetry = "retry"
+	JobsOpPurge = "purge"
+)
+
+// Limits of jobs list.
+const (
+	jobsMaxLimit     = 200
+	jobsDefaultLimit = 50
+	// purgeMaxRows is the most jobs one purge deletes; more say more: true.
+	purgeMaxRows = 100_000
+)
+
+const cursorJobs = 'j'
+
+var jobStatuses = []string{store.JobPending, store.JobRunning, store.JobDone, store.JobDead}
+
+// ListJobsInput is the request of jobs list.
+type ListJobsInput struct {
+	Op      *string `json:"op"`
+	Status  *string `json:"status"`
+	Adapter *string `json:"adapter"`
+	Limit   *int64  `json:"limit"`
+	Cursor  *string `json:"cursor"`
+}
+
+// JobList is a page of jobs.
+type JobList struct {
+	Jobs       []store.Job `json:"jobs"`
+	NextCursor *string     `json:"next_cursor"`
+}
+
+func serviceOnly(pr auth.Principal) error {
+	if !pr.IsService() {
+		return apierror.New(apierror.Forbidden, "jobs is for service callers only")
+	}
+	return nil
+}
+
+// ListJobs lists every user's jobs, the newest first (service callers).
+func (a *App) ListJobs(ctx context.Context, pr auth.Principal, in ListJobsInput) (JobList, error) {
+	if err := serviceOnly(pr); err != nil {
+		return JobList{}, err
+	}
+	var f apierror.Fields
+	p := store.ListJobsParams{Limit: int(intField(&f, "limit", in.Limit, jobsDefaultLimit, 1, jobsMaxLimit))}
+	if in.Status != nil {
+		p.Status = oneOf(&f, "status", in.Status, "", jobStatuses...)
+	}
+	if in.Adapter != nil {
+		p.Adapter = oneOf(&f, "adapter", in.Adapter, "", adapter.Known()...)
+	}
+	if t, id, ok := cursorKeyOf(&f, cursorJobs, in.Cursor); ok {
+		p.After = &store.JobKey{CreatedAt: t, ID: id}
+	}
+	if err := f.Err(); err != nil {
+		return JobList{}, err
+	}
+	page, err := a.store.ListJobs(ctx, p)
+	if err != nil {
+		return JobList{}, err
+	}
+	out := JobList{Jobs: page.Jobs}
+	if page.Next != nil {
+		cur := cursorAfterKey(cursorJobs, page.Next.CreatedAt, page.Next.ID)
+		out.NextCursor = &cur
+	}
+	return out, nil
+}
+
+// OneJobInput is the request of jobs get and retry.
+type OneJobInput struct {
+	Op *string `json:"op"`
+	ID *string `json:"id"`
+}
+
+func oneJob(pr auth.Principal, in OneJobInput) (uuid.UUID, error) {
+	if err := serviceOnly(pr); err != nil {
+		return uuid.Nil, err
+	}
+	var f apierror.Fields
+	id := parseUUID(&f, "id", in.ID, true)
+	if err := f.Err(); err != nil {
+		return uuid.Nil, err
+	}
+	return *id, nil
+}
+
+// GetJob reads one job.
+func (a *App) GetJob(ctx context.Context, pr auth.Principal, in OneJobInput) (store.Job, error) {
+	id, err := oneJob(pr, in)
+	if err != nil {
+		return store.Job{}, err
+	}
+	return a.store.GetJob(ctx, id)
+}
+
+// RetryJob makes a dead job pending again, with a fresh count of attempts (others: 409).
+func (a *App) RetryJob(ctx context.Context, pr auth.Principal, in OneJobInput) (store.Job, error) {
+	id, err := oneJob(pr, in)
+	if err != nil {
+		return store.Job{}, err
+	}
+	return a.RetryDeadJob(ctx, id)
+}
+
+// RetryDeadJob is RetryJob for the operator command.
+func (a *App) RetryDeadJob(ctx context.Context, id uuid.UUID) (store.Job, error) {
+	j, err := a.store.RetryJob(ctx, id)
+	if err != nil {
+		return j, err
+	}
+	a.log.InfoContext(ctx, "job retried", "job_id", id.String(), "adapter", j.Adapter)
+	a.notify(ctx)
+	return j, nil
+}
+
+// PurgeJobsInput is the request of jobs purge.
+type PurgeJobsInput struct {
+	Op               *string `json:"op"`
+	Status           *string `json:"status"`
+	OlderThanSeconds *int64  `json:"older_than_seconds"`
+}
+
+// PurgeJobsOutput is its answer.
+type PurgeJobsOutput struct {
+	Deleted int64 `json:"deleted"`
+}
+
+// PurgeJobs deletes done or dead jobs created at least older_than_seconds ago (default 0:
+// all of them).
+func (a *App) PurgeJobs(ctx context.Context, pr auth.Principal, in PurgeJobsInput) (PurgeJobsOutput, error) {
+	if err := serviceOnly(pr); err != nil {
+		return PurgeJobsOutput{}, err
+	}
+	var f apierror.Fields
+	status := ""
+	if in.Status == nil {
+		f.Add("status", "is required")
+	} else {
+		status = oneOf(&f, "status", in.Status, "", store.JobDone, store.JobDead)
+	}
+	older := intField(&f, "older_than_seconds", in.OlderThanSeconds, 0, 0, maxTTLSeconds)
+	if err := f.Err(); err != nil {
+		return PurgeJobsOutput{}, err
+	}
+	return a.Purge(ctx, status, time.Duration(older)*time.Second)
+}
+
+// Purge is PurgeJobs for the operator command: every done or dead job older than olderThan.
+func (a *App) Purge(ctx context.Context, status string, olderThan time.Duration) (PurgeJobsOutput, error) {
+	if status != store.JobDone && status != store.JobDead {
+		return PurgeJobsOutput{}, apierror.Invalid("status", "must be one of done, dead")
+	}
+	n, err := a.store.PurgeJobs(ctx, status, olderThan, purgeMaxRows)
+	if err != nil {
+		return PurgeJobsOutput{}, err
+	}
+	a.log.InfoContext(ctx, "jobs purged", "status", status, "deleted", n)
+	return PurgeJobsOutput{Deleted: n}, nil
+}
+
+// ---- process-jobs ----
+
+// ProcessJobsInput is the request of process-jobs.
+type ProcessJobsInput struct {
+	MaxDurationMS *int64 `json:"max_duration_ms"`
+	Limit         *int64 `json:"limit"`
+}
+
+// ProcessJobsOutput is the answer of process-jobs: how many jobs it handled, and what became
+// of them (delivered, to be retried, dead); more when due jobs remain.
+type ProcessJobsOutput struct {
+	Processed int  `json:"processed"`
+	Done      int  `json:"done"`
+	Retried   int  `json:"retried"`
+	Dead      int  `json:"dead"`
+	More      bool `json:"more"`
+}
+
+// ProcessJobs delivers due jobs for a service caller, within the request's budget.
+func (a *App) ProcessJobs(ctx context.Context, pr auth.Principal, in ProcessJobsInput) (ProcessJobsOutput, error) {
+	if !pr.IsService() {
+		return ProcessJobsOutput{}, apierror.New(apierror.Forbidden, "process-jobs is for service callers only")
+	}
+	var f apierror.Fields
+	budget := intField(&f, "max_duration_ms", in.MaxDurationMS, DefaultProcessJobsBudget.Milliseconds(), 1, 900_000)
+	limit := intField(&f, "limit", in.Limit, DefaultProcessJobsLimit, 1, 100_000)
+	if err := f.Err(); err != nil {
+		return ProcessJobsOutput{}, err
+	}
+	return a.RunJobs(ctx, int(limit), time.Duration(budget)*time.Millisecond)
+}
+
+// ScheduledProcessJobs is the run a scheduler (an EventBridge rule) or a committing function's
+// invocation triggers: the defaults, bounded by ctx's deadline.
+func (a *App) ScheduledProcessJobs(ctx context.Context) (ProcessJobsOutput, error) {
+	return a.RunJobs(ctx, DefaultProcessJobsLimit, DefaultProcessJobsBudget)
+}
+
+// RunJobs delivers up to limit due jobs within budget (and ctx's deadline, less headroom):
+// claim a batch in a short transaction, deliver it outside any transaction, record the
+// outcomes, again until none is due. Then it deletes delivered jobs past their retention.
+func (a *App) RunJobs(ctx context.Context, limit int, budget time.Duration) (ProcessJobsOutput, error) {
+	start := time.Now()
+	jc := a.cfg.Jobs.withDefaults()
+	deadline := WorkDeadline(ctx, budget)
+	var out ProcessJobsOutput
+	stopped := false
+	for {
+		if out.Processed >= limit || time.Until(deadline) < minClaimWindow {
+			stopped = true
+			break
+		}
+		claimed, dead, err := a.store.ClaimJobs(ctx, store.ClaimJobsParams{Limit: min(claimBatch, limit-out.Processed),
+			Lease: jc.Lease, MaxAttempts: jc.MaxAttempts})
+		if err != nil {
+			return out, err
+		}
+		out.Processed += len(claimed) + dead
+		out.Dead += dead
+		if len(claimed) == 0 && dead == 0 {
+			break
+		}
+		results := a.deliverAll(ctx, claimed, deadline, jc)
+		// Recorded with a context of its own: a run whose caller gave up still records what
+		// it delivered, so nothing is delivered twice for that reason.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		_, err = a.store.RecordJobs(rctx, results)
+		cancel()
+		if err != nil {
+			return out, err
+		}
+		for _, r := range results {
+			switch r.Status {
+			case store.JobDone:
+				out.Done++
+			case store.JobDead:
+				out.Dead++
+			default:
+				out.Retried++
+			}
+		}
+	}
+	if stopped {
+		more, err := a.store.HasDueJobs(ctx)
+		if err != nil {
+			return out, err
+		}
+		out.More = more
+	}
+	purged, err := a.store.PurgeJobs(ctx, store.JobDone, jc.DoneRetention, claimBatch*20)
+	if err != nil {
+		return out, err
+	}
+	if out.Processed > 0 || purged > 0 {
+		a.log.InfoContext(ctx, "process jobs", "processed", out.Processed, "done", out.Done, "retried", out.Retried,
+			"dead", out.Dead, "more", out.More, "purged", purged, "duration_ms", time.Since(start).Milliseconds())
+	}
+	return out, nil
+}
+
+// deliverAll delivers claimed jobs, at most jc.Concurrency at once; the jobs of one adapter and
+// user go one after the other, oldest first, and each delivery ends before the run's deadline
+// and the job's lease. (Across runs and retries there is no order: events carry their seqs and
+// occurred_at.)
+func (a *App) deliverAll(ctx context.Context, claimed []store.ClaimedJob, deadline time.Time, jc JobsConfig) []store.JobResult {
+	type key struct {
+		adapter string
+		user    uuid.UUID
+	}
+	var order []key
+	groups := map[key][]int{}
+	for i, j := range claimed {
+		k := key{j.Adapter, j.UserID}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	for _, k := range order {
+		slices.SortFunc(groups[k], func(a, b int) int {
+			if c := claimed[a].CreatedAt.Compare(claimed[b].CreatedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(claimed[a].ID.String(), claimed[b].ID.String())
+		})
+	}
+	results := make([]store.JobResult, len(claimed))
+	var g errgroup.Group
+	g.SetLimit(jc.Concurrency)
+	for _, k := range order {
+		g.Go(func() error {
+			for _, i := range groups[k] {
+				results[i] = a.deliverOne(ctx, claimed[i], deadline, jc)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait() // the deliveries report through results
+	return results
+}
+
+// deliverOne delivers one claimed job: its events read now, redacted, handed to its adapter.
+func (a *App) deliverOne(ctx context.Context, j store.ClaimedJob, deadline time.Time, jc JobsConfig) store.JobResult {
+	res := store.JobResult{ID: j.ID, Attempts: j.Attempts, Status: store.JobDone}
+	// The lease was taken at the claim: leave a margin so the result is recorded within it.
+	end := j.NextAttemptAt.Add(-jc.Lease / 10)
+	if deadline.Before(end) {
+		end = deadline
+	}
+	dctx, cancel := context.WithDeadline(ctx, end)
+	defer cancel()
+	err := a.deliver(dctx, j)
+	if err == nil {
+		return res
+	}
+	msg := errorText(err)
+	res.Error = &msg
+	if j.Attempts >= jc.MaxAttempts {
+		res.Status = store.JobDead
+	} else {
+		res.Status = store.JobPending
+		res.Delay = max(jc.Backoff(j.Attempts), adapter.RetryAfter(err))
+	}
+	a.log.WarnContext(ctx, "job delivery failed", "job_id", j.ID.String(), "adapter", j.Adapter, "intent", j.Intent,
+		"attempt", j.Attempts, "status", res.Status, "error", msg)
+	return res
+}
+
+func (a *App) deliver(ctx context.Context, j store.ClaimedJob) error {
+	ad, ok := a.cfg.Adapters[j.Adapter]
+	if !ok {
+		return fmt.Errorf("adapter %q is not enabled in this process (ADAPTERS)", j.Adapter)
+	}
+	events, err := a.store.LoadEvents(ctx, j)
+	if err != nil {
+		return fmt.Errorf("read event: %w", err)
+	}
+	for _, ev := range events {
+		ev, err = scrubEvent(a.cfg.Redactor, ev)
+		if err != nil {
+			return err
+		}
+		ev.Messages = RawMessages(ev.Messages)
+		if err := ad.Deliver(ctx, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxErrorChars bounds a job's last_error.
+const maxErrorChars = 500
+
+// errorText is an error as a job records it: its text, valid UTF-8, at most maxErrorChars
+// characters. Adapters' errors never hold content (adapter.Adapter), nor do the store's.
+func errorText(err error) string {
+	msg := strings.ToValidUTF8(err.Error(), "?")
+	if errors.Is(err, context.DeadlineExceeded) && !strings.Contains(msg, "deadline") {
+		msg += " (deadline exceeded)"
+	}
+	if utf8.RuneCountInString(msg) > maxErrorChars {
+		msg = string([]rune(msg)[:maxErrorChars-1]) + "…"
+	}
+	return msg
+}
+
+// DeliveryLoop delivers jobs until ctx ends, in a long-running process (agentmem serve): at
+// once when kick is notified (a change of this process wrote jobs), and every poll interval
+// (retries come due, other processes write jobs). A run that fails is logged and tried again
+// at the next wake-up.
+func (a *App) DeliveryLoop(ctx context.Context, kick *Kick, poll time.Duration) {
+	if poll <= 0 {
+		poll = DefaultJobsPollInterval
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-kick.ch:
+		case <-t.C:
+		}
+		for ctx.Err() == nil {
+			out, err := a.RunJobs(ctx, DefaultProcessJobsLimit, DefaultProcessJobsBudget)
+			if err != nil {
+				if ctx.Err() == nil {
+					a.log.WarnContext(ctx, "process jobs failed", "error", err)
+				}
+				break
+			}
+			if !out.More {
+				break
+			}
+		}
+	}
+}

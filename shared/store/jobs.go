@@ -1,0 +1,313 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+)
+
+// The statuses of a job.
+const (
+	JobPending = "pending"
+	JobRunning = "running"
+	JobDone    = "done"
+	JobDead    = "dead"
+)
+
+// Job is a job of the outbox as the jobs function shows it: no refs, no content.
+type Job struct {
+	ID            uuid.UUID  `json:"id"`
+	Intent        string     `json:"intent"`
+	Adapter       string     `json:"adapter"`
+	Status        string     `json:"status"`
+	Attempts      int        `json:"attempts"`
+	NextAttemptAt time.Time  `json:"next_attempt_at"`
+	LastError     *string    `json:"last_error"`
+	CreatedAt     time.Time  `json:"created_at"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+	SessionID     *uuid.UUID `json:"session_id"`
+	UserID        uuid.UUID  `json:"user_id"`
+}
+
+const jobColumns = `id, intent, adapter, status, attempts, next_attempt_at, last_error, created_at, updated_at,
+	session_id, user_id`
+
+func scanJob(r pgx.CollectableRow) (Job, error) {
+	var j Job
+	err := r.Scan(&j.ID, &j.Intent, &j.Adapter, &j.Status, &j.Attempts, &j.NextAttemptAt, &j.LastError,
+		&j.CreatedAt, &j.UpdatedAt, &j.SessionID, &j.UserID)
+	j.NextAttemptAt, j.CreatedAt, j.UpdatedAt = j.NextAttemptAt.UTC(), j.CreatedAt.UTC(), j.UpdatedAt.UTC()
+	return j, err
+}
+
+// JobKey is the place of a job in a listing, which orders by creation time, then id, both
+// descending.
+type JobKey struct {
+	CreatedAt time.Time
+	ID        uuid.UUID
+}
+
+// ListJobsParams asks for one page of jobs.
+type ListJobsParams struct {
+	// Status and Adapter filter when not "".
+	Status, Adapter string
+	Limit           int
+	// After, when set, continues after that job.
+	After *JobKey
+}
+
+// JobPage is one page of jobs.
+type JobPage struct {
+	Jobs []Job
+	// Next continues the listing; nil on the last page.
+	Next *JobKey
+}
+
+// ListJobs reads a page of every user's jobs, the newest first (service callers).
+func (s *Store) ListJobs(ctx context.Context, p ListJobsParams) (JobPage, error) {
+	out := JobPage{Jobs: []Job{}}
+	var afterAt *time.Time
+	var afterID *uuid.UUID
+	if p.After != nil {
+		afterAt, afterID = &p.After.CreatedAt, &p.After.ID
+	}
+	// With a status, the listing reads jobs_status_created_idx in order: the condition is
+	// written out rather than made optional in SQL, which would hide it from the planner.
+	status := `$1::text = ''`
+	if p.Status != "" {
+		status = `status = $1::text`
+	}
+	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+		b.Queue(`
+			select `+jobColumns+` from agentmem.jobs
+			where `+status+` and ($2::text = '' or adapter = $2::text)
+			  and ($3::timestamptz is null or (created_at, id) < ($3::timestamptz, $4::uuid))
+			order by created_at desc, id desc
+			limit $5`, p.Status, p.Adapter, afterAt, afterID, p.Limit+1).Query(func(rows pgx.Rows) error {
+			var err error
+			if out.Jobs, err = pgx.CollectRows(rows, scanJob); err != nil {
+				return fmt.Errorf("list jobs: %w", err)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return JobPage{}, err
+	}
+	if len(out.Jobs) > p.Limit {
+		out.Jobs = out.Jobs[:p.Limit]
+		last := out.Jobs[p.Limit-1]
+		out.Next = &JobKey{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+	return out, nil
+}
+
+func jobNotFound() error { return apierror.New(apierror.NotFound, "job not found") }
+
+// GetJob reads one job.
+func (s *Store) GetJob(ctx context.Context, id uuid.UUID) (Job, error) {
+	var out Job
+	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+		b.Queue(`select `+jobColumns+` from agentmem.jobs where id = $1`, id).Query(func(rows pgx.Rows) error {
+			var err error
+			out, err = pgx.CollectExactlyOneRow(rows, scanJob)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return jobNotFound()
+			}
+			return err
+		})
+	})
+	return out, err
+}
+
+// RetryJob makes a dead job pending again, due now, with its attempts counted afresh; any
+// other status is a conflict.
+func (s *Store) RetryJob(ctx context.Context, id uuid.UUID) (Job, error) {
+	var out Job
+	err := s.asServiceRole(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			update agentmem.jobs set status = 'pending', attempts = 0, next_attempt_at = now(), updated_at = now()
+			where id = $1 and status = 'dead'
+			returning `+jobColumns, id)
+		if err != nil {
+			return fmt.Errorf("retry job: %w", err)
+		}
+		out, err = pgx.CollectExactlyOneRow(rows, scanJob)
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		var status string
+		err = tx.QueryRow(ctx, `select status from agentmem.jobs where id = $1`, id).Scan(&status)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return jobNotFound()
+		}
+		if err != nil {
+			return fmt.Errorf("retry job: %w", err)
+		}
+		return apierror.Newf(apierror.Conflict, "job is %s; only a dead job can be retried", status)
+	})
+	return out, err
+}
+
+// PurgeJobs deletes done or dead jobs created at least olderThan ago, at most limit of them
+// (the oldest first, through jobs_status_created_idx: no sort, however many jobs are kept),
+// and says how many it deleted.
+func (s *Store) PurgeJobs(ctx context.Context, status string, olderThan time.Duration, limit int) (int64, error) {
+	var n int64
+	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+		b.Queue(`
+			with doomed as (
+			  select ctid from agentmem.jobs
+			  where status = $1 and created_at <= now() - make_interval(secs => $2::float8)
+			  order by created_at limit $3
+			  for update skip locked)
+			delete from agentmem.jobs j using doomed where j.ctid = doomed.ctid`,
+			status, olderThan.Seconds(), limit).Exec(func(tag pgconn.CommandTag) error {
+			n = tag.RowsAffected()
+			return nil
+		})
+	})
+	return n, err
+}
+
+// ClaimedJob is a job a worker claimed: everything needed to deliver it.
+type ClaimedJob struct {
+	Job
+	EventID  uuid.UUID
+	TenantID string
+	// Agent is "" for a change of the user as a whole.
+	Agent string
+	Refs  json.RawMessage
+}
+
+// ClaimJobsParams bounds one claim.
+type ClaimJobsParams struct {
+	Limit int
+	// Lease is how long the claimed jobs stay the worker's: past it, a job not recorded is
+	// claimed again (its worker died).
+	Lease time.Duration
+	// MaxAttempts is the attempt cap: a job whose lease passed after its last allowed attempt
+	// goes dead instead of being claimed again.
+	MaxAttempts int
+}
+
+// claimSQL claims up to $1 due jobs, in one short transaction: pending jobs whose time has
+// come and running jobs whose lease has passed, locked with skip locked so concurrent workers
+// take different jobs and never wait for each other. A claimed job is running until now() +
+// $2 seconds, with one more attempt counted; one whose lease passed after the last allowed
+// attempt ($3) goes dead instead.
+const claimSQL = `
+with due as (
+  select id from agentmem.jobs
+  where status in ('pending', 'running') and next_attempt_at <= now()
+  order by next_attempt_at
+  limit $1
+  for update skip locked)
+update agentmem.jobs j set
+  status = case when j.status = 'running' and j.attempts >= $3 then 'dead' else 'running' end,
+  attempts = case when j.status = 'running' and j.attempts >= $3 then j.attempts else j.attempts + 1 end,
+  last_error = case when j.status = 'running' and j.attempts >= $3
+                    then 'the last attempt did not finish within its lease (the worker stopped)' else j.last_error end,
+  next_attempt_at = case when j.status = 'running' and j.attempts >= $3 then now()
+                         else now() + make_interval(secs => $2::float8) end,
+  updated_at = now()
+from due
+where j.id = due.id
+returning j.id, j.intent, j.adapter, j.status, j.attempts, j.next_attempt_at, j.last_error, j.created_at,
+  j.updated_at, j.session_id, j.user_id, j.event_id, j.tenant_id, j.agent, j.refs`
+
+// ClaimJobs claims due jobs for delivery (see claimSQL). It returns the jobs to deliver, and
+// how many jobs it found dead instead.
+func (s *Store) ClaimJobs(ctx context.Context, p ClaimJobsParams) (claimed []ClaimedJob, dead int, err error) {
+	err = s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+		b.Queue(claimSQL, p.Limit, p.Lease.Seconds(), p.MaxAttempts).Query(func(rows pgx.Rows) error {
+			var err error
+			claimed, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ClaimedJob, error) {
+				var c ClaimedJob
+				err := r.Scan(&c.ID, &c.Intent, &c.Adapter, &c.Status, &c.Attempts, &c.NextAttemptAt, &c.LastError,
+					&c.CreatedAt, &c.UpdatedAt, &c.SessionID, &c.UserID, &c.EventID, &c.TenantID, &c.Agent, &c.Refs)
+				c.CreatedAt, c.UpdatedAt, c.NextAttemptAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC(), c.NextAttemptAt.UTC()
+				return c, err
+			})
+			if err != nil {
+				return fmt.Errorf("claim jobs: %w", err)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	live := claimed[:0]
+	for _, c := range claimed {
+		if c.Status == JobDead {
+			dead++
+			continue
+		}
+		live = append(live, c)
+	}
+	return live, dead, nil
+}
+
+// JobResult is the outcome of one claimed job's delivery.
+type JobResult struct {
+	ID uuid.UUID
+	// Attempts is the job's attempts as claimed: a result is recorded only while the job is
+	// still that claim's (a worker whose lease passed and whose job was claimed again records
+	// nothing).
+	Attempts int
+	// Status is JobDone, JobPending (retry after Delay) or JobDead.
+	Status string
+	Delay  time.Duration
+	// Error is the failure, without content; nil when done.
+	Error *string
+}
+
+// RecordJobs records the outcomes of delivered jobs in one statement, and says how many were
+// still the worker's to record.
+func (s *Store) RecordJobs(ctx context.Context, results []JobResult) (int64, error) {
+	if len(results) == 0 {
+		return 0, nil
+	}
+	ids := make([]uuid.UUID, len(results))
+	attempts := make([]int32, len(results))
+	statuses := make([]string, len(results))
+	errs := make([]*string, len(results))
+	delays := make([]float64, len(results))
+	for i, r := range results {
+		ids[i], attempts[i], statuses[i], errs[i], delays[i] = r.ID, int32(r.Attempts), r.Status, r.Error, r.Delay.Seconds()
+	}
+	var n int64
+	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+		b.Queue(`
+			update agentmem.jobs j set status = r.status, last_error = r.err,
+			  next_attempt_at = now() + make_interval(secs => r.delay), updated_at = now()
+			from unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::float8[]) as r(id, attempts, status, err, delay)
+			where j.id = r.id and j.status = 'running' and j.attempts = r.attempts`,
+			ids, attempts, statuses, errs, delays).Exec(func(tag pgconn.CommandTag) error {
+			n = tag.RowsAffected()
+			return nil
+		})
+	})
+	return n, err
+}
+
+// HasDueJobs reports whether a job is due now.
+func (s *Store) HasDueJobs(ctx context.Context) (bool, error) {
+	var due bool
+	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+		b.Queue(`select exists (select 1 from agentmem.jobs
+			where status in ('pending', 'running') and next_attempt_at <= now())`).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&due)
+		})
+	})
+	return due, err
+}

@@ -1,0 +1,215 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+// The outbox: every change an adapter must learn of writes one job per enabled adapter
+// (Config.Adapters) into agentmem.jobs, in the transaction of the change itself, so a change
+// is acknowledged with its jobs or not at all. A job holds references (see the migration
+// create_jobs_outbox); process-jobs reads the content when it delivers. With no adapter
+// enabled nothing is written and no statement is added.
+
+// Adapters are the names of the enabled adapters, in the order of Config.Adapters.
+func (s *Store) Adapters() []string { return s.adapters }
+
+// outboxOn reports whether changes write jobs.
+func (s *Store) outboxOn() bool { return len(s.adapters) > 0 }
+
+// change is one change adapters must learn of.
+type change struct {
+	intent string
+	// sc is whose change it is; sc.Agent "" for a change of the user as a whole.
+	sc      memory.Scope
+	session *uuid.UUID
+	// refs says what changed (marshalled to the job's refs); nil is {}.
+	refs any
+}
+
+// JobRef is a job as a change's answer names it.
+type JobRef struct {
+	ID      uuid.UUID `json:"id"`
+	Adapter string    `json:"adapter"`
+	Status  string    `json:"status"`
+}
+
+// enqueueSQL writes one job per adapter ($8 names, $9 job ids) for a change.
+const enqueueSQL = `
+insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, intent, adapter, refs)
+select a.id, $1, $2, $3, $4, $5, $6, a.name, $7::jsonb
+from unnest($8::text[], $9::uuid[]) as a(name, id)`
+
+// jobIDs makes one job id per enabled adapter: time-ordered (UUIDv7), so the primary key grows
+// at its right edge as jobs are written, as the indexes on times do.
+func (s *Store) jobIDs() []uuid.UUID {
+	ids := make([]uuid.UUID, len(s.adapters))
+	for i := range ids {
+		id, err := uuid.NewV7()
+		if err != nil {
+			id = uuid.New()
+		}
+		ids[i] = id
+	}
+	return ids
+}
+
+// newJobs names the jobs of one change: its event id and one job per enabled adapter.
+type newJobs struct {
+	event    uuid.UUID
+	adapters []string
+	ids      []uuid.UUID
+}
+
+func (s *Store) newJobs() newJobs {
+	return newJobs{event: uuid.New(), adapters: s.adapters, ids: s.jobIDs()}
+}
+
+// refs are the jobs' answer: each adapter's job, pending.
+func (n newJobs) refs() []JobRef {
+	jobs := make([]JobRef, len(n.ids))
+	for i, id := range n.ids {
+		jobs[i] = JobRef{ID: id, Adapter: n.adapters[i], Status: JobPending}
+	}
+	return jobs
+}
+
+// enqueueArgs are enqueueSQL's arguments for c, with the jobs they write.
+func (s *Store) enqueueArgs(c change) ([]any, newJobs, error) {
+	refs := []byte("{}")
+	if c.refs != nil {
+		var err error
+		if refs, err = json.Marshal(c.refs); err != nil {
+			return nil, newJobs{}, fmt.Errorf("encode job refs: %w", err)
+		}
+	}
+	n := s.newJobs()
+	return []any{n.event, c.sc.TenantID, c.sc.UserID, c.sc.Agent, c.session, c.intent, string(refs),
+		n.adapters, n.ids}, n, nil
+}
+
+// enqueue writes c's jobs in tx, as whatever role tx runs (a user's own change under
+// CallerRole, whose policy lets it insert its own jobs only), and returns the change's event
+// id and its jobs. Nothing without adapters.
+func (s *Store) enqueue(ctx context.Context, tx pgx.Tx, c change) (uuid.UUID, []JobRef, error) {
+	if !s.outboxOn() {
+		return uuid.New(), []JobRef{}, nil
+	}
+	args, n, err := s.enqueueArgs(c)
+	if err != nil {
+		return uuid.Nil, nil, err
+	}
+	if _, err := tx.Exec(ctx, enqueueSQL, args...); err != nil {
+		return uuid.Nil, nil, fmt.Errorf("write jobs: %w", err)
+	}
+	return n.event, n.refs(), nil
+}
+
+// The refs of a job, by intent. Each names what changed; none holds content.
+type (
+	// memoryRefs: onMemoryCreated, onMemoryUpdated, onMemoryDeleted.
+	memoryRefs struct {
+		MemoryID uuid.UUID `json:"memory_id"`
+	}
+	// seqRefs: onSessionReset (every message up to SeqTo went), backfillSession (the messages
+	// up to SeqTo when it was asked for).
+	seqRefs struct {
+		SeqTo int64 `json:"seq_to"`
+	}
+	// messageRefs: onMessageDeleted.
+	messageRefs struct {
+		MessageID uuid.UUID `json:"message_id"`
+		Seq       *int64    `json:"seq"`
+	}
+	// userRefs: onUserForgotten.
+	userRefs struct {
+		AllTenants bool `json:"all_tenants"`
+	}
+)
+
+// turnJobsSQL writes the jobs of a committed turn, in the turn's transaction after its
+// messages and facts: agentmem.write_turn_jobs (migration create_jobs_outbox), whose plans
+// PL/pgSQL keeps for the connection's life. It writes nothing when the session is not this
+// agent's, as the turn's own statements then store nothing.
+const turnJobsSQL = `select agentmem.write_turn_jobs(p_event_id => $1::uuid, p_session_id => $2::uuid,
+  p_user_id => $3::uuid, p_tenant_id => $4::text, p_agent => $5::text, p_new_messages => $6::integer,
+  p_memory_keys => $7::text[], p_adapters => $8::text[], p_job_ids => $9::uuid[])`
+
+// turnJobs is the arguments of turnJobsSQL for a turn that stored newMessages new messages
+// and the facts of keys; nil when the turn changed nothing or no adapter is enabled.
+func (s *Store) turnJobs(p CommitParams, newMessages int, keys []string) []any {
+	if !s.outboxOn() || (newMessages == 0 && len(keys) == 0) {
+		return nil
+	}
+	if keys == nil {
+		keys = []string{}
+	}
+	sc, n := p.Scope, s.newJobs()
+	return []any{n.event, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, newMessages, keys, n.adapters, n.ids}
+}
+
+// IntentParams asks adapters to act on a session (the intents function).
+type IntentParams struct {
+	// Scope is whose session it is; Scope.Agent is ignored (the session's own is used).
+	Scope     memory.Scope
+	SessionID uuid.UUID
+	// Intent is adapter.SyncSession or adapter.BackfillSession.
+	Intent string
+}
+
+// IntentResult is the answer of CreateIntent.
+type IntentResult struct {
+	// IntentID is the event id every job of the intent delivers under.
+	IntentID uuid.UUID
+	Jobs     []JobRef
+}
+
+// CreateIntent writes one job per enabled adapter for an intent on one of the user's sessions;
+// a session that is missing, expired or (row-level security hides it) someone else's is not
+// found. Without adapters it checks the session and writes nothing.
+func (s *Store) CreateIntent(ctx context.Context, p IntentParams) (IntentResult, error) {
+	var out IntentResult
+	sc := p.Scope
+	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		var agent string
+		var lastSeq int64
+		err := tx.QueryRow(ctx, `select agent, last_seq from agentmem.sessions
+			where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()`,
+			p.SessionID, sc.UserID, sc.TenantID).Scan(&agent, &lastSeq)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return sessionNotFound()
+		}
+		if err != nil {
+			return fmt.Errorf("select session: %w", err)
+		}
+		c := change{intent: p.Intent, sc: memory.Scope{TenantID: sc.TenantID, UserID: sc.UserID, Agent: agent},
+			session: &p.SessionID}
+		if p.Intent == adapter.BackfillSession {
+			c.refs = seqRefs{SeqTo: lastSeq}
+		}
+		out.IntentID, out.Jobs, err = s.enqueue(ctx, tx, c)
+		return err
+	})
+	return out, err
+}
+
+// sessionChange is the change of a session of the caller's: the session's agent and last seq,
+// read in tx (nothing when no adapter is enabled).
+func (s *Store) sessionChange(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID, intent string) (change, int64, error) {
+	var agent string
+	var lastSeq int64
+	if err := tx.QueryRow(ctx, `select agent, last_seq from agentmem.sessions where id = $1 and user_id = $2 and tenant_id = $3`,
+		id, sc.UserID, sc.TenantID).Scan(&agent, &lastSeq); err != nil {
+		return change{}, 0, fmt.Errorf("select session: %w", err)
+	}
+	return change{intent: intent, sc: memory.Scope{TenantID: sc.TenantID, UserID: sc.UserID, Agent: agent}, session: &id},
+		lastSeq, nil
+}
