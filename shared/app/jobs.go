@@ -17,6 +17,7 @@ import (
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/telemetry"
 )
 
 // The defaults of job delivery (JOBS_* settings). With them a job is tried 12 times over about
@@ -117,9 +118,17 @@ func (k *Kick) Notify(context.Context) {
 	}
 }
 
-// notify tells the Notifier that a change wrote jobs; nothing without adapters.
+// notify tells the Notifier that a change wrote jobs, and counts them (one per adapter);
+// nothing without adapters.
 func (a *App) notify(ctx context.Context) {
-	if a.cfg.Notifier != nil && len(a.store.Adapters()) > 0 {
+	adapters := a.store.Adapters()
+	if len(adapters) == 0 {
+		return
+	}
+	for _, name := range adapters {
+		telemetry.RecordJob(ctx, name, store.JobPending)
+	}
+	if a.cfg.Notifier != nil {
 		a.cfg.Notifier.Notify(ctx)
 	}
 }
@@ -166,7 +175,9 @@ func (a *App) CreateIntent(ctx context.Context, pr auth.Principal, in IntentInpu
 	if err := f.Err(); err != nil {
 		return IntentOutput{}, err
 	}
-	res, err := a.store.CreateIntent(ctx, store.IntentParams{Scope: sc, SessionID: session, Intent: typ})
+	ictx, sp := telemetry.StartIntent(ctx, typ)
+	res, err := a.store.CreateIntent(ictx, store.IntentParams{Scope: sc, SessionID: session, Intent: typ})
+	sp.End(err)
 	if err != nil {
 		return IntentOutput{}, err
 	}
@@ -399,9 +410,14 @@ func (a *App) RunJobs(ctx context.Context, limit int, budget time.Duration) (Pro
 		if err != nil {
 			return out, err
 		}
-		out.Processed += len(claimed) + dead
-		out.Dead += dead
-		if len(claimed) == 0 && dead == 0 {
+		for _, d := range dead {
+			telemetry.RecordJob(ctx, d.Adapter, store.JobDead)
+			a.log.WarnContext(ctx, "job dead: its last attempt did not finish within its lease", "job_id", d.ID.String(),
+				"adapter", d.Adapter, "intent", d.Intent, "attempt", d.Attempts)
+		}
+		out.Processed += len(claimed) + len(dead)
+		out.Dead += len(dead)
+		if len(claimed) == 0 && len(dead) == 0 {
 			break
 		}
 		results := a.deliverAll(ctx, claimed, deadline, jc)
@@ -493,17 +509,23 @@ func (a *App) deliverOne(ctx context.Context, j store.ClaimedJob, deadline time.
 	}
 	dctx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
+	dctx, sp := telemetry.StartAdapter(dctx, j.Adapter)
 	err := a.deliver(dctx, j)
+	sp.End(err)
+	telemetry.RecordDelivery(ctx, j.Adapter, time.Since(j.CreatedAt), err)
 	if err == nil {
+		telemetry.RecordJob(ctx, j.Adapter, "delivered")
 		return res
 	}
 	msg := errorText(err)
 	res.Error = &msg
 	if j.Attempts >= jc.MaxAttempts {
 		res.Status = store.JobDead
+		telemetry.RecordJob(ctx, j.Adapter, store.JobDead)
 	} else {
 		res.Status = store.JobPending
 		res.Delay = max(jc.Backoff(j.Attempts), adapter.RetryAfter(err))
+		telemetry.RecordJob(ctx, j.Adapter, "retry")
 	}
 	a.log.WarnContext(ctx, "job delivery failed", "job_id", j.ID.String(), "adapter", j.Adapter, "intent", j.Intent,
 		"attempt", j.Attempts, "status", res.Status, "error", msg)

@@ -14,6 +14,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
@@ -24,6 +28,7 @@ import (
 	"github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/telemetry"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -642,5 +647,86 @@ func TestNoDeliveryWithoutRedactor(t *testing.T) {
 	}
 	if n := e.count("jobs", "last_error like 'no PII redactor%'"); n != 1 {
 		t.Errorf("%d jobs say why", n)
+	}
+}
+
+// The orchestrator's telemetry: an intent is a "memory.intent" span, each delivery attempt an
+// "adapter.webhook" span, jobs are counted as they enter a status and deliveries timed from the
+// commit; and nothing exported holds the content, the user's id or the receiver's URL.
+func TestTelemetryOfTheOrchestrator(t *testing.T) {
+	// Not parallel: the providers are process-wide.
+	e := newJobsEnv(t, app.JobsConfig{MaxAttempts: 1}, nil)
+	spans := tracetest.NewInMemoryExporter()
+	reader := sdkmetric.NewManualReader()
+	tel := telemetry.Install(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans)),
+		sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	defer tel.Shutdown(context.Background()) //nolint:errcheck
+
+	u := e.newUser("Tenant-fixture-acme")
+	sid := uuid.New()
+	e.call(u.token, "commit-turn", jobTurn(sid, "bot", "Zanzibar-fixture-7731 at jane.doe.fixture@example.com")).must(t, http.StatusCreated)
+	e.call(u.token, "intents", map[string]any{"type": "syncSession", "session_id": sid}).must(t, http.StatusAccepted)
+	e.rec.Answer(func(n int) int {
+		if n == 2 {
+			return http.StatusInternalServerError
+		}
+		return 0
+	})
+	if _, done, _, dead, _ := e.process(t); done != 1 || dead != 1 {
+		t.Fatalf("done %d, dead %d", done, dead)
+	}
+	secrets := []string{"Zanzibar-fixture-7731", "jane.doe.fixture@example.com", u.id.String(), "Tenant-fixture-acme",
+		u.token, e.rec.URL, sid.String()}
+	names := map[string]int{}
+	for _, s := range spans.GetSpans() {
+		names[s.Name]++
+		checkNoSecrets(t, s.Name+" "+s.Status.Description, secrets)
+		for _, a := range s.Attributes {
+			checkNoSecrets(t, string(a.Key)+"="+a.Value.String(), secrets)
+		}
+		if s.Name == "adapter.webhook" && spanAttr(s.Attributes, "agentmem.adapter") != "webhook" {
+			t.Errorf("adapter span attributes %v", s.Attributes)
+		}
+		if s.Name == "memory.intent" && spanAttr(s.Attributes, "agentmem.intent") != "syncSession" {
+			t.Errorf("intent span attributes %v", s.Attributes)
+		}
+	}
+	if names["memory.intent"] != 1 || names["adapter.webhook"] != 2 {
+		t.Errorf("spans %v, want one memory.intent and two adapter.webhook", names)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	jobs := map[string]int64{}
+	var delivered uint64
+	var failures int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					for _, a := range p.Attributes.ToSlice() {
+						checkNoSecrets(t, string(a.Key)+"="+a.Value.String(), secrets)
+					}
+					switch m.Name {
+					case "agentmem.jobs":
+						st, _ := p.Attributes.Value("agentmem.job.status")
+						jobs[st.AsString()] += p.Value
+					case "agentmem.delivery.failures":
+						failures += p.Value
+					}
+				}
+			case metricdata.Histogram[float64]:
+				if m.Name == "agentmem.delivery.duration" {
+					for _, p := range d.DataPoints {
+						delivered += p.Count
+					}
+				}
+			}
+		}
+	}
+	if jobs["pending"] != 2 || jobs["delivered"] != 1 || jobs["dead"] != 1 || delivered != 1 || failures != 1 {
+		t.Errorf("jobs by status %v, %d deliveries timed, %d failures", jobs, delivered, failures)
 	}
 }

@@ -225,8 +225,8 @@ returning j.id, j.intent, j.adapter, j.status, j.attempts, j.next_attempt_at, j.
   j.updated_at, j.session_id, j.user_id, j.event_id, j.tenant_id, j.agent, j.refs`
 
 // ClaimJobs claims due jobs for delivery (see claimSQL). It returns the jobs to deliver, and
-// how many jobs it found dead instead.
-func (s *Store) ClaimJobs(ctx context.Context, p ClaimJobsParams) (claimed []ClaimedJob, dead int, err error) {
+// the jobs it found dead instead.
+func (s *Store) ClaimJobs(ctx context.Context, p ClaimJobsParams) (claimed, dead []ClaimedJob, err error) {
 	err = s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		b.Queue(claimSQL, p.Limit, p.Lease.Seconds(), p.MaxAttempts).Query(func(rows pgx.Rows) error {
 			var err error
@@ -244,12 +244,12 @@ func (s *Store) ClaimJobs(ctx context.Context, p ClaimJobsParams) (claimed []Cla
 		})
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
-	live := claimed[:0]
+	var live []ClaimedJob
 	for _, c := range claimed {
 		if c.Status == JobDead {
-			dead++
+			dead = append(dead, c)
 			continue
 		}
 		live = append(live, c)

@@ -390,8 +390,8 @@ func TestClaimLeaseAndRecord(t *testing.T) {
 	}
 	claim := store.ClaimJobsParams{Limit: 10, Lease: time.Minute, MaxAttempts: 3}
 	first, dead, err := st.ClaimJobs(ctx, claim)
-	if err != nil || len(first) != 1 || dead != 0 || first[0].Attempts != 1 || first[0].Status != store.JobRunning {
-		t.Fatalf("first claim: %+v, %d dead, %v", first, dead, err)
+	if err != nil || len(first) != 1 || len(dead) != 0 || first[0].Attempts != 1 || first[0].Status != store.JobRunning {
+		t.Fatalf("first claim: %+v, %d dead, %v", first, len(dead), err)
 	}
 	// The worker dies here. While its lease runs, nobody else takes the job.
 	if again, _, err := st.ClaimJobs(ctx, claim); err != nil || len(again) != 0 {
@@ -432,8 +432,8 @@ func TestClaimLeaseAndRecord(t *testing.T) {
 	}
 	lapse()
 	none, dead, err := st.ClaimJobs(ctx, claim)
-	if err != nil || len(none) != 0 || dead != 1 {
-		t.Fatalf("claim after the last lease: %+v, %d dead, %v", none, dead, err)
+	if err != nil || len(none) != 0 || len(dead) != 1 || dead[0].ID != first[0].ID || dead[0].Adapter != "webhook" {
+		t.Fatalf("claim after the last lease: %+v, %+v dead, %v", none, dead, err)
 	}
 	j, err = st.GetJob(ctx, first[0].ID)
 	if err != nil || j.Status != store.JobDead || j.Attempts != 3 || j.LastError == nil {
