@@ -38,6 +38,9 @@ type Config struct {
 	// Redactor removes personal data from every event's content before any adapter; without
 	// one, no job is delivered (each fails, saying why).
 	Redactor *redact.Redactor
+	// MessageEmbedding is when a turn's messages are embedded (MESSAGE_EMBEDDING):
+	// MessageEmbeddingDeferred (the default) or MessageEmbeddingCommit.
+	MessageEmbedding string
 }
 
 // App runs the use cases. Build it once per process (per Lambda container); it is safe for
@@ -46,6 +49,8 @@ type App struct {
 	store *store.Store
 	log   *slog.Logger
 	cfg   Config
+	// later embeds the messages of committed turns, after their commit (see MessageEmbedding).
+	later *laterEmbedder
 }
 
 // New builds an App over st.
@@ -62,7 +67,12 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	if cfg.RateLimit.Limiter == nil && st != nil {
 		cfg.RateLimit.Limiter = st
 	}
-	return &App{store: st, log: log, cfg: cfg}
+	if cfg.MessageEmbedding == "" {
+		cfg.MessageEmbedding = DefaultMessageEmbedding
+	}
+	a := &App{store: st, log: log, cfg: cfg}
+	a.later = newLaterEmbedder(a)
+	return a
 }
 
 // Ping checks that the database answers.
