@@ -48,7 +48,7 @@ func (a *App) embedForStorage(ctx context.Context, texts []string) ([]*string, e
 	vecs, err := a.embedVectors(ectx, texts)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, &apierror.Error{Code: apierror.Unavailable, Detail: "the request ran out of time; retry", RetryAfter: 1, Cause: ctx.Err()}
+			return nil, &apierror.Error{Code: apierror.Unavailable, Detail: "the request ran out of time; retry", Cause: ctx.Err()}
 		}
 		a.log.WarnContext(ctx, "embedding failed; stored without vectors", "texts", len(texts), "error", errText(err))
 		return make([]*string, len(texts)), nil
