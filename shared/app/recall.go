@@ -55,6 +55,10 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 	if err := f.Err(); err != nil {
 		return RecallResults{}, err
 	}
+	extra := a.startRecallExtra(ctx, p)
 	hits, err := a.store.Recall(ctx, p)
-	return RecallResults{Results: hits}, err
+	if err != nil {
+		return RecallResults{}, err
+	}
+	return RecallResults{Results: mergeHits(hits, extra(), p.K)}, nil
 }
