@@ -55,7 +55,8 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 	if err := f.Err(); err != nil {
 		return RecallResults{}, err
 	}
-	extra := a.startRecallExtra(ctx, p)
+	extra, stop := a.startRecallExtra(ctx, p)
+	defer stop()
 	hits, err := a.store.Recall(ctx, p)
 	if err != nil {
 		return RecallResults{}, err

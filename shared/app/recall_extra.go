@@ -26,11 +26,11 @@ type RecallSource interface {
 // request is one it can answer (memories searched, no metadata filter: the source knows
 // nothing of agentmem's metadata), and returns a function that waits for its results: none
 // when it failed or did not answer in time, which is logged without content. The search runs
-// while the database's does.
-func (a *App) startRecallExtra(ctx context.Context, p store.RecallParams) func() []memory.Hit {
+// while the database's does; stop ends it (call it when done, waited for or not).
+func (a *App) startRecallExtra(ctx context.Context, p store.RecallParams) (wait func() []memory.Hit, stop func()) {
 	src := a.cfg.RecallExtra
 	if src == nil || a.cfg.Redactor == nil || p.Source == memory.SourceMessages || len(p.Filter) > 0 {
-		return func() []memory.Hit { return nil }
+		return func() []memory.Hit { return nil }, func() {}
 	}
 	query, _ := a.cfg.Redactor.Text(p.Query)
 	type answer struct {
@@ -41,7 +41,6 @@ func (a *App) startRecallExtra(ctx context.Context, p store.RecallParams) func()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), src.RecallTimeout())
 	start := time.Now()
 	go func() {
-		defer cancel()
 		sctx, sp := telemetry.StartAdapter(sctx, src.Name())
 		hits, err := src.Search(sctx, p.Scope, query, p.K)
 		sp.End(err)
@@ -62,7 +61,7 @@ func (a *App) startRecallExtra(ctx context.Context, p store.RecallParams) func()
 			return nil
 		}
 		return ans.hits
-	}
+	}, cancel
 }
 
 // mergeHits merges the database's results and another source's, at most k: alternately one
