@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/adapter/mem0"
@@ -21,6 +24,7 @@ import (
 	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/telemetry"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -311,5 +315,49 @@ func TestRecallWithMem0(t *testing.T) {
 	recall(map[string]any{"query": "oolong", "filter": map[string]any{"topic": "drinks"}})
 	if n := len(e.mem0.Requests()) - before; n != 0 {
 		t.Errorf("%d searches of Mem0 for messages or a filter", n)
+	}
+}
+
+// The telemetry of the Mem0 adapter: each delivery and each recall search of Mem0 is an
+// "adapter.mem0" span, inside the function's span; nothing exported holds the content, the
+// query, the user's id, the key or Mem0's URL.
+func TestTelemetryOfMem0(t *testing.T) {
+	// Not parallel: the providers are process-wide.
+	e := newMem0Env(t, app.JobsConfig{}, true, 2*time.Second)
+	spans := tracetest.NewInMemoryExporter()
+	reader := sdkmetric.NewManualReader()
+	tel := telemetry.Install(sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans)),
+		sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	defer tel.Shutdown(context.Background()) //nolint:errcheck
+
+	u := e.newUser("Tenant-fixture-m0")
+	e.call(u.token, "commit-turn", jobTurn(uuid.New(), "bot", "Quokka-fixture-5521 at quokka.fixture@example.com")).must(t, http.StatusCreated)
+	if _, done, _, _, _ := e.process(t); done != 1 {
+		t.Fatalf("done %d", done)
+	}
+	e.call(u.token, "recall", map[string]any{"query": "Quokka-fixture-5521", "mode": "text"}).must(t, http.StatusOK)
+	if n := len(e.mem0.Requests()); n != 2 {
+		t.Fatalf("%d Mem0 requests, want an add and a search", n)
+	}
+	secrets := []string{"Quokka-fixture-5521", "quokka.fixture@example.com", u.id.String(), "Tenant-fixture-m0", u.token,
+		mem0Key, e.mem0.URL}
+	names := map[string]int{}
+	for _, s := range spans.GetSpans() {
+		names[s.Name]++
+		checkNoSecrets(t, s.Name+" "+s.Status.Description, secrets)
+		for _, a := range s.Attributes {
+			checkNoSecrets(t, string(a.Key)+"="+a.Value.String(), secrets)
+		}
+		if s.Name == "adapter.mem0" && spanAttr(s.Attributes, "agentmem.adapter") != "mem0" {
+			t.Errorf("adapter span attributes %v", s.Attributes)
+		}
+	}
+	for _, n := range []string{"agentmem.commit-turn", "agentmem.process-jobs", "agentmem.recall"} {
+		if names[n] != 1 {
+			t.Errorf("spans %v, want one %s", names, n)
+		}
+	}
+	if names["adapter.mem0"] != 2 {
+		t.Errorf("spans %v, want two adapter.mem0", names)
 	}
 }
