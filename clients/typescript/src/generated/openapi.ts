@@ -2208,7 +2208,7 @@ export interface components {
             op: "list";
             status?: components["schemas"]["JobStatus"];
             /** @enum {string} */
-            adapter?: "webhook";
+            adapter?: "webhook" | "mem0";
             /** @default 50 */
             limit?: number;
             cursor?: components["schemas"]["Cursor"];
