@@ -43,6 +43,8 @@ type Request struct {
 	Auth         string
 	Body         []byte
 	Status       int
+	// At is when the request arrived.
+	At time.Time
 }
 
 // Server is a fake Mem0 Platform.
@@ -124,7 +126,8 @@ func badRequest(w http.ResponseWriter, msg string) {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
-	req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Auth: r.Header.Get("Authorization"), Body: body}
+	req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Auth: r.Header.Get("Authorization"), Body: body,
+		At: time.Now()}
 	s.requests = append(s.requests, req)
 	n := len(s.requests)
 	answer := s.answer
