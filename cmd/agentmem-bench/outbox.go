@@ -285,17 +285,26 @@ func runDelivery(ctx context.Context, cfg Config, db *benchDB, st *store.Store, 
 	return d, err
 }
 
-// countAttempts sets d's delivery attempts and failures from the jobs table.
+// countAttempts sets d's delivery attempts and failures from the jobs table, once no job is
+// in its first attempt any more.
 func countAttempts(ctx context.Context, db *benchDB, d *bench.Delivery) error {
 	c, err := db.admin(ctx)
 	if err != nil {
 		return err
 	}
 	defer c.Close(ctx)
-	var attempts, done int64
-	if err := c.QueryRow(ctx, `select coalesce(sum(attempts), 0), count(*) filter (where status = 'done') from agentmem.jobs`).
-		Scan(&attempts, &done); err != nil {
-		return err
+	// A delivery's receipt comes before its job is recorded done: wait (a little) for the
+	// last ones, so that one still being recorded does not count as failed.
+	var attempts, done, open int64
+	for until := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if err := c.QueryRow(ctx, `select coalesce(sum(attempts), 0), count(*) filter (where status = 'done'),
+			count(*) filter (where status = 'running' or (status = 'pending' and attempts = 0)) from agentmem.jobs`).
+			Scan(&attempts, &done, &open); err != nil {
+			return err
+		}
+		if open == 0 || time.Now().After(until) {
+			break
+		}
 	}
 	d.Attempts, d.FailedAttempts = int(attempts), int(attempts-done)
 	if attempts > 0 {
