@@ -38,6 +38,10 @@ type Config struct {
 	// Redactor removes personal data from every event's content before any adapter; without
 	// one, no job is delivered (each fails, saying why).
 	Redactor *redact.Redactor
+	// RecallExtra, when set, is searched alongside the database by recall, its results merged
+	// into the database's (MEM0_RECALL); it never fails recall. It gets the query redacted,
+	// so it needs Redactor.
+	RecallExtra RecallSource
 }
 
 // App runs the use cases. Build it once per process (per Lambda container); it is safe for
