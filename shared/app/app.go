@@ -41,6 +41,10 @@ type Config struct {
 	// MessageEmbedding is when a turn's messages are embedded (MESSAGE_EMBEDDING):
 	// MessageEmbeddingDeferred (the default) or MessageEmbeddingCommit.
 	MessageEmbedding string
+	// RecallExtra, when set, is searched alongside the database by recall, its results merged
+	// into the database's (MEM0_RECALL); it never fails recall. It gets the query redacted,
+	// so it needs Redactor.
+	RecallExtra RecallSource
 }
 
 // App runs the use cases. Build it once per process (per Lambda container); it is safe for
