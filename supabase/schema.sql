@@ -82,6 +82,7 @@ create table agentmem.jobs (
 CREATE INDEX jobs_due_idx ON agentmem.jobs USING btree (next_attempt_at) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]));
 CREATE INDEX jobs_owner_idx ON agentmem.jobs USING btree (user_id, tenant_id);
 CREATE INDEX jobs_status_created_idx ON agentmem.jobs USING btree (status, created_at DESC, id DESC);
+CREATE INDEX jobs_undelivered_owner_idx ON agentmem.jobs USING btree (user_id, adapter) WHERE (status <> 'done'::text);
 alter table agentmem.jobs enable row level security;
 create policy caller_inserts_own on agentmem.jobs as permissive for insert to agentmem_caller
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
@@ -1176,6 +1177,20 @@ begin
 end
 $function$;
 grant execute on function agentmem.take_request_slot(text,uuid,integer,integer,integer) to service_role;
+
+-- Function agentmem.undelivered_jobs(text)
+CREATE OR REPLACE FUNCTION agentmem.undelivered_jobs(p_adapter text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select exists (
+    select 1 from agentmem.jobs j
+    where j.user_id = (select agentmem.current_user_id()) and j.adapter = p_adapter and j.status <> 'done')
+$function$;
+grant execute on function agentmem.undelivered_jobs(text) to agentmem_caller;
+grant execute on function agentmem.undelivered_jobs(text) to service_role;
 
 -- Function agentmem.unschedule_sweep()
 CREATE OR REPLACE FUNCTION agentmem.unschedule_sweep()

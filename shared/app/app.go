@@ -46,6 +46,9 @@ type App struct {
 	store *store.Store
 	log   *slog.Logger
 	cfg   Config
+	// cache is the get-context cache (an adapter.ContextCache among cfg.Adapters whose jobs
+	// the store writes); nil when there is none.
+	cache adapter.ContextCache
 }
 
 // New builds an App over st.
@@ -62,7 +65,7 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	if cfg.RateLimit.Limiter == nil && st != nil {
 		cfg.RateLimit.Limiter = st
 	}
-	return &App{store: st, log: log, cfg: cfg}
+	return &App{store: st, log: log, cfg: cfg, cache: contextCache(st, cfg.Adapters)}
 }
 
 // Ping checks that the database answers.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/adapter/redis"
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
@@ -122,6 +123,12 @@ func newAdapters(cfg config.Config) (map[string]adapter.Adapter, error) {
 				return nil, fmt.Errorf("webhook adapter: %w", err)
 			}
 			out[name] = w
+		case adapter.Redis:
+			r, err := redis.New(cfg.Redis)
+			if err != nil {
+				return nil, fmt.Errorf("redis adapter: %w", err)
+			}
+			out[name] = r
 		default:
 			return nil, fmt.Errorf("adapter %q has no constructor", name) // adapter.Known lists it
 		}
