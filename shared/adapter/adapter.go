@@ -133,7 +133,15 @@ const (
 	UserForgotten   = "onUserForgotten"
 	SyncSession     = "syncSession"
 	BackfillSession = "backfillSession"
+	// UserDataChanged is a change of the user's key/value memory, state or notes: written
+	// only for the adapters that cache them (CachesUserData), which no other event tells.
+	UserDataChanged = "onUserDataChanged"
 )
+
+// CachesUserData reports whether the adapter name keeps a copy of the user's key/value
+// memory, state and notes, and so receives UserDataChanged events (the Redis cache); the
+// others never do.
+func CachesUserData(name string) bool { return name == Redis }
 
 // Event is one change as an adapter receives it, read from the database when the job is
 // delivered: the content is what the database holds then (a message deleted meanwhile is no

@@ -38,6 +38,9 @@ type Config struct {
 	// Redactor removes personal data from every event's content before any adapter; without
 	// one, no job is delivered (each fails, saying why).
 	Redactor *redact.Redactor
+	// CacheSettle is how long after a delivery to the get-context cache its answers wait to
+	// be served again; default DefaultCacheSettle (tests shorten it).
+	CacheSettle time.Duration
 }
 
 // App runs the use cases. Build it once per process (per Lambda container); it is safe for
@@ -58,6 +61,9 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	}
 	if cfg.NotesMaxChars <= 0 {
 		cfg.NotesMaxChars = memory.DefaultNotesMaxChars
+	}
+	if cfg.CacheSettle <= 0 {
+		cfg.CacheSettle = DefaultCacheSettle
 	}
 	if cfg.RateLimit.Period <= 0 {
 		cfg.RateLimit.Period = DefaultRateLimitPeriod

@@ -15,9 +15,9 @@ import (
 )
 
 // The get-context cache (adapter/redis, whose package documentation gives the argument for
-// read-your-writes): the session's window is cached, the user's key/value memory, state and
-// notes are read from the database each time, in the round trip that checks the cached
-// window may be served; requests with a query are not cached.
+// read-your-writes): the whole answer of a request without a query is cached; requests with a
+// query are not. Each read asks the database whether a cached answer may be served and Redis
+// for it at the same time.
 
 // contextCache is the enabled adapter that caches get-context windows, when the store writes
 // its jobs (without them nothing would ever invalidate it).
@@ -33,6 +33,12 @@ func contextCache(st *store.Store, adapters map[string]adapter.Adapter) adapter.
 	return nil
 }
 
+// DefaultCacheSettle is how long after a job of the user was delivered a cached answer is not
+// served (Config.CacheSettle): longer than a cache check may take (half of it), so that a
+// look-up in Redis made at the same time as the check never predates a delivery the check saw
+// done.
+const DefaultCacheSettle = 2 * time.Second
+
 // expiryMargin covers the difference between the clocks of the database (messages' expiry)
 // and of this process (a window's fill time).
 const expiryMargin = time.Minute
@@ -40,9 +46,12 @@ const expiryMargin = time.Minute
 // cachedWindow is the payload cached for a window.
 type cachedWindow struct {
 	// FilledAt is when the database read that produced it started, by this process's clock.
-	FilledAt time.Time       `json:"filled_at"`
-	Messages []cachedMessage `json:"messages"`
-	Usage    store.Usage     `json:"usage"`
+	FilledAt   time.Time                  `json:"filled_at"`
+	Messages   []cachedMessage            `json:"messages"`
+	Usage      store.Usage                `json:"usage"`
+	UserMemory map[string]json.RawMessage `json:"user_memory"`
+	State      *string                    `json:"state"`
+	Notes      *string                    `json:"notes"`
 	// Summary is the session's rolling summary as read with the window.
 	Summary *store.Summary `json:"summary"`
 }
@@ -118,16 +127,25 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (sto
 		out, err := a.store.GetContext(ctx, p)
 		return out, telemetry.CacheUnavailable, err
 	}
-	// 1. The database first: whether every change of the user reached the cache, and the
-	// parts no job announces.
-	fresh, err := a.store.GetContextFresh(ctx, p.Scope, p.SessionID, a.cache.Name())
-	if err != nil {
-		return store.Context{}, telemetry.CacheUnavailable, err
+	// The database's check and the look-up in Redis at the same time.
+	type checked struct {
+		c   store.CacheCheck
+		err error
+		in  time.Duration
 	}
-	// 2. Then the cache: a window under the current generations, if any.
-	look, err := a.cache.Lookup(ctx, adapter.CacheKey{UserID: p.Scope.UserID, SessionID: p.SessionID, Shape: contextShape(p)})
-	if err != nil {
-		a.log.DebugContext(ctx, "context cache unavailable", "adapter", a.cache.Name(), "error", err)
+	done := make(chan checked, 1)
+	start := time.Now()
+	go func() {
+		c, err := a.store.CheckContextCache(ctx, p.Scope, p.SessionID, a.cache.Name(), a.cfg.CacheSettle)
+		done <- checked{c, err, time.Since(start)}
+	}()
+	look, lookErr := a.cache.Lookup(ctx, adapter.CacheKey{UserID: p.Scope.UserID, SessionID: p.SessionID, Shape: contextShape(p)})
+	chk := <-done
+	if chk.err != nil {
+		return store.Context{}, telemetry.CacheUnavailable, chk.err
+	}
+	if lookErr != nil {
+		a.log.DebugContext(ctx, "context cache unavailable", "adapter", a.cache.Name(), "error", lookErr)
 		out, err := a.store.GetContext(ctx, p)
 		return out, telemetry.CacheUnavailable, err
 	}
@@ -136,21 +154,26 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (sto
 		var w cachedWindow
 		switch {
 		case json.Unmarshal(look.Payload, &w) != nil:
-		case fresh.Undelivered, fresh.LastExpired != nil && !fresh.LastExpired.Before(w.FilledAt.Add(-expiryMargin)):
+		case chk.c.Unsettled, chk.in >= a.cfg.CacheSettle/2,
+			chk.c.LastExpired != nil && !chk.c.LastExpired.Before(w.FilledAt.Add(-expiryMargin)):
 			result = telemetry.CacheStale
 		default:
+			if w.UserMemory == nil {
+				w.UserMemory = map[string]json.RawMessage{}
+			}
 			return store.Context{SessionID: p.SessionID, Messages: fromCached(w.Messages), Memories: []memory.Hit{},
-					UserMemory: fresh.UserMemory, State: fresh.State, Notes: fresh.Notes, Summary: w.Summary, Usage: w.Usage},
+					UserMemory: w.UserMemory, State: w.State, Notes: w.Notes, Summary: w.Summary, Usage: w.Usage},
 				telemetry.CacheHit, nil
 		}
 	}
-	// 3. The database, and the window into the cache under the generations read in 2.
+	// The database, and the answer into the cache under the generations the look-up read.
 	filledAt := time.Now()
 	out, err := a.store.GetContext(ctx, p)
 	if err != nil {
 		return out, result, err
 	}
-	payload, err := json.Marshal(cachedWindow{FilledAt: filledAt, Messages: toCached(out.Messages), Usage: out.Usage, Summary: out.Summary})
+	payload, err := json.Marshal(cachedWindow{FilledAt: filledAt, Messages: toCached(out.Messages), Usage: out.Usage,
+		UserMemory: out.UserMemory, State: out.State, Notes: out.Notes, Summary: out.Summary})
 	if err != nil {
 		return out, result, fmt.Errorf("encode cached window: %w", err)
 	}

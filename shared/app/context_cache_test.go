@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -33,6 +34,7 @@ type cacheRig struct {
 	redis   *redistest.Server
 	cache   *redis.Cache
 	db      *pgx.Conn
+	st      *store.Store
 	service auth.Principal
 }
 
@@ -61,9 +63,9 @@ func newCacheRig(t *testing.T) *cacheRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
-	return &cacheRig{t: t, redis: srv, cache: cache, db: conn, service: auth.Principal{Role: auth.RoleService},
+	return &cacheRig{t: t, st: st, redis: srv, cache: cache, db: conn, service: auth.Principal{Role: auth.RoleService},
 		cached: app.New(st, log, app.Config{Adapters: map[string]adapter.Adapter{adapter.Redis: cache}, Redactor: red,
-			Jobs: app.JobsConfig{BackoffBase: time.Millisecond, BackoffMax: time.Millisecond}}),
+			Jobs: app.JobsConfig{BackoffBase: time.Millisecond, BackoffMax: time.Millisecond}, CacheSettle: testSettle}),
 		direct: app.New(st, log, app.Config{})}
 }
 
@@ -77,7 +79,12 @@ func (r *cacheRig) commit(u auth.Principal, session, text string) {
 	}
 }
 
-// deliver runs process-jobs until no job is due, and checks none is left undelivered.
+// testSettle is the rig's CacheSettle: a cached answer is served again that long after a
+// delivery.
+const testSettle = time.Second
+
+// deliver runs process-jobs until no job is due, checks none is left undelivered, and waits
+// until the cache may serve again.
 func (r *cacheRig) deliver() {
 	r.t.Helper()
 	for range 20 {
@@ -93,6 +100,7 @@ func (r *cacheRig) deliver() {
 	if err := r.db.QueryRow(context.Background(), `select count(*) from agentmem.jobs where status <> 'done'`).Scan(&n); err != nil || n != 0 {
 		r.t.Fatalf("%d jobs undelivered (%v)", n, err)
 	}
+	time.Sleep(testSettle)
 }
 
 // get asks both Apps and checks the cached one answers what the database holds, rendered the
@@ -234,8 +242,8 @@ func TestContextCacheReadsYourWrites(t *testing.T) {
 	}
 }
 
-// The parts no job announces (key/value memory, state, notes) are read fresh on a hit; every
-// change that writes a job (a message deleted, a reset, a memory, an erasure) is seen at once;
+// Every change is seen at once: of key/value memory, state and notes (whose functions write a
+// job for the cache only), a message deleted, an erasure;
 // a message that expires leaves the cached window; requests with a query skip the cache.
 func TestContextCacheNeverServesAChangeStale(t *testing.T) {
 	t.Parallel()
@@ -253,7 +261,8 @@ func TestContextCacheNeverServesAChangeStale(t *testing.T) {
 		t.Fatal("not served from the cache")
 	}
 
-	// Key/value memory, state and notes: seen on the very next read, from the cache.
+	// Key/value memory, state and notes: each change writes a job for the cache alone, seen on
+	// the very next read, then cached.
 	if _, err := r.cached.SetUserMemory(ctx, u, app.UserMemoryInput{Op: app.UserMemoryOpSet, Key: ptr("city"), Value: json.RawMessage(`{"name":"Lyon"}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -264,11 +273,24 @@ func TestContextCacheNeverServesAChangeStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := r.get(u, in)
-	if string(got.UserMemory["city"]) != `{"name": "Lyon"}` || got.State == nil || *got.State != "halted" || got.Notes == nil {
+	if compact(got.UserMemory["city"]) != `{"name":"Lyon"}` || got.State == nil || *got.State != "halted" || got.Notes == nil {
 		t.Fatalf("fresh parts: %s %v %v", got.UserMemory["city"], got.State, got.Notes)
 	}
+	var n int
+	if err := r.db.QueryRow(ctx, `select count(*) from agentmem.jobs where user_id = $1 and intent = 'onUserDataChanged'
+		and adapter = 'redis'`, u.UserID).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d jobs of user data changes (%v), want 3", n, err)
+	}
+	if r.servedFromCache(u, in, session) {
+		t.Fatal("served from the cache with the user data's jobs undelivered")
+	}
+	r.deliver()
+	r.get(u, in)
 	if !r.servedFromCache(u, in, session) {
-		t.Fatal("changes that write no job emptied the cache")
+		t.Fatal("not served from the cache after the user data's jobs")
+	}
+	if got := r.get(u, in); compact(got.UserMemory["city"]) != `{"name":"Lyon"}` || got.State == nil || got.Notes == nil {
+		t.Fatalf("cached parts: %s %v %v", got.UserMemory["city"], got.State, got.Notes)
 	}
 
 	// A message deleted: gone at once.
@@ -315,6 +337,14 @@ func TestContextCacheNeverServesAChangeStale(t *testing.T) {
 	if got := r.get(u, in); len(got.Messages) != 0 {
 		t.Fatalf("after the erasure's job: %v", texts(got))
 	}
+}
+
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
 }
 
 func waitCacheReady(t *testing.T, c *redis.Cache) {

@@ -3,14 +3,13 @@
 //
 // # What is cached
 //
-// A get-context answer is the session's recent window (messages and usage), the memories
-// recalled for a query, and the user's key/value memory, state and notes. Only the window is
-// cached, per (user, tenant, agent, session) and request shape (max_messages, max_tokens,
-// since, answers_only; the format is applied after the cache). Requests with a query are not
-// cached: what recall finds depends on every agent's memories of the user and on embeddings
-// computed after the fact (embed-pending), which no job announces. The key/value memory, state
-// and notes are read from the database on every request, in the same round trip as the
-// freshness check below, because the functions that change them write no jobs.
+// A get-context answer without a query, whole: the session's recent window (messages and
+// usage), the user's key/value memory, state and notes, per (user, tenant, agent, session) and
+// request shape (max_messages, max_tokens, since, answers_only; the format is applied after
+// the cache). Requests with a query are not cached: what recall finds depends on embeddings
+// computed after the fact (embed-pending), which no job announces. Changes of the key/value
+// memory, state and notes write a job of their own (onUserDataChanged) for this adapter only
+// (adapter.CachesUserData), so that no change of a cached part goes unannounced.
 //
 // # Keys
 //
@@ -23,28 +22,35 @@
 //
 // Delivering a job (Deliver) advances a generation with INCR: the session's for a change of
 // one session (a committed turn, a message deleted, a reset, a session deleted), the user's for
-// everything else (memories, messages cleared across sessions, an erasure, intents an older
-// version does not know). A window is returned only when both generations it was filled under
+// everything else (memories, key/value memory, state and notes, messages cleared across
+// sessions, an erasure, intents an older version does not know). A window is returned only when both generations it was filled under
 // are still current. A generation that is missing (evicted, expired) is created with a random
 // value, never 0, so a window filled before it went can never match it again. Generations live
 // twice REDIS_TTL after their last use, windows REDIS_TTL.
 //
 // # Read-your-writes
 //
-// A client must never read a window older than its own last acknowledged change. The argument:
+// A client must never read an answer older than its own last acknowledged change. The
+// argument:
 //
-//  1. Every change that can alter a cached window writes a job for this adapter in the
+//  1. Every change that can alter a cached answer writes a job for this adapter in the
 //     change's own transaction (the outbox), so when the client has its answer the job exists,
 //     pending.
-//  2. get-context first asks the database, as the caller, whether the user has a job for this
-//     adapter that is not done (agentmem.undelivered_jobs: pending, running or dead). If there
-//     is one, the cached window is not served: the database answers.
-//  3. Only then does it read the generations and the window from Redis. A job is marked done
-//     only after its INCR succeeded, so every change acknowledged before step 2 advanced its
-//     generation before step 3 read it. A window filled before that change carries the older
-//     generation and is refused; a window filled after it holds it.
-//  4. A fill stores the generations read before the database read that produced it, so a
-//     window is never labelled newer than what it holds, however late the SET arrives.
+//  2. get-context asks the database, as the caller, whether the user has a job for this
+//     adapter that is not done (agentmem.cache_unsettled: pending, running or dead), or that
+//     was done less than a settle time S ago (app.DefaultCacheSettle, 2 s); and at the same
+//     time reads the generations and the answer from Redis. If the check found such a job, or
+//     took S/2 or longer, the cached answer is not served: the database answers.
+//  3. A job is marked done only after its INCR succeeded. A change acknowledged before the
+//     request started whose job the check saw done more than S ago advanced its generation
+//     more than S before the check ran; the check ran less than S/2 after the request
+//     started, and the look-up in Redis after the request started, so after that INCR. A
+//     cached answer filled before the change carries the older generation and is refused; one
+//     filled after it holds the change. (Only the database's clock and the process's
+//     monotonic clock measure S: no two clocks are compared.)
+//  4. A fill stores the generations its look-up read, before the database read that produced
+//     it, so an answer is never labelled newer than what it holds, however late the SET
+//     arrives.
 //
 // Nothing relies on Redis being reachable from the writer: the commit writes no cache key
 // itself, so there is no inline invalidation to fail; the outbox delivers the INCR (at once
@@ -53,7 +59,7 @@
 // keeps them there until it is retried (agentmem jobs retry) or purged.
 //
 // Expiry is not a change a job announces: the check of step 2 also reads the latest expiry
-// already passed among the session's stored messages, and a window filled before it (with a
+// already passed among the session's stored messages, and an answer filled before it (with a
 // minute's margin for the clocks of the database and the function) is refused.
 //
 // # Outages

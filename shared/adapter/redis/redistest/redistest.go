@@ -209,4 +209,6 @@ func writeCertificates(t testing.TB, dir string) *x509.CertPool {
 }
 
 // TLSConfig is a client configuration trusting s's certificate authority.
-func (s *Server) TLSConfig() *tls.Config { return &tls.Config{RootCAs: s.CA, MinVersion: tls.VersionTLS12} }
+func (s *Server) TLSConfig() *tls.Config {
+	return &tls.Config{RootCAs: s.CA, MinVersion: tls.VersionTLS12}
+}
