@@ -32,8 +32,12 @@ const Webhook = "webhook"
 // Upstash Redis, invalidated by the outbox.
 const Redis = "redis"
 
+// Mem0 is the name of the Mem0 Platform adapter (adapter/mem0): each turn added to Mem0, and
+// optionally Mem0's memories merged into recall.
+const Mem0 = "mem0"
+
 // Known lists the adapter names ADAPTERS may hold.
-func Known() []string { return []string{Webhook, Redis} }
+func Known() []string { return []string{Webhook, Mem0, Redis} }
 
 // Adapter delivers events to one system.
 type Adapter interface {
@@ -96,6 +100,23 @@ func RetryAfter(err error) time.Duration {
 		return ra.After
 	}
 	return 0
+}
+
+// PermanentError is a failure that trying again will not mend (a key the system refuses, a
+// request it cannot take): the job goes dead at once, for an operator to look at and retry
+// (agentmem jobs retry) once the cause is fixed.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Permanent marks err as permanent.
+func Permanent(err error) error { return &PermanentError{Err: err} }
+
+// IsPermanent reports whether err, or an error it wraps, is permanent.
+func IsPermanent(err error) bool {
+	var pe *PermanentError
+	return errors.As(err, &pe)
 }
 
 // ParseNames reads ADAPTERS: comma-separated adapter names, each known, none twice. Empty is

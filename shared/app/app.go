@@ -41,6 +41,10 @@ type Config struct {
 	// CacheSettle is how long after a delivery to the get-context cache its answers wait to
 	// be served again; default DefaultCacheSettle (tests shorten it).
 	CacheSettle time.Duration
+	// RecallExtra, when set, is searched alongside the database by recall, its results merged
+	// into the database's (MEM0_RECALL); it never fails recall. It gets the query redacted,
+	// so it needs Redactor.
+	RecallExtra RecallSource
 }
 
 // App runs the use cases. Build it once per process (per Lambda container); it is safe for

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/adapter/mem0"
 	"github.com/agentmem/agentmem/shared/adapter/redis"
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/app"
@@ -215,10 +216,16 @@ type Config struct {
 	// Redis configures the Redis adapter, the get-context cache (REDIS_URL, REDIS_TTL,
 	// REDIS_TIMEOUT), checked when ADAPTERS names it.
 	Redis redis.Config
+	// Mem0 configures the Mem0 adapter (MEM0_API_KEY, MEM0_URL, MEM0_ORG_ID, MEM0_PROJECT_ID,
+	// MEM0_TIMEOUT, MEM0_RECALL, MEM0_RECALL_TIMEOUT), checked when ADAPTERS names it.
+	Mem0 mem0.Config
 	// PIIHashSalt (PII_HASH_SALT) keys the hashes of the personal data redacted from events
 	// before any adapter (shared/redact); no default, required when ADAPTERS names an adapter.
 	PIIHashSalt string
 }
+
+// DefaultMem0Recall is MEM0_RECALL's default: recall asks only the database.
+const DefaultMem0Recall = false
 
 // The values of JOBS_NOTIFY.
 const (
@@ -379,6 +386,8 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 		{"WEBHOOK_TIMEOUT", &c.Webhook.Timeout, webhook.DefaultTimeout, time.Millisecond},
 		{"REDIS_TTL", &c.Redis.TTL, redis.DefaultTTL, time.Second},
 		{"REDIS_TIMEOUT", &c.Redis.Timeout, redis.DefaultTimeout, time.Millisecond},
+		{"MEM0_TIMEOUT", &c.Mem0.Timeout, mem0.DefaultTimeout, time.Millisecond},
+		{"MEM0_RECALL_TIMEOUT", &c.Mem0.RecallTimeout, mem0.DefaultRecallTimeout, time.Millisecond},
 	}
 	for _, d := range durations {
 		*d.to = d.def
@@ -423,6 +432,21 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 		c.Webhook.QStashRetries = &n
 	}
 	c.Redis.URL = strings.TrimSpace(getenv("REDIS_URL"))
+	c.Mem0.APIKey = strings.TrimSpace(getenv("MEM0_API_KEY"))
+	c.Mem0.URL = strings.TrimRight(strings.TrimSpace(getenv("MEM0_URL")), "/")
+	if c.Mem0.URL == "" {
+		c.Mem0.URL = mem0.DefaultURL
+	}
+	c.Mem0.OrgID = strings.TrimSpace(getenv("MEM0_ORG_ID"))
+	c.Mem0.ProjectID = strings.TrimSpace(getenv("MEM0_PROJECT_ID"))
+	c.Mem0.Recall = DefaultMem0Recall
+	if v := strings.TrimSpace(getenv("MEM0_RECALL")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("MEM0_RECALL must be true or false, not %q", v)
+		}
+		c.Mem0.Recall = b
+	}
 	c.PIIHashSalt = getenv(redact.SaltEnv)
 	if len(c.Adapters) > 0 {
 		if c.PIIHashSalt == "" {
@@ -452,6 +476,17 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 		if _, err := redis.New(c.Redis); err != nil {
 			return fmt.Errorf("ADAPTERS names redis: %w", err)
 		}
+	}
+	if slices.Contains(c.Adapters, adapter.Mem0) {
+		if c.Mem0.Timeout >= c.Jobs.Lease {
+			return fmt.Errorf("MEM0_TIMEOUT (%s) must be shorter than JOBS_LEASE (%s): a delivery must end within its lease",
+				c.Mem0.Timeout, c.Jobs.Lease)
+		}
+		if _, err := mem0.New(c.Mem0); err != nil {
+			return fmt.Errorf("ADAPTERS names mem0: %w", err)
+		}
+	} else if c.Mem0.Recall {
+		return errors.New("MEM0_RECALL=true needs the Mem0 adapter: add mem0 to ADAPTERS")
 	}
 	return nil
 }
