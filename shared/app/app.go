@@ -38,6 +38,9 @@ type Config struct {
 	// Redactor removes personal data from every event's content before any adapter; without
 	// one, no job is delivered (each fails, saying why).
 	Redactor *redact.Redactor
+	// CacheSettle is how long after a delivery to the get-context cache its answers wait to
+	// be served again; default DefaultCacheSettle (tests shorten it).
+	CacheSettle time.Duration
 	// RecallExtra, when set, is searched alongside the database by recall, its results merged
 	// into the database's (MEM0_RECALL); it never fails recall. It gets the query redacted,
 	// so it needs Redactor.
@@ -50,6 +53,9 @@ type App struct {
 	store *store.Store
 	log   *slog.Logger
 	cfg   Config
+	// cache is the get-context cache (an adapter.ContextCache among cfg.Adapters whose jobs
+	// the store writes); nil when there is none.
+	cache adapter.ContextCache
 }
 
 // New builds an App over st.
@@ -60,13 +66,16 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	if cfg.NotesMaxChars <= 0 {
 		cfg.NotesMaxChars = memory.DefaultNotesMaxChars
 	}
+	if cfg.CacheSettle <= 0 {
+		cfg.CacheSettle = DefaultCacheSettle
+	}
 	if cfg.RateLimit.Period <= 0 {
 		cfg.RateLimit.Period = DefaultRateLimitPeriod
 	}
 	if cfg.RateLimit.Limiter == nil && st != nil {
 		cfg.RateLimit.Limiter = st
 	}
-	return &App{store: st, log: log, cfg: cfg}
+	return &App{store: st, log: log, cfg: cfg, cache: contextCache(st, cfg.Adapters)}
 }
 
 // Ping checks that the database answers.
