@@ -41,6 +41,9 @@ type Config struct {
 	// MessageEmbedding is when a turn's messages are embedded (MESSAGE_EMBEDDING):
 	// MessageEmbeddingDeferred (the default) or MessageEmbeddingCommit.
 	MessageEmbedding string
+	// CacheSettle is how long after a delivery to the get-context cache its answers wait to
+	// be served again; default DefaultCacheSettle (tests shorten it).
+	CacheSettle time.Duration
 	// RecallExtra, when set, is searched alongside the database by recall, its results merged
 	// into the database's (MEM0_RECALL); it never fails recall. It gets the query redacted,
 	// so it needs Redactor.
@@ -55,6 +58,9 @@ type App struct {
 	cfg   Config
 	// later embeds the messages of committed turns, after their commit (see MessageEmbedding).
 	later *laterEmbedder
+	// cache is the get-context cache (an adapter.ContextCache among cfg.Adapters whose jobs
+	// the store writes); nil when there is none.
+	cache adapter.ContextCache
 }
 
 // New builds an App over st.
@@ -65,6 +71,9 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	if cfg.NotesMaxChars <= 0 {
 		cfg.NotesMaxChars = memory.DefaultNotesMaxChars
 	}
+	if cfg.CacheSettle <= 0 {
+		cfg.CacheSettle = DefaultCacheSettle
+	}
 	if cfg.RateLimit.Period <= 0 {
 		cfg.RateLimit.Period = DefaultRateLimitPeriod
 	}
@@ -74,7 +83,7 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	if cfg.MessageEmbedding == "" {
 		cfg.MessageEmbedding = DefaultMessageEmbedding
 	}
-	a := &App{store: st, log: log, cfg: cfg}
+	a := &App{store: st, log: log, cfg: cfg, cache: contextCache(st, cfg.Adapters)}
 	a.later = newLaterEmbedder(a)
 	return a
 }
