@@ -349,16 +349,18 @@ grant execute on function agentmem.cache_unsettled(text,integer) to service_role
 -- Function agentmem.current_tenant()
 CREATE OR REPLACE FUNCTION agentmem.current_tenant()
  RETURNS text
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
 AS $function$
-  select coalesce(
+begin
+  return coalesce(
     coalesce(
       nullif(pg_catalog.current_setting('request.jwt.claim', true), ''),
       nullif(pg_catalog.current_setting('request.jwt.claims', true), '')
     )::jsonb -> 'app_metadata' ->> 'tenant_id',
-    '')
+    '');
+end
 $function$;
 grant execute on function agentmem.current_tenant() to agentmem_caller;
 grant execute on function agentmem.current_tenant() to authenticated;
@@ -367,14 +369,16 @@ grant execute on function agentmem.current_tenant() to service_role;
 -- Function agentmem.current_user_id()
 CREATE OR REPLACE FUNCTION agentmem.current_user_id()
  RETURNS uuid
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
 AS $function$
-  select coalesce(
+begin
+  return coalesce(
     nullif(pg_catalog.current_setting('request.jwt.claim.sub', true), ''),
     (nullif(pg_catalog.current_setting('request.jwt.claims', true), '')::jsonb ->> 'sub')
-  )::uuid
+  )::uuid;
+end
 $function$;
 grant execute on function agentmem.current_user_id() to agentmem_caller;
 grant execute on function agentmem.current_user_id() to service_role;

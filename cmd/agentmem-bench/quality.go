@@ -42,11 +42,17 @@ func runQuality(ctx context.Context, db *benchDB, sz bench.Sizes) (*bench.Qualit
 		for u, lu := range users {
 			n := c*len(users) + u
 			mems := make([]memory.NewMemory, len(lu.Facts))
+			texts := make([]string, len(lu.Facts))
 			for i, f := range lu.Facts {
 				mems[i] = memory.NewMemory{Content: f.Content}
+				texts[i] = f.Content
+			}
+			vecs, err := literals(ctx, st, texts)
+			if err != nil {
+				return nil, fmt.Errorf("embed the facts of labelled user %d: %w", n, err)
 			}
 			res, _, err := st.CommitTurn(ctx, store.CommitParams{
-				Scope: qualityScope(n), SessionID: uuid.New(), TTL: retention, Memories: mems,
+				Scope: qualityScope(n), SessionID: uuid.New(), TTL: retention, Memories: mems, MemoryVectors: vecs,
 				Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: fmt.Sprintf("Things to remember about %s.", lu.Name)}},
 			})
 			if err != nil {
@@ -91,4 +97,15 @@ func runQuality(ctx context.Context, db *benchDB, sz bench.Sizes) (*bench.Qualit
 // qualityScope is labelled user n: copy n / len(Labelled()) of user n % len(Labelled()).
 func qualityScope(n int) memory.Scope {
 	return memory.Scope{UserID: bench.LabelledUserID(n), Agent: benchAgent}
+}
+
+// literals embeds texts with st's embedder as the use-case layer does before a commit (the store
+// embeds nothing itself), as pgvector literals for store.CommitParams.
+func literals(ctx context.Context, st *store.Store, texts []string) ([]*string, error) {
+	e := st.Embedder()
+	vs, err := e.Embed(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	return store.VectorLiterals(vs, e.Dimensions())
 }

@@ -260,8 +260,14 @@ func runSources(ctx context.Context, cfg Config, db *benchDB, st *store.Store, s
 	turns := bench.GenerateTurns(qr, len(queries)+sz.WarmupQueries, sessions)
 	commit := func(ctx context.Context, i int) error {
 		tr := turns[i]
-		_, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: memory.Scope{UserID: bench.SourcesUserID, Agent: benchAgent},
-			SessionID: bench.SourcesSessionID(tr.Session), TTL: retention,
+		// Embedded at commit (MESSAGE_EMBEDDING=commit): the vectors go into the HNSW index in
+		// the commit's transaction, as this figure has always measured.
+		vecs, err := literals(ctx, st, []string{tr.User, tr.Assistant})
+		if err != nil {
+			return err
+		}
+		_, _, err = st.CommitTurn(ctx, store.CommitParams{Scope: memory.Scope{UserID: bench.SourcesUserID, Agent: benchAgent},
+			SessionID: bench.SourcesSessionID(tr.Session), TTL: retention, MessageVectors: vecs,
 			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: tr.User}, {Role: memory.RoleAssistant, Content: tr.Assistant}}})
 		return err
 	}

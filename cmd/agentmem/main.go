@@ -190,6 +190,14 @@ func serve(ctx context.Context) error {
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	// The messages of the last turns are embedded before the pool closes, within the same
+	// 25 s; what is left waits for embed-pending.
+	embedded := make(chan struct{})
+	go func() { svc.App.WaitEmbedded(); close(embedded) }()
+	select {
+	case <-embedded:
+	case <-shutdown.Done():
+	}
 	fmt.Fprintln(os.Stderr, "agentmem: stopped")
 	return nil
 }

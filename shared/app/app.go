@@ -38,6 +38,9 @@ type Config struct {
 	// Redactor removes personal data from every event's content before any adapter; without
 	// one, no job is delivered (each fails, saying why).
 	Redactor *redact.Redactor
+	// MessageEmbedding is when a turn's messages are embedded (MESSAGE_EMBEDDING):
+	// MessageEmbeddingDeferred (the default) or MessageEmbeddingCommit.
+	MessageEmbedding string
 	// CacheSettle is how long after a delivery to the get-context cache its answers wait to
 	// be served again; default DefaultCacheSettle (tests shorten it).
 	CacheSettle time.Duration
@@ -53,6 +56,8 @@ type App struct {
 	store *store.Store
 	log   *slog.Logger
 	cfg   Config
+	// later embeds the messages of committed turns, after their commit (see MessageEmbedding).
+	later *laterEmbedder
 	// cache is the get-context cache (an adapter.ContextCache among cfg.Adapters whose jobs
 	// the store writes); nil when there is none.
 	cache adapter.ContextCache
@@ -75,7 +80,12 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	if cfg.RateLimit.Limiter == nil && st != nil {
 		cfg.RateLimit.Limiter = st
 	}
-	return &App{store: st, log: log, cfg: cfg, cache: contextCache(st, cfg.Adapters)}
+	if cfg.MessageEmbedding == "" {
+		cfg.MessageEmbedding = DefaultMessageEmbedding
+	}
+	a := &App{store: st, log: log, cfg: cfg, cache: contextCache(st, cfg.Adapters)}
+	a.later = newLaterEmbedder(a)
+	return a
 }
 
 // Ping checks that the database answers.

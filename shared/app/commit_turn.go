@@ -113,9 +113,19 @@ func (a *App) CommitTurn(ctx context.Context, pr auth.Principal, req CommitTurnI
 	if err := f.Err(); err != nil {
 		return CommitTurnOutput{}, err
 	}
+	if p.Idempotency != nil && len(p.Memories) > 0 {
+		// A retry is answered from the record before anything is embedded again.
+		if res, found, err := a.store.Replay(ctx, sc, *p.Idempotency); err != nil || found {
+			return CommitTurnOutput{CommitResult: res, Replayed: found}, err
+		}
+	}
+	if err := a.embedTurn(ctx, &p); err != nil {
+		return CommitTurnOutput{}, err
+	}
 	res, replayed, err := a.store.CommitTurn(ctx, p)
 	if err == nil && !replayed {
 		a.notify(ctx)
+		a.embedLater(p, res)
 	}
 	return CommitTurnOutput{CommitResult: res, Replayed: replayed}, err
 }

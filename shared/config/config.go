@@ -104,6 +104,10 @@ type Config struct {
 	NotesMaxChars int
 	// Addr (ADDR) is where the local server listens; default 127.0.0.1:9000.
 	Addr string
+	// MessageEmbedding (MESSAGE_EMBEDDING) is when commit-turn's messages are embedded:
+	// "deferred" (default, app.DefaultMessageEmbedding: right after the answer, outside the
+	// request) or "commit" (before the commit, in the request).
+	MessageEmbedding string
 
 	// EmbeddingProvider (EMBEDDING_PROVIDER) chooses who embeds memories, knowledge and
 	// queries: "local" (default: the built-in hashing embedder, no network, no model),
@@ -329,6 +333,13 @@ func Load(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("NOTES_MAX_CHARS must be a number from 1 to 1000000, not %q", v)
 		}
 		c.NotesMaxChars = n
+	}
+	c.MessageEmbedding = app.DefaultMessageEmbedding
+	if v := strings.TrimSpace(getenv("MESSAGE_EMBEDDING")); v != "" {
+		if !slices.Contains(app.MessageEmbeddings, v) {
+			return c, fmt.Errorf("MESSAGE_EMBEDDING must be one of %s, not %q", strings.Join(app.MessageEmbeddings, ", "), v)
+		}
+		c.MessageEmbedding = v
 	}
 	if err := c.loadEmbedding(getenv); err != nil {
 		return c, err

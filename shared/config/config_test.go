@@ -482,6 +482,22 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 	}
 }
 
+func TestMessageEmbedding(t *testing.T) {
+	t.Parallel()
+	for value, want := range map[string]string{"": "deferred", "deferred": "deferred", " commit ": "commit"} {
+		c, err := config.Load(env(map[string]string{"MESSAGE_EMBEDDING": value}))
+		if err != nil || c.MessageEmbedding != want {
+			t.Errorf("%q: %q, %v; want %q", value, c.MessageEmbedding, err, want)
+		}
+	}
+	for _, v := range []string{"later", "Commit", "async"} {
+		_, err := config.Load(env(map[string]string{"MESSAGE_EMBEDDING": v}))
+		if err == nil || !strings.Contains(err.Error(), "MESSAGE_EMBEDDING must be one of deferred, commit") {
+			t.Errorf("%q: error %v, want one naming MESSAGE_EMBEDDING and its values", v, err)
+		}
+	}
+}
+
 func TestMem0Settings(t *testing.T) {
 	t.Parallel()
 	c, err := config.Load(env(nil))

@@ -27,13 +27,19 @@ func (e *env) anonUser(tenant string) user {
 // withConfig is e served with cfg instead: same database, store and token secret.
 func (e *env) withConfig(t *testing.T, cfg httpapi.Config) *env {
 	t.Helper()
+	return e.withConfigs(t, cfg, app.Config{})
+}
+
+// withConfigs is e served with cfg and its use cases configured by acfg.
+func (e *env) withConfigs(t *testing.T, cfg httpapi.Config, acfg app.Config) *env {
+	t.Helper()
 	v, err := auth.NewVerifier(t.Context(), auth.Config{JWTSecret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
 	buf := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(buf, nil))
-	a := app.New(e.store, log, app.Config{})
+	a := app.New(e.store, log, acfg)
 	srv := httpapi.NewServer(a, v, log, cfg)
 	return &env{t: t, db: e.db, store: e.store, app: a, srv: srv, h: srv.Mux(), logBuf: buf}
 }

@@ -85,6 +85,7 @@ func isoSeed(t *testing.T, e *env, token string, extra ...any) isoSeeded {
 	texts := []string{"I keep a " + word + " named Pip.", "Noted: your " + word + " is Pip."}
 	e.call(token, "commit-turn", isoWith(isoTurn(s.session, "", texts,
 		"The user keeps a "+word+" named Pip.", "The user's "+word+" eats leaves."), extra...)).must(t, http.StatusCreated)
+	e.app.WaitEmbedded() // the messages are embedded right after the answer (MESSAGE_EMBEDDING=deferred)
 	r := e.call(token, "active-session", isoWith(map[string]any{}, extra...)).must(t, http.StatusCreated)
 	s.active = uuid.MustParse(str(r.body["session_id"]))
 	e.call(token, "active-session", isoWith(map[string]any{"mode": "activate", "session_id": s.session.String()}, extra...)).

@@ -451,6 +451,7 @@ func TestRecallSources(t *testing.T) {
 		"memories": []any{map[string]any{"content": "User watches herons", "metadata": map[string]any{"kind": "hobby"}}},
 	}
 	r := e.call(u.token, "commit-turn", body).must(t, http.StatusCreated)
+	e.app.WaitEmbedded() // the messages are embedded right after the answer (MESSAGE_EMBEDDING=deferred)
 	stored := list(r.body["messages"])
 	recall := func(b map[string]any) []map[string]any {
 		t.Helper()

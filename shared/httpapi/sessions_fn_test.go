@@ -55,6 +55,7 @@ func smToken(t *testing.T, id uuid.UUID, tenant string) string {
 // the superuser: equal snapshots mean nothing changed.
 func smSnapshot(e *env, userID uuid.UUID) string {
 	e.t.Helper()
+	e.app.WaitEmbedded() // the messages committed so far have their vectors: nothing changes after
 	conn := e.adminConn()
 	defer conn.Close(context.Background())
 	var out []string

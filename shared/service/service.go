@@ -111,7 +111,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	}
 	a := app.New(st, log, app.Config{DefaultRetention: cfg.DefaultRetention, NotesMaxChars: cfg.NotesMaxChars,
 		RateLimit: app.RateLimit{User: cfg.RateLimitUserPerMinute, Tenant: cfg.RateLimitTenantPerMinute},
-		Jobs:      cfg.Jobs, Adapters: adapters, Notifier: notifier, Redactor: redactor, RecallExtra: recallExtra})
+		Jobs:      cfg.Jobs, Adapters: adapters, Notifier: notifier, Redactor: redactor, RecallExtra: recallExtra,
+		MessageEmbedding: cfg.MessageEmbedding})
 	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: cfg.AllowedOrigins,
 		RefuseAnonymous: !cfg.AuthAllowAnonymous})
 	return &Service{Config: cfg, Log: log, Store: st, App: a, Server: srv, Kick: kick}, nil

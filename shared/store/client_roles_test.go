@@ -83,7 +83,7 @@ func TestClientRolesCannotWrite(t *testing.T) {
 		session uuid.UUID
 	}{{victim, victimSession}, {attacker, uuid.New()}} {
 		sc := memory.Scope{TenantID: o.tenant, UserID: o.user, Agent: memory.DefaultAgent}
-		if _, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: o.session, TTL: time.Hour,
+		if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: o.session, TTL: time.Hour,
 			Messages:    []memory.NewMessage{{Role: memory.RoleUser, Content: "hello"}},
 			Memories:    []memory.NewMemory{{Content: "likes tea"}},
 			Idempotency: &store.Idempotency{CallerRole: "service_role", Function: "commit-turn", Key: "k", RequestHash: []byte("h")},
@@ -373,7 +373,7 @@ func TestSearchFunctionsRankOnlyTheCallersRows(t *testing.T) {
 	attacker, victim := owner{"t1", uuid.New()}, owner{"t1", uuid.New()}
 	for _, o := range []owner{victim, attacker} {
 		sc := memory.Scope{TenantID: o.tenant, UserID: o.user, Agent: memory.DefaultAgent}
-		if _, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
+		if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
 			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "My zanzibar trip starts in May"},
 				{Role: memory.RoleAssistant, Content: "Enjoy zanzibar in May"}},
 			Memories: []memory.NewMemory{{Content: "Plans a zanzibar trip"}},

@@ -37,6 +37,11 @@ type CommitParams struct {
 	SessionID uuid.UUID
 	Messages  []memory.NewMessage
 	Memories  []memory.NewMemory
+	// MemoryVectors and MessageVectors are the vectors of the memories and messages, of the
+	// store's embedding model, as pgvector literals (see VectorLiterals), one per row in order;
+	// a short slice or a nil entry stores that row without a vector, for EmbedPending to embed
+	// later. The store embeds nothing itself: the caller embeds, outside any transaction.
+	MemoryVectors, MessageVectors []*string
 	// TTL is the retention of every row written.
 	TTL time.Duration
 	// Idempotency is nil for a request without a key.
@@ -68,23 +73,7 @@ type CommitResult struct {
 // whose client id the session already holds is not stored again; its original place is
 // returned. With an idempotency key, a retry returns the first answer (replayed = true).
 func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res CommitResult, replayed bool, err error) {
-	// Embed before the transaction: no row lock is held while a model works. When the provider
-	// fails, the memories and messages are stored without vectors (nil) and embedded later: a
-	// turn is never lost for the provider's sake.
-	var vectors turnVectors
-	if p.Idempotency != nil && len(p.Memories) > 0 {
-		// A retry is answered from the record before anything is embedded again.
-		prior, found, err := s.findResponse(ctx, p.Scope, *p.Idempotency)
-		if err != nil || found {
-			if found {
-				res, err = decodeReplay(prior)
-			}
-			return res, found, err
-		}
-	}
-	if vectors, err = s.embedTurn(ctx, p); err != nil {
-		return res, false, err
-	}
+	vectors := turnVectors{memories: p.MemoryVectors, messages: p.MessageVectors}
 	if p.Idempotency == nil && !hasClientIDs(p.Messages) {
 		// Every message is new and nothing needs deciding between statements: the whole turn
 		// goes in one round trip, one implicit transaction.
@@ -191,39 +180,9 @@ func (s *Store) appendArgs(p CommitParams, n newMessages) []any {
 		n.embeds, s.embedder.Model()}
 }
 
-// turnVectors are the vectors of a turn: one per memory, and one per message (nil for a message
-// that is not embedded, see memory.EmbedsMessage). All are nil when the provider failed.
+// turnVectors are the vectors of a turn (CommitParams.MemoryVectors and MessageVectors).
 type turnVectors struct {
 	memories, messages []*string
-}
-
-// embedTurn embeds the turn's memories and the text of its messages in one call of the
-// embedder, before any transaction (see embedForStorage). Only a caller that gave up fails it.
-func (s *Store) embedTurn(ctx context.Context, p CommitParams) (turnVectors, error) {
-	v := turnVectors{memories: make([]*string, len(p.Memories)), messages: make([]*string, len(p.Messages))}
-	texts := make([]string, 0, len(p.Memories)+len(p.Messages))
-	for _, m := range p.Memories {
-		texts = append(texts, m.Content)
-	}
-	var embedded []int // the messages embedded, in the order of texts
-	for i, m := range p.Messages {
-		if memory.EmbedsMessage(m.Role, m.Content) {
-			texts = append(texts, embedText(m.Content))
-			embedded = append(embedded, i)
-		}
-	}
-	if len(texts) == 0 {
-		return v, nil
-	}
-	vecs, _ := s.embedForStorage(ctx, texts)
-	if err := callerGone(ctx); err != nil {
-		return v, err
-	}
-	copy(v.memories, vecs)
-	for j, i := range embedded {
-		v.messages[i] = vecs[len(p.Memories)+j]
-	}
-	return v, nil
 }
 
 // placeAppended puts the rows appendSQL returned at their places in res.
@@ -420,7 +379,11 @@ func newMemoryRows(mems []memory.NewMemory, vectors []*string) memoryRows {
 		r.contents = append(r.contents, m.Content)
 		r.ckeys = append(r.ckeys, r.keys[i])
 		r.metas = append(r.metas, string(meta[r.keys[i]]))
-		r.embeds = append(r.embeds, vectors[i])
+		var vec *string
+		if i < len(vectors) {
+			vec = vectors[i]
+		}
+		r.embeds = append(r.embeds, vec)
 	}
 	return r
 }
@@ -496,6 +459,18 @@ func (s *Store) claimKey(ctx context.Context, tx pgx.Tx, sc memory.Scope, k Idem
 		return nil, false, apierror.New(apierror.Conflict, "Idempotency-Key was already used with a different request")
 	}
 	return []byte(body), true, nil
+}
+
+// Replay answers a request made again with its Idempotency-Key from the record, before anything
+// is embedded for it again: found is false when the key has no answer in its window yet; a key
+// used with another request is a conflict.
+func (s *Store) Replay(ctx context.Context, sc memory.Scope, k Idempotency) (res CommitResult, found bool, err error) {
+	prior, found, err := s.findResponse(ctx, sc, k)
+	if err != nil || !found {
+		return res, false, err
+	}
+	res, err = decodeReplay(prior)
+	return res, err == nil, err
 }
 
 // findResponse reads the recorded answer of an idempotency key still in its window, without

@@ -81,7 +81,7 @@ func TestConcurrentTurnsWithTheSameFactsDoNotDeadlock(t *testing.T) {
 			wg.Add(1)
 			go func(order []string) {
 				defer wg.Done()
-				_, _, err := st.CommitTurn(ctx, turn(sc, uuid.New(), order...))
+				_, _, err := commitTurn(st, ctx, turn(sc, uuid.New(), order...))
 				errs <- err
 			}(order)
 		}
@@ -103,7 +103,7 @@ func TestAnExpiredFactStoredAgainStartsAfresh(t *testing.T) {
 	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
 	p := turn(sc, uuid.New(), "User lives in Berlin")
 	p.Memories[0].Metadata = json.RawMessage(`{"address":"Example Street 1"}`)
-	first, _, err := st.CommitTurn(ctx, p)
+	first, _, err := commitTurn(st, ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestAnExpiredFactStoredAgainStartsAfresh(t *testing.T) {
 
 	p = turn(sc, uuid.New(), "user lives in berlin.")
 	p.Memories[0].Metadata = json.RawMessage(`{"kind":"fact"}`)
-	again, _, err := st.CommitTurn(ctx, p)
+	again, _, err := commitTurn(st, ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestAnExpiredFactStoredAgainStartsAfresh(t *testing.T) {
 	// A live fact stored again keeps its id and merges its metadata.
 	p = turn(sc, uuid.New(), "User lives in Berlin")
 	p.Memories[0].Metadata = json.RawMessage(`{"since":2020}`)
-	live, _, err := st.CommitTurn(ctx, p)
+	live, _, err := commitTurn(st, ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,13 +148,13 @@ func TestAClientIDOfAnExpiredMessageIsStoredAnew(t *testing.T) {
 	sid, mid := uuid.New(), uuid.New()
 	p := store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
 		Messages: []memory.NewMessage{{ID: &mid, Role: memory.RoleUser, Content: "first"}}}
-	first, _, err := st.CommitTurn(ctx, p)
+	first, _, err := commitTurn(st, ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	exec(`update agentmem.messages set expires_at = now() - interval '1 second' where session_id = $1`, sid)
 	p.Messages[0].Content = "again"
-	again, _, err := st.CommitTurn(ctx, p)
+	again, _, err := commitTurn(st, ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,12 +180,12 @@ func TestIdempotentRetriesSkipEmbeddingAndKeysExpire(t *testing.T) {
 	p := turn(sc, uuid.New(), "prefers window seats")
 	p.Idempotency = &store.Idempotency{CallerRole: "authenticated", Function: "commit-turn", Key: "k1", RequestHash: []byte("h1")}
 
-	first, replayed, err := st.CommitTurn(ctx, p)
+	first, replayed, err := commitTurn(st, ctx, p)
 	if err != nil || replayed {
 		t.Fatalf("first: replayed %v, %v", replayed, err)
 	}
 	calls := emb.calls.Load()
-	second, replayed, err := st.CommitTurn(ctx, p)
+	second, replayed, err := commitTurn(st, ctx, p)
 	if err != nil || !replayed || second.Messages[0].ID != first.Messages[0].ID {
 		t.Fatalf("retry: replayed %v, %+v, %v", replayed, second, err)
 	}
@@ -195,12 +195,12 @@ func TestIdempotentRetriesSkipEmbeddingAndKeysExpire(t *testing.T) {
 	other := p
 	other.Idempotency = &store.Idempotency{CallerRole: "authenticated", Function: "commit-turn", Key: "k1", RequestHash: []byte("h2")}
 	var ae *apierror.Error
-	if _, _, err := st.CommitTurn(ctx, other); !errors.As(err, &ae) || ae.Code != apierror.Conflict {
+	if _, _, err := commitTurn(st, ctx, other); !errors.As(err, &ae) || ae.Code != apierror.Conflict {
 		t.Fatalf("same key, other request: %v", err)
 	}
 
 	exec(`update agentmem.idempotency_keys set expires_at = now() - interval '1 second' where user_id = $1`, sc.UserID)
-	third, replayed, err := st.CommitTurn(ctx, other)
+	third, replayed, err := commitTurn(st, ctx, other)
 	if err != nil || replayed || third.Messages[0].ID == first.Messages[0].ID {
 		t.Fatalf("after the window: replayed %v, %+v, %v", replayed, third, err)
 	}

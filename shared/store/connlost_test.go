@@ -203,10 +203,10 @@ func TestConnectionLostIsUnavailable(t *testing.T) {
 					Messages:    []memory.NewMessage{{Role: memory.RoleUser, Content: "turn " + n}, {Role: memory.RoleAssistant, Content: "answer " + n}},
 					Idempotency: &store.Idempotency{CallerRole: "authenticated", Function: "commit-turn", Key: "k" + n, RequestHash: []byte(n)}}
 			}
-			if _, _, err := st.CommitTurn(ctx, commit("1")); err != nil {
+			if _, _, err := commitTurn(st, ctx, commit("1")); err != nil {
 				t.Fatal(err)
 			}
-			tt.fail(t, r, sc, func() error { _, _, err := st.CommitTurn(ctx, commit("2")); return err })
+			tt.fail(t, r, sc, func() error { _, _, err := commitTurn(st, ctx, commit("2")); return err })
 			wantWorks(t, st)
 			tt.fail(t, r, sc, func() error {
 				_, err := st.GetContext(ctx, store.ContextParams{Scope: sc, SessionID: sid, MaxMessages: 10})
@@ -214,7 +214,7 @@ func TestConnectionLostIsUnavailable(t *testing.T) {
 			})
 			wantWorks(t, st)
 
-			res, _, err := st.CommitTurn(ctx, commit("2"))
+			res, _, err := commitTurn(st, ctx, commit("2"))
 			if err != nil {
 				t.Fatalf("retry: %v", err)
 			}

@@ -99,25 +99,21 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 				return err
 			})
 		}
-		b.Queue(`select key, value from agentmem.user_memory
-			where user_id = $1 and tenant_id = $2 order by key`, sc.UserID, sc.TenantID).Query(func(rows pgx.Rows) error {
-			var key string
-			var value json.RawMessage
-			_, err := pgx.ForEachRow(rows, []any{&key, &value}, func() error {
-				out.UserMemory[key] = slices.Clone(value)
-				return nil
-			})
-			if err != nil {
-				return fmt.Errorf("select user memory: %w", err)
-			}
-			return nil
-		})
+		// The key/value memory, the state and the notes in one statement: the key/value pairs
+		// as one JSON object (their values are JSON already).
+		var kv []byte
 		b.Queue(`
 			select (select mode from agentmem.user_state where user_id = $1 and tenant_id = $2),
-			       (select content from agentmem.notes where user_id = $1 and tenant_id = $2 and agent = $3)`,
+			       (select content from agentmem.notes where user_id = $1 and tenant_id = $2 and agent = $3),
+			       (select jsonb_object_agg(key, value) from agentmem.user_memory where user_id = $1 and tenant_id = $2)`,
 			sc.UserID, sc.TenantID, sc.Agent).QueryRow(func(row pgx.Row) error {
-			if err := row.Scan(&out.State, &out.Notes); err != nil {
-				return fmt.Errorf("select state and notes: %w", err)
+			if err := row.Scan(&out.State, &out.Notes, &kv); err != nil {
+				return fmt.Errorf("select state, notes and user memory: %w", err)
+			}
+			if kv != nil {
+				if err := json.Unmarshal(kv, &out.UserMemory); err != nil {
+					return fmt.Errorf("decode user memory: %w", err)
+				}
 			}
 			return nil
 		})

@@ -143,7 +143,7 @@ func TestCreateMemoryIdempotency(t *testing.T) {
 	if out, replayed, err := st.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: cat, TTL: time.Hour, Idempotency: svc}); err != nil || replayed || out.Merged {
 		t.Errorf("the service's own key: %+v replayed %v, %v", out, replayed, err)
 	}
-	if _, replayed, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
+	if _, replayed, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
 		Messages:    []memory.NewMessage{{Role: memory.RoleUser, Content: cat}},
 		Idempotency: &store.Idempotency{CallerRole: "authenticated", Function: "commit-turn", Key: "k1", RequestHash: []byte("x")}}); err != nil || replayed {
 		t.Errorf("commit-turn with the key of memories: replayed %v, %v", replayed, err)

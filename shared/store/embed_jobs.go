@@ -92,8 +92,8 @@ func callerGone(ctx context.Context) error {
 // good; full-text search still covers all of it.
 const maxEmbedChars = 20_000
 
-// embedText is what is embedded of a stored text: its first maxEmbedChars characters.
-func embedText(text string) string {
+// EmbedText is what is embedded of a stored text: its first maxEmbedChars characters.
+func EmbedText(text string) string {
 	if len(text) <= maxEmbedChars { // bytes, at least as many as characters
 		return text
 	}
@@ -236,6 +236,9 @@ var pendingTables = []pendingTable{
 		"and expires_at > now() and role <> 'tool' and content <> ''",
 		"and ($3::text is null or tenant_id = $3::text) and ($4::uuid is null or user_id = $4::uuid)", true},
 }
+
+// messagesPending is the messages' entry of pendingTables.
+var messagesPending = pendingTables[len(pendingTables)-1]
 
 // pendingKey is where a batch of a table's pending rows starts after: id, or (session id, seq).
 type pendingKey struct {
@@ -440,7 +443,7 @@ func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, q pending
 	last = pendingKey{id: ids[len(ids)-1], seq: seqs[len(seqs)-1]}
 	inputs := make([]string, len(texts))
 	for i, text := range texts {
-		inputs[i] = embedText(text)
+		inputs[i] = EmbedText(text)
 	}
 	vectors, err := s.embedPendingTexts(ctx, inputs)
 	if err != nil {
@@ -515,4 +518,58 @@ func (s *Store) embedPendingTexts(ctx context.Context, texts []string) ([]*strin
 		out[i] = one[0]
 	}
 	return out, nil
+}
+
+// VectorLiterals turns the vectors of an embedding into pgvector literals, as CommitParams and
+// StoreMessageVectors take them; a vector of another length than dims is an error.
+func VectorLiterals(vs [][]float32, dims int) ([]*string, error) {
+	out := make([]*string, len(vs))
+	for i, v := range vs {
+		if len(v) != dims {
+			return make([]*string, len(vs)), fmt.Errorf("embed: %w: a vector of %d values, want %d",
+				embedding.ErrInvalidResponse, len(v), dims)
+		}
+		str := pgvector.NewVector(v).String()
+		out[i] = &str
+	}
+	return out, nil
+}
+
+// MessageVector is the vector of a stored message, embedded after its commit: the message is
+// (SessionID, Seq), Content the text that was embedded (the whole text, as stored).
+type MessageVector struct {
+	SessionID uuid.UUID
+	Seq       int64
+	Content   string
+	Vector    string // a pgvector literal of the store's embedding model
+}
+
+// StoreMessageVectors stores vectors of messages committed without one, as EmbedPending does:
+// only where the message still holds the text embedded and has no vector of the configured model
+// and dimension (a message cleared, forgotten or embedded meanwhile keeps what it has). It
+// answers how many messages took their vector. It runs as service_role: for the use-case layer
+// only, with keys of messages it has just committed for their user.
+func (s *Store) StoreMessageVectors(ctx context.Context, vs []MessageVector) (int64, error) {
+	if len(vs) == 0 {
+		return 0, nil
+	}
+	ids := make([]uuid.UUID, len(vs))
+	seqs := make([]int64, len(vs))
+	texts := make([]string, len(vs))
+	vecs := make([]string, len(vs))
+	for i, v := range vs {
+		ids[i], seqs[i], texts[i], vecs[i] = v.SessionID, v.Seq, v.Content, v.Vector
+	}
+	var n int64
+	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+		b.Queue(storePendingSQL(messagesPending), s.embedder.Model(), ids, texts, vecs, s.embedder.Dimensions(), seqs).
+			Exec(func(tag pgconn.CommandTag) error {
+				n = tag.RowsAffected()
+				return nil
+			})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store message embeddings: %w", err)
+	}
+	return n, nil
 }

@@ -135,7 +135,7 @@ func (e *embedEnv) commit(sc memory.Scope, facts ...string) []uuid.UUID {
 	for _, f := range facts {
 		mems = append(mems, memory.NewMemory{Content: f})
 	}
-	res, _, err := e.st.CommitTurn(context.Background(), store.CommitParams{Scope: sc, SessionID: uuid.New(),
+	res, _, err := commitTurn(e.st, context.Background(), store.CommitParams{Scope: sc, SessionID: uuid.New(),
 		TTL: time.Hour, Memories: mems, Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "hi"}}})
 	if err != nil {
 		e.t.Fatalf("commit while the provider is down=%v: %v", e.provider.Down.Load(), err)
@@ -447,7 +447,7 @@ func TestEmbedPendingHoldsNoLockWhileTheProviderWorks(t *testing.T) {
 
 	committed := make(chan error, 1)
 	go func() {
-		_, _, err := e.st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
+		_, _, err := commitTurn(e.st, ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
 			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "hi"}},
 			Memories: []memory.NewMemory{{Content: same}, {Content: "user lives in LISBON"}}})
 		committed <- err

@@ -51,7 +51,7 @@ func TestForgetUserRacingCommits(t *testing.T) {
 				p.Idempotency = &store.Idempotency{CallerRole: "authenticated", Function: "commit-turn",
 					Key: uuid.NewString(), RequestHash: []byte{1}}
 			}
-			res, _, err := st.CommitTurn(ctx, p)
+			res, _, err := commitTurn(st, ctx, p)
 			return res, err
 		}
 		userMessages := func() int64 {
@@ -149,7 +149,7 @@ func TestForgetUserHoldsBackACommitMeanwhile(t *testing.T) {
 
 	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
 	commit := func(fact string) (store.CommitResult, error) {
-		res, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
+		res, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
 			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "hello"}},
 			Memories: []memory.NewMemory{{Content: fact}}})
 		return res, err

@@ -143,7 +143,7 @@ func TestUserHistoryAcrossSessions(t *testing.T) {
 		for i, c := range contents {
 			msgs[i] = memory.NewMessage{Role: memory.RoleUser, Content: c}
 		}
-		if _, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: memory.Scope{TenantID: tenant, UserID: u, Agent: agent},
+		if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: memory.Scope{TenantID: tenant, UserID: u, Agent: agent},
 			SessionID: sid, TTL: time.Hour, Messages: msgs}); err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +256,7 @@ func TestUserHistoryWhileMessagesArrive(t *testing.T) {
 		t.Helper()
 		for i := 0; i < n; i++ {
 			c := fmt.Sprintf("m%d", len(sent))
-			if _, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
+			if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
 				Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: c}}}); err != nil {
 				t.Fatal(err)
 			}
@@ -305,7 +305,7 @@ func TestSessionHistorySince(t *testing.T) {
 	sc := memory.Scope{UserID: uuid.New(), Agent: "default"}
 	sid := uuid.New()
 	for i := 0; i < 6; i++ {
-		if _, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
+		if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
 			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: fmt.Sprintf("m%d", i)}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -371,7 +371,7 @@ func TestClearMessagesKeepsEverythingElse(t *testing.T) {
 	first := store.CommitParams{Scope: alpha, SessionID: sa, TTL: time.Hour, Idempotency: key,
 		Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "I prefer metric units"}, {Role: memory.RoleAssistant, Content: "Noted"}},
 		Memories: []memory.NewMemory{{Content: "Prefers metric units"}}}
-	firstRes, _, err := st.CommitTurn(ctx, first)
+	firstRes, _, err := commitTurn(st, ctx, first)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +380,7 @@ func TestClearMessagesKeepsEverythingElse(t *testing.T) {
 			{Scope: alpha, SessionID: sa, TTL: time.Hour, Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: fmt.Sprintf("alpha %d", i)}}},
 			{Scope: beta, SessionID: sb, TTL: time.Hour, Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: fmt.Sprintf("beta %d", i)}}},
 		} {
-			if _, _, err := st.CommitTurn(ctx, p); err != nil {
+			if _, _, err := commitTurn(st, ctx, p); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -401,7 +401,7 @@ func TestClearMessagesKeepsEverythingElse(t *testing.T) {
 	otherTenant := memory.Scope{TenantID: "t2", UserID: user, Agent: "alpha"}
 	otherUser := memory.Scope{TenantID: tenant, UserID: uuid.New(), Agent: "alpha"}
 	for _, sc := range []memory.Scope{otherTenant, otherUser} {
-		if _, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
+		if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
 			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "bystander"}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -441,7 +441,7 @@ func TestClearMessagesKeepsEverythingElse(t *testing.T) {
 	}
 
 	// A retry of the turn committed before the clear answers as it did and stores nothing.
-	replay, replayed, err := st.CommitTurn(ctx, first)
+	replay, replayed, err := commitTurn(st, ctx, first)
 	if err != nil || !replayed || replay.Messages[0].ID != firstRes.Messages[0].ID {
 		t.Fatalf("replay after clear: replayed %v, %v", replayed, err)
 	}
@@ -449,7 +449,7 @@ func TestClearMessagesKeepsEverythingElse(t *testing.T) {
 		t.Fatalf("the replay stored the turn again: %d messages", len(rows))
 	}
 	// The next commit numbers on after the deleted messages, on both commit paths.
-	res, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: alpha, SessionID: sa, TTL: time.Hour,
+	res, _, err := commitTurn(st, ctx, store.CommitParams{Scope: alpha, SessionID: sa, TTL: time.Hour,
 		Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "after"}, {Role: memory.RoleAssistant, Content: "clear"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -458,7 +458,7 @@ func TestClearMessagesKeepsEverythingElse(t *testing.T) {
 		t.Errorf("seqs after the clear: %d, %d; want 6, 7", res.Messages[0].Seq, res.Messages[1].Seq)
 	}
 	id := uuid.New()
-	res, _, err = st.CommitTurn(ctx, store.CommitParams{Scope: beta, SessionID: sb, TTL: time.Hour,
+	res, _, err = commitTurn(st, ctx, store.CommitParams{Scope: beta, SessionID: sb, TTL: time.Hour,
 		Messages: []memory.NewMessage{{ID: &id, Role: memory.RoleUser, Content: "with a client id"}}})
 	if err != nil || res.Messages[0].Seq != 4 {
 		t.Errorf("seq after the clear with a client id: %+v, %v; want 4", res.Messages, err)
@@ -502,7 +502,7 @@ func TestClearMessagesRacingCommits(t *testing.T) {
 	for _, sid := range sessions {
 		go func() {
 			for i := 0; i < turns; i++ {
-				if _, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
+				if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
 					Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: fmt.Sprintf("q%d", i)},
 						{Role: memory.RoleAssistant, Content: fmt.Sprintf("a%d", i)}}}); err != nil {
 					errs <- err
@@ -546,7 +546,7 @@ func TestClearMessagesRacingCommits(t *testing.T) {
 		}
 	}
 	for _, sid := range sessions {
-		res, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
+		res, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
 			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "last"}}})
 		if err != nil || res.Messages[0].Seq != 2*turns+1 {
 			t.Errorf("session %s: the last commit got %+v, %v; want seq %d", sid, res.Messages, err, 2*turns+1)

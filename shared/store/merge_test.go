@@ -154,7 +154,7 @@ func (e *mergeEnv) tryCommit(st *store.Store, sc memory.Scope, sid uuid.UUID, tt
 		}
 		p.Memories = append(p.Memories, m)
 	}
-	res, _, err := st.CommitTurn(context.Background(), p)
+	res, _, err := commitTurn(st, context.Background(), p)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +388,7 @@ func TestNearDuplicatesInOneRequestMergeIntoOne(t *testing.T) {
 		Messages:    []memory.NewMessage{{Role: memory.RoleUser, Content: "noted"}},
 		Memories:    []memory.NewMemory{{Content: lisbonCity}},
 		Idempotency: &store.Idempotency{CallerRole: "authenticated", Function: "commit-turn", Key: "k", RequestHash: []byte("h")}}
-	res, _, err := st.CommitTurn(context.Background(), p)
+	res, _, err := commitTurn(st, context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func commitMessages(t *testing.T, st *store.Store, sc memory.Scope, sid uuid.UUI
 	for _, f := range facts {
 		p.Memories = append(p.Memories, memory.NewMemory{Content: f})
 	}
-	res, _, err := st.CommitTurn(context.Background(), p)
+	res, _, err := commitTurn(st, context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,7 +135,7 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 	// A turn in one round trip: its seq range and the content keys of its facts.
 	p := obTurn(sc, session, "first", "second")
 	p.Memories = []memory.NewMemory{{Content: "Likes tea."}}
-	res, _, err := st.CommitTurn(ctx, p)
+	res, _, err := commitTurn(st, ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,14 +155,14 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 	// A turn with an idempotency key (one transaction): seqs 3 and 4; its replay writes none.
 	p = obTurn(sc, session, "third", "fourth")
 	p.Idempotency = &store.Idempotency{CallerRole: "authenticated", Function: "commit-turn", Key: "k1", RequestHash: []byte{1}}
-	if _, _, err := st.CommitTurn(ctx, p); err != nil {
+	if _, _, err := commitTurn(st, ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	jobs = newJobs("a keyed turn", adapter.TurnCommitted)
 	if jobs[0].Refs["seq_from"] != float64(3) || jobs[0].Refs["seq_to"] != float64(4) {
 		t.Errorf("keyed turn refs %v", jobs[0].Refs)
 	}
-	if _, replayed, err := st.CommitTurn(ctx, p); err != nil || !replayed {
+	if _, replayed, err := commitTurn(st, ctx, p); err != nil || !replayed {
 		t.Fatalf("replay: %v %v", replayed, err)
 	}
 	newJobs("a replay", "")
@@ -171,13 +171,13 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 	id := uuid.New()
 	p = obTurn(sc, session, "fifth")
 	p.Messages[0].ID = &id
-	if _, _, err := st.CommitTurn(ctx, p); err != nil {
+	if _, _, err := commitTurn(st, ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	if jobs = newJobs("a turn with a client id", adapter.TurnCommitted); jobs[0].Refs["seq_from"] != float64(5) {
 		t.Errorf("client id turn refs %v", jobs[0].Refs)
 	}
-	if _, _, err := st.CommitTurn(ctx, p); err != nil {
+	if _, _, err := commitTurn(st, ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	newJobs("a retry of stored messages", "")
@@ -185,11 +185,11 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 	// Refused turns write nothing: another agent's session, another user's.
 	other := sc
 	other.Agent = "other-bot"
-	if _, _, err := st.CommitTurn(ctx, obTurn(other, session, "x")); apierror.As(err).Code != apierror.NotFound {
+	if _, _, err := commitTurn(st, ctx, obTurn(other, session, "x")); apierror.As(err).Code != apierror.NotFound {
 		t.Fatalf("another agent's session: %v", err)
 	}
 	stranger := memory.Scope{TenantID: "acme", UserID: uuid.New(), Agent: "bot"}
-	if _, _, err := st.CommitTurn(ctx, obTurn(stranger, session, "x")); apierror.As(err).Code != apierror.NotFound {
+	if _, _, err := commitTurn(st, ctx, obTurn(stranger, session, "x")); apierror.As(err).Code != apierror.NotFound {
 		t.Fatalf("another user's session: %v", err)
 	}
 	newJobs("refused turns", "")
@@ -247,7 +247,7 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 
 	// Intents: a backfill remembers how far the session went.
 	s2 := uuid.New()
-	if _, _, err := st.CommitTurn(ctx, obTurn(sc, s2, "a", "b", "c")); err != nil {
+	if _, _, err := commitTurn(st, ctx, obTurn(sc, s2, "a", "b", "c")); err != nil {
 		t.Fatal(err)
 	}
 	newJobs("a turn", adapter.TurnCommitted)
@@ -323,13 +323,13 @@ func TestOutboxOffWritesNothing(t *testing.T) {
 	session := uuid.New()
 	p := obTurn(sc, session, "one")
 	p.Memories = []memory.NewMemory{{Content: "a fact"}}
-	res, _, err := st.CommitTurn(ctx, p)
+	res, _, err := commitTurn(st, ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p = obTurn(sc, session, "two")
 	p.Idempotency = &store.Idempotency{CallerRole: "authenticated", Function: "commit-turn", Key: "k", RequestHash: []byte{1}}
-	if _, _, err := st.CommitTurn(ctx, p); err != nil {
+	if _, _, err := commitTurn(st, ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	us := memory.Scope{UserID: sc.UserID}
@@ -385,7 +385,7 @@ func TestClaimLeaseAndRecord(t *testing.T) {
 	st := obOpen(t, db, "webhook")
 	conn := obConn(t, db)
 	sc := memory.Scope{UserID: uuid.New(), Agent: "bot"}
-	if _, _, err := st.CommitTurn(ctx, obTurn(sc, uuid.New(), "hello")); err != nil {
+	if _, _, err := commitTurn(st, ctx, obTurn(sc, uuid.New(), "hello")); err != nil {
 		t.Fatal(err)
 	}
 	claim := store.ClaimJobsParams{Limit: 10, Lease: time.Minute, MaxAttempts: 3}
@@ -452,7 +452,7 @@ func TestClaimLeaseAndRecord(t *testing.T) {
 
 	// Concurrent claims of many jobs take each once.
 	for range 60 {
-		if _, _, err := st.CommitTurn(ctx, obTurn(sc, uuid.New(), "hello")); err != nil {
+		if _, _, err := commitTurn(st, ctx, obTurn(sc, uuid.New(), "hello")); err != nil {
 			t.Fatal(err)
 		}
 	}

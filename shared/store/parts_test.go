@@ -51,7 +51,7 @@ func TestCommitContentParts(t *testing.T) {
 		{Role: memory.RoleUser, Content: text, Parts: parts},
 		{Role: memory.RoleAssistant, Content: "A cat."},
 	}}
-	if _, _, err := st.CommitTurn(ctx, p); err != nil {
+	if _, _, err := commitTurn(st, ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	c, err := st.GetContext(ctx, store.ContextParams{Scope: sc, SessionID: sid, MaxMessages: 10})
@@ -90,7 +90,7 @@ func TestGetContextSinceAndAnswersOnly(t *testing.T) {
 	id := "c1"
 	commit := func(msgs ...memory.NewMessage) {
 		t.Helper()
-		if _, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour, Messages: msgs}); err != nil {
+		if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour, Messages: msgs}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -248,7 +248,7 @@ func TestContentPartsMigrationKeepsOldMessages(t *testing.T) {
 	}
 	defer st.Close()
 	parts := json.RawMessage(`[{"type":"text","text":"and after"},{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}}]`)
-	if _, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
+	if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
 		Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "and after", Parts: parts}}}); err != nil {
 		t.Fatal(err)
 	}

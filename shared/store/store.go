@@ -64,16 +64,17 @@ type Store struct {
 	adapters []string
 }
 
-// Open connects a pool. Unless the URL chooses a query mode, statements are described once and
-// cached per connection without named prepared statements, which works through transaction-mode
-// poolers (Supabase's Supavisor, PgBouncer) that do not keep them.
+// Open connects a pool. The URL's default_query_exec_mode, when it has one, chooses how
+// statements are sent; else QueryExecMode(url) does.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
-	if _, set := pc.ConnConfig.RuntimeParams["default_query_exec_mode"]; !set {
-		pc.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	if !strings.Contains(cfg.DatabaseURL, "default_query_exec_mode") {
+		// pgx takes the parameter out of the runtime parameters as it parses the URL, and its
+		// own default is the statement cache: whether the URL named a mode is in the URL alone.
+		pc.ConnConfig.DefaultQueryExecMode = QueryExecMode(pc.ConnConfig.Port)
 	}
 	if _, set := pc.ConnConfig.Config.RuntimeParams["application_name"]; !set {
 		pc.ConnConfig.Config.RuntimeParams["application_name"] = "agentmem"
@@ -100,6 +101,26 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.mergeSimilarity = DefaultMergeSimilarity
 	}
 	return s, nil
+}
+
+// TransactionPoolerPorts are the ports taken for transaction-mode poolers, which keep no named
+// prepared statement from one transaction to the next: 6543, Supabase's transaction pooler
+// (Supavisor and the dedicated PgBouncer alike), and 6432, PgBouncer's own default.
+var TransactionPoolerPorts = []uint16{6543, 6432}
+
+// QueryExecMode is how the store sends statements to a server on port when the URL does not
+// say (default_query_exec_mode). Through a transaction-mode pooler (a port of
+// TransactionPoolerPorts): described once and cached per connection, each sent unnamed and so
+// parsed and planned at every call. Anywhere else (PostgreSQL itself, or a session-mode pooler
+// such as Supabase's on 5432): prepared once per connection as named statements, which
+// PostgreSQL then executes without parsing again, and with a cached plan once it finds one as
+// good as a fresh one. A pooler in transaction mode on another port needs
+// default_query_exec_mode=cache_describe in its URL.
+func QueryExecMode(port uint16) pgx.QueryExecMode {
+	if slices.Contains(TransactionPoolerPorts, port) {
+		return pgx.QueryExecModeCacheDescribe
+	}
+	return pgx.QueryExecModeCacheStatement
 }
 
 // Close closes the pool.

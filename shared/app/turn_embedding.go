@@ -1,0 +1,248 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/telemetry"
+)
+
+// When a turn's messages are embedded (MESSAGE_EMBEDDING).
+const (
+	// MessageEmbeddingDeferred: commit-turn stores the messages without a vector and answers;
+	// the process embeds them right after, outside the request (see laterEmbedder). Until then
+	// recall finds them by full text (modes text and hybrid), not in mode vector.
+	MessageEmbeddingDeferred = "deferred"
+	// MessageEmbeddingCommit: the messages are embedded before the commit, in the same call of
+	// the provider as the turn's memories, and stored with their vectors.
+	MessageEmbeddingCommit = "commit"
+	// DefaultMessageEmbedding is MESSAGE_EMBEDDING's default.
+	DefaultMessageEmbedding = MessageEmbeddingDeferred
+)
+
+// MessageEmbeddings are MESSAGE_EMBEDDING's values.
+var MessageEmbeddings = []string{MessageEmbeddingDeferred, MessageEmbeddingCommit}
+
+// embedShare is the part of a request's remaining time an embedding may take: the rest is left
+// to store without the vectors when the provider is slow.
+const embedShare = 2
+
+// embedForStorage embeds texts to be stored, before any transaction (no lock is held while a
+// model works), within embedShare of the request's time. When the provider fails, every vector
+// is nil: the rows are stored without one and EmbedPending embeds them later, so a write never
+// fails for the provider's sake; only a caller that gave up (ctx done) fails it.
+func (a *App) embedForStorage(ctx context.Context, texts []string) ([]*string, error) {
+	ectx, cancel := context.WithCancel(ctx)
+	if d, ok := ctx.Deadline(); ok {
+		cancel()
+		ectx, cancel = context.WithTimeout(ctx, time.Until(d)/embedShare)
+	}
+	defer cancel()
+	vecs, err := a.embedVectors(ectx, texts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, &apierror.Error{Code: apierror.Unavailable, Detail: "the request ran out of time; retry", Cause: ctx.Err()}
+		}
+		a.log.WarnContext(ctx, "embedding failed; stored without vectors", "texts", len(texts), "error", errText(err))
+		return make([]*string, len(texts)), nil
+	}
+	return vecs, nil
+}
+
+// embedVectors embeds texts as pgvector literals with the store's model: all of them, or, with
+// the error, none.
+func (a *App) embedVectors(ctx context.Context, texts []string) ([]*string, error) {
+	e := a.store.Embedder()
+	sctx, span := telemetry.StartEmbedding(ctx, e.Model(), len(texts))
+	vs, err := e.Embed(sctx, texts)
+	if err == nil && len(vs) != len(texts) {
+		err = fmt.Errorf("%w: %d vectors for %d texts", embedding.ErrInvalidResponse, len(vs), len(texts))
+	}
+	var out []*string
+	if err == nil {
+		out, err = store.VectorLiterals(vs, e.Dimensions())
+	}
+	span.End(err)
+	if err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	return out, nil
+}
+
+// errText is what is logged of an embedding error: the provider's status and kind, never text.
+func errText(err error) string {
+	switch {
+	case errors.Is(err, embedding.ErrUnavailable):
+		return "provider unavailable"
+	case errors.Is(err, embedding.ErrInvalidResponse):
+		return "invalid response"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "out of time"
+	}
+	return "refused"
+}
+
+// embedTurn sets the vectors of p's memories, and of its messages when they are embedded at
+// commit, in one call of the provider.
+func (a *App) embedTurn(ctx context.Context, p *store.CommitParams) error {
+	texts := make([]string, 0, len(p.Memories)+len(p.Messages))
+	for _, m := range p.Memories {
+		texts = append(texts, m.Content)
+	}
+	var embedded []int // the messages embedded, in the order of texts
+	if a.cfg.MessageEmbedding == MessageEmbeddingCommit {
+		for i, m := range p.Messages {
+			if memory.EmbedsMessage(m.Role, m.Content) {
+				texts = append(texts, store.EmbedText(m.Content))
+				embedded = append(embedded, i)
+			}
+		}
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	vecs, err := a.embedForStorage(ctx, texts)
+	if err != nil {
+		return err
+	}
+	p.MemoryVectors = vecs[:len(p.Memories)]
+	if len(embedded) > 0 {
+		p.MessageVectors = make([]*string, len(p.Messages))
+		for j, i := range embedded {
+			p.MessageVectors[i] = vecs[len(p.Memories)+j]
+		}
+	}
+	return nil
+}
+
+// embedLater hands the messages of a committed turn that are embedded but got no vector to the
+// process's laterEmbedder.
+func (a *App) embedLater(p store.CommitParams, res store.CommitResult) {
+	if a.cfg.MessageEmbedding != MessageEmbeddingDeferred {
+		return
+	}
+	var todo []store.MessageVector
+	for i, m := range p.Messages {
+		if i < len(res.Messages) && memory.EmbedsMessage(m.Role, m.Content) &&
+			(i >= len(p.MessageVectors) || p.MessageVectors[i] == nil) {
+			todo = append(todo, store.MessageVector{SessionID: res.SessionID, Seq: res.Messages[i].Seq, Content: m.Content})
+		}
+	}
+	if len(todo) > 0 {
+		a.later.add(todo)
+	}
+}
+
+// Bounds of the work after commit.
+const (
+	// laterQueue is how many turns may wait for laterEmbedder; the messages of a turn that finds
+	// the queue full wait for EmbedPending (the scheduled run) instead.
+	laterQueue = 1024
+	// laterBatch is the most messages embedded in one call of the provider.
+	laterBatch = 64
+	// laterTimeout bounds one batch: the call of the provider and the write of its vectors.
+	laterTimeout = 30 * time.Second
+)
+
+// laterEmbedder embeds the messages of committed turns in the background, a batch at a time in
+// one goroutine of the process, started on first use: in `agentmem serve` within moments of the
+// answer; in a Lambda container while it runs (a frozen container goes on with its next
+// request). Messages it could not embed (the provider down, the queue full, the process gone)
+// keep no vector and wait for EmbedPending, which finds every such message; full-text search
+// finds them meanwhile.
+type laterEmbedder struct {
+	a     *App
+	queue chan []store.MessageVector
+	start sync.Once
+	// idle is signalled each time the queue is found empty (see Wait).
+	mu      sync.Mutex
+	pending int
+	idle    *sync.Cond
+}
+
+func newLaterEmbedder(a *App) *laterEmbedder {
+	l := &laterEmbedder{a: a, queue: make(chan []store.MessageVector, laterQueue)}
+	l.idle = sync.NewCond(&l.mu)
+	return l
+}
+
+// add queues a turn's messages; it never blocks.
+func (l *laterEmbedder) add(ms []store.MessageVector) {
+	l.start.Do(func() { go l.run() })
+	l.mu.Lock()
+	l.pending++
+	l.mu.Unlock()
+	select {
+	case l.queue <- ms:
+	default:
+		l.done(1)
+		l.a.log.Warn("messages left to the scheduled embedding: the queue is full", "messages", len(ms))
+	}
+}
+
+func (l *laterEmbedder) done(turns int) {
+	l.mu.Lock()
+	l.pending -= turns
+	if l.pending == 0 {
+		l.idle.Broadcast()
+	}
+	l.mu.Unlock()
+}
+
+// Wait returns once every turn queued so far was embedded or given up.
+func (l *laterEmbedder) Wait() {
+	l.mu.Lock()
+	for l.pending > 0 {
+		l.idle.Wait()
+	}
+	l.mu.Unlock()
+}
+
+func (l *laterEmbedder) run() {
+	for first := range l.queue {
+		batch, turns := first, 1
+	fill:
+		for len(batch) < laterBatch {
+			select {
+			case more := <-l.queue:
+				batch, turns = append(batch, more...), turns+1
+			default:
+				break fill
+			}
+		}
+		l.embed(batch)
+		l.done(turns)
+	}
+}
+
+// embed embeds one batch and stores its vectors.
+func (l *laterEmbedder) embed(batch []store.MessageVector) {
+	ctx, cancel := context.WithTimeout(context.Background(), laterTimeout)
+	defer cancel()
+	texts := make([]string, len(batch))
+	for i, m := range batch {
+		texts[i] = store.EmbedText(m.Content)
+	}
+	vecs, err := l.a.embedVectors(ctx, texts)
+	if err != nil {
+		l.a.log.Warn("messages left to the scheduled embedding", "messages", len(batch), "error", errText(err))
+		return
+	}
+	for i := range batch {
+		batch[i].Vector = *vecs[i]
+	}
+	if _, err := l.a.store.StoreMessageVectors(ctx, batch); err != nil {
+		l.a.log.Warn("messages left to the scheduled embedding", "messages", len(batch), "error", err.Error())
+	}
+}
+
+// WaitEmbedded returns once the messages of every turn committed so far through this App are
+// embedded, or left to the scheduled embedding (see MessageEmbeddingDeferred).
+func (a *App) WaitEmbedded() { a.later.Wait() }
