@@ -114,7 +114,7 @@ func contextShape(p store.ContextParams) string {
 // request is cacheable, from the database otherwise.
 func (a *App) readContext(ctx context.Context, p store.ContextParams) (store.Context, error) {
 	if p.Query != "" && p.RecallK > 0 {
-		v, err := a.embedQuery(ctx, p.Query, memory.ModeHybrid)
+		v, err := a.EmbedQuery(ctx, p.Query, memory.ModeHybrid)
 		if err != nil {
 			return store.Context{}, err
 		}

@@ -130,7 +130,7 @@ func (a *App) SearchKnowledge(ctx context.Context, pr auth.Principal, req Knowle
 	if err := f.Err(); err != nil {
 		return KnowledgeResults{}, err
 	}
-	if p.QueryVector, err = a.embedQuery(ctx, p.Query, p.Mode); err != nil {
+	if p.QueryVector, err = a.EmbedQuery(ctx, p.Query, p.Mode); err != nil {
 		return KnowledgeResults{}, err
 	}
 	p.Model = a.cfg.Embedder.Model()
@@ -185,7 +185,7 @@ func (a *App) IngestKnowledge(ctx context.Context, tenant, source, content strin
 	for i, ch := range chunks {
 		texts[i] = ch.Content
 	}
-	vectors, err := a.embedChunks(ctx, texts)
+	vectors, err := a.EmbedChunks(ctx, texts)
 	if err != nil {
 		return store.IngestResult{Source: source, TenantID: tenant, Chunks: len(texts)}, err
 	}
@@ -236,11 +236,11 @@ func knowledgeTenant(p auth.Principal, tenantID *string, f *apierror.Fields) (st
 // batches, and a large document has a thousand chunks.
 const embedBatch = 64
 
-// embedChunks embeds a document's chunks before any transaction (no lock is held while a model
+// EmbedChunks embeds a document's chunks before any transaction (no lock is held while a model
 // works), embedBatch at a time within embedShare of the request's time. When the provider
 // fails, the chunks not yet embedded get no vector (full-text search finds them) and
 // EmbedPending embeds them later; only a caller that gave up (ctx done) fails the ingest.
-func (a *App) embedChunks(ctx context.Context, chunks []string) ([]*string, error) {
+func (a *App) EmbedChunks(ctx context.Context, chunks []string) ([]*string, error) {
 	vectors := make([]*string, len(chunks))
 	ectx, cancel := embedBudget(ctx)
 	defer cancel()

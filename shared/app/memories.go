@@ -170,7 +170,7 @@ func (a *App) UpdateMemory(ctx context.Context, pr auth.Principal, req UpdateMem
 	}
 	if p.Content != nil {
 		// Embed before the transaction: no row lock is held while a model works.
-		vs, err := a.embedForStorage(ctx, []string{*p.Content})
+		vs, err := a.EmbedForStorage(ctx, []string{*p.Content})
 		if err != nil {
 			return store.MemoryItem{}, err
 		}
@@ -227,7 +227,7 @@ func (a *App) CreateMemory(ctx context.Context, pr auth.Principal, req CreateMem
 			return CreateMemoryOutput{CreatedMemory: res, Replayed: found}, err
 		}
 	}
-	vs, err := a.embedForStorage(ctx, []string{p.Content})
+	vs, err := a.EmbedForStorage(ctx, []string{p.Content})
 	if err != nil {
 		return CreateMemoryOutput{}, err
 	}

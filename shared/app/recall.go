@@ -57,7 +57,7 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 	}
 	extra, stop := a.startRecallExtra(ctx, p)
 	defer stop()
-	if p.QueryVector, err = a.embedQuery(ctx, p.Query, p.Mode); err != nil {
+	if p.QueryVector, err = a.EmbedQuery(ctx, p.Query, p.Mode); err != nil {
 		return RecallResults{}, err
 	}
 	p.Model = a.cfg.Embedder.Model()

@@ -56,11 +56,11 @@ func (a *App) vectorModel() store.VectorModel {
 	return store.VectorModel{Name: a.cfg.Embedder.Model(), Dims: a.cfg.Embedder.Dimensions()}
 }
 
-// embedForStorage embeds texts to be stored, before any transaction (no lock is held while a
+// EmbedForStorage embeds texts to be stored, before any transaction (no lock is held while a
 // model works), within embedShare of the request's time. When the provider fails, every vector
 // is nil: the rows are stored without one and EmbedPending embeds them later, so a write never
 // fails for the provider's sake; only a caller that gave up (ctx done) fails it.
-func (a *App) embedForStorage(ctx context.Context, texts []string) ([]*string, error) {
+func (a *App) EmbedForStorage(ctx context.Context, texts []string) ([]*string, error) {
 	ectx, cancel := embedBudget(ctx)
 	defer cancel()
 	vecs, err := a.embedVectors(ectx, texts)
@@ -74,10 +74,10 @@ func (a *App) embedForStorage(ctx context.Context, texts []string) ([]*string, e
 	return vecs, nil
 }
 
-// embedQuery embeds a search's query in mode (memory.ModeText needs none: nil), within
+// EmbedQuery embeds a search's query in mode (memory.ModeText needs none: nil), within
 // embedShare of the request's time. When the provider fails, mode vector answers unavailable
 // (it cannot rank), and hybrid gets no vector: it ranks by full text alone, degraded, not failed.
-func (a *App) embedQuery(ctx context.Context, query, mode string) (*string, error) {
+func (a *App) EmbedQuery(ctx context.Context, query, mode string) (*string, error) {
 	if mode == memory.ModeText {
 		return nil, nil
 	}
@@ -161,7 +161,7 @@ func (a *App) embedTurn(ctx context.Context, p *store.CommitParams) error {
 	if len(texts) == 0 {
 		return nil
 	}
-	vecs, err := a.embedForStorage(ctx, texts)
+	vecs, err := a.EmbedForStorage(ctx, texts)
 	if err != nil {
 		return err
 	}
