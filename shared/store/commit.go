@@ -39,7 +39,7 @@ type CommitParams struct {
 	Memories  []memory.NewMemory
 	// MemoryVectors and MessageVectors are the vectors of the memories and messages, of model
 	// Model, as pgvector literals (see VectorLiterals), one per row in order; a short slice or a
-	// nil entry stores that row without a vector, for EmbedPending to embed later. The store
+	// nil entry stores that row without a vector, for the embed-pending run (app.EmbedPending) to embed later. The store
 	// embeds nothing itself: the caller embeds, outside any transaction.
 	MemoryVectors, MessageVectors []*string
 	// Model is the embedding model of the vectors.

@@ -45,7 +45,7 @@ func EmbedText(text string) string {
 	return text
 }
 
-// EmbedPendingResult counts what EmbedPending did.
+// EmbedPendingResult counts what an embed-pending run or a backfill did (see app.EmbedPending).
 type EmbedPendingResult struct {
 	// Memories, KnowledgeChunks and Messages count the rows embedded.
 	Memories        int64 `json:"memories"`
@@ -100,7 +100,7 @@ func (c PendingCount) Total() int64 { return c.Memories + c.KnowledgeChunks + c.
 // Total is the rows embedded in every table.
 func (r EmbedPendingResult) Total() int64 { return r.Memories + r.KnowledgeChunks + r.Messages }
 
-// BackfillParams says what Backfill embeds.
+// BackfillParams says what a backfill embeds (see app.Backfill).
 type BackfillParams struct {
 	// Scope is the rows to embed; default every row.
 	Scope PendingScope
@@ -119,7 +119,7 @@ type BackfillParams struct {
 // in memory and written in one statement.
 const MaxBackfillBatch = 1000
 
-// pendingTable is a table whose rows EmbedPending embeds.
+// pendingTable is a table whose rows wait for vectors (see ReadPending).
 type pendingTable struct {
 	name   string
 	tables PendingTables
@@ -400,11 +400,11 @@ type MessageVector struct {
 	SessionID uuid.UUID
 	Seq       int64
 	Content   string
-	Vector    string // a pgvector literal of the store's embedding model
+	Vector    string // a pgvector literal of the model StoreMessageVectors is given
 }
 
-// StoreMessageVectors stores vectors of messages committed without one, as EmbedPending does:
-// only where the message still holds the text embedded and has no vector of the configured model
+// StoreMessageVectors stores vectors (of model m) of messages committed without one, as
+// StorePending does: only where the message still holds the text embedded and has no vector of m
 // and dimension (a message cleared, forgotten or embedded meanwhile keeps what it has). It
 // answers how many messages took their vector. It runs as service_role: for the use-case layer
 // only, with keys of messages it has just committed for their user.

@@ -26,7 +26,7 @@ type IngestParams struct {
 	Metadata json.RawMessage
 	// Vectors are the chunks' vectors, pgvector literals of model Model, embedded by the caller,
 	// one per chunk in order; a short slice or a nil entry stores that chunk without a vector
-	// (full-text search finds it) for EmbedPending.
+	// (full-text search finds it) for the embed-pending run.
 	Vectors []*string
 	Model   string
 }
@@ -102,9 +102,9 @@ func lockSource(ctx context.Context, tx pgx.Tx, tenant, source string) error {
 
 // IngestKnowledge stores a document's chunks with their embeddings, replacing an earlier ingest
 // of the same source in the same transaction: a concurrent search sees the old chunks or the
-// new ones, never a mix and never none. When the embedding provider fails, the chunks not yet
-// embedded are stored without vectors (full-text search finds them) and EmbedPending embeds
-// them later.
+// new ones, never a mix and never none. The caller embeds the chunks before (p.Vectors); a
+// chunk without a vector (the provider failed) is found by full-text search until the
+// embed-pending run embeds it.
 func (s *Store) IngestKnowledge(ctx context.Context, p IngestParams) (IngestResult, error) {
 	res := IngestResult{Source: p.Source, TenantID: p.TenantID, Chunks: len(p.Chunks)}
 	vectors := make([]*string, len(p.Chunks))
@@ -199,9 +199,9 @@ order by f.score desc, k.id
 limit $9`
 
 // SearchKnowledge searches a tenant's knowledge base, best first. A user searches under
-// row-level security, which shows only their own tenant's chunks. Only vectors of the
-// configured model rank; when the embedding provider fails, hybrid search ranks by full text
-// alone and vector search answers unavailable.
+// row-level security, which shows only their own tenant's chunks. Only vectors of p.Model
+// rank; without p.QueryVector (the caller's provider failed), hybrid search ranks by full text
+// alone.
 func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([]KnowledgeHit, error) {
 	if p.Mode == "" {
 		p.Mode = memory.ModeHybrid

@@ -154,7 +154,7 @@ type UpdateMemoryParams struct {
 	// Content, when set, replaces the text and its content key is recomputed.
 	Content *string
 	// Vector is the new content's vector, a pgvector literal of model Model, embedded by the
-	// caller; nil leaves the memory without one, for EmbedPending. Ignored without Content.
+	// caller; nil leaves the memory without one, for the embed-pending run. Ignored without Content.
 	Vector *string
 	Model  string
 	// Metadata, when set (a JSON object), replaces the metadata as a whole.
@@ -303,7 +303,7 @@ type CreateMemoryParams struct {
 	Content  string
 	Metadata json.RawMessage
 	// Vector is Content's vector, a pgvector literal of model Model, embedded by the caller; nil
-	// stores the memory without one, for EmbedPending.
+	// stores the memory without one, for the embed-pending run.
 	Vector *string
 	Model  string
 	// TTL is the retention of the memory (a merged one keeps the later of its expiry and this).
@@ -335,8 +335,9 @@ func (s *Store) ReplayCreatedMemory(ctx context.Context, sc memory.Scope, k Idem
 // CreateMemory stores one long-term fact of the scope as a turn's facts are stored, through the
 // same statement (storeMemoriesSQL, without a session): the same text or a near-duplicate merges
 // into the memory holding it. As in CommitTurn, the caller embeds the fact before (p.Vector); a
-// fact without a vector waits for EmbedPending. With an idempotency key, a retry returns the first answer (replayed = true), and the key used with
-// another request is a conflict.
+// fact without a vector waits for the embed-pending run. With an idempotency key, a retry
+// returns the first answer (replayed = true), and the key used with another request is a
+// conflict; the caller answers a retry before embedding with ReplayCreatedMemory.
 func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out CreatedMemory, replayed bool, err error) {
 	rows := newMemoryRows([]memory.NewMemory{{Content: p.Content, Metadata: p.Metadata}}, []*string{p.Vector})
 	args := s.memoryArgs(p.Scope, nil, p.TTL, p.Model, rows)

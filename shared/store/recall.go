@@ -78,9 +78,9 @@ type RecallParams struct {
 }
 
 // Recall searches the user's unexpired memories, messages, or both (p.Source), best first (or
-// diversified, with MMRLambda); every hit names its source. Only vectors of the configured model
-// and dimension rank. When the embedding provider fails, hybrid recall ranks by full text alone
-// and vector recall answers unavailable.
+// diversified, with MMRLambda); every hit names its source. Only vectors of p.Model and of the
+// query vector's dimension rank. Without p.QueryVector (the caller's provider failed), hybrid
+// recall ranks by full text alone.
 func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error) {
 	switch p.Source {
 	case "":
