@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/llm/prompts"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/store"
@@ -38,6 +39,16 @@ type Config struct {
 	// Redactor removes personal data from every event's content before any adapter; without
 	// one, no job is delivered (each fails, saying why).
 	Redactor *redact.Redactor
+	// Prompts asks the chat model for fact extraction and rolling summaries (the
+	// adapter.Extract and adapter.Summarize jobs); nil when no chat model is configured,
+	// and those jobs then fail, saying why.
+	Prompts *prompts.Runner
+	// Summary says when a session's rolling summary advances; zero fields take
+	// memory.DefaultSummaryPolicy's.
+	Summary memory.SummaryPolicy
+	// InternalJobs says the store writes adapter.Extract or adapter.Summarize jobs, so that a
+	// commit notifies delivery even without adapters.
+	InternalJobs bool
 }
 
 // App runs the use cases. Build it once per process (per Lambda container); it is safe for
@@ -46,6 +57,9 @@ type App struct {
 	store *store.Store
 	log   *slog.Logger
 	cfg   Config
+
+	extractCount extractCounters
+	summaryCount summaryCounters
 }
 
 // New builds an App over st.
@@ -58,6 +72,9 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	}
 	if cfg.RateLimit.Period <= 0 {
 		cfg.RateLimit.Period = DefaultRateLimitPeriod
+	}
+	if cfg.Summary.TriggerTokens <= 0 {
+		cfg.Summary = memory.DefaultSummaryPolicy
 	}
 	if cfg.RateLimit.Limiter == nil && st != nil {
 		cfg.RateLimit.Limiter = st

@@ -57,7 +57,7 @@ type Context struct {
 	UserMemory map[string]json.RawMessage `json:"user_memory"`
 	State      *string                    `json:"state"`
 	Notes      *string                    `json:"notes"`
-	// Summary is the session's rolling summary; nil (no session has one yet).
+	// Summary is the session's rolling summary; nil when it has none.
 	Summary *Summary `json:"summary"`
 	Usage   Usage    `json:"usage"`
 }
@@ -99,6 +99,22 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 				return err
 			})
 		}
+		// The summary is read after the messages, so in a snapshot no older than theirs: it
+		// covers at least what it covered when they were read, and the messages kept below,
+		// those after its through_seq, leave no gap between it and the window.
+		b.Queue(`select content, through_seq, updated_at from agentmem.session_summaries
+			where session_id = $1 and user_id = $2 and tenant_id = $3 and agent = $4`,
+			p.SessionID, sc.UserID, sc.TenantID, sc.Agent).Query(func(rows pgx.Rows) error {
+			sums, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Summary])
+			if err != nil {
+				return fmt.Errorf("select summary: %w", err)
+			}
+			if len(sums) == 1 {
+				sums[0].UpdatedAt = sums[0].UpdatedAt.UTC()
+				out.Summary = &sums[0]
+			}
+			return nil
+		})
 		b.Queue(`select key, value from agentmem.user_memory
 			where user_id = $1 and tenant_id = $2 order by key`, sc.UserID, sc.TenantID).Query(func(rows pgx.Rows) error {
 			var key string
@@ -126,6 +142,15 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 		return out, err
 	}
 	slices.Reverse(msgs)
+	if out.Summary != nil {
+		// With a summary, the window begins after its through_seq: the messages it covers are
+		// in it, and every later one read is kept (within the budget below).
+		first := 0
+		for first < len(msgs) && msgs[first].Seq <= out.Summary.ThroughSeq {
+			first++
+		}
+		msgs = msgs[first:]
+	}
 	if p.AnswersOnly {
 		// The query left the other messages out already, so that they take no place of the
 		// window; what remains loses its tool calls.
