@@ -12,7 +12,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/service"
 )
 
@@ -175,16 +174,7 @@ func ingestOne(ctx context.Context, svc *service.Service, tenant string, f inges
 	}
 	res, err := svc.App.IngestKnowledge(ctx, tenant, f.source, string(b), nil)
 	if err != nil {
-		return 0, errorText(err)
+		return 0, problemText(err)
 	}
 	return res.Chunks, nil
-}
-
-// errorText is an error as the functions would show it: a 4xx's detail, a 5xx's cause.
-func errorText(err error) error {
-	var ae *apierror.Error
-	if errors.As(err, &ae) && ae.Code.Status() < 500 {
-		return errors.New(ae.Detail)
-	}
-	return err
 }

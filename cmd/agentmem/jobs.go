@@ -124,10 +124,11 @@ func processJobs(ctx context.Context, args []string) error {
 	return json.NewEncoder(os.Stdout).Encode(out)
 }
 
-// problemText is a use case's error for the terminal: a 4xx's detail and the fields it names.
+// problemText is a use case's error as the terminal shows it: the detail of an error the
+// request caused and the fields it names; the server's own errors with their cause.
 func problemText(err error) error {
 	var ae *apierror.Error
-	if !errors.As(err, &ae) || ae.Code.Status() >= 500 {
+	if !errors.As(err, &ae) || !ae.Code.CallerFault() {
 		return err
 	}
 	parts := []string{ae.Detail}

@@ -323,7 +323,7 @@ func forget(ctx context.Context, args []string) error {
 	defer svc.Close()
 	res, err := svc.App.EraseUser(ctx, id, tenant)
 	if err != nil {
-		return errorText(err)
+		return problemText(err)
 	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")

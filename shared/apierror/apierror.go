@@ -1,11 +1,11 @@
 // Package apierror is agentmem's one error vocabulary: a stable code, a message that is safe
-// to show to the caller, and the single table that maps each code to an HTTP status.
+// to show to the caller, and the fields at fault. It knows no transport: the HTTP status of each
+// code and the Retry-After policy live with HTTP (shared/httpapi).
 package apierror
 
 import (
 	"errors"
 	"fmt"
-	"net/http"
 )
 
 // Code is a stable, machine-readable error code. Clients branch on it; it never changes meaning.
@@ -29,27 +29,16 @@ const (
 // HeadersTooLarge is the code of a request whose line and headers are over the limit (431).
 const HeadersTooLarge Code = "request_header_fields_too_large"
 
-var statuses = map[Code]int{
-	InvalidRequest:       http.StatusBadRequest,
-	Unauthenticated:      http.StatusUnauthorized,
-	Forbidden:            http.StatusForbidden,
-	NotFound:             http.StatusNotFound,
-	MethodNotAllowed:     http.StatusMethodNotAllowed,
-	Conflict:             http.StatusConflict,
-	PayloadTooLarge:      http.StatusRequestEntityTooLarge,
-	HeadersTooLarge:      http.StatusRequestHeaderFieldsTooLarge,
-	UnsupportedMediaType: http.StatusUnsupportedMediaType,
-	RateLimited:          http.StatusTooManyRequests,
-	Unavailable:          http.StatusServiceUnavailable,
-	Internal:             http.StatusInternalServerError,
-}
-
-// Status is the HTTP status of a code; an unknown code is a 500.
-func (c Code) Status() int {
-	if s, ok := statuses[c]; ok {
-		return s
+// CallerFault reports whether the code puts the failure on the request (invalid, not
+// found, conflict, refused, rate limited): its detail says all the caller needs. The others
+// (unavailable, internal, and any code not listed here) are the server's.
+func (c Code) CallerFault() bool {
+	switch c {
+	case InvalidRequest, Unauthenticated, Forbidden, NotFound, MethodNotAllowed, Conflict,
+		PayloadTooLarge, HeadersTooLarge, UnsupportedMediaType, RateLimited:
+		return true
 	}
-	return http.StatusInternalServerError
+	return false
 }
 
 // FieldError names one invalid part of a request, by its JSON path (e.g. "messages[2].role").
@@ -63,7 +52,9 @@ type Error struct {
 	Code   Code
 	Detail string
 	Fields []FieldError
-	// RetryAfter is the number of seconds a client should wait (429 and 503); 0 means 1.
+	// RetryAfter is the wait in seconds the failure itself names (a rate limit's next free
+	// slot, an upstream's Retry-After); 0 when it names none, and the transport's policy
+	// decides.
 	RetryAfter int
 	// Cause is the underlying error, for the log; it is never shown to the caller.
 	Cause error

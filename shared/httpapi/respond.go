@@ -2,11 +2,14 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/store"
 )
 
 // problem is an RFC 9457 problem details body.
@@ -20,20 +23,63 @@ type problem struct {
 	RequestID string                `json:"request_id"`
 }
 
+// statuses maps each code of the vocabulary to its HTTP status; a code not in it is a 500.
+var statuses = map[apierror.Code]int{
+	apierror.InvalidRequest:       http.StatusBadRequest,
+	apierror.Unauthenticated:      http.StatusUnauthorized,
+	apierror.Forbidden:            http.StatusForbidden,
+	apierror.NotFound:             http.StatusNotFound,
+	apierror.MethodNotAllowed:     http.StatusMethodNotAllowed,
+	apierror.Conflict:             http.StatusConflict,
+	apierror.PayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	apierror.HeadersTooLarge:      http.StatusRequestHeaderFieldsTooLarge,
+	apierror.UnsupportedMediaType: http.StatusUnsupportedMediaType,
+	apierror.RateLimited:          http.StatusTooManyRequests,
+	apierror.Unavailable:          http.StatusServiceUnavailable,
+	apierror.Internal:             http.StatusInternalServerError,
+}
+
+// Status is the HTTP status of an error code.
+func Status(c apierror.Code) int {
+	if s, ok := statuses[c]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// The Retry-After policy, in seconds, of a 503 or 429 whose error names no wait of its own.
+const (
+	// retryAfterBusy: a timeout, an overloaded server or pooler; a moment is enough.
+	retryAfterBusy = 1
+	// retryAfterDatabaseDown: the connection broke; a restart or failover takes longer.
+	retryAfterDatabaseDown = 2
+	// retryAfterEmbeddingDown: the embedding provider failed after its own retries.
+	retryAfterEmbeddingDown = 5
+)
+
+// retryAfter is the Retry-After of an error: the wait it names, else the policy's by cause.
+func retryAfter(e *apierror.Error) int {
+	switch {
+	case e.RetryAfter > 0:
+		return e.RetryAfter
+	case errors.Is(e, store.ErrConnectionLost):
+		return retryAfterDatabaseDown
+	case errors.Is(e, embedding.ErrUnavailable):
+		return retryAfterEmbeddingDown
+	}
+	return retryAfterBusy
+}
+
 // writeError renders every error of every function: the one place errors become HTTP.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, rid string, e *apierror.Error) {
-	status := e.Code.Status()
+	status := Status(e.Code)
 	detail := e.Detail
 	if status >= 500 && e.Code == apierror.Internal {
 		detail = "an internal error occurred; the request id identifies it in the logs"
 	}
 	h := w.Header()
 	if status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
-		ra := e.RetryAfter
-		if ra <= 0 {
-			ra = 1
-		}
-		h.Set("Retry-After", strconv.Itoa(ra))
+		h.Set("Retry-After", strconv.Itoa(retryAfter(e)))
 	}
 	if status == http.StatusMethodNotAllowed {
 		h.Set("Allow", "POST, OPTIONS")

@@ -190,7 +190,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid string, fn fu
 	if err != nil {
 		ae := apierror.As(err)
 		code = ae.Code
-		if ae.Code.Status() >= 500 {
+		if !ae.Code.CallerFault() {
 			s.log.ErrorContext(r.Context(), "request failed", "fn", name,
 				"code", string(ae.Code), "error", errorForLog(ae))
 		}

@@ -120,7 +120,7 @@ func (s *Store) embedQuery(ctx context.Context, query string) (string, error) {
 // vectorSearchUnavailable is the answer to a vector-only search without a query vector.
 func vectorSearchUnavailable(err error) error {
 	if errors.Is(err, embedding.ErrUnavailable) {
-		return &apierror.Error{Code: apierror.Unavailable, RetryAfter: 5, Cause: err,
+		return &apierror.Error{Code: apierror.Unavailable, Cause: err,
 			Detail: "the embedding provider is unavailable, so mode vector cannot rank; retry, or use mode hybrid or text"}
 	}
 	return fmt.Errorf("embed query: %w", err)

@@ -241,9 +241,15 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return err
 }
 
+// ErrConnectionLost is in the chain of an unavailable error whose connection to the database or
+// pooler failed or broke: a restart or failover, which takes longer than a busy moment.
+var ErrConnectionLost = errors.New("connection to the database lost")
+
 // interpret translates database errors into the project's vocabulary: what a client can cause
-// becomes a 4xx; a database or pooler that is unreachable, restarting, overloaded or that lost
-// the connection mid-request a 503 with Retry-After; the rest stays an internal error.
+// becomes invalid_request; a database or pooler that is unreachable, restarting, overloaded or
+// that lost the connection mid-request becomes unavailable (ErrConnectionLost in the chain for
+// the last); the rest stays an internal error. How long a client should wait is the transport's
+// policy, not the store's.
 //
 // A connection lost mid-request leaves the outcome unknown only for a commit already sent:
 // every request runs in one transaction (or one implicit one, a batch), so it is then either
@@ -257,22 +263,23 @@ func interpret(err error) error {
 		return err
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return &apierror.Error{Code: apierror.Unavailable, Detail: "the request ran out of time; retry", RetryAfter: 1, Cause: err}
+		return &apierror.Error{Code: apierror.Unavailable, Detail: "the request ran out of time; retry", Cause: err}
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch {
 		case pgErr.Code == "57014": // query_canceled (statement timeout)
-			return &apierror.Error{Code: apierror.Unavailable, Detail: "the request ran out of time; retry", RetryAfter: 1, Cause: err}
+			return &apierror.Error{Code: apierror.Unavailable, Detail: "the request ran out of time; retry", Cause: err}
 		case clientCaused[pgErr.Code]:
 			return &apierror.Error{Code: apierror.InvalidRequest, Detail: "the request holds text the database cannot store", Cause: err}
 		case serverUnavailable(pgErr):
-			return &apierror.Error{Code: apierror.Unavailable, Detail: "the database is busy or unavailable; retry", RetryAfter: 1, Cause: err}
+			return &apierror.Error{Code: apierror.Unavailable, Detail: "the database is busy or unavailable; retry", Cause: err}
 		}
 		return fmt.Errorf("database: %w", err)
 	}
 	if connectionLost(err) {
-		return &apierror.Error{Code: apierror.Unavailable, Detail: "the database is unavailable; retry", RetryAfter: 2, Cause: err}
+		return &apierror.Error{Code: apierror.Unavailable, Detail: "the database is unavailable; retry",
+			Cause: fmt.Errorf("%w: %w", ErrConnectionLost, err)}
 	}
 	return err
 }
