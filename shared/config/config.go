@@ -445,6 +445,10 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 			return err
 		}
 	}
+	if (c.ExtractFacts || c.Summaries) && c.Chat.Timeout >= c.Jobs.Lease {
+		return fmt.Errorf("CHAT_TIMEOUT (%s) must be shorter than JOBS_LEASE (%s): fact extraction and summaries ask the "+
+			"chat model within a job's lease", c.Chat.Timeout, c.Jobs.Lease)
+	}
 	if slices.Contains(c.Adapters, adapter.Webhook) {
 		if c.Webhook.Timeout >= c.Jobs.Lease {
 			return fmt.Errorf("WEBHOOK_TIMEOUT (%s) must be shorter than JOBS_LEASE (%s): a delivery must end within its lease",

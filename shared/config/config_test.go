@@ -160,6 +160,7 @@ func TestChatSettingsAreChecked(t *testing.T) {
 		{map[string]string{"SUMMARIES": "true"}, "CHAT_PROVIDER"},
 		{map[string]string{"CHAT_PROVIDER": "openai", "CHAT_API_KEY": "sk", "EXTRACT_FACTS": "yes"}, "EXTRACT_FACTS"},
 		{map[string]string{"CHAT_PROVIDER": "openai", "CHAT_API_KEY": "sk", "SUMMARIES": "on"}, "SUMMARIES"},
+		{map[string]string{"CHAT_PROVIDER": "openai", "CHAT_API_KEY": "sk", "SUMMARIES": "true", "CHAT_TIMEOUT": "2m"}, "JOBS_LEASE"},
 	} {
 		_, err := config.Load(env(tc.vars))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
