@@ -104,7 +104,7 @@ func TestRunTiny(t *testing.T) {
 		"outbox.commit.no_adapter.errors", "outbox.commit.one_adapter.errors", "outbox.commit.paired_median_added_ms",
 		"outbox.commit_no_flush_wait.added_p50_ms", "outbox.commit_no_flush_wait.one_adapter.latency.p50_ms",
 		"outbox.extraction.off.latency.p50_ms", "outbox.extraction.on.latency.p50_ms", "outbox.extraction.added_p50_ms",
-		"outbox.extraction.paired_median_added_ms",
+		"outbox.extraction.paired_median_added_ms", "outbox.extraction_no_flush_wait.added_p50_ms",
 		"outbox.delivery.delay.p50_ms", "outbox.delivery.delay.p99_ms", "outbox.delivery.delivered", "outbox.delivery.failed_share",
 		"outbox.outage.jobs", "outbox.outage.delivered", "outbox.outage.lost", "outbox.outage.duplicates", "outbox.outage.drain_seconds",
 	)

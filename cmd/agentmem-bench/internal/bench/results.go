@@ -377,8 +377,10 @@ type Outbox struct {
 	// Extraction is the cost fact extraction adds to a commit: the extract job written in the
 	// commit's transaction (the model is asked later, by process-jobs).
 	Extraction ExtractionCost `json:"extraction"`
-	Delivery   Delivery       `json:"delivery"`
-	Outage     Outage         `json:"outage"`
+	// ExtractionNoFlushWait is the same with synchronous_commit off.
+	ExtractionNoFlushWait ExtractionCost `json:"extraction_no_flush_wait"`
+	Delivery              Delivery       `json:"delivery"`
+	Outage                Outage         `json:"outage"`
 }
 
 // ExtractionCost is W1's sequential turns committed through the store with fact extraction off
