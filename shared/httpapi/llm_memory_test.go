@@ -316,7 +316,7 @@ func TestFactExtractionOverConverse(t *testing.T) {
 	e := newLLMEnv(t, true, false, memory.SummaryPolicy{}, app.JobsConfig{}, func(s *llmtest.Server) llm.Chat {
 		c, err := llm.NewBedrock(context.Background(), llm.BedrockConfig{Region: "us-east-1", BaseEndpoint: s.URL,
 			Retry: llm.RetryPolicy{MaxAttempts: 1, Cooldown: -1},
-			AWS: &aws.Config{Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")}})
+			AWS:   &aws.Config{Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")}})
 		if err != nil {
 			t.Fatal(err)
 		}
