@@ -157,8 +157,8 @@ func TestRunTiny(t *testing.T) {
 			}
 		}
 	}
-	if goals, _ := doc["goals"].([]any); len(goals) != 18 {
-		t.Errorf("results.json has %d goals, want 18", len(goals))
+	if goals, _ := doc["goals"].([]any); len(goals) != 20 {
+		t.Errorf("results.json has %d goals, want 20", len(goals))
 	}
 
 	// The second run of the compared workloads, and their medians over both runs.
