@@ -107,6 +107,7 @@ func TestRunTiny(t *testing.T) {
 		"outbox.extraction.paired_median_added_ms", "outbox.extraction_no_flush_wait.added_p50_ms",
 		"outbox.delivery.delay.p50_ms", "outbox.delivery.delay.p99_ms", "outbox.delivery.delivered", "outbox.delivery.failed_share",
 		"outbox.outage.jobs", "outbox.outage.delivered", "outbox.outage.lost", "outbox.outage.duplicates", "outbox.outage.drain_seconds",
+		"outbox.mem0_delivery.delay.p50_ms", "outbox.mem0_delivery.delivered", "outbox.mem0_delivery.failed_share",
 	)
 	for _, lv := range []string{"history.store", "history.http"} {
 		for _, ph := range []string{"first_page", "deep_page", "agent_page", "since_page"} {
@@ -157,8 +158,8 @@ func TestRunTiny(t *testing.T) {
 			}
 		}
 	}
-	if goals, _ := doc["goals"].([]any); len(goals) != 20 {
-		t.Errorf("results.json has %d goals, want 20", len(goals))
+	if goals, _ := doc["goals"].([]any); len(goals) != 22 {
+		t.Errorf("results.json has %d goals, want 22", len(goals))
 	}
 
 	// The second run of the compared workloads, and their medians over both runs.

@@ -17,6 +17,8 @@ import (
 
 	"github.com/agentmem/agentmem/cmd/agentmem-bench/internal/bench"
 	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/adapter/mem0"
+	"github.com/agentmem/agentmem/shared/adapter/mem0/mem0test"
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/adapter/webhook/webhooktest"
 	"github.com/agentmem/agentmem/shared/app"
@@ -92,6 +94,16 @@ func runOutbox(ctx context.Context, cfg Config, db *benchDB, ops *opsData) (*ben
 		return nil, err
 	}
 	out.Delivery = d
+	if err := clearJobs(ctx, db); err != nil {
+		return nil, err
+	}
+
+	// 2b. The same to Mem0's API: a store writing the Mem0 adapter's jobs.
+	m, err := runMem0Delivery(ctx, cfg, db, ops)
+	if err != nil {
+		return nil, err
+	}
+	out.Mem0Delivery = &m
 	if err := clearJobs(ctx, db); err != nil {
 		return nil, err
 	}
@@ -210,21 +222,33 @@ func newDeliveryRig(st *store.Store, jc app.JobsConfig) (*deliveryRig, error) {
 		rec.Close()
 		return nil, err
 	}
-	kick := app.NewKick()
-	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	r, err := piiredact.New("agentmem-bench-salt-" + uuid.NewString())
+	rig, err := newAdapterRig(st, jc, wh)
 	if err != nil {
 		rec.Close()
 		return nil, err
 	}
-	a := app.New(st, log, app.Config{Jobs: jc, Adapters: map[string]adapter.Adapter{adapter.Webhook: wh}, Notifier: kick,
+	rig.rec = rec
+	stop := rig.stop
+	rig.stop = func() { stop(); rec.Close() }
+	return rig, nil
+}
+
+// newAdapterRig is a deliveryRig delivering to ad, without a receiver of its own.
+func newAdapterRig(st *store.Store, jc app.JobsConfig, ad adapter.Adapter) (*deliveryRig, error) {
+	kick := app.NewKick()
+	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	r, err := piiredact.New("agentmem-bench-salt-" + uuid.NewString())
+	if err != nil {
+		return nil, err
+	}
+	a := app.New(st, log, app.Config{Jobs: jc, Adapters: map[string]adapter.Adapter{ad.Name(): ad}, Notifier: kick,
 		Redactor: r})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); a.DeliveryLoop(ctx, kick, 100*time.Millisecond) }()
 	user := auth.Principal{Role: auth.RoleUser, UserID: bench.ChatUserID}
 	agent := benchAgent
-	return &deliveryRig{app: a, rec: rec, stop: func() { cancel(); <-done; rec.Close() },
+	return &deliveryRig{app: a, stop: func() { cancel(); <-done },
 		commit: func(ctx context.Context, tr bench.Turn) (int64, error) {
 			sid := bench.SessionID(tr.Session).String()
 			u, _ := json.Marshal(tr.User)
@@ -281,21 +305,95 @@ func runDelivery(ctx context.Context, cfg Config, db *benchDB, st *store.Store, 
 		delays = append(delays, max(got.Sub(at), 0))
 	}
 	d := bench.Delivery{Commits: len(turns), CommitErrors: errs, Delivered: len(delays), Delay: bench.Summarize(delays)}
+	err = countAttempts(ctx, db, &d)
+	return d, err
+}
+
+// countAttempts sets d's delivery attempts and failures from the jobs table, once no job is
+// in its first attempt any more.
+func countAttempts(ctx context.Context, db *benchDB, d *bench.Delivery) error {
 	c, err := db.admin(ctx)
 	if err != nil {
-		return d, err
+		return err
 	}
 	defer c.Close(ctx)
-	var attempts, done int64
-	if err := c.QueryRow(ctx, `select coalesce(sum(attempts), 0), count(*) filter (where status = 'done') from agentmem.jobs`).
-		Scan(&attempts, &done); err != nil {
-		return d, err
+	// A delivery's receipt comes before its job is recorded done: wait (a little) for the
+	// last ones, so that one still being recorded does not count as failed.
+	var attempts, done, open int64
+	for until := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if err := c.QueryRow(ctx, `select coalesce(sum(attempts), 0), count(*) filter (where status = 'done'),
+			count(*) filter (where status = 'running' or (status = 'pending' and attempts = 0)) from agentmem.jobs`).
+			Scan(&attempts, &done, &open); err != nil {
+			return err
+		}
+		if open == 0 || time.Now().After(until) {
+			break
+		}
 	}
 	d.Attempts, d.FailedAttempts = int(attempts), int(attempts-done)
 	if attempts > 0 {
 		d.FailedShare = float64(attempts-done) / float64(attempts)
 	}
-	return d, nil
+	return nil
+}
+
+// runMem0Delivery is runDelivery to a local server speaking Mem0's API, through a store that
+// writes the Mem0 adapter's jobs: from the commit's answer to the arrival of its add-memories
+// request (claim, read, redact, POST with Token auth).
+func runMem0Delivery(ctx context.Context, cfg Config, db *benchDB, ops *opsData) (bench.Delivery, error) {
+	st, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize, Embedder: bench.Embedder{},
+		Adapters: []string{adapter.Mem0}})
+	if err != nil {
+		return bench.Delivery{}, err
+	}
+	defer st.Close()
+	fake := mem0test.New("m0-bench-key")
+	defer fake.Close()
+	m, err := mem0.New(mem0.Config{APIKey: "m0-bench-key", URL: fake.URL})
+	if err != nil {
+		return bench.Delivery{}, err
+	}
+	rig, err := newAdapterRig(st, app.JobsConfig{}, m)
+	if err != nil {
+		return bench.Delivery{}, err
+	}
+	defer rig.stop()
+	turns := ops.warmTurns
+	if n := max(cfg.Sizes.Reads/2, 20); len(ops.concTurns) >= n {
+		turns = ops.concTurns[:n]
+	}
+	cfg.logf("outbox: delivery delay to Mem0's API, %d commits 5 ms apart", len(turns))
+	acked := map[string]time.Time{} // run_id/seq
+	errs := 0
+	for _, tr := range turns {
+		seq, err := rig.commit(ctx, tr)
+		if err != nil {
+			errs++
+			continue
+		}
+		acked[fmt.Sprintf("%s/%d", bench.SessionID(tr.Session), seq)] = time.Now()
+		time.Sleep(5 * time.Millisecond)
+	}
+	var delays []time.Duration
+	for wait := time.Now().Add(30 * time.Second); time.Now().Before(wait); time.Sleep(50 * time.Millisecond) {
+		delays = delays[:0]
+		for _, r := range fake.Requests() {
+			var add mem0.AddRequest
+			if r.Path != "/v1/memories/" || r.Status != 200 || json.Unmarshal(r.Body, &add) != nil {
+				continue
+			}
+			from, _ := add.Metadata["agentmem_seq_from"].(float64)
+			if at, ok := acked[fmt.Sprintf("%s/%d", add.RunID, int64(from))]; ok {
+				delays = append(delays, max(r.At.Sub(at), 0))
+			}
+		}
+		if len(delays) >= len(acked) {
+			break
+		}
+	}
+	d := bench.Delivery{Commits: len(turns), CommitErrors: errs, Delivered: len(delays), Delay: bench.Summarize(delays)}
+	err = countAttempts(ctx, db, &d)
+	return d, err
 }
 
 // runOutage takes the receiver down, commits W1's concurrent turns meanwhile (sz.Clients

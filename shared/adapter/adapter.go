@@ -28,8 +28,12 @@ import (
 // signed, directly or through Upstash QStash.
 const Webhook = "webhook"
 
+// Mem0 is the name of the Mem0 Platform adapter (adapter/mem0): each turn added to Mem0, and
+// optionally Mem0's memories merged into recall.
+const Mem0 = "mem0"
+
 // Known lists the adapter names ADAPTERS may hold.
-func Known() []string { return []string{Webhook} }
+func Known() []string { return []string{Webhook, Mem0} }
 
 // The internal work that rides the outbox beside the adapters, with the same claim, retry and
 // dead-letter machinery: a job's adapter column names it. They are not adapters: ADAPTERS
@@ -77,6 +81,23 @@ func RetryAfter(err error) time.Duration {
 		return ra.After
 	}
 	return 0
+}
+
+// PermanentError is a failure that trying again will not mend (a key the system refuses, a
+// request it cannot take): the job goes dead at once, for an operator to look at and retry
+// (agentmem jobs retry) once the cause is fixed.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Permanent marks err as permanent.
+func Permanent(err error) error { return &PermanentError{Err: err} }
+
+// IsPermanent reports whether err, or an error it wraps, is permanent.
+func IsPermanent(err error) bool {
+	var pe *PermanentError
+	return errors.As(err, &pe)
 }
 
 // ParseNames reads ADAPTERS: comma-separated adapter names, each known, none twice. Empty is

@@ -49,6 +49,10 @@ type Config struct {
 	// InternalJobs says the store writes adapter.Extract or adapter.Summarize jobs, so that a
 	// commit notifies delivery even without adapters.
 	InternalJobs bool
+	// RecallExtra, when set, is searched alongside the database by recall, its results merged
+	// into the database's (MEM0_RECALL); it never fails recall. It gets the query redacted,
+	// so it needs Redactor.
+	RecallExtra RecallSource
 }
 
 // App runs the use cases. Build it once per process (per Lambda container); it is safe for

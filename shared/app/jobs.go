@@ -519,7 +519,7 @@ func (a *App) deliverOne(ctx context.Context, j store.ClaimedJob, deadline time.
 	}
 	msg := errorText(err)
 	res.Error = &msg
-	if j.Attempts >= jc.MaxAttempts {
+	if j.Attempts >= jc.MaxAttempts || adapter.IsPermanent(err) {
 		res.Status = store.JobDead
 		telemetry.RecordJob(ctx, j.Adapter, store.JobDead)
 	} else {

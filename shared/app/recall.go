@@ -55,6 +55,11 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 	if err := f.Err(); err != nil {
 		return RecallResults{}, err
 	}
+	extra, stop := a.startRecallExtra(ctx, p)
+	defer stop()
 	hits, err := a.store.Recall(ctx, p)
-	return RecallResults{Results: hits}, err
+	if err != nil {
+		return RecallResults{}, err
+	}
+	return RecallResults{Results: mergeHits(hits, extra(), p.K)}, nil
 }

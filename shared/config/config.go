@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/adapter/mem0"
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
@@ -230,10 +231,16 @@ type Config struct {
 	// Webhook configures the webhook adapter (WEBHOOK_URL, WEBHOOK_SECRET, WEBHOOK_TIMEOUT,
 	// QSTASH_TOKEN, QSTASH_URL, QSTASH_RETRIES), checked when ADAPTERS names it.
 	Webhook webhook.Config
+	// Mem0 configures the Mem0 adapter (MEM0_API_KEY, MEM0_URL, MEM0_ORG_ID, MEM0_PROJECT_ID,
+	// MEM0_TIMEOUT, MEM0_RECALL, MEM0_RECALL_TIMEOUT), checked when ADAPTERS names it.
+	Mem0 mem0.Config
 	// PIIHashSalt (PII_HASH_SALT) keys the hashes of the personal data redacted from events
 	// before any adapter (shared/redact); no default, required when ADAPTERS names an adapter.
 	PIIHashSalt string
 }
+
+// DefaultMem0Recall is MEM0_RECALL's default: recall asks only the database.
+const DefaultMem0Recall = false
 
 // The values of JOBS_NOTIFY.
 const (
@@ -392,6 +399,8 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 		{"JOBS_DONE_RETENTION", &c.Jobs.DoneRetention, app.DefaultJobsDoneRetention, time.Second},
 		{"JOBS_POLL_INTERVAL", &c.JobsPollInterval, app.DefaultJobsPollInterval, 10 * time.Millisecond},
 		{"WEBHOOK_TIMEOUT", &c.Webhook.Timeout, webhook.DefaultTimeout, time.Millisecond},
+		{"MEM0_TIMEOUT", &c.Mem0.Timeout, mem0.DefaultTimeout, time.Millisecond},
+		{"MEM0_RECALL_TIMEOUT", &c.Mem0.RecallTimeout, mem0.DefaultRecallTimeout, time.Millisecond},
 	}
 	for _, d := range durations {
 		*d.to = d.def
@@ -435,6 +444,21 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 		}
 		c.Webhook.QStashRetries = &n
 	}
+	c.Mem0.APIKey = strings.TrimSpace(getenv("MEM0_API_KEY"))
+	c.Mem0.URL = strings.TrimRight(strings.TrimSpace(getenv("MEM0_URL")), "/")
+	if c.Mem0.URL == "" {
+		c.Mem0.URL = mem0.DefaultURL
+	}
+	c.Mem0.OrgID = strings.TrimSpace(getenv("MEM0_ORG_ID"))
+	c.Mem0.ProjectID = strings.TrimSpace(getenv("MEM0_PROJECT_ID"))
+	c.Mem0.Recall = DefaultMem0Recall
+	if v := strings.TrimSpace(getenv("MEM0_RECALL")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("MEM0_RECALL must be true or false, not %q", v)
+		}
+		c.Mem0.Recall = b
+	}
 	c.PIIHashSalt = getenv(redact.SaltEnv)
 	if len(c.Adapters) > 0 {
 		if c.PIIHashSalt == "" {
@@ -457,6 +481,17 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 		if _, err := webhook.New(c.Webhook); err != nil {
 			return fmt.Errorf("ADAPTERS names webhook: %w", err)
 		}
+	}
+	if slices.Contains(c.Adapters, adapter.Mem0) {
+		if c.Mem0.Timeout >= c.Jobs.Lease {
+			return fmt.Errorf("MEM0_TIMEOUT (%s) must be shorter than JOBS_LEASE (%s): a delivery must end within its lease",
+				c.Mem0.Timeout, c.Jobs.Lease)
+		}
+		if _, err := mem0.New(c.Mem0); err != nil {
+			return fmt.Errorf("ADAPTERS names mem0: %w", err)
+		}
+	} else if c.Mem0.Recall {
+		return errors.New("MEM0_RECALL=true needs the Mem0 adapter: add mem0 to ADAPTERS")
 	}
 	return nil
 }

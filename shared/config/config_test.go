@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentmem/agentmem/shared/adapter/mem0"
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/adapter/webhook/webhooktest"
 	"github.com/agentmem/agentmem/shared/app"
@@ -473,6 +474,53 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 		}
 		if err != nil && (strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), salt)) {
 			t.Errorf("%v: the error holds a secret", tc.vars)
+		}
+	}
+}
+
+func TestMem0Settings(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Mem0.URL != mem0.DefaultURL || c.Mem0.Timeout != mem0.DefaultTimeout || c.Mem0.RecallTimeout != mem0.DefaultRecallTimeout ||
+		c.Mem0.Recall != config.DefaultMem0Recall || c.Mem0.APIKey != "" {
+		t.Errorf("defaults: %+v", c.Mem0)
+	}
+	salt := "a-salt-of-more-than-sixteen-bytes"
+	const key = "m0-a-key-of-the-test"
+	c, err = config.Load(env(map[string]string{"ADAPTERS": "webhook, mem0", "PII_HASH_SALT": salt,
+		"WEBHOOK_URL": "https://hooks.example.com/a", "WEBHOOK_SECRET": webhooktest.NewSecret(),
+		"MEM0_API_KEY": key, "MEM0_URL": "https://mem0.example.com/", "MEM0_ORG_ID": "org_1", "MEM0_PROJECT_ID": "proj_1",
+		"MEM0_TIMEOUT": "20s", "MEM0_RECALL": "true", "MEM0_RECALL_TIMEOUT": "300ms"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Adapters) != 2 || c.Adapters[1] != "mem0" || c.Mem0.APIKey != key || c.Mem0.URL != "https://mem0.example.com" ||
+		c.Mem0.OrgID != "org_1" || c.Mem0.ProjectID != "proj_1" || c.Mem0.Timeout != 20*time.Second || !c.Mem0.Recall ||
+		c.Mem0.RecallTimeout != 300*time.Millisecond {
+		t.Errorf("set: %+v", c.Mem0)
+	}
+	for _, tc := range []struct {
+		vars map[string]string
+		want string
+	}{
+		{map[string]string{"ADAPTERS": "mem0", "PII_HASH_SALT": salt}, "MEM0_API_KEY is required"},
+		{map[string]string{"ADAPTERS": "mem0", "MEM0_API_KEY": key}, "PII_HASH_SALT is required"},
+		{map[string]string{"ADAPTERS": "mem0", "PII_HASH_SALT": salt, "MEM0_API_KEY": key, "MEM0_URL": "mem0.ai"}, "MEM0_URL"},
+		{map[string]string{"ADAPTERS": "mem0", "PII_HASH_SALT": salt, "MEM0_API_KEY": key, "MEM0_ORG_ID": "org_1"}, "MEM0_PROJECT_ID"},
+		{map[string]string{"ADAPTERS": "mem0", "PII_HASH_SALT": salt, "MEM0_API_KEY": key, "MEM0_TIMEOUT": "2m"}, "shorter than JOBS_LEASE"},
+		{map[string]string{"ADAPTERS": "mem0", "PII_HASH_SALT": salt, "MEM0_API_KEY": key, "MEM0_RECALL": "maybe"}, "MEM0_RECALL"},
+		{map[string]string{"MEM0_RECALL": "true"}, "add mem0 to ADAPTERS"},
+		{map[string]string{"MEM0_RECALL_TIMEOUT": "fast"}, "MEM0_RECALL_TIMEOUT"},
+	} {
+		_, err := config.Load(env(tc.vars))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.vars, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), key) {
+			t.Errorf("%v: the error holds the key", tc.vars)
 		}
 	}
 }

@@ -188,6 +188,11 @@ type Hit struct {
 	// Source is HitMemory or HitMessage in recall's answers; get-context's memories leave it
 	// empty (they are all memories).
 	Source string `json:"source,omitempty"`
+	// Origin names the system a recall result comes from when it is not agentmem's own
+	// database: "mem0" for a memory of Mem0 (MEM0_RECALL), whose ID is Mem0's (or, when that is
+	// no UUID, one derived from it; Metadata's "mem0_id" holds it as Mem0 gave it). Such a
+	// result is read-only: the memories function knows nothing of it.
+	Origin string `json:"origin,omitempty"`
 	// SessionID, Seq and Role place a message (nil for a memory). A message's Content is its
 	// text and its Metadata null when it has none.
 	SessionID *uuid.UUID `json:"session_id,omitempty"`

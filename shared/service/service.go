@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/adapter/mem0"
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
@@ -120,9 +121,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 		st.Close()
 		return nil, fmt.Errorf("token verifier: %w", err)
 	}
+	var recallExtra app.RecallSource
+	if m, ok := adapters[adapter.Mem0].(*mem0.Mem0); ok && cfg.Mem0.Recall {
+		recallExtra = m
+	}
 	a := app.New(st, log, app.Config{DefaultRetention: cfg.DefaultRetention, NotesMaxChars: cfg.NotesMaxChars,
 		RateLimit: app.RateLimit{User: cfg.RateLimitUserPerMinute, Tenant: cfg.RateLimitTenantPerMinute},
-		Jobs:      cfg.Jobs, Adapters: adapters, Notifier: notifier, Redactor: redactor,
+		Jobs:      cfg.Jobs, Adapters: adapters, Notifier: notifier, Redactor: redactor, RecallExtra: recallExtra,
 		Prompts: runner, Summary: cfg.Summary, InternalJobs: cfg.ExtractFacts || cfg.Summaries})
 	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: cfg.AllowedOrigins,
 		RefuseAnonymous: !cfg.AuthAllowAnonymous})
@@ -140,6 +145,12 @@ func newAdapters(cfg config.Config) (map[string]adapter.Adapter, error) {
 				return nil, fmt.Errorf("webhook adapter: %w", err)
 			}
 			out[name] = w
+		case adapter.Mem0:
+			m, err := mem0.New(cfg.Mem0)
+			if err != nil {
+				return nil, fmt.Errorf("mem0 adapter: %w", err)
+			}
+			out[name] = m
 		default:
 			return nil, fmt.Errorf("adapter %q has no constructor", name) // adapter.Known lists it
 		}

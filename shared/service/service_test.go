@@ -19,6 +19,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 
+	"github.com/agentmem/agentmem/shared/adapter/mem0/mem0test"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
 	"github.com/agentmem/agentmem/shared/service"
@@ -259,5 +260,52 @@ func TestStartWithTheJWKSDown(t *testing.T) {
 				t.Errorf("%s: body %s, want code unavailable", tc.name, rec.Body)
 			}
 		}
+	}
+}
+
+// ADAPTERS=mem0 with MEM0_RECALL=true, as the environment configures it: a commit is delivered
+// to Mem0 by the process's delivery, and recall merges Mem0's memories of the user in.
+func TestMem0FromTheEnvironment(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	fake := mem0test.New("m0-service-test-key")
+	defer fake.Close()
+	vars := map[string]string{"DATABASE_URL": db.URL, "ADAPTERS": "mem0", "PII_HASH_SALT": "a-salt-of-more-than-sixteen-bytes",
+		"MEM0_API_KEY": "m0-service-test-key", "MEM0_URL": fake.URL, "MEM0_RECALL": "true", "MEM0_RECALL_TIMEOUT": "5s"}
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	user := uuid.New()
+	tok, err := auth.MintHS256(config.LocalJWTSecret, auth.MintClaims{Role: auth.RoleUser, Subject: user.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(fn, body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/v1/"+fn, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		svc.Server.Mux().ServeHTTP(rec, req)
+		return rec
+	}
+	if rec := call("commit-turn", `{"session_id":"`+uuid.NewString()+`","agent":"bot","messages":[{"role":"user","content":"I keep bees in Wales."}]}`); rec.Code != http.StatusCreated {
+		t.Fatalf("commit-turn: %d %s", rec.Code, rec.Body)
+	}
+	out, err := svc.App.RunJobs(t.Context(), 10, 10*time.Second)
+	if err != nil || out.Done != 1 {
+		t.Fatalf("delivery: %+v %v", out, err)
+	}
+	if ms := fake.Memories(); len(ms) != 1 || ms[0].UserID != user.String() || ms[0].Memory != "I keep bees in Wales." {
+		t.Fatalf("Mem0 holds %+v", ms)
+	}
+	rec := call("recall", `{"query":"bees","mode":"text","agent":"bot"}`)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"origin":"mem0"`) {
+		t.Errorf("recall: %d %s", rec.Code, rec.Body)
 	}
 }

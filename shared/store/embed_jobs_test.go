@@ -192,8 +192,9 @@ func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
 	}
 	_, err = e.st.Recall(ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 5, Mode: memory.ModeVector})
 	var ae *apierror.Error
-	if !errors.As(err, &ae) || ae.Code != apierror.Unavailable || ae.RetryAfter < 1 {
-		t.Errorf("vector recall during the outage: %v, want unavailable with Retry-After", err)
+	if !errors.As(err, &ae) || ae.Code != apierror.Unavailable {
+		// The store names no wait: HTTP's policy gives an unavailable answer its Retry-After.
+		t.Errorf("vector recall during the outage: %v, want unavailable", err)
 	}
 
 	// Still down: the job embeds nothing, says so, and changes nothing.

@@ -308,6 +308,15 @@ export interface paths {
          *     same rule by the user's number of messages, through the HNSW index on messages.
          *
          *     **mmr_lambda.** Diversifies the answer (maximal marginal relevance), see the field.
+         *
+         *     **Mem0.** With the Mem0 adapter and `MEM0_RECALL=true`, recall also searches Mem0's
+         *     memories of the caller (of the tenant, and of `agent` when given), with the query's
+         *     personal data redacted, while it searches the database, waiting at most
+         *     `MEM0_RECALL_TIMEOUT`. Mem0's results are merged in alternately with the database's,
+         *     the database's first, leaving out one whose text a result already has, `k` in all; each
+         *     has `source` `memory` and `origin` `mem0`. Mem0 failing or slow leaves the database's
+         *     results alone (never an error). `source` `messages`, or a `filter`, does not ask Mem0;
+         *     `min_score` applies to the database's results only.
          */
         post: operations["recall"];
         delete?: never;
@@ -1536,6 +1545,11 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @enum {string} */
             source: "memory" | "message";
+            /**
+             * @description Absent for what agentmem stores. `mem0`: a memory of Mem0 merged in by `MEM0_RECALL` (`source` is `memory`); its `id` is Mem0's id (or, when that is no UUID, a UUID derived from it), its `metadata` Mem0's with `mem0_id` (Mem0's id as given), its `score` Mem0's, on a scale of its own. Read-only: the memories function does not know it.
+             * @enum {string}
+             */
+            origin?: "mem0";
             /** @description A message's session; absent for a memory. */
             session_id?: components["schemas"]["UUID"];
             /** @description A message's place in its session; absent for a memory. */
@@ -2153,7 +2167,7 @@ export interface components {
         };
         JobRef: {
             id: components["schemas"]["UUID"];
-            /** @description The adapter's name in `ADAPTERS` (`webhook`). */
+            /** @description The adapter's name in `ADAPTERS` (`webhook`, `mem0`). */
             adapter: string;
             /** @enum {string} */
             status: "pending";
@@ -2218,7 +2232,7 @@ export interface components {
              *     extraction) and `summarize` (rolling summaries).
              * @enum {string}
              */
-            adapter?: "webhook" | "extract" | "summarize";
+            adapter?: "webhook" | "mem0" | "extract" | "summarize";
             /** @default 50 */
             limit?: number;
             cursor?: components["schemas"]["Cursor"];

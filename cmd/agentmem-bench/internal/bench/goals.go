@@ -110,6 +110,13 @@ func EvaluateGoals(r *Results) []Goal {
 				Value: o.Delivery.FailedShare * 100, Unit: "%", Met: o.Delivery.FailedShare < GoalDeliveryFailShare},
 			Goal{Name: fmt.Sprintf("changes lost after the receiver was down %.0f s (outbox)", o.Outage.DownSeconds), Target: "0",
 				Value: float64(o.Outage.Lost), Unit: "lost", Met: o.Outage.Lost == 0 && o.Outage.Jobs > 0 && o.Outage.CommitErrors == 0})
+		if m := o.Mem0Delivery; m != nil {
+			goals = append(goals,
+				Goal{Name: "delivery delay p50, commit to Mem0's API (outbox)", Target: fmt.Sprintf("< %d ms", GoalDeliveryP50MS),
+					Value: m.Delay.P50MS, Unit: "ms", Met: m.Delay.P50MS < GoalDeliveryP50MS && m.Delivered == m.Commits-m.CommitErrors},
+				Goal{Name: "failed deliveries to a healthy Mem0 (outbox)", Target: fmt.Sprintf("< %.1f%%", GoalDeliveryFailShare*100),
+					Value: m.FailedShare * 100, Unit: "%", Met: m.FailedShare < GoalDeliveryFailShare})
+		}
 	}
 	if q := w.Quality; q != nil {
 		best := max(q.Text.MRR, q.Vector.MRR)

@@ -222,6 +222,11 @@ func Markdown(r *Results, charts []string) string {
 		p("Delivery started by the commit (in-process loop), to a local receiver verifying each signature: %d commits 5 ms apart, %d delivered, delay from the commit's answer to receipt p50 **%s ms**, p90 %s ms, p99 **%s ms**, max %s ms; %d of %d delivery attempts failed (%.3f%%).\n\n",
 			d.Commits, d.Delivered, ms(d.Delay.P50MS), ms(d.Delay.P90MS), ms(d.Delay.P99MS), ms(d.Delay.MaxMS),
 			d.FailedAttempts, d.Attempts, d.FailedShare*100)
+		if m := o.Mem0Delivery; m != nil {
+			p("The same to a local server speaking Mem0's API (the Mem0 adapter's add-memories request, redacted, `Token` auth): %d commits, %d delivered, delay p50 **%s ms**, p90 %s ms, p99 **%s ms**, max %s ms; %d of %d delivery attempts failed (%.3f%%).\n\n",
+				m.Commits, m.Delivered, ms(m.Delay.P50MS), ms(m.Delay.P90MS), ms(m.Delay.P99MS), ms(m.Delay.MaxMS),
+				m.FailedAttempts, m.Attempts, m.FailedShare*100)
+		}
 		u := o.Outage
 		p("Receiver down for %.0f s while %d clients commit %d turns (%d commit errors), %d deliveries refused meanwhile; back up, every job done %.1f s later: %d jobs, %d changes delivered, **%d lost**, %d dead, %d repeats dropped by id, %d unverifiable.\n\n",
 			u.DownSeconds, u.Clients, u.Turns, u.CommitErrors, u.RefusedWhileDown, u.DrainSeconds, u.Jobs, u.Delivered, u.Lost, u.Dead, u.Duplicates, u.Rejected)

@@ -381,6 +381,9 @@ type Outbox struct {
 	ExtractionNoFlushWait ExtractionCost `json:"extraction_no_flush_wait"`
 	Delivery              Delivery       `json:"delivery"`
 	Outage                Outage         `json:"outage"`
+	// Mem0Delivery is Delivery to a local server speaking Mem0's API (the Mem0 adapter's
+	// add-memories request) instead of a webhook receiver.
+	Mem0Delivery *Delivery `json:"mem0_delivery,omitempty"`
 }
 
 // ExtractionCost is W1's sequential turns committed through the store with fact extraction off
