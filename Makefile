@@ -88,13 +88,17 @@ db: ## Make sure PostgreSQL 17 + pgvector listens on 127.0.0.1:54322
 db-stop: ## Stop the local PostgreSQL and PgBouncer (data is kept)
 	@scripts/localdb.sh stop
 
+.PHONY: redis
+redis: ## Make sure Redis listens on 127.0.0.1:6380 (the Redis adapter's tests; redis-server installed when missing)
+	@scripts/redis.sh
+
 .PHONY: pooler
 pooler: ## Make sure PgBouncer (transaction mode) listens on 127.0.0.1:6543
 	@scripts/localdb.sh && scripts/pgbouncer.sh
 
 .PHONY: bench
 bench: ## Run the benchmark workloads into bench-results/<time>/ (QUICK=1: small; RUNS=3: medians; PEERS=dir: side by side; ARGS=...)
-	@scripts/localdb.sh && scripts/pgbouncer.sh && scripts/migrate.sh
+	@scripts/localdb.sh && scripts/pgbouncer.sh && scripts/redis.sh && scripts/migrate.sh
 	@PATH="$$PATH:/usr/local/go/bin" go run ./cmd/agentmem-bench $(if $(QUICK),-quick) $(if $(RUNS),-runs $(RUNS)) $(if $(PEERS),-peers $(PEERS)) $(ARGS)
 
 .PHONY: clean

@@ -14,6 +14,16 @@ scripts/localdb.sh
 export DATABASE_URL=${DATABASE_URL:-postgresql://postgres:postgres@127.0.0.1:${AGENTMEM_DB_PORT:-54322}/postgres}
 scripts/migrate.sh
 
+# ADAPTERS naming redis without a REDIS_URL: the local Redis of scripts/redis.sh.
+case ",${ADAPTERS:-}," in
+*,redis,* | *", redis,"* | *",redis ,"*)
+	if [ -z "${REDIS_URL:-}" ]; then
+		scripts/redis.sh
+		export REDIS_URL="redis://127.0.0.1:${AGENTMEM_REDIS_PORT:-6380}"
+	fi
+	;;
+esac
+
 # The address agentmem serve will listen on (ADDR, default 127.0.0.1:9000); a host left out or
 # 0.0.0.0 is reached as 127.0.0.1 from this machine.
 ADDR=${ADDR:-127.0.0.1:9000}

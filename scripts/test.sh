@@ -3,12 +3,14 @@
 #
 #   1. PostgreSQL 17 + pgvector on 127.0.0.1:54322 (localdb.sh; provisioned once, about a minute)
 #   2. PgBouncer in transaction mode on 127.0.0.1:6543 (pgbouncer.sh)
-#   3. the migrations on the main local database (migrate.sh), then Supabase's advisors on it
+#   3. Redis on 127.0.0.1:6380 (redis.sh; Debian's redis-server, installed when missing) for the
+#      Redis adapter's tests (AGENTMEM_TEST_REDIS_URL)
+#   4. the migrations on the main local database (migrate.sh), then Supabase's advisors on it
 #      (advisors.sh): a security finding fails the run
-#   4. go vet ./... and go test -count=1 ./..., with AGENTMEM_TEST_DATABASE_URL (the tests make
+#   5. go vet ./... and go test -count=1 ./..., with AGENTMEM_TEST_DATABASE_URL (the tests make
 #      their own databases from it) and AGENTMEM_TEST_POOLER_URL (the function suite again,
 #      through the pooler)
-#   5. the TypeScript client's tests and the demo page's browser test (test-js.sh: Chromium from
+#   6. the TypeScript client's tests and the demo page's browser test (test-js.sh: Chromium from
 #      Debian's packages and the npm packages installed when missing; `agentmem serve` on a free
 #      port against a database of its own). AGENTMEM_SKIP_JS=1 leaves them out.
 #
@@ -35,10 +37,12 @@ POOLER_URL=postgresql://postgres:postgres@127.0.0.1:${POOL_PORT}/postgres
 
 scripts/localdb.sh
 scripts/pgbouncer.sh
+scripts/redis.sh
 scripts/migrate.sh
 scripts/advisors.sh
 
 export AGENTMEM_TEST_DATABASE_URL=${AGENTMEM_TEST_DATABASE_URL:-${DATABASE_URL:-$LOCAL_URL}}
+export AGENTMEM_TEST_REDIS_URL=${AGENTMEM_TEST_REDIS_URL:-redis://127.0.0.1:${AGENTMEM_REDIS_PORT:-6380}}
 if [ -z "${AGENTMEM_TEST_POOLER_URL:-}" ] && (exec 3<>"/dev/tcp/127.0.0.1/${POOL_PORT}") 2>/dev/null; then
 	export AGENTMEM_TEST_POOLER_URL=$POOLER_URL
 fi

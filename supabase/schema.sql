@@ -79,9 +79,11 @@ create table agentmem.jobs (
   constraint jobs_pkey PRIMARY KEY (id),
   constraint jobs_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'running'::text, 'done'::text, 'dead'::text])))
 );
+CREATE INDEX jobs_done_owner_idx ON agentmem.jobs USING btree (user_id, adapter, updated_at) WHERE (status = 'done'::text);
 CREATE INDEX jobs_due_idx ON agentmem.jobs USING btree (next_attempt_at) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]));
 CREATE INDEX jobs_owner_idx ON agentmem.jobs USING btree (user_id, tenant_id);
 CREATE INDEX jobs_status_created_idx ON agentmem.jobs USING btree (status, created_at DESC, id DESC);
+CREATE INDEX jobs_undelivered_owner_idx ON agentmem.jobs USING btree (user_id, adapter) WHERE (status <> 'done'::text);
 alter table agentmem.jobs enable row level security;
 create policy caller_inserts_own on agentmem.jobs as permissive for insert to agentmem_caller
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
@@ -351,6 +353,28 @@ $function$;
 grant execute on function agentmem.any_words_query(text) to agentmem_caller;
 grant execute on function agentmem.any_words_query(text) to authenticated;
 grant execute on function agentmem.any_words_query(text) to service_role;
+
+-- Function agentmem.cache_unsettled(text,integer)
+CREATE OR REPLACE FUNCTION agentmem.cache_unsettled(p_adapter text, p_settle_ms integer)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_user uuid := agentmem.current_user_id();
+begin
+  return exists (
+      select 1 from agentmem.jobs j
+      where j.user_id = v_user and j.adapter = p_adapter and j.status <> 'done')
+    or exists (
+      select 1 from agentmem.jobs j
+      where j.user_id = v_user and j.adapter = p_adapter and j.status = 'done'
+        and j.updated_at > pg_catalog.now() - pg_catalog.make_interval(secs => p_settle_ms / 1000.0));
+end
+$function$;
+grant execute on function agentmem.cache_unsettled(text,integer) to agentmem_caller;
+grant execute on function agentmem.cache_unsettled(text,integer) to service_role;
 
 -- Function agentmem.current_tenant()
 CREATE OR REPLACE FUNCTION agentmem.current_tenant()

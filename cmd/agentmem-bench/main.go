@@ -39,7 +39,7 @@ import (
 )
 
 // The workloads, as -only names them.
-var allWorkloads = []string{"w1", "w2", "w2growth", "w3", "w3sources", "w4", "w5", "w6", "quality", "history", "outbox"}
+var allWorkloads = []string{"w1", "w2", "w2growth", "w3", "w3sources", "w4", "w5", "w6", "quality", "history", "outbox", "cache"}
 
 // Config is one benchmark run.
 type Config struct {

@@ -118,6 +118,24 @@ func TestRunTiny(t *testing.T) {
 		want = append(want, lv+".messages", lv+".walk_seconds", lv+".walk_pages", lv+".clear_deleted", lv+".clear_seconds")
 	}
 	workloads := doc["workloads"].(map[string]any)
+	// The cache workload: both windows read without errors, every cached read a hit.
+	if cw, _ := lookup(workloads, "cache.windows"); cw == nil || len(cw.([]any)) != 2 {
+		t.Errorf("cache.windows = %v, want two windows", cw)
+	} else {
+		for _, w := range cw.([]any) {
+			m := w.(map[string]any)
+			for _, f := range []string{"database.latency.p50_ms", "cached.latency.p50_ms", "p50_speedup"} {
+				if v, ok := lookup(m, f); !ok || v.(float64) <= 0 {
+					t.Errorf("cache window %v: %s = %v", m["messages"], f, v)
+				}
+			}
+			for _, f := range []string{"database.errors", "cached.errors"} {
+				if v, ok := lookup(m, f); !ok || v.(float64) != 0 {
+					t.Errorf("cache window %v: %s = %v, want 0", m["messages"], f, v)
+				}
+			}
+		}
+	}
 	for _, path := range want {
 		if _, ok := lookup(workloads, path); !ok {
 			t.Errorf("results.json has no workloads.%s", path)
@@ -158,8 +176,8 @@ func TestRunTiny(t *testing.T) {
 			}
 		}
 	}
-	if goals, _ := doc["goals"].([]any); len(goals) != 22 {
-		t.Errorf("results.json has %d goals, want 22", len(goals))
+	if goals, _ := doc["goals"].([]any); len(goals) != 23 {
+		t.Errorf("results.json has %d goals, want 23", len(goals))
 	}
 
 	// The second run of the compared workloads, and their medians over both runs.
@@ -199,7 +217,7 @@ func TestRunTiny(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"## Medians of 2 runs", "## Goals", "## W1", "## W2 ", "## W2-growth", "## W3", "## W3-sources", "## W4", "## W5", "## W6", "## Retrieval quality",
-		"## History across sessions", "## Outbox"} {
+		"## History across sessions", "## Outbox", "## get-context cache (Redis)"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("results.md has no section %q", s)
 		}

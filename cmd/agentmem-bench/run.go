@@ -81,7 +81,7 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 
 	// The history workload's user is one among the chat data's, as a user is among others.
 	needChat := cfg.runs("w1") || cfg.runs("w2") || cfg.runs("w2growth") || cfg.runs("w4") || cfg.runs("w5") || cfg.runs("w6") ||
-		cfg.runs("history") || cfg.runs("outbox")
+		cfg.runs("history") || cfg.runs("outbox") || cfg.runs("cache")
 	if needChat {
 		t := time.Now()
 		if err := loadChat(ctx, db, sz); err != nil {
@@ -201,6 +201,11 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 	}
 	if cfg.runs("outbox") {
 		if w.Outbox, err = runOutbox(ctx, cfg, db, ops); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.runs("cache") {
+		if w.Cache, err = runCache(ctx, cfg, db, ops); err != nil {
 			return nil, err
 		}
 	}

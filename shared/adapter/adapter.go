@@ -28,12 +28,16 @@ import (
 // signed, directly or through Upstash QStash.
 const Webhook = "webhook"
 
+// Redis is the name of the Redis adapter (adapter/redis): a get-context cache in Redis or
+// Upstash Redis, invalidated by the outbox.
+const Redis = "redis"
+
 // Mem0 is the name of the Mem0 Platform adapter (adapter/mem0): each turn added to Mem0, and
 // optionally Mem0's memories merged into recall.
 const Mem0 = "mem0"
 
 // Known lists the adapter names ADAPTERS may hold.
-func Known() []string { return []string{Webhook, Mem0} }
+func Known() []string { return []string{Webhook, Mem0, Redis} }
 
 // The internal work that rides the outbox beside the adapters, with the same claim, retry and
 // dead-letter machinery: a job's adapter column names it. They are not adapters: ADAPTERS
@@ -62,6 +66,39 @@ type Adapter interface {
 	// again with the same event: receivers drop repeats by ev.ID. An error's text is kept as
 	// the job's last_error and must never hold content.
 	Deliver(ctx context.Context, ev Event) error
+}
+
+// ContextCache is an adapter that also caches get-context windows (adapter/redis). The use
+// case decides what is cached and when a cached window may be served; the cache keeps opaque
+// payloads under a generation of the user and of the session, which its Deliver advances for
+// every change, so that a payload filled before a change is never returned after its job was
+// delivered.
+type ContextCache interface {
+	Adapter
+	// Ready is false while the cache rests after a failure: the caller skips it (and reads
+	// the database) without waiting for a timeout.
+	Ready() bool
+	// Lookup reads the payload cached under key, nil when there is none or its generations
+	// are no longer current, and a Fill for a payload read from the database from now on.
+	// An error (the cache is unreachable, too slow) is for the caller to read the database.
+	Lookup(ctx context.Context, key CacheKey) (CacheLookup, error)
+}
+
+// CacheKey names a cached get-context window: whose (UserID), which session, and Shape, the
+// rest of the request (tenant, agent, sizes...) as the use case encodes it, without content.
+type CacheKey struct {
+	UserID    uuid.UUID
+	SessionID uuid.UUID
+	Shape     string
+}
+
+// CacheLookup is the result of ContextCache.Lookup.
+type CacheLookup struct {
+	// Payload is the cached payload, nil on a miss.
+	Payload []byte
+	// Fill stores a payload read from the database after the look-up: under the generations
+	// the look-up read, so that it is never served after a change that it may predate.
+	Fill func(ctx context.Context, payload []byte) error
 }
 
 // RetryAfterError is a failure whose system said when to try again (HTTP 429 or 503 with
@@ -138,7 +175,15 @@ const (
 	// SummaryUpdated: a session's rolling summary advanced (SeqTo is its new through_seq), so
 	// what get-context answers for the session changed without a message of its own.
 	SummaryUpdated = "onSummaryUpdated"
+	// UserDataChanged is a change of the user's key/value memory, state or notes: written
+	// only for the adapters that cache them (CachesUserData), which no other event tells.
+	UserDataChanged = "onUserDataChanged"
 )
+
+// CachesUserData reports whether the adapter name keeps a copy of the user's key/value
+// memory, state and notes, and so receives UserDataChanged events (the Redis cache); the
+// others never do.
+func CachesUserData(name string) bool { return name == Redis }
 
 // Event is one change as an adapter receives it, read from the database when the job is
 // delivered: the content is what the database holds then (a message deleted meanwhile is no

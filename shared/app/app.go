@@ -49,6 +49,9 @@ type Config struct {
 	// InternalJobs says the store writes adapter.Extract or adapter.Summarize jobs, so that a
 	// commit notifies delivery even without adapters.
 	InternalJobs bool
+	// CacheSettle is how long after a delivery to the get-context cache its answers wait to
+	// be served again; default DefaultCacheSettle (tests shorten it).
+	CacheSettle time.Duration
 	// RecallExtra, when set, is searched alongside the database by recall, its results merged
 	// into the database's (MEM0_RECALL); it never fails recall. It gets the query redacted,
 	// so it needs Redactor.
@@ -64,6 +67,9 @@ type App struct {
 
 	extractCount extractCounters
 	summaryCount summaryCounters
+	// cache is the get-context cache (an adapter.ContextCache among cfg.Adapters whose jobs
+	// the store writes); nil when there is none.
+	cache adapter.ContextCache
 }
 
 // New builds an App over st.
@@ -74,6 +80,9 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	if cfg.NotesMaxChars <= 0 {
 		cfg.NotesMaxChars = memory.DefaultNotesMaxChars
 	}
+	if cfg.CacheSettle <= 0 {
+		cfg.CacheSettle = DefaultCacheSettle
+	}
 	if cfg.RateLimit.Period <= 0 {
 		cfg.RateLimit.Period = DefaultRateLimitPeriod
 	}
@@ -83,7 +92,7 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	if cfg.RateLimit.Limiter == nil && st != nil {
 		cfg.RateLimit.Limiter = st
 	}
-	return &App{store: st, log: log, cfg: cfg}
+	return &App{store: st, log: log, cfg: cfg, cache: contextCache(st, cfg.Adapters)}
 }
 
 // Ping checks that the database answers.

@@ -65,7 +65,7 @@ func (a *App) GetContext(ctx context.Context, pr auth.Principal, req GetContextI
 	if err := f.Err(); err != nil {
 		return ContextOutput{}, err
 	}
-	out, err := a.store.GetContext(ctx, p)
+	out, err := a.readContext(ctx, p)
 	return ContextOutput{Context: out, Format: format}, err
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/adapter/mem0"
+	"github.com/agentmem/agentmem/shared/adapter/redis"
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
@@ -212,7 +213,7 @@ type Config struct {
 	// SDK's default chain (the Lambda role, AWS_ACCESS_KEY_ID..., shared files).
 	AWSRegion string
 
-	// Adapters (ADAPTERS, comma-separated: webhook) are the adapters every change is delivered
+	// Adapters (ADAPTERS, comma-separated: webhook, redis) are the adapters every change is delivered
 	// to, through the outbox; default none (no job is written). An unknown name stops the
 	// start.
 	Adapters []string
@@ -231,6 +232,9 @@ type Config struct {
 	// Webhook configures the webhook adapter (WEBHOOK_URL, WEBHOOK_SECRET, WEBHOOK_TIMEOUT,
 	// QSTASH_TOKEN, QSTASH_URL, QSTASH_RETRIES), checked when ADAPTERS names it.
 	Webhook webhook.Config
+	// Redis configures the Redis adapter, the get-context cache (REDIS_URL, REDIS_TTL,
+	// REDIS_TIMEOUT), checked when ADAPTERS names it.
+	Redis redis.Config
 	// Mem0 configures the Mem0 adapter (MEM0_API_KEY, MEM0_URL, MEM0_ORG_ID, MEM0_PROJECT_ID,
 	// MEM0_TIMEOUT, MEM0_RECALL, MEM0_RECALL_TIMEOUT), checked when ADAPTERS names it.
 	Mem0 mem0.Config
@@ -399,6 +403,8 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 		{"JOBS_DONE_RETENTION", &c.Jobs.DoneRetention, app.DefaultJobsDoneRetention, time.Second},
 		{"JOBS_POLL_INTERVAL", &c.JobsPollInterval, app.DefaultJobsPollInterval, 10 * time.Millisecond},
 		{"WEBHOOK_TIMEOUT", &c.Webhook.Timeout, webhook.DefaultTimeout, time.Millisecond},
+		{"REDIS_TTL", &c.Redis.TTL, redis.DefaultTTL, time.Second},
+		{"REDIS_TIMEOUT", &c.Redis.Timeout, redis.DefaultTimeout, time.Millisecond},
 		{"MEM0_TIMEOUT", &c.Mem0.Timeout, mem0.DefaultTimeout, time.Millisecond},
 		{"MEM0_RECALL_TIMEOUT", &c.Mem0.RecallTimeout, mem0.DefaultRecallTimeout, time.Millisecond},
 	}
@@ -444,6 +450,7 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 		}
 		c.Webhook.QStashRetries = &n
 	}
+	c.Redis.URL = strings.TrimSpace(getenv("REDIS_URL"))
 	c.Mem0.APIKey = strings.TrimSpace(getenv("MEM0_API_KEY"))
 	c.Mem0.URL = strings.TrimRight(strings.TrimSpace(getenv("MEM0_URL")), "/")
 	if c.Mem0.URL == "" {
@@ -480,6 +487,17 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 		}
 		if _, err := webhook.New(c.Webhook); err != nil {
 			return fmt.Errorf("ADAPTERS names webhook: %w", err)
+		}
+	}
+	if slices.Contains(c.Adapters, adapter.Redis) {
+		if c.Redis.Timeout > time.Second {
+			return fmt.Errorf("REDIS_TIMEOUT (%s) must be at most 1s: it is how long a request may wait on Redis before reading the database", c.Redis.Timeout)
+		}
+		if redis.DeliverTimeout >= c.Jobs.Lease {
+			return fmt.Errorf("JOBS_LEASE (%s) must be longer than a Redis delivery (%s)", c.Jobs.Lease, redis.DeliverTimeout)
+		}
+		if _, err := redis.New(c.Redis); err != nil {
+			return fmt.Errorf("ADAPTERS names redis: %w", err)
 		}
 	}
 	if slices.Contains(c.Adapters, adapter.Mem0) {

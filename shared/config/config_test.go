@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/shared/adapter/mem0"
+	"github.com/agentmem/agentmem/shared/adapter/redis"
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/adapter/webhook/webhooktest"
 	"github.com/agentmem/agentmem/shared/app"
@@ -413,7 +414,8 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 		c.Jobs.BackoffMax != app.DefaultJobsBackoffMax || c.Jobs.Lease != app.DefaultJobsLease ||
 		c.Jobs.Concurrency != app.DefaultJobsConcurrency || c.Jobs.DoneRetention != app.DefaultJobsDoneRetention ||
 		c.JobsPollInterval != app.DefaultJobsPollInterval || c.JobsNotify != config.JobsNotifyProcess ||
-		c.Webhook.Timeout != webhook.DefaultTimeout || c.Webhook.QStashURL != webhook.DefaultQStashURL || c.Webhook.QStashRetries != nil {
+		c.Webhook.Timeout != webhook.DefaultTimeout || c.Webhook.QStashURL != webhook.DefaultQStashURL || c.Webhook.QStashRetries != nil ||
+		c.Redis.TTL != redis.DefaultTTL || c.Redis.Timeout != redis.DefaultTimeout || c.Redis.URL != "" {
 		t.Errorf("defaults: %+v", c)
 	}
 	// In a Lambda function nothing runs after the answer: no notification unless configured.
@@ -442,10 +444,25 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 		"QSTASH_TOKEN": "tok", "QSTASH_URL": "https://qstash.example.com/", "PII_HASH_SALT": salt})); err != nil {
 		t.Errorf("through QStash: %v", err)
 	}
+	// The Redis cache, beside the webhook.
+	c, err = config.Load(env(map[string]string{"ADAPTERS": "webhook,redis", "PII_HASH_SALT": salt,
+		"WEBHOOK_URL": "https://hooks.example.com/a", "WEBHOOK_SECRET": secret,
+		"REDIS_URL": "rediss://default:pw-of-redis@eu1-example.upstash.io:6379", "REDIS_TTL": "90s", "REDIS_TIMEOUT": "40ms"}))
+	if err != nil || len(c.Adapters) != 2 || c.Adapters[1] != "redis" || c.Redis.TTL != 90*time.Second ||
+		c.Redis.Timeout != 40*time.Millisecond || c.Redis.URL != "rediss://default:pw-of-redis@eu1-example.upstash.io:6379" {
+		t.Errorf("redis: %+v %v", c.Redis, err)
+	}
 	for _, tc := range []struct {
 		vars map[string]string
 		want string
 	}{
+		{map[string]string{"ADAPTERS": "redis", "PII_HASH_SALT": salt}, "REDIS_URL must be"},
+		{map[string]string{"ADAPTERS": "redis", "PII_HASH_SALT": salt, "REDIS_URL": "http://pw-of-redis@h:6379"}, "REDIS_URL must be"},
+		{map[string]string{"ADAPTERS": "redis", "PII_HASH_SALT": salt, "REDIS_URL": "redis://:pw-of-redis@h:6379/x"}, "REDIS_URL is not a valid"},
+		{map[string]string{"ADAPTERS": "redis", "PII_HASH_SALT": salt, "REDIS_URL": "redis://h:6379", "REDIS_TIMEOUT": "2s"}, "REDIS_TIMEOUT (2s) must be at most 1s"},
+		{map[string]string{"ADAPTERS": "redis", "PII_HASH_SALT": salt, "REDIS_URL": "redis://h:6379", "JOBS_LEASE": "5s"}, "JOBS_LEASE (5s) must be longer"},
+		{map[string]string{"REDIS_TTL": "10ms"}, "REDIS_TTL must be"},
+		{map[string]string{"REDIS_TIMEOUT": "soon"}, "REDIS_TIMEOUT must be"},
 		{map[string]string{"ADAPTERS": "mem0x"}, `ADAPTERS: unknown adapter "mem0x"`},
 		{map[string]string{"ADAPTERS": "webhook,webhook"}, "named twice"},
 		{map[string]string{"ADAPTERS": "webhook", "PII_HASH_SALT": salt}, "WEBHOOK_URL"},
@@ -472,7 +489,7 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.vars, err, tc.want)
 		}
-		if err != nil && (strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), salt)) {
+		if err != nil && (strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), salt) || strings.Contains(err.Error(), "pw-of-redis")) {
 			t.Errorf("%v: the error holds a secret", tc.vars)
 		}
 	}

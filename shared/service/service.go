@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/adapter/mem0"
+	"github.com/agentmem/agentmem/shared/adapter/redis"
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
@@ -145,6 +146,12 @@ func newAdapters(cfg config.Config) (map[string]adapter.Adapter, error) {
 				return nil, fmt.Errorf("webhook adapter: %w", err)
 			}
 			out[name] = w
+		case adapter.Redis:
+			r, err := redis.New(cfg.Redis)
+			if err != nil {
+				return nil, fmt.Errorf("redis adapter: %w", err)
+			}
+			out[name] = r
 		case adapter.Mem0:
 			m, err := mem0.New(cfg.Mem0)
 			if err != nil {

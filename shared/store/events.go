@@ -97,6 +97,9 @@ func (s *Store) LoadEvents(ctx context.Context, j ClaimedJob) ([]adapter.Event, 
 	case adapter.SessionDeleted:
 		ev.Removed = &adapter.Removed{MessageIDs: []uuid.UUID{}, MemoryIDs: []uuid.UUID{}, AllMessages: true, Session: true}
 		return []adapter.Event{ev}, nil
+	case adapter.UserDataChanged:
+		// Nothing to read: the adapters that get it only drop what they cached.
+		return []adapter.Event{ev}, nil
 	case adapter.UserForgotten:
 		if refs.AllTenants {
 			ev.TenantID = nil

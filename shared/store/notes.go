@@ -108,6 +108,11 @@ func (s *Store) EditNotes(ctx context.Context, p EditNotesParams) (EditedNotes, 
 		}
 		at = at.UTC()
 		out.Content, out.UpdatedAt, out.SectionCreated = next, &at, sectionCreated
+		if args := s.userDataJobArgs(sc); args != nil {
+			if _, err := tx.Exec(ctx, enqueueSQL, args...); err != nil {
+				return fmt.Errorf("write jobs: %w", err)
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -130,6 +135,7 @@ func (s *Store) ClearNotes(ctx context.Context, sc memory.Scope) (deleted bool, 
 			}
 			return nil
 		})
+		s.queueUserDataJobs(b, sc)
 	})
 	return deleted, err
 }

@@ -117,6 +117,45 @@ func (s *Store) enqueue(ctx context.Context, tx pgx.Tx, c change) (uuid.UUID, []
 	return n.event, n.refs(), nil
 }
 
+// userDataAdapters are the enabled adapters that cache the user's key/value memory, state and
+// notes (adapter.CachesUserData); nil when none is.
+func (s *Store) userDataAdapters() []string {
+	var out []string
+	for _, n := range s.adapters {
+		if adapter.CachesUserData(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// userDataJobArgs are enqueueSQL's arguments for a change of sc's key/value memory, state or
+// notes: an adapter.UserDataChanged job for each adapter that caches them; nil when none is
+// enabled (nothing is written).
+func (s *Store) userDataJobArgs(sc memory.Scope) []any {
+	names := s.userDataAdapters()
+	if len(names) == 0 {
+		return nil
+	}
+	ids := make([]uuid.UUID, len(names))
+	for i := range ids {
+		id, err := uuid.NewV7()
+		if err != nil {
+			id = uuid.New()
+		}
+		ids[i] = id
+	}
+	return []any{uuid.New(), sc.TenantID, sc.UserID, sc.Agent, (*uuid.UUID)(nil), adapter.UserDataChanged, "{}", names, ids}
+}
+
+// queueUserDataJobs adds the jobs of a change of sc's key/value memory, state or notes to b,
+// after the change's own statement (one implicit transaction).
+func (s *Store) queueUserDataJobs(b *pgx.Batch, sc memory.Scope) {
+	if args := s.userDataJobArgs(sc); args != nil {
+		b.Queue(enqueueSQL, args...)
+	}
+}
+
 // The refs of a job, by intent. Each names what changed; none holds content.
 type (
 	// memoryRefs: onMemoryCreated, onMemoryUpdated, onMemoryDeleted.

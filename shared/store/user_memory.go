@@ -58,6 +58,7 @@ func (s *Store) SetUserMemory(ctx context.Context, p SetUserMemoryParams) (item 
 			item.Key, item.Value = p.Key, value
 			return nil
 		})
+		s.queueUserDataJobs(b, sc)
 	})
 	item.UpdatedAt = item.UpdatedAt.UTC()
 	return item, created, err
@@ -106,6 +107,7 @@ func (s *Store) DeleteUserMemory(ctx context.Context, sc memory.Scope, key strin
 		b.Queue(`delete from agentmem.user_memory
 			where user_id = $1 and tenant_id = $2 and key = $3
 			returning true`, sc.UserID, sc.TenantID, key).QueryRow(oneRow("delete user memory", userMemoryNotFound))
+		s.queueUserDataJobs(b, sc)
 	})
 }
 
@@ -121,6 +123,7 @@ func (s *Store) ClearUserMemory(ctx context.Context, sc memory.Scope) (int64, er
 			}
 			return nil
 		})
+		s.queueUserDataJobs(b, sc)
 	})
 	return n, err
 }

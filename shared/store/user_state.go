@@ -35,6 +35,7 @@ func (s *Store) SetUserState(ctx context.Context, sc memory.Scope, mode string) 
 			}
 			return nil
 		})
+		s.queueUserDataJobs(b, sc)
 	})
 	st.UpdatedAt = st.UpdatedAt.UTC()
 	return st, created, err
@@ -65,6 +66,7 @@ func (s *Store) DeleteUserState(ctx context.Context, sc memory.Scope) error {
 	return s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(`delete from agentmem.user_state where user_id = $1 and tenant_id = $2 returning true`,
 			sc.UserID, sc.TenantID).QueryRow(oneRow("delete user state", userStateNotFound))
+		s.queueUserDataJobs(b, sc)
 	})
 }
 

@@ -21,14 +21,19 @@
 //     agentmem.caller_role (user or service) and http.request.body.size;
 //   - child spans "store.tx" / "store.batch" for each database transaction ([StartStore]) and
 //     "embedding.embed" for each embedding call with the number of texts ([StartEmbedding]);
-//   - for the orchestrator, "memory.intent" ([StartIntent]) and "adapter.<name>" ([StartAdapter]).
+//   - for the orchestrator, "memory.intent" ([StartIntent]) and "adapter.<name>" ([StartAdapter]);
+//   - "cache.get_context" for a get-context answered through the Redis adapter's cache
+//     ([StartCache]), with agentmem.adapter and agentmem.cache.result (hit, miss, stale,
+//     unavailable).
 //
 // Metrics:
 //   - agentmem.requests (counter) and agentmem.request.duration (histogram, seconds) by
 //     agentmem.function and http.response.status_code (and agentmem.error_code on failures);
 //   - agentmem.jobs (counter) by agentmem.adapter and agentmem.job.status ([RecordJob]);
 //   - agentmem.delivery.duration (histogram, seconds, commit to delivery) and
-//     agentmem.delivery.failures (counter) by agentmem.adapter ([RecordDelivery]).
+//     agentmem.delivery.failures (counter) by agentmem.adapter ([RecordDelivery]);
+//   - agentmem.cache.lookups (counter) by agentmem.adapter and agentmem.cache.result
+//     ([Span.EndCache]).
 //
 // No attribute, event or status ever carries content: no message or memory text, no token,
 // no key, no error message (errors are recorded by their problem code only). User and tenant
@@ -203,6 +208,7 @@ type instruments struct {
 	jobs             metric.Int64Counter
 	deliveryDuration metric.Float64Histogram
 	deliveryFailures metric.Int64Counter
+	cacheLookups     metric.Int64Counter
 }
 
 // meter creates the metric instruments; an instrument the SDK refuses stays nil (off).
@@ -212,6 +218,7 @@ func (in *instruments) meter(m metric.Meter) {
 	in.jobs, _ = m.Int64Counter("agentmem.jobs", metric.WithDescription("Outbox jobs entering a status."), metric.WithUnit("{job}"))
 	in.deliveryDuration, _ = m.Float64Histogram("agentmem.delivery.duration", metric.WithDescription("Time from commit to delivery to an adapter."), metric.WithUnit("s"))
 	in.deliveryFailures, _ = m.Int64Counter("agentmem.delivery.failures", metric.WithDescription("Failed delivery attempts."), metric.WithUnit("{attempt}"))
+	in.cacheLookups, _ = m.Int64Counter("agentmem.cache.lookups", metric.WithDescription("get-context cache look-ups, by result."), metric.WithUnit("{lookup}"))
 }
 
 // current is the installed instruments, nil when telemetry is off.
@@ -330,6 +337,47 @@ func StartAdapter(ctx context.Context, adapter string) (context.Context, Span) {
 		return ctx, Span{}
 	}
 	return start(ctx, "adapter."+adapter, trace.SpanKindClient, attribute.String("agentmem.adapter", adapter))
+}
+
+// StartCache starts the span of one get-context answered through the cache of the adapter
+// ("redis"): "cache.get_context". End it with [Span.EndCache].
+func StartCache(ctx context.Context, adapter string) (context.Context, Span) {
+	if current.Load() == nil {
+		return ctx, Span{}
+	}
+	ctx, sp := start(ctx, "cache.get_context", trace.SpanKindInternal, attribute.String("agentmem.adapter", adapter))
+	sp.fn = adapter
+	return ctx, sp
+}
+
+// The results of a cache look-up (EndCache).
+const (
+	// CacheHit: the window came from the cache.
+	CacheHit = "hit"
+	// CacheMiss: the database answered and the cache was filled.
+	CacheMiss = "miss"
+	// CacheStale: a cached window was there but a change may be missing from it (a job not
+	// delivered yet, a message expired since); the database answered.
+	CacheStale = "stale"
+	// CacheUnavailable: the cache did not answer in time or is resting after a failure; the
+	// database answered.
+	CacheUnavailable = "unavailable"
+)
+
+// EndCache ends a span started by StartCache with the look-up's result (CacheHit...) and
+// counts it.
+func (s Span) EndCache(ctx context.Context, result string) {
+	if s.in == nil {
+		return
+	}
+	attrs := []attribute.KeyValue{attribute.String("agentmem.adapter", s.fn), attribute.String("agentmem.cache.result", result)}
+	if s.span != nil {
+		s.span.SetAttributes(attrs[1])
+		s.span.End()
+	}
+	if s.in.cacheLookups != nil {
+		s.in.cacheLookups.Add(ctx, 1, metric.WithAttributes(attrs...))
+	}
 }
 
 // RecordJob counts a job of the adapter entering status (pending, delivered, retry, dead).

@@ -187,9 +187,18 @@ func ensureTemplate(ctx context.Context, server string) (string, error) {
 	// A database of that name only ever comes from a finished build (renamed below). Another
 	// checkout's clean-up may have cleared its template flag and then failed to drop it (a clone
 	// was being made from it): it is whole, so it is flagged again and used.
-	var exists, isTemplate bool
-	if err := conn.QueryRow(ctx, "select count(*) > 0, coalesce(bool_or(datistemplate), false) from pg_database where datname = $1", tmpl).Scan(&exists, &isTemplate); err != nil {
+	// A drop interrupted half-way (another checkout's clean-up, while a clone was being made)
+	// leaves it invalid (datconnlimit -2): it is dropped and built again.
+	var exists, isTemplate, invalid bool
+	if err := conn.QueryRow(ctx, `select count(*) > 0, coalesce(bool_or(datistemplate), false), coalesce(bool_or(datconnlimit = -2), false)
+		from pg_database where datname = $1`, tmpl).Scan(&exists, &isTemplate, &invalid); err != nil {
 		return "", err
+	}
+	if invalid {
+		if _, err := conn.Exec(ctx, "drop database if exists "+pgx.Identifier{tmpl}.Sanitize()+" with (force)"); err != nil {
+			return "", err
+		}
+		exists = false
 	}
 	if exists {
 		if !isTemplate {

@@ -234,6 +234,22 @@ func Markdown(r *Results, charts []string) string {
 			p("First commit error: `%s`\n\n", u.FirstError)
 		}
 	}
+	if c := w.Cache; c != nil {
+		p("## get-context cache (Redis)\n\n")
+		p("get-context through the use case, each read answered from the database and through the Redis adapter's cache back to back, in alternating order, after a first pass filled the cache: W2's reads (the last %d messages) and windows of %d messages of the longer growth sessions. A cached read still makes one database round trip first (whether a job of the user is undelivered, the session's latest expiry, key/value memory, state and notes), then one to Redis.\n\n%s",
+			contextWindowOf(c, 0), contextWindowOf(c, 1), phaseHeader)
+		for _, v := range c.Windows {
+			phaseRow(fmt.Sprintf("%d messages", v.Messages), "from the database", v.Database)
+			phaseRow(fmt.Sprintf("%d messages", v.Messages), "through the cache", v.Cached)
+		}
+		p("\n")
+		for _, v := range c.Windows {
+			p("- %d messages: the database's p50 over the cache's **%.2f×** (%s ms against %s ms), p99 %.2f× (%s ms against %s ms); %d reads of a missing key in Redis during the run.\n",
+				v.Messages, v.P50Speedup, ms(v.Database.Latency.P50MS), ms(v.Cached.Latency.P50MS), v.P99Speedup,
+				ms(v.Database.Latency.P99MS), ms(v.Cached.Latency.P99MS), v.Misses)
+		}
+		p("\n")
+	}
 	if len(charts) > 0 {
 		p("## Charts\n\n")
 		for _, c := range charts {
@@ -247,6 +263,14 @@ func Markdown(r *Results, charts []string) string {
 		}
 	}
 	return b.String()
+}
+
+// contextWindowOf is the window size of the cache workload's i-th window, 0 when absent.
+func contextWindowOf(c *Cache, i int) int {
+	if i < len(c.Windows) {
+		return c.Windows[i].Messages
+	}
+	return 0
 }
 
 func eachLevel[T any](l *Levels[T], fn func(level string, v *T)) {

@@ -138,6 +138,7 @@ type Workloads struct {
 	Quality   *Quality         `json:"quality"`
 	History   *Levels[History] `json:"history"`
 	Outbox    *Outbox          `json:"outbox"`
+	Cache     *Cache           `json:"cache"`
 }
 
 // Levels are a workload's figures with the store called directly and through the HTTP
@@ -364,6 +365,29 @@ func Write(dir string, r *Results) error {
 		return fmt.Errorf("charts: %w", err)
 	}
 	return os.WriteFile(filepath.Join(dir, "results.md"), []byte(Markdown(r, charts)), 0o644)
+}
+
+// Cache is get-context from the database and through the Redis adapter's cache, read after
+// read back to back through the use case, for W2's windows and longer ones.
+type Cache struct {
+	Windows []CacheWindow `json:"windows"`
+}
+
+// CacheWindow is one window size of the cache workload. Both phases' Seconds are the whole
+// interleaved run.
+type CacheWindow struct {
+	// Messages is the window (max_messages); Sessions how many sessions the reads cycle over.
+	Messages int   `json:"messages"`
+	Sessions int   `json:"sessions"`
+	Reads    int   `json:"reads"`
+	Database Phase `json:"database"`
+	Cached   Phase `json:"cached"`
+	// P50Speedup and P99Speedup are the database's latency over the cache's.
+	P50Speedup float64 `json:"p50_speedup"`
+	P99Speedup float64 `json:"p99_speedup"`
+	// Misses counts the reads of missing keys in Redis during the measurement (0: every
+	// cached read was a hit).
+	Misses int `json:"misses"`
 }
 
 // Outbox is the orchestrator's workload: the outbox's cost to a commit, the delay from a commit

@@ -1,0 +1,184 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/telemetry"
+)
+
+// The get-context cache (adapter/redis, whose package documentation gives the argument for
+// read-your-writes): the whole answer of a request without a query is cached; requests with a
+// query are not. Each read asks the database whether a cached answer may be served and Redis
+// for it at the same time.
+
+// contextCache is the enabled adapter that caches get-context windows, when the store writes
+// its jobs (without them nothing would ever invalidate it).
+func contextCache(st *store.Store, adapters map[string]adapter.Adapter) adapter.ContextCache {
+	if st == nil {
+		return nil
+	}
+	for _, name := range st.Adapters() {
+		if c, ok := adapters[name].(adapter.ContextCache); ok {
+			return c
+		}
+	}
+	return nil
+}
+
+// DefaultCacheSettle is how long after a job of the user was delivered a cached answer is not
+// served (Config.CacheSettle): longer than a cache check may take (half of it), so that a
+// look-up in Redis made at the same time as the check never predates a delivery the check saw
+// done.
+const DefaultCacheSettle = 2 * time.Second
+
+// expiryMargin covers the difference between the clocks of the database (messages' expiry)
+// and of this process (a window's fill time).
+const expiryMargin = time.Minute
+
+// cachedWindow is the payload cached for a window.
+type cachedWindow struct {
+	// FilledAt is when the database read that produced it started, by this process's clock.
+	FilledAt   time.Time                  `json:"filled_at"`
+	Messages   []cachedMessage            `json:"messages"`
+	Usage      store.Usage                `json:"usage"`
+	UserMemory map[string]json.RawMessage `json:"user_memory"`
+	State      *string                    `json:"state"`
+	Notes      *string                    `json:"notes"`
+	// Summary is the session's rolling summary as read with the window.
+	Summary *store.Summary `json:"summary"`
+}
+
+// cachedMessage is a message as cached: every field, the token estimate and the content parts
+// too (memory.Message's own JSON is the API's and leaves them out).
+type cachedMessage struct {
+	SessionID  *uuid.UUID        `json:"session_id,omitempty"`
+	ID         uuid.UUID         `json:"id"`
+	Seq        int64             `json:"seq"`
+	Role       string            `json:"role"`
+	Content    string            `json:"content"`
+	Parts      json.RawMessage   `json:"parts,omitempty"`
+	Name       *string           `json:"name"`
+	ToolCalls  []memory.ToolCall `json:"tool_calls"`
+	ToolCallID *string           `json:"tool_call_id"`
+	Metadata   json.RawMessage   `json:"metadata,omitempty"`
+	CreatedAt  time.Time         `json:"created_at"`
+	Tokens     int               `json:"tokens"`
+}
+
+func toCached(msgs []memory.Message) []cachedMessage {
+	if msgs == nil {
+		return nil
+	}
+	out := make([]cachedMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = cachedMessage{SessionID: m.SessionID, ID: m.ID, Seq: m.Seq, Role: m.Role, Content: m.Content,
+			Parts: m.Parts, Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Metadata: m.Metadata,
+			CreatedAt: m.CreatedAt, Tokens: m.Tokens}
+	}
+	return out
+}
+
+func fromCached(msgs []cachedMessage) []memory.Message {
+	if msgs == nil {
+		return nil
+	}
+	out := make([]memory.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = memory.Message{SessionID: m.SessionID, ID: m.ID, Seq: m.Seq, Role: m.Role, Content: m.Content,
+			Parts: m.Parts, Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, Metadata: m.Metadata,
+			CreatedAt: m.CreatedAt, Tokens: m.Tokens}
+	}
+	return out
+}
+
+// contextShape is the part of a get-context request, besides the user and the session, that
+// the window depends on: no content.
+func contextShape(p store.ContextParams) string {
+	since := ""
+	if p.Since != nil {
+		since = p.Since.UTC().Format(time.RFC3339Nano)
+	}
+	b, _ := json.Marshal([]any{1, p.Scope.TenantID, p.Scope.Agent, p.MaxMessages, p.MaxTokens, since, p.AnswersOnly})
+	return string(b)
+}
+
+// readContext reads get-context's answer, through the cache when one is enabled and the
+// request is cacheable, from the database otherwise.
+func (a *App) readContext(ctx context.Context, p store.ContextParams) (store.Context, error) {
+	if a.cache == nil || (p.Query != "" && p.RecallK > 0) {
+		return a.store.GetContext(ctx, p)
+	}
+	ctx, sp := telemetry.StartCache(ctx, a.cache.Name())
+	out, result, err := a.readCachedContext(ctx, p)
+	sp.EndCache(ctx, result)
+	return out, err
+}
+
+func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (store.Context, string, error) {
+	if !a.cache.Ready() {
+		out, err := a.store.GetContext(ctx, p)
+		return out, telemetry.CacheUnavailable, err
+	}
+	// The database's check and the look-up in Redis at the same time.
+	type checked struct {
+		c   store.CacheCheck
+		err error
+		in  time.Duration
+	}
+	done := make(chan checked, 1)
+	start := time.Now()
+	go func() {
+		c, err := a.store.CheckContextCache(ctx, p.Scope, p.SessionID, a.cache.Name(), a.cfg.CacheSettle)
+		done <- checked{c, err, time.Since(start)}
+	}()
+	look, lookErr := a.cache.Lookup(ctx, adapter.CacheKey{UserID: p.Scope.UserID, SessionID: p.SessionID, Shape: contextShape(p)})
+	chk := <-done
+	if chk.err != nil {
+		return store.Context{}, telemetry.CacheUnavailable, chk.err
+	}
+	if lookErr != nil {
+		a.log.DebugContext(ctx, "context cache unavailable", "adapter", a.cache.Name(), "error", lookErr)
+		out, err := a.store.GetContext(ctx, p)
+		return out, telemetry.CacheUnavailable, err
+	}
+	result := telemetry.CacheMiss
+	if look.Payload != nil {
+		var w cachedWindow
+		switch {
+		case json.Unmarshal(look.Payload, &w) != nil:
+		case chk.c.Unsettled, chk.in >= a.cfg.CacheSettle/2,
+			chk.c.LastExpired != nil && !chk.c.LastExpired.Before(w.FilledAt.Add(-expiryMargin)):
+			result = telemetry.CacheStale
+		default:
+			if w.UserMemory == nil {
+				w.UserMemory = map[string]json.RawMessage{}
+			}
+			return store.Context{SessionID: p.SessionID, Messages: fromCached(w.Messages), Memories: []memory.Hit{},
+					UserMemory: w.UserMemory, State: w.State, Notes: w.Notes, Summary: w.Summary, Usage: w.Usage},
+				telemetry.CacheHit, nil
+		}
+	}
+	// The database, and the answer into the cache under the generations the look-up read.
+	filledAt := time.Now()
+	out, err := a.store.GetContext(ctx, p)
+	if err != nil {
+		return out, result, err
+	}
+	payload, err := json.Marshal(cachedWindow{FilledAt: filledAt, Messages: toCached(out.Messages), Usage: out.Usage,
+		UserMemory: out.UserMemory, State: out.State, Notes: out.Notes, Summary: out.Summary})
+	if err != nil {
+		return out, result, fmt.Errorf("encode cached window: %w", err)
+	}
+	if err := look.Fill(ctx, payload); err != nil {
+		a.log.DebugContext(ctx, "context cache fill failed", "adapter", a.cache.Name(), "error", err)
+	}
+	return out, result, nil
+}

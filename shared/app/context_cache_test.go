@@ -1,0 +1,358 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/adapter/redis"
+	"github.com/agentmem/agentmem/shared/adapter/redis/redistest"
+	"github.com/agentmem/agentmem/shared/app"
+	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/redact"
+	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/testdb"
+)
+
+// cacheRig is an App with the Redis cache over a private redis-server, the same App without
+// the cache (the database's answer to compare with), and a superuser connection that changes
+// rows behind the outbox's back: a change no job announces is only seen when the database
+// answers, which tells a cached answer from a fresh one.
+type cacheRig struct {
+	t       *testing.T
+	cached  *app.App
+	direct  *app.App
+	redis   *redistest.Server
+	cache   *redis.Cache
+	db      *pgx.Conn
+	st      *store.Store
+	service auth.Principal
+}
+
+func newCacheRig(t *testing.T) *cacheRig {
+	t.Helper()
+	db := testdb.New(t)
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{DatabaseURL: db.URL, MaxConns: 4, Adapters: []string{adapter.Redis}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	srv := redistest.Start(t, redistest.Options{})
+	cache, err := redis.New(redis.Config{URL: srv.URL(), Timeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cache.Close() })
+	red, err := redact.New("a-salt-of-more-than-sixteen-bytes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	conn, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return &cacheRig{t: t, st: st, redis: srv, cache: cache, db: conn, service: auth.Principal{Role: auth.RoleService},
+		cached: app.New(st, log, app.Config{Adapters: map[string]adapter.Adapter{adapter.Redis: cache}, Redactor: red,
+			Jobs: app.JobsConfig{BackoffBase: time.Millisecond, BackoffMax: time.Millisecond}, CacheSettle: testSettle}),
+		direct: app.New(st, log, app.Config{})}
+}
+
+func (r *cacheRig) commit(u auth.Principal, session, text string) {
+	r.t.Helper()
+	_, err := r.cached.CommitTurn(context.Background(), u, app.CommitTurnInput{SessionID: &session,
+		Messages: []app.MessageInput{{Role: ptr("user"), Content: json.RawMessage(`"` + text + `"`)},
+			{Role: ptr("assistant"), Content: json.RawMessage(`"ok: ` + text + `"`)}}})
+	if err != nil {
+		r.t.Fatalf("commit %q: %v", text, err)
+	}
+}
+
+// testSettle is the rig's CacheSettle: a cached answer is served again that long after a
+// delivery.
+const testSettle = time.Second
+
+// deliver runs process-jobs until no job is due, checks none is left undelivered, and waits
+// until the cache may serve again.
+func (r *cacheRig) deliver() {
+	r.t.Helper()
+	for range 20 {
+		out, err := r.cached.ProcessJobs(context.Background(), r.service, app.ProcessJobsInput{})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if out.Processed == 0 && !out.More {
+			break
+		}
+	}
+	var n int
+	if err := r.db.QueryRow(context.Background(), `select count(*) from agentmem.jobs where status <> 'done'`).Scan(&n); err != nil || n != 0 {
+		r.t.Fatalf("%d jobs undelivered (%v)", n, err)
+	}
+	time.Sleep(testSettle)
+}
+
+// get asks both Apps and checks the cached one answers what the database holds, rendered the
+// same in every format.
+func (r *cacheRig) get(u auth.Principal, in app.GetContextInput) store.Context {
+	r.t.Helper()
+	ctx := context.Background()
+	var first store.Context
+	for i, format := range []string{app.FormatRaw, app.FormatOpenAI, app.FormatAnthropic} {
+		in.Format = &format
+		got, err := r.cached.GetContext(ctx, u, in)
+		if err != nil {
+			r.t.Fatalf("get-context through the cache: %v", err)
+		}
+		want, err := r.direct.GetContext(ctx, u, in)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		g, _ := json.Marshal(app.RenderContext(got))
+		w, _ := json.Marshal(app.RenderContext(want))
+		if string(g) != string(w) {
+			r.t.Fatalf("%s: through the cache\n%s\nfrom the database\n%s", format, g, w)
+		}
+		if i == 0 {
+			first = got.Context
+		}
+	}
+	return first
+}
+
+// behindTheCache rewrites the first message of the session without a job, and says whether
+// the cached App then still answers the old text: whether its window comes from the cache.
+func (r *cacheRig) servedFromCache(u auth.Principal, in app.GetContextInput, session string) bool {
+	r.t.Helper()
+	ctx := context.Background()
+	var old string
+	if err := r.db.QueryRow(ctx, `update agentmem.messages m set content = m.content || ' (changed)'
+		from agentmem.messages o where m.id = o.id and m.session_id = $1 and m.seq = 1 returning o.content`, session).Scan(&old); err != nil {
+		r.t.Fatal(err)
+	}
+	defer func() {
+		if _, err := r.db.Exec(ctx, `update agentmem.messages set content = $2 where session_id = $1 and seq = 1`, session, old); err != nil {
+			r.t.Fatal(err)
+		}
+	}()
+	got, err := r.cached.GetContext(ctx, u, in)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for _, m := range got.Messages {
+		if m.Seq == 1 {
+			return m.Content == old
+		}
+	}
+	r.t.Fatalf("no first message in the window")
+	return false
+}
+
+func texts(c store.Context) []string {
+	out := make([]string, len(c.Messages))
+	for i, m := range c.Messages {
+		out[i] = m.Content
+	}
+	return out
+}
+
+func hasText(c store.Context, text string) bool {
+	for _, m := range c.Messages {
+		if m.Content == text {
+			return true
+		}
+	}
+	return false
+}
+
+// get-context through the Redis cache answers what the database holds; a client reads its
+// own acknowledged change at once, before its job is delivered, and also after Redis was
+// unreachable while the change's job waited, with the older window still in Redis under
+// generations nothing advanced.
+func TestContextCacheReadsYourWrites(t *testing.T) {
+	t.Parallel()
+	r := newCacheRig(t)
+	u := user()
+	session := uuid.NewString()
+	in := app.GetContextInput{SessionID: &session}
+	r.commit(u, session, "one")
+	r.deliver()
+
+	if got := r.get(u, in); len(got.Messages) != 2 {
+		t.Fatalf("first read: %v", texts(got))
+	}
+	if !r.servedFromCache(u, in, session) {
+		t.Fatal("the second read did not come from the cache")
+	}
+
+	// A new turn, its job not delivered yet: the next read has it.
+	r.commit(u, session, "two")
+	if got := r.get(u, in); !hasText(got, "two") {
+		t.Fatalf("own turn missing before delivery: %v", texts(got))
+	}
+	if r.servedFromCache(u, in, session) {
+		t.Fatal("served from the cache with a job undelivered")
+	}
+	r.deliver()
+	if got := r.get(u, in); !hasText(got, "two") || len(got.Messages) != 4 {
+		t.Fatalf("after delivery: %v", texts(got))
+	}
+	if !r.servedFromCache(u, in, session) {
+		t.Fatal("not served from the cache once delivered")
+	}
+
+	// Redis hangs while a turn commits and its job waits: reads answer from the database.
+	r.redis.Pause()
+	r.commit(u, session, "three")
+	if got := r.get(u, in); !hasText(got, "three") {
+		t.Fatalf("own turn missing while Redis hangs: %v", texts(got))
+	}
+	// Redis is back, with the window of "two" under generations nothing advanced (the job of
+	// "three" was never delivered): it is not served.
+	r.redis.Resume()
+	waitCacheReady(t, r.cache)
+	if got := r.get(u, in); !hasText(got, "three") {
+		t.Fatalf("a window older than the client's own turn after Redis came back: %v", texts(got))
+	}
+	if r.servedFromCache(u, in, session) {
+		t.Fatal("served from the cache with a job undelivered after the outage")
+	}
+	r.deliver()
+	r.get(u, in)
+	if !r.servedFromCache(u, in, session) {
+		t.Fatal("not served from the cache after the outage ended")
+	}
+
+	// Redis gone: get-context still answers, from the database.
+	r.redis.Stop()
+	r.commit(u, session, "four")
+	if got := r.get(u, in); !hasText(got, "four") {
+		t.Fatalf("own turn missing while Redis is down: %v", texts(got))
+	}
+}
+
+// Every change is seen at once: of key/value memory, state and notes (whose functions write a
+// job for the cache only), a message deleted, an erasure;
+// a message that expires leaves the cached window; requests with a query skip the cache.
+func TestContextCacheNeverServesAChangeStale(t *testing.T) {
+	t.Parallel()
+	r := newCacheRig(t)
+	ctx := context.Background()
+	u := user()
+	session := uuid.NewString()
+	in := app.GetContextInput{SessionID: &session}
+	for _, text := range []string{"one", "two", "three"} {
+		r.commit(u, session, text)
+	}
+	r.deliver()
+	r.get(u, in)
+	if !r.servedFromCache(u, in, session) {
+		t.Fatal("not served from the cache")
+	}
+
+	// Key/value memory, state and notes: each change writes a job for the cache alone, seen on
+	// the very next read, then cached.
+	if _, err := r.cached.SetUserMemory(ctx, u, app.UserMemoryInput{Op: app.UserMemoryOpSet, Key: ptr("city"), Value: json.RawMessage(`{"name":"Lyon"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.cached.SetUserState(ctx, u, app.UserStateInput{Op: app.UserStateOpSet, Mode: ptr("halted")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.cached.EditNotes(ctx, u, memory.NotesAppend, app.NotesInput{Op: memory.NotesAppend, Content: ptr("Likes trains.")}); err != nil {
+		t.Fatal(err)
+	}
+	got := r.get(u, in)
+	if compact(got.UserMemory["city"]) != `{"name":"Lyon"}` || got.State == nil || *got.State != "halted" || got.Notes == nil {
+		t.Fatalf("fresh parts: %s %v %v", got.UserMemory["city"], got.State, got.Notes)
+	}
+	var n int
+	if err := r.db.QueryRow(ctx, `select count(*) from agentmem.jobs where user_id = $1 and intent = 'onUserDataChanged'
+		and adapter = 'redis'`, u.UserID).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d jobs of user data changes (%v), want 3", n, err)
+	}
+	if r.servedFromCache(u, in, session) {
+		t.Fatal("served from the cache with the user data's jobs undelivered")
+	}
+	r.deliver()
+	r.get(u, in)
+	if !r.servedFromCache(u, in, session) {
+		t.Fatal("not served from the cache after the user data's jobs")
+	}
+	if got := r.get(u, in); compact(got.UserMemory["city"]) != `{"name":"Lyon"}` || got.State == nil || got.Notes == nil {
+		t.Fatalf("cached parts: %s %v %v", got.UserMemory["city"], got.State, got.Notes)
+	}
+
+	// A message deleted: gone at once.
+	var id string
+	if err := r.db.QueryRow(ctx, `select id from agentmem.messages where session_id = $1 and seq = 6`, session).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.cached.DeleteMessage(ctx, u, app.SessionChangeInput{SessionID: &session, MessageID: &id}); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.get(u, in); hasText(got, "ok: three") || len(got.Messages) != 5 {
+		t.Fatalf("after the delete: %v", texts(got))
+	}
+	r.deliver()
+	r.get(u, in)
+	if !r.servedFromCache(u, in, session) {
+		t.Fatal("not served from the cache after the delete's job")
+	}
+
+	// A message whose retention ran out leaves the window, before any sweep.
+	if _, err := r.db.Exec(ctx, `update agentmem.messages set expires_at = now() - interval '1 second' where session_id = $1 and seq = 5`, session); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.get(u, in); hasText(got, "three") || len(got.Messages) != 4 {
+		t.Fatalf("an expired message was served: %v", texts(got))
+	}
+
+	// A query recalls memories: never from the cache.
+	q := in
+	q.Query = ptr("trains")
+	r.get(u, q)
+	if r.servedFromCache(u, q, session) {
+		t.Fatal("a request with a query was served from the cache")
+	}
+
+	// An erasure: nothing of the user is served afterwards.
+	if _, err := r.cached.ForgetUser(ctx, r.service, app.ForgetUserInput{ActingFor: app.ActingFor{UserID: ptr(u.UserID.String())}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.get(u, in); len(got.Messages) != 0 || len(got.UserMemory) != 0 || got.Notes != nil {
+		t.Fatalf("after the erasure: %v %v", texts(got), got.UserMemory)
+	}
+	r.deliver()
+	if got := r.get(u, in); len(got.Messages) != 0 {
+		t.Fatalf("after the erasure's job: %v", texts(got))
+	}
+}
+
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+func waitCacheReady(t *testing.T, c *redis.Cache) {
+	t.Helper()
+	for i := 0; !c.Ready(); i++ {
+		if i > 100 {
+			t.Fatal("the cache never became ready again")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
