@@ -242,6 +242,36 @@ create policy no_client_access on agentmem.request_rates as restrictive for all 
   with check (false);
 grant delete, select on table agentmem.request_rates to service_role;
 
+-- Table agentmem.session_summaries
+create table agentmem.session_summaries (
+  session_id uuid not null,
+  tenant_id text default ''::text not null,
+  user_id uuid not null,
+  agent text not null,
+  content text not null,
+  through_seq bigint not null,
+  prompt text not null,
+  model text not null,
+  input_tokens bigint default 0 not null,
+  output_tokens bigint default 0 not null,
+  created_at timestamp with time zone default now() not null,
+  updated_at timestamp with time zone default now() not null,
+  constraint session_summaries_content_check CHECK (((char_length(content) >= 1) AND (char_length(content) <= 20000))),
+  constraint session_summaries_pkey PRIMARY KEY (session_id),
+  constraint session_summaries_session_id_fkey FOREIGN KEY (session_id) REFERENCES agentmem.sessions(id) ON DELETE CASCADE,
+  constraint session_summaries_through_seq_check CHECK ((through_seq > 0))
+);
+CREATE INDEX session_summaries_owner_idx ON agentmem.session_summaries USING btree (user_id, tenant_id, agent);
+alter table agentmem.session_summaries enable row level security;
+create policy caller_owner on agentmem.session_summaries as permissive for all to agentmem_caller
+  using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
+  with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+create policy client_reads_own on agentmem.session_summaries as permissive for select to authenticated
+  using (((user_id = ( SELECT auth.uid() AS uid)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+grant delete, insert, select, update on table agentmem.session_summaries to agentmem_caller;
+grant select on table agentmem.session_summaries to authenticated;
+grant delete, insert, select, update on table agentmem.session_summaries to service_role;
+
 -- Table agentmem.sessions
 create table agentmem.sessions (
   id uuid not null,

@@ -103,6 +103,8 @@ func TestRunTiny(t *testing.T) {
 		"outbox.commit.no_adapter.latency.p50_ms", "outbox.commit.one_adapter.latency.p50_ms", "outbox.commit.added_p50_ms",
 		"outbox.commit.no_adapter.errors", "outbox.commit.one_adapter.errors", "outbox.commit.paired_median_added_ms",
 		"outbox.commit_no_flush_wait.added_p50_ms", "outbox.commit_no_flush_wait.one_adapter.latency.p50_ms",
+		"outbox.extraction.off.latency.p50_ms", "outbox.extraction.on.latency.p50_ms", "outbox.extraction.added_p50_ms",
+		"outbox.extraction.paired_median_added_ms", "outbox.extraction_no_flush_wait.added_p50_ms",
 		"outbox.delivery.delay.p50_ms", "outbox.delivery.delay.p99_ms", "outbox.delivery.delivered", "outbox.delivery.failed_share",
 		"outbox.outage.jobs", "outbox.outage.delivered", "outbox.outage.lost", "outbox.outage.duplicates", "outbox.outage.drain_seconds",
 		"outbox.mem0_delivery.delay.p50_ms", "outbox.mem0_delivery.delivered", "outbox.mem0_delivery.failed_share",
@@ -174,8 +176,8 @@ func TestRunTiny(t *testing.T) {
 			}
 		}
 	}
-	if goals, _ := doc["goals"].([]any); len(goals) != 21 {
-		t.Errorf("results.json has %d goals, want 21", len(goals))
+	if goals, _ := doc["goals"].([]any); len(goals) != 23 {
+		t.Errorf("results.json has %d goals, want 23", len(goals))
 	}
 
 	// The second run of the compared workloads, and their medians over both runs.

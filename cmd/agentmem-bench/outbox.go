@@ -55,11 +55,34 @@ func runOutbox(ctx context.Context, cfg Config, db *benchDB, ops *opsData) (*ben
 		{"with synchronous_commit off", withParam(db.url, "synchronous_commit", "off"), &out.CommitNoFlushWait},
 	} {
 		cfg.logf("outbox: commit-turn with 0 and 1 adapter %s, %d turns each, alternating", v.what, len(ops.seqTurns))
-		c, err := commitCost(ctx, v.url, ops)
+		c, err := commitCost(ctx, store.Config{DatabaseURL: v.url},
+			store.Config{DatabaseURL: v.url, Adapters: []string{adapter.Webhook}}, ops)
 		if err != nil {
 			return nil, err
 		}
 		*v.to = c
+		if err := clearJobs(ctx, db); err != nil {
+			return nil, err
+		}
+	}
+
+	// 1b. What fact extraction adds: its job, written in the commit's transaction; again
+	// without the wait for the disk.
+	for _, v := range []struct {
+		what string
+		url  string
+		to   *bench.ExtractionCost
+	}{
+		{"as configured", db.url, &out.Extraction},
+		{"with synchronous_commit off", withParam(db.url, "synchronous_commit", "off"), &out.ExtractionNoFlushWait},
+	} {
+		cfg.logf("outbox: commit-turn with fact extraction off and on %s, %d turns each, alternating", v.what, len(ops.seqTurns))
+		x, err := commitCost(ctx, store.Config{DatabaseURL: v.url}, store.Config{DatabaseURL: v.url, ExtractFacts: true}, ops)
+		if err != nil {
+			return nil, err
+		}
+		*v.to = bench.ExtractionCost{Off: x.NoAdapter, On: x.OneAdapter, AddedP50MS: x.AddedP50MS,
+			PairedMedianMS: x.PairedMedianMS}
 		if err := clearJobs(ctx, db); err != nil {
 			return nil, err
 		}
@@ -107,18 +130,18 @@ func withParam(raw, key, value string) string {
 	return u.String()
 }
 
-// commitCost commits W1's sequential turns through a store with no adapter and one with the
-// webhook adapter, turn by turn, each first every other time, so that a slow moment of the
-// shared machine falls on both alike.
-func commitCost(ctx context.Context, dbURL string, ops *opsData) (bench.OutboxCost, error) {
+// commitCost commits W1's sequential turns through a store configured as offCfg (no adapter)
+// and one configured as onCfg (the webhook adapter, or fact extraction), turn by turn, each
+// first every other time, so that a slow moment of the shared machine falls on both alike.
+func commitCost(ctx context.Context, offCfg, onCfg store.Config, ops *opsData) (bench.OutboxCost, error) {
 	var c bench.OutboxCost
-	off, err := store.Open(ctx, store.Config{DatabaseURL: dbURL, MaxConns: poolSize})
+	offCfg.MaxConns, onCfg.MaxConns = poolSize, poolSize
+	off, err := store.Open(ctx, offCfg)
 	if err != nil {
 		return c, err
 	}
 	defer off.Close()
-	on, err := store.Open(ctx, store.Config{DatabaseURL: dbURL, MaxConns: poolSize,
-		Adapters: []string{adapter.Webhook}})
+	on, err := store.Open(ctx, onCfg)
 	if err != nil {
 		return c, err
 	}

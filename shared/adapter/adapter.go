@@ -39,6 +39,24 @@ const Mem0 = "mem0"
 // Known lists the adapter names ADAPTERS may hold.
 func Known() []string { return []string{Webhook, Mem0, Redis} }
 
+// The internal work that rides the outbox beside the adapters, with the same claim, retry and
+// dead-letter machinery: a job's adapter column names it. They are not adapters: ADAPTERS
+// cannot name them, each has a setting of its own (EXTRACT_FACTS, SUMMARIES), and their
+// input is read from the database unredacted, since they hand it to the deployment's own chat
+// model and store what it answers back in the same database.
+const (
+	// Extract asks the chat model for the facts of a committed turn and stores them as
+	// memories.
+	Extract = "extract"
+	// Summarize advances a session's rolling summary once its unsummarised messages pass the
+	// trigger.
+	Summarize = "summarize"
+)
+
+// JobKinds lists every name a job's adapter column may hold: the adapters and the internal
+// work.
+func JobKinds() []string { return append(Known(), Extract, Summarize) }
+
 // Adapter delivers events to one system.
 type Adapter interface {
 	// Name is the adapter's name in ADAPTERS and in its jobs.
@@ -154,6 +172,9 @@ const (
 	UserForgotten   = "onUserForgotten"
 	SyncSession     = "syncSession"
 	BackfillSession = "backfillSession"
+	// SummaryUpdated: a session's rolling summary advanced (SeqTo is its new through_seq), so
+	// what get-context answers for the session changed without a message of its own.
+	SummaryUpdated = "onSummaryUpdated"
 	// UserDataChanged is a change of the user's key/value memory, state or notes: written
 	// only for the adapters that cache them (CachesUserData), which no other event tells.
 	UserDataChanged = "onUserDataChanged"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/llm/prompts"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/store"
@@ -46,6 +47,16 @@ type Config struct {
 	// MessageEmbedding is when a turn's messages are embedded (MESSAGE_EMBEDDING):
 	// MessageEmbeddingDeferred (the default) or MessageEmbeddingCommit.
 	MessageEmbedding string
+	// Prompts asks the chat model for fact extraction and rolling summaries (the
+	// adapter.Extract and adapter.Summarize jobs); nil when no chat model is configured,
+	// and those jobs then fail, saying why.
+	Prompts *prompts.Runner
+	// Summary says when a session's rolling summary advances; zero fields take
+	// memory.DefaultSummaryPolicy's.
+	Summary memory.SummaryPolicy
+	// InternalJobs says the store writes adapter.Extract or adapter.Summarize jobs, so that a
+	// commit notifies delivery even without adapters.
+	InternalJobs bool
 	// CacheSettle is how long after a delivery to the get-context cache its answers wait to
 	// be served again; default DefaultCacheSettle (tests shorten it).
 	CacheSettle time.Duration
@@ -63,6 +74,9 @@ type App struct {
 	cfg   Config
 	// later embeds the messages of committed turns, after their commit (see MessageEmbedding).
 	later *laterEmbedder
+
+	extractCount extractCounters
+	summaryCount summaryCounters
 	// cache is the get-context cache (an adapter.ContextCache among cfg.Adapters whose jobs
 	// the store writes); nil when there is none.
 	cache adapter.ContextCache
@@ -81,6 +95,9 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	}
 	if cfg.RateLimit.Period <= 0 {
 		cfg.RateLimit.Period = DefaultRateLimitPeriod
+	}
+	if cfg.Summary.TriggerTokens <= 0 {
+		cfg.Summary = memory.DefaultSummaryPolicy
 	}
 	if cfg.RateLimit.Limiter == nil && st != nil {
 		cfg.RateLimit.Limiter = st

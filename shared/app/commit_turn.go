@@ -22,6 +22,9 @@ type CommitTurnInput struct {
 	Messages   []MessageInput `json:"messages"`
 	Memories   []MemoryInput  `json:"memories"`
 	TTLSeconds *int64         `json:"ttl_seconds"`
+	// Extract, when false, opts the turn out of fact extraction; default true (extraction
+	// still runs only where the deployment enables it).
+	Extract *bool `json:"extract"`
 	// Idempotency is the request's Idempotency-Key, nil without one.
 	Idempotency *IdempotencyKey `json:"-"`
 }
@@ -68,7 +71,7 @@ func (a *App) CommitTurn(ctx context.Context, pr auth.Principal, req CommitTurnI
 	if err != nil {
 		return CommitTurnOutput{}, err
 	}
-	p := store.CommitParams{Scope: sc, TTL: a.cfg.DefaultRetention}
+	p := store.CommitParams{Scope: sc, TTL: a.cfg.DefaultRetention, NoExtract: req.Extract != nil && !*req.Extract}
 	if id := parseUUID(&f, "session_id", req.SessionID, true); id != nil {
 		p.SessionID = *id
 	}

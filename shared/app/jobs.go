@@ -122,7 +122,7 @@ func (k *Kick) Notify(context.Context) {
 // nothing without adapters.
 func (a *App) notify(ctx context.Context) {
 	adapters := a.store.Adapters()
-	if len(adapters) == 0 {
+	if len(adapters) == 0 && !a.cfg.InternalJobs {
 		return
 	}
 	for _, name := range adapters {
@@ -241,7 +241,7 @@ func (a *App) ListJobs(ctx context.Context, pr auth.Principal, in ListJobsInput)
 		p.Status = oneOf(&f, "status", in.Status, "", jobStatuses...)
 	}
 	if in.Adapter != nil {
-		p.Adapter = oneOf(&f, "adapter", in.Adapter, "", adapter.Known()...)
+		p.Adapter = oneOf(&f, "adapter", in.Adapter, "", adapter.JobKinds()...)
 	}
 	if t, id, ok := cursorKeyOf(&f, cursorJobs, in.Cursor); ok {
 		p.After = &store.JobKey{CreatedAt: t, ID: id}
@@ -533,6 +533,12 @@ func (a *App) deliverOne(ctx context.Context, j store.ClaimedJob, deadline time.
 }
 
 func (a *App) deliver(ctx context.Context, j store.ClaimedJob) error {
+	switch j.Adapter {
+	case adapter.Extract:
+		return a.extract(ctx, j)
+	case adapter.Summarize:
+		return a.summarize(ctx, j)
+	}
 	ad, ok := a.cfg.Adapters[j.Adapter]
 	if !ok {
 		return fmt.Errorf("adapter %q is not enabled in this process (ADAPTERS)", j.Adapter)

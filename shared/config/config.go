@@ -36,6 +36,15 @@ const (
 // sign-ins are served like any other user.
 const DefaultAuthAllowAnonymous = true
 
+// The LLM features are off by default: they call the configured chat model, a third party
+// that costs tokens (see the README's cost per turn).
+const (
+	// DefaultExtractFacts is EXTRACT_FACTS when unset.
+	DefaultExtractFacts = false
+	// DefaultSummaries is SUMMARIES when unset.
+	DefaultSummaries = false
+)
+
 // Rate limits by default: none. A limit costs every request one more round trip to the
 // database, and the right number depends on the workload (an agent looping on tools makes many
 // more requests than a person chatting), so a deployment chooses its own; an upgrade never
@@ -170,6 +179,16 @@ type Config struct {
 	// memory.DefaultSummaryKeepTokens, below the trigger) and SUMMARY_MAX_INPUT_TOKENS
 	// (default memory.DefaultSummaryMaxInputTokens; 0 for no bound).
 	Summary memory.SummaryPolicy
+	// ExtractFacts (EXTRACT_FACTS, true or false) turns fact extraction on: every committed
+	// turn with new messages writes a job that asks the chat model for the facts worth
+	// remembering and stores them as memories (commit-turn's extract: false opts a turn out).
+	// Default DefaultExtractFacts (false); true requires CHAT_PROVIDER.
+	ExtractFacts bool
+	// Summaries (SUMMARIES, true or false) turns rolling summaries on: every committed turn
+	// with new messages writes a job that advances the session's summary once its
+	// unsummarised messages pass SUMMARY_TRIGGER_TOKENS. Default DefaultSummaries (false);
+	// true requires CHAT_PROVIDER.
+	Summaries bool
 	// RecallTextWeight (RECALL_TEXT_WEIGHT) and RecallVectorWeight (RECALL_VECTOR_WEIGHT)
 	// weigh the full-text and vector ranks in hybrid recall and knowledge search (reciprocal
 	// rank fusion); default 1 each. RecallRRFK (RECALL_RRF_K) is fusion's rank constant;
@@ -468,6 +487,10 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 			return err
 		}
 	}
+	if (c.ExtractFacts || c.Summaries) && c.Chat.Timeout >= c.Jobs.Lease {
+		return fmt.Errorf("CHAT_TIMEOUT (%s) must be shorter than JOBS_LEASE (%s): fact extraction and summaries ask the "+
+			"chat model within a job's lease", c.Chat.Timeout, c.Jobs.Lease)
+	}
 	if slices.Contains(c.Adapters, adapter.Webhook) {
 		if c.Webhook.Timeout >= c.Jobs.Lease {
 			return fmt.Errorf("WEBHOOK_TIMEOUT (%s) must be shorter than JOBS_LEASE (%s): a delivery must end within its lease",
@@ -647,6 +670,23 @@ func (c *Config) loadChat(getenv func(string) string) error {
 		return err
 	}
 	c.Chat = ch
+	for _, b := range []struct {
+		name string
+		dst  *bool
+		def  bool
+	}{{"EXTRACT_FACTS", &c.ExtractFacts, DefaultExtractFacts}, {"SUMMARIES", &c.Summaries, DefaultSummaries}} {
+		*b.dst = b.def
+		if v := strings.TrimSpace(getenv(b.name)); v != "" {
+			on, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("%s must be true or false, not %q", b.name, v)
+			}
+			*b.dst = on
+		}
+		if *b.dst && ch.Provider == "" {
+			return fmt.Errorf("%s is true, so CHAT_PROVIDER is required: it names the chat model that does the work", b.name)
+		}
+	}
 	s := &c.Summary
 	if s.TriggerTokens, err = boundedInt(getenv, "SUMMARY_TRIGGER_TOKENS", memory.DefaultSummaryTriggerTokens, 1, 10_000_000); err != nil {
 		return err

@@ -128,6 +128,14 @@ func TestChatDefaults(t *testing.T) {
 	if err != nil || c.Summary != (memory.SummaryPolicy{TriggerTokens: 8000}) {
 		t.Errorf("summary policy %+v, %v", c.Summary, err)
 	}
+	if c.ExtractFacts || c.Summaries {
+		t.Errorf("fact extraction %v and summaries %v on by default", c.ExtractFacts, c.Summaries)
+	}
+	c, err = config.Load(env(map[string]string{"CHAT_PROVIDER": "openai", "CHAT_API_KEY": "sk", "EXTRACT_FACTS": "true",
+		"SUMMARIES": "1"}))
+	if err != nil || !c.ExtractFacts || !c.Summaries {
+		t.Errorf("EXTRACT_FACTS and SUMMARIES on: %v, %v, %v", c.ExtractFacts, c.Summaries, err)
+	}
 }
 
 func TestChatSettingsAreChecked(t *testing.T) {
@@ -150,6 +158,11 @@ func TestChatSettingsAreChecked(t *testing.T) {
 		{map[string]string{"SUMMARY_KEEP_TOKENS": "-1"}, "SUMMARY_KEEP_TOKENS"},
 		{map[string]string{"SUMMARY_TRIGGER_TOKENS": "500", "SUMMARY_KEEP_TOKENS": "500"}, "SUMMARY_KEEP_TOKENS"},
 		{map[string]string{"SUMMARY_MAX_INPUT_TOKENS": "many"}, "SUMMARY_MAX_INPUT_TOKENS"},
+		{map[string]string{"EXTRACT_FACTS": "true"}, "CHAT_PROVIDER"},
+		{map[string]string{"SUMMARIES": "true"}, "CHAT_PROVIDER"},
+		{map[string]string{"CHAT_PROVIDER": "openai", "CHAT_API_KEY": "sk", "EXTRACT_FACTS": "yes"}, "EXTRACT_FACTS"},
+		{map[string]string{"CHAT_PROVIDER": "openai", "CHAT_API_KEY": "sk", "SUMMARIES": "on"}, "SUMMARIES"},
+		{map[string]string{"CHAT_PROVIDER": "openai", "CHAT_API_KEY": "sk", "SUMMARIES": "true", "CHAT_TIMEOUT": "2m"}, "JOBS_LEASE"},
 	} {
 		_, err := config.Load(env(tc.vars))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -30,6 +30,14 @@ var knSeedSQL = map[string]string{
 	// queued jobs go with the rest.
 	"jobs": `insert into agentmem.jobs (id, event_id, tenant_id, user_id, intent, adapter)
 		values (gen_random_uuid(), gen_random_uuid(), $1, $2, 'onTurnCommitted', 'webhook')`,
+	// A rolling summary (written by the summarize job only when summaries are on), of one of
+	// the user's sessions that has none yet.
+	"session_summaries": `insert into agentmem.session_summaries (session_id, tenant_id, user_id, agent, content,
+		  through_seq, prompt, model)
+		select s.id, s.tenant_id, s.user_id, s.agent, 'a summary', 1, 'summarise.v1', 'test' from agentmem.sessions s
+		where s.tenant_id = $1 and s.user_id = $2
+		  and not exists (select 1 from agentmem.session_summaries x where x.session_id = s.id)
+		limit 1`,
 }
 
 // knUserTables lists, straight from the catalog, the tables of schema agentmem that have a

@@ -22,6 +22,8 @@ import (
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/lambdainvoke"
+	"github.com/agentmem/agentmem/shared/llm"
+	"github.com/agentmem/agentmem/shared/llm/prompts"
 	"github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
@@ -79,7 +81,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, MaxConns: cfg.MaxConns,
 		Ranking: store.Ranking{TextWeight: cfg.RecallTextWeight, VectorWeight: cfg.RecallVectorWeight,
 			RRFK: cfg.RecallRRFK, ExactLimit: cfg.RecallExactLimit},
-		MergeSimilarity: cfg.MemoryMergeSimilarity, Adapters: cfg.Adapters})
+		MergeSimilarity: cfg.MemoryMergeSimilarity, Adapters: cfg.Adapters,
+		ExtractFacts: cfg.ExtractFacts, Summaries: cfg.Summaries})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -91,6 +94,20 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	var redactor *redact.Redactor
 	if len(cfg.Adapters) > 0 {
 		if redactor, err = redact.New(cfg.PIIHashSalt); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	var runner *prompts.Runner
+	if cfg.Chat.Provider != "" {
+		chatCfg := cfg.Chat
+		chatCfg.Logger = log
+		chat, err := llm.New(ctx, chatCfg)
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("chat model: %w", err)
+		}
+		if runner, err = prompts.New(chat); err != nil {
 			st.Close()
 			return nil, err
 		}
@@ -112,7 +129,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	a := app.New(st, log, app.Config{DefaultRetention: cfg.DefaultRetention, NotesMaxChars: cfg.NotesMaxChars,
 		RateLimit: app.RateLimit{User: cfg.RateLimitUserPerMinute, Tenant: cfg.RateLimitTenantPerMinute},
 		Jobs:      cfg.Jobs, Adapters: adapters, Notifier: notifier, Redactor: redactor, RecallExtra: recallExtra,
-		MessageEmbedding: cfg.MessageEmbedding, Embedder: emb})
+		MessageEmbedding: cfg.MessageEmbedding, Embedder: emb,
+		Prompts: runner, Summary: cfg.Summary, InternalJobs: cfg.ExtractFacts || cfg.Summaries})
 	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: cfg.AllowedOrigins,
 		RefuseAnonymous: !cfg.AuthAllowAnonymous})
 	return &Service{Config: cfg, Log: log, Store: st, App: a, Server: srv, Kick: kick}, nil
@@ -148,9 +166,15 @@ func newAdapters(cfg config.Config) (map[string]adapter.Adapter, error) {
 	return out, nil
 }
 
-// newNotifier builds what JOBS_NOTIFY names; nothing without adapters, since no job is written.
+// jobsWritten reports whether changes write jobs: an adapter is enabled, or fact extraction or
+// rolling summaries are.
+func jobsWritten(cfg config.Config) bool {
+	return len(cfg.Adapters) > 0 || cfg.ExtractFacts || cfg.Summaries
+}
+
+// newNotifier builds what JOBS_NOTIFY names; nothing when no job is written.
 func newNotifier(ctx context.Context, cfg config.Config, log *slog.Logger) (app.Notifier, *app.Kick, error) {
-	if len(cfg.Adapters) == 0 {
+	if !jobsWritten(cfg) {
 		return nil, nil, nil
 	}
 	switch {
@@ -170,9 +194,9 @@ func newNotifier(ctx context.Context, cfg config.Config, log *slog.Logger) (app.
 
 // RunDeliveryLoop delivers the outbox's jobs until ctx ends, in a long-running process: at
 // once after each change of this process (JOBS_NOTIFY=process), and every JOBS_POLL_INTERVAL.
-// It returns at once when no adapter is enabled.
+// It returns at once when no job is written (no adapter, fact extraction nor summaries).
 func (s *Service) RunDeliveryLoop(ctx context.Context) {
-	if len(s.Config.Adapters) == 0 {
+	if !jobsWritten(s.Config) {
 		return
 	}
 	kick := s.Kick

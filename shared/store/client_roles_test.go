@@ -167,6 +167,11 @@ func TestClientRolesCannotWrite(t *testing.T) {
 			[]any{attacker.user}},
 		{"a job of the outbox, for any adapter", rlsFixtures["jobs"], []any{attacker.tenant, attacker.user}},
 		{"the victim's jobs read", `select count(*) from agentmem.jobs where user_id = $1`, []any{victim.user}},
+		{"a rolling summary of the victim's session", `insert into agentmem.session_summaries (session_id, tenant_id,
+			user_id, agent, content, through_seq, prompt, model) values ($1, $2, $3, 'default', 'x', 1, 'summarise.v1', 'm')`,
+			[]any{victimSession, attacker.tenant, attacker.user}},
+		{"the attacker's own summary moved past its messages", `update agentmem.session_summaries set through_seq = 1000000
+			where user_id = $1`, []any{attacker.user}},
 	}
 	var messages []string
 	for _, a := range attacks {
@@ -191,6 +196,7 @@ func TestClientRolesCannotWrite(t *testing.T) {
 		"select count(*) from agentmem.sessions where id = $1",
 		"select count(*) from agentmem.messages where session_id = $1",
 		"select count(*) from agentmem.active_sessions where session_id = $1",
+		"select count(*) from agentmem.session_summaries where session_id = $1",
 	} {
 		var n int
 		err := asRole(t, conn, "authenticated", userClaims(attacker), func(tx pgx.Tx) error {

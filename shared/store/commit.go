@@ -48,6 +48,8 @@ type CommitParams struct {
 	TTL time.Duration
 	// Idempotency is nil for a request without a key.
 	Idempotency *Idempotency
+	// NoExtract opts the turn out of fact extraction (commit-turn's extract: false).
+	NoExtract bool
 }
 
 // StoredMessage is where a committed message landed.

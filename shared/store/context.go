@@ -61,7 +61,7 @@ type Context struct {
 	UserMemory map[string]json.RawMessage `json:"user_memory"`
 	State      *string                    `json:"state"`
 	Notes      *string                    `json:"notes"`
-	// Summary is the session's rolling summary; nil (no session has one yet).
+	// Summary is the session's rolling summary; nil when it has none.
 	Summary *Summary `json:"summary"`
 	Usage   Usage    `json:"usage"`
 }
@@ -104,16 +104,29 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 				return err
 			})
 		}
-		// The key/value memory, the state and the notes in one statement: the key/value pairs
-		// as one JSON object (their values are JSON already).
+		// The key/value memory, the state, the notes and the summary in one statement: the
+		// key/value pairs as one JSON object (their values are JSON already). The summary is
+		// read after the messages, so in a snapshot no older than theirs: it covers at least
+		// what it covered when they were read, and the messages kept below, those after its
+		// through_seq, leave no gap between it and the window.
 		var kv []byte
+		var sumContent *string
+		var sumThrough *int64
+		var sumUpdated *time.Time
 		b.Queue(`
 			select (select mode from agentmem.user_state where user_id = $1 and tenant_id = $2),
 			       (select content from agentmem.notes where user_id = $1 and tenant_id = $2 and agent = $3),
-			       (select jsonb_object_agg(key, value) from agentmem.user_memory where user_id = $1 and tenant_id = $2)`,
-			sc.UserID, sc.TenantID, sc.Agent).QueryRow(func(row pgx.Row) error {
-			if err := row.Scan(&out.State, &out.Notes, &kv); err != nil {
-				return fmt.Errorf("select state, notes and user memory: %w", err)
+			       (select jsonb_object_agg(key, value) from agentmem.user_memory where user_id = $1 and tenant_id = $2),
+			       s.content, s.through_seq, s.updated_at
+			from (select) one
+			left join agentmem.session_summaries s
+			  on s.session_id = $4 and s.user_id = $1 and s.tenant_id = $2 and s.agent = $3`,
+			sc.UserID, sc.TenantID, sc.Agent, p.SessionID).QueryRow(func(row pgx.Row) error {
+			if err := row.Scan(&out.State, &out.Notes, &kv, &sumContent, &sumThrough, &sumUpdated); err != nil {
+				return fmt.Errorf("select state, notes, user memory and summary: %w", err)
+			}
+			if sumContent != nil && sumThrough != nil && sumUpdated != nil {
+				out.Summary = &Summary{Content: *sumContent, ThroughSeq: *sumThrough, UpdatedAt: sumUpdated.UTC()}
 			}
 			if kv != nil {
 				if err := json.Unmarshal(kv, &out.UserMemory); err != nil {
@@ -127,6 +140,15 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 		return out, err
 	}
 	slices.Reverse(msgs)
+	if out.Summary != nil {
+		// With a summary, the window begins after its through_seq: the messages it covers are
+		// in it, and every later one read is kept (within the budget below).
+		first := 0
+		for first < len(msgs) && msgs[first].Seq <= out.Summary.ThroughSeq {
+			first++
+		}
+		msgs = msgs[first:]
+	}
 	if p.AnswersOnly {
 		// The query left the other messages out already, so that they take no place of the
 		// window; what remains loses its tool calls.

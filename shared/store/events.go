@@ -86,6 +86,11 @@ func (s *Store) LoadEvents(ctx context.Context, j ClaimedJob) ([]adapter.Event, 
 		ev.SeqTo = refs.SeqTo
 		ev.Removed = &adapter.Removed{MessageIDs: []uuid.UUID{}, MemoryIDs: []uuid.UUID{}, AllMessages: true}
 		return []adapter.Event{ev}, nil
+	case adapter.SummaryUpdated:
+		// What get-context answers for the session changed: its summary now covers the
+		// messages up to SeqTo (the summary's text is not sent: it is read where it is needed).
+		ev.SeqTo = refs.SeqTo
+		return []adapter.Event{ev}, nil
 	case adapter.MessagesCleared:
 		ev.Removed = &adapter.Removed{MessageIDs: []uuid.UUID{}, MemoryIDs: []uuid.UUID{}, AllMessages: true}
 		return []adapter.Event{ev}, nil

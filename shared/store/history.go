@@ -208,6 +208,10 @@ func (s *Store) ClearMessages(ctx context.Context, sc memory.Scope) (int64, erro
 			}
 			return nil
 		})
+		// The summaries of the sessions go too, in a statement of their own: its snapshot
+		// sees a summary saved while the messages' deletion waited for it (see SaveSummary).
+		b.Queue(`delete from agentmem.session_summaries where user_id = $1 and tenant_id = $2
+			and ($3::text = '' or agent = $3::text)`, sc.UserID, sc.TenantID, sc.Agent)
 		if jobs != nil {
 			b.Queue(enqueueSQL, jobs...)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -50,8 +51,11 @@ from unnest($8::text[], $9::uuid[]) as a(name, id)`
 
 // jobIDs makes one job id per enabled adapter: time-ordered (UUIDv7), so the primary key grows
 // at its right edge as jobs are written, as the indexes on times do.
-func (s *Store) jobIDs() []uuid.UUID {
-	ids := make([]uuid.UUID, len(s.adapters))
+func (s *Store) jobIDs() []uuid.UUID { return newJobIDs(len(s.adapters)) }
+
+// newJobIDs makes n job ids (see jobIDs).
+func newJobIDs(n int) []uuid.UUID {
+	ids := make([]uuid.UUID, n)
 	for i := range ids {
 		id, err := uuid.NewV7()
 		if err != nil {
@@ -183,16 +187,39 @@ const turnJobsSQL = `select agentmem.write_turn_jobs(p_event_id => $1::uuid, p_s
   p_memory_keys => $7::text[], p_adapters => $8::text[], p_job_ids => $9::uuid[])`
 
 // turnJobs is the arguments of turnJobsSQL for a turn that stored newMessages new messages
-// and the facts of keys; nil when the turn changed nothing or no adapter is enabled.
+// and the facts of keys; nil when the turn changed nothing or no job is to be written. Beside
+// the adapters' jobs, a turn with new messages writes the internal work enabled for it (see
+// turnJobNames), through the same statement: no further round trip, one more row each.
 func (s *Store) turnJobs(p CommitParams, newMessages int, keys []string) []any {
-	if !s.outboxOn() || (newMessages == 0 && len(keys) == 0) {
+	if newMessages == 0 && len(keys) == 0 {
+		return nil
+	}
+	names := s.turnJobNames(p, newMessages)
+	if len(names) == 0 {
 		return nil
 	}
 	if keys == nil {
 		keys = []string{}
 	}
-	sc, n := p.Scope, s.newJobs()
-	return []any{n.event, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, newMessages, keys, n.adapters, n.ids}
+	sc := p.Scope
+	return []any{uuid.New(), p.SessionID, sc.UserID, sc.TenantID, sc.Agent, newMessages, keys, names, newJobIDs(len(names))}
+}
+
+// turnJobNames names the jobs of a turn that stored newMessages new messages: one per enabled
+// adapter, then adapter.Extract (when enabled and not opted out) and adapter.Summarize (when
+// enabled), which only new messages call for.
+func (s *Store) turnJobNames(p CommitParams, newMessages int) []string {
+	names := s.adapters
+	if newMessages > 0 && ((s.extract && !p.NoExtract) || s.summarize) {
+		names = slices.Clone(names)
+		if s.extract && !p.NoExtract {
+			names = append(names, adapter.Extract)
+		}
+		if s.summarize {
+			names = append(names, adapter.Summarize)
+		}
+	}
+	return names
 }
 
 // IntentParams asks adapters to act on a session (the intents function).

@@ -68,6 +68,11 @@ var rlsFixtures = map[string]string{
 		values ($1, gen_random_uuid()::text, 0, 'a chunk')`,
 	"jobs": `insert into agentmem.jobs (id, event_id, tenant_id, user_id, intent, adapter)
 		values (gen_random_uuid(), gen_random_uuid(), $1, $2, 'onTurnCommitted', 'webhook')`,
+	"session_summaries": `with s as (
+		  insert into agentmem.sessions (id, tenant_id, user_id, agent, expires_at)
+		  values (gen_random_uuid(), $1, $2, 'default', now() + interval '1 day') returning id)
+		insert into agentmem.session_summaries (session_id, tenant_id, user_id, agent, content, through_seq, prompt, model)
+		select s.id, $1, $2, 'default', 'a summary', 1, 'summarise.v1', 'test' from s`,
 }
 
 // rlsIntoOwnSession write a row for ($1, $2) that hangs off a session the caller can see, so
@@ -79,6 +84,10 @@ var rlsIntoOwnSession = map[string]string{
 		from agentmem.sessions limit 1`,
 	"active_sessions": `insert into agentmem.active_sessions (tenant_id, user_id, agent, session_id)
 		select $1, $2, 'rls-foreign', id from agentmem.sessions limit 1`,
+	"session_summaries": `insert into agentmem.session_summaries (session_id, tenant_id, user_id, agent, content,
+		  through_seq, prompt, model)
+		select s.id, $1, $2, 'default', 'x', 1, 'summarise.v1', 'test' from agentmem.sessions s
+		where not exists (select 1 from agentmem.session_summaries x where x.session_id = s.id) limit 1`,
 }
 
 // rlsTable is a table of schema agentmem and how its rows are scoped: per user and tenant

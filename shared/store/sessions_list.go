@@ -225,6 +225,9 @@ func (s *Store) ResetSession(ctx context.Context, sc memory.Scope, id uuid.UUID)
 		if err != nil {
 			return fmt.Errorf("delete messages: %w", err)
 		}
+		if _, err := tx.Exec(ctx, deleteSummarySQL, id, 0); err != nil {
+			return fmt.Errorf("delete summary: %w", err)
+		}
 		if !s.outboxOn() {
 			return nil
 		}
@@ -286,15 +289,21 @@ func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, sessionID, m
 				return fmt.Errorf("select message: %w", err)
 			}
 		}
-		tag, err := tx.Exec(ctx, `
+		var deleted int64
+		err := tx.QueryRow(ctx, `
 			delete from agentmem.messages
-			where session_id = $1 and id = $2 and user_id = $3 and tenant_id = $4 and expires_at > now()`,
-			sessionID, messageID, sc.UserID, sc.TenantID)
+			where session_id = $1 and id = $2 and user_id = $3 and tenant_id = $4 and expires_at > now()
+			returning seq`,
+			sessionID, messageID, sc.UserID, sc.TenantID).Scan(&deleted)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return apierror.New(apierror.NotFound, "message not found in this session")
+		}
 		if err != nil {
 			return fmt.Errorf("delete message: %w", err)
 		}
-		if tag.RowsAffected() == 0 {
-			return apierror.New(apierror.NotFound, "message not found in this session")
+		// A summary that tells of the message goes with it (the next one is made afresh).
+		if _, err := tx.Exec(ctx, deleteSummarySQL, sessionID, deleted); err != nil {
+			return fmt.Errorf("delete summary: %w", err)
 		}
 		if !s.outboxOn() {
 			return nil

@@ -43,6 +43,12 @@ type Config struct {
 	// Adapters are the enabled adapters (ADAPTERS): every change an adapter must learn of
 	// writes one job per name, in the change's transaction. Default none: no job is written.
 	Adapters []string
+	// ExtractFacts writes an adapter.Extract job with every committed turn that stored new
+	// messages and did not opt out (CommitParams.NoExtract); default false.
+	ExtractFacts bool
+	// Summaries writes an adapter.Summarize job with every committed turn that stored new
+	// messages, and keeps the sessions' rolling summaries; default false.
+	Summaries bool
 }
 
 // DefaultMaxConns caps the pool of a store whose Config leaves MaxConns unset: enough for one
@@ -58,6 +64,8 @@ type Store struct {
 	mergeSimilarity float64
 	// adapters is Config.Adapters.
 	adapters []string
+	// extract and summarize are Config.ExtractFacts and Config.Summaries.
+	extract, summarize bool
 }
 
 // Open connects a pool. The URL's default_query_exec_mode, when it has one, chooses how
@@ -86,7 +94,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
 	s := &Store{pool: pool, idemTTL: cfg.IdempotencyWindow, ranking: cfg.Ranking.orDefaults(),
-		mergeSimilarity: cfg.MergeSimilarity, adapters: slices.Clone(cfg.Adapters)}
+		mergeSimilarity: cfg.MergeSimilarity, adapters: slices.Clone(cfg.Adapters),
+		extract: cfg.ExtractFacts, summarize: cfg.Summaries}
 	if s.idemTTL <= 0 {
 		s.idemTTL = 24 * time.Hour
 	}

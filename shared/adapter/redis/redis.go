@@ -196,6 +196,8 @@ var sessionChanges = map[string]bool{
 	adapter.MessageDeleted: true,
 	adapter.SessionReset:   true,
 	adapter.SessionDeleted: true,
+	// A rolling summary is part of the session's get-context answer.
+	adapter.SummaryUpdated: true,
 }
 
 // noChange are the events that change nothing cached.

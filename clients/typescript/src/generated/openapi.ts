@@ -186,7 +186,9 @@ export interface paths {
          *       among the `max_messages`), and the assistant messages read lose their `tool_calls`
          *       (and are re-estimated without them); system, user and assistant text is what remains.
          *     - `summary`: the session's rolling summary, `{content, through_seq, updated_at}`, or
-         *       null. No session has one yet: it is always null for now.
+         *       null. With a summary, `messages` holds only messages after its `through_seq` (the
+         *       summary tells of the others), and always every one of them the window's limits allow,
+         *       however far the summary lags behind: never a gap.
          *
          *     **Formats.** `format` shapes `messages` (nothing else of the answer changes, except
          *     `system` and `usage` in `anthropic`):
@@ -1083,6 +1085,15 @@ export interface components {
              *     `DEFAULT_RETENTION` (720 h unless configured).
              */
             ttl_seconds?: number;
+            /**
+             * @description `false` opts this turn out of fact extraction. Where the deployment extracts facts
+             *     (`EXTRACT_FACTS=true`), a committed turn with new messages is handed to the chat model
+             *     afterwards, outside this request, which stores the facts worth remembering as
+             *     memories of this agent (metadata `source: extraction`, `session_id`, `seq_from`,
+             *     `seq_to`). Where it does not, `true` changes nothing.
+             * @default true
+             */
+            extract?: boolean;
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
@@ -1361,8 +1372,12 @@ export interface components {
             usage: components["schemas"]["Usage"];
         };
         /**
-         * @description The session's rolling summary: the gist of its messages up to `through_seq`, or null.
-         *     Rolling summaries are not made yet: always null for now.
+         * @description The session's rolling summary: the gist of its messages up to `through_seq`, or null
+         *     when it has none (rolling summaries are off unless the deployment sets `SUMMARIES=true`,
+         *     and a session gets one once its messages pass `SUMMARY_TRIGGER_TOKENS`). `messages`
+         *     then begins after `through_seq`: a summary that lags behind leaves no gap, as every
+         *     message after it is still returned, as many as `max_messages` and `max_tokens` allow
+         *     (the summary's own tokens are not counted against `max_tokens`).
          */
         Summary: {
             content: string;
@@ -2179,10 +2194,15 @@ export interface components {
              * @description The change the job delivers: `onTurnCommitted`, `onMemoryCreated` (memories
              *     `create` of a new fact), `onMemoryUpdated` (also a `create` merged into a memory),
              *     `onMemoryDeleted`, `onMessageDeleted`, `onMessagesCleared` (sessions `clear`),
-             *     `onSessionReset`, `onSessionDeleted`, `onUserForgotten`, `syncSession` or
-             *     `backfillSession`.
+             *     `onSessionReset`, `onSessionDeleted`, `onUserForgotten`, `onSummaryUpdated` (a
+             *     session's rolling summary advanced: what `get-context` answers for it changed),
+             *     `syncSession` or `backfillSession`.
              */
             intent: string;
+            /**
+             * @description The adapter that delivers it (`webhook`), or the internal work it is: `extract`
+             *     (fact extraction of a committed turn) or `summarize` (a session's rolling summary).
+             */
             adapter: string;
             status: components["schemas"]["JobStatus"];
             /** @description Deliveries started (claims), counted afresh by `retry`. */
@@ -2207,8 +2227,12 @@ export interface components {
              */
             op: "list";
             status?: components["schemas"]["JobStatus"];
-            /** @enum {string} */
-            adapter?: "webhook" | "mem0";
+            /**
+             * @description An adapter's name, or the internal work that rides the outbox: `extract` (fact
+             *     extraction) and `summarize` (rolling summaries).
+             * @enum {string}
+             */
+            adapter?: "webhook" | "mem0" | "extract" | "summarize";
             /** @default 50 */
             limit?: number;
             cursor?: components["schemas"]["Cursor"];

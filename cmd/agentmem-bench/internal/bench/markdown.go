@@ -209,6 +209,15 @@ func Markdown(r *Results, charts []string) string {
 		phaseRow("store", "one adapter, synchronous_commit off", o.CommitNoFlushWait.OneAdapter)
 		p("\nOne adapter adds **%s ms** to the p50 (median of the paired differences %s ms); with `synchronous_commit` off, **%s ms** (paired %s ms).\n\n",
 			ms(o.Commit.AddedP50MS), ms(o.Commit.PairedMedianMS), ms(o.CommitNoFlushWait.AddedP50MS), ms(o.CommitNoFlushWait.PairedMedianMS))
+		x := o.Extraction
+		p("Fact extraction: the same turns through a store with `EXTRACT_FACTS` off and on (one extract job per turn, written in the commit's transaction; the model is asked later, by process-jobs), no adapter, alternating.\n\n%s", phaseHeader)
+		phaseRow("store", "extraction off", x.Off)
+		phaseRow("store", "extraction on", x.On)
+		xn := o.ExtractionNoFlushWait
+		phaseRow("store", "extraction off, synchronous_commit off", xn.Off)
+		phaseRow("store", "extraction on, synchronous_commit off", xn.On)
+		p("\nExtraction adds **%s ms** to the p50 (median of the paired differences %s ms); with `synchronous_commit` off, **%s ms** (paired %s ms).\n\n",
+			ms(x.AddedP50MS), ms(x.PairedMedianMS), ms(xn.AddedP50MS), ms(xn.PairedMedianMS))
 		d := o.Delivery
 		p("Delivery started by the commit (in-process loop), to a local receiver verifying each signature: %d commits 5 ms apart, %d delivered, delay from the commit's answer to receipt p50 **%s ms**, p90 %s ms, p99 **%s ms**, max %s ms; %d of %d delivery attempts failed (%.3f%%).\n\n",
 			d.Commits, d.Delivered, ms(d.Delay.P50MS), ms(d.Delay.P90MS), ms(d.Delay.P99MS), ms(d.Delay.MaxMS),

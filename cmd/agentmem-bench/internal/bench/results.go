@@ -398,11 +398,29 @@ type Outbox struct {
 	// flush that a commit waits for anyway).
 	Commit            OutboxCost `json:"commit"`
 	CommitNoFlushWait OutboxCost `json:"commit_no_flush_wait"`
-	Delivery          Delivery   `json:"delivery"`
-	Outage            Outage     `json:"outage"`
+	// Extraction is the cost fact extraction adds to a commit: the extract job written in the
+	// commit's transaction (the model is asked later, by process-jobs).
+	Extraction ExtractionCost `json:"extraction"`
+	// ExtractionNoFlushWait is the same with synchronous_commit off.
+	ExtractionNoFlushWait ExtractionCost `json:"extraction_no_flush_wait"`
+	Delivery              Delivery       `json:"delivery"`
+	Outage                Outage         `json:"outage"`
 	// Mem0Delivery is Delivery to a local server speaking Mem0's API (the Mem0 adapter's
 	// add-memories request) instead of a webhook receiver.
 	Mem0Delivery *Delivery `json:"mem0_delivery,omitempty"`
+}
+
+// ExtractionCost is W1's sequential turns committed through the store with fact extraction off
+// and on (EXTRACT_FACTS: one extract job per turn), no adapter enabled, turn by turn
+// alternately.
+type ExtractionCost struct {
+	Off Phase `json:"off"`
+	On  Phase `json:"on"`
+	// AddedP50MS is the p50 with extraction on less the p50 with it off.
+	AddedP50MS float64 `json:"added_p50_ms"`
+	// PairedMedianMS is the median, over the turns, of the on commit's time less the off
+	// commit's, the two committed back to back.
+	PairedMedianMS float64 `json:"paired_median_added_ms"`
 }
 
 // OutboxCost is W1's sequential turns committed through the store with no adapter enabled and

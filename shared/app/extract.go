@@ -1,0 +1,285 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/llm"
+	"github.com/agentmem/agentmem/shared/llm/prompts"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// Fact extraction, an adapter.Extract job of the outbox, written in commit-turn's transaction
+// (store.Config.ExtractFacts) and run by process-jobs, never inside the commit's request.
+//
+// The job reads the turn's messages (the seq range its refs name), recalls the memories of the
+// turn's scope (user, tenant and the session's agent) nearest to the turn's user text, and asks
+// the chat model (prompts.ExtractFacts) for 0 to prompts.MaxFacts facts, each either new or
+// naming the existing memory it contradicts, corrects or refines. A new fact is stored through
+// store.CreateMemory, the path of memories create, so a repeat of a known fact (same text or a
+// near-duplicate) merges into its memory. A fact that names a memory replaces that memory's
+// text (store.UpdateMemory, re-embedded), and the memory's metadata keeps the texts it
+// replaced, newest last (metadata.previous, at most maxPreviousTexts). Every memory a fact
+// touches records its source in metadata: {"source": "extraction", "session_id", "seq_from",
+// "seq_to", "kind", "prompt", "model"}.
+//
+// An answer that fails its checks (schema, lengths, ids) is counted (ExtractStats.Malformed,
+// prompts.Stats) and dropped: the job is done, nothing is stored. A provider that cannot
+// answer fails the job, which the outbox retries with backoff, then marks dead.
+
+// Limits of fact extraction.
+const (
+	// extractRecallK is how many of the scope's memories nearest to the turn the model sees.
+	extractRecallK = 10
+	// maxPreviousTexts is how many replaced texts a memory's metadata keeps.
+	maxPreviousTexts = 5
+	// extractQueryChars bounds the recall query built from the turn's user text.
+	extractQueryChars = 2000
+)
+
+// SourceExtraction is the metadata source of a memory fact extraction wrote or updated.
+const SourceExtraction = "extraction"
+
+// ExtractStats counts what fact extraction did since the process started.
+type ExtractStats struct {
+	// Jobs is the extraction jobs run to an end (done), Malformed those whose answer was
+	// dropped, Failed those that failed (to be retried).
+	Jobs, Malformed, Failed int64
+	// Created, Merged and Updated count the facts stored: as new memories, merged into a
+	// memory holding the same fact, and replacing a contradicted memory's text.
+	Created, Merged, Updated int64
+}
+
+type extractCounters struct {
+	jobs, malformed, failed, created, merged, updated atomic.Int64
+}
+
+// ExtractStats is what fact extraction did so far.
+func (a *App) ExtractStats() ExtractStats {
+	c := &a.extractCount
+	return ExtractStats{Jobs: c.jobs.Load(), Malformed: c.malformed.Load(), Failed: c.failed.Load(),
+		Created: c.created.Load(), Merged: c.merged.Load(), Updated: c.updated.Load()}
+}
+
+// errNoChat fails an internal job in a process without a chat model.
+var errNoChat = errors.New("no chat model is configured in this process (CHAT_PROVIDER)")
+
+// extractionSource is the metadata every memory extraction touches records.
+type extractionSource struct {
+	Source    string    `json:"source"`
+	SessionID uuid.UUID `json:"session_id"`
+	SeqFrom   int64     `json:"seq_from"`
+	SeqTo     int64     `json:"seq_to"`
+	Kind      string    `json:"kind"`
+	Prompt    string    `json:"prompt"`
+	Model     string    `json:"model"`
+}
+
+// previousText is one text a fact replaced.
+type previousText struct {
+	Content    string    `json:"content"`
+	ReplacedAt time.Time `json:"replaced_at"`
+}
+
+// extract runs one extraction job.
+func (a *App) extract(ctx context.Context, j store.ClaimedJob) error {
+	if a.cfg.Prompts == nil {
+		return errNoChat
+	}
+	err := a.extractTurn(ctx, j)
+	switch {
+	case err == nil:
+		a.extractCount.jobs.Add(1)
+	case errors.Is(err, llm.ErrMalformedOutput):
+		// Dropped, never stored, and not asked again: the same turn would likely get the same
+		// answer, and the count says how often it happens.
+		a.extractCount.jobs.Add(1)
+		a.extractCount.malformed.Add(1)
+		a.log.WarnContext(ctx, "fact extraction dropped a malformed answer", "job_id", j.ID.String(), "error", errorText(err))
+		return nil
+	default:
+		a.extractCount.failed.Add(1)
+	}
+	return err
+}
+
+func (a *App) extractTurn(ctx context.Context, j store.ClaimedJob) error {
+	if j.SessionID == nil {
+		return errors.New("extraction job names no session")
+	}
+	events, err := a.store.LoadEvents(ctx, store.ClaimedJob{Job: store.Job{ID: j.ID, Intent: j.Intent,
+		CreatedAt: j.CreatedAt, SessionID: j.SessionID, UserID: j.UserID}, EventID: j.EventID, TenantID: j.TenantID,
+		Agent: j.Agent, Refs: j.Refs})
+	if err != nil {
+		return fmt.Errorf("read turn: %w", err)
+	}
+	if len(events) != 1 || events[0].SeqFrom == nil || events[0].SeqTo == nil {
+		return errors.New("extraction job names no turn")
+	}
+	ev := events[0]
+	sc := memory.Scope{TenantID: j.TenantID, UserID: j.UserID, Agent: j.Agent}
+	var query []string
+	for _, m := range ev.Messages {
+		if m.Role == memory.RoleUser && strings.TrimSpace(m.Content) != "" {
+			query = append(query, m.Content)
+		}
+	}
+	if len(query) == 0 {
+		// No user text (deleted since, or a turn without one): nothing to extract, nothing
+		// asked.
+		return nil
+	}
+	q := strings.Join(query, "\n")
+	if r := []rune(q); len(r) > extractQueryChars {
+		q = string(r[:extractQueryChars])
+	}
+	qv, err := a.EmbedQuery(ctx, q, memory.ModeHybrid)
+	if err != nil {
+		return fmt.Errorf("recall memories: %w", err)
+	}
+	hits, err := a.store.Recall(ctx, store.RecallParams{Scope: sc, Query: q, K: extractRecallK, Mode: memory.ModeHybrid,
+		QueryVector: qv, Model: a.cfg.Embedder.Model()})
+	if err != nil {
+		return fmt.Errorf("recall memories: %w", err)
+	}
+	// Recall also ranks the user's agent-less memories, which every agent shares: the model
+	// sees them (a fact they hold is known already), but only the scope's own are updated
+	// (see updateFact).
+	existing := make([]prompts.Memory, 0, len(hits))
+	for _, h := range hits {
+		existing = append(existing, prompts.Memory{ID: h.ID, Text: h.Content})
+	}
+	facts, err := a.cfg.Prompts.ExtractFacts(ctx, prompts.FactsInput{Turn: ev.Messages, Existing: existing})
+	if err != nil {
+		return err
+	}
+	src := extractionSource{Source: SourceExtraction, SessionID: *j.SessionID, SeqFrom: *ev.SeqFrom, SeqTo: *ev.SeqTo,
+		Prompt: facts.Prompt, Model: facts.Model}
+	for _, f := range facts.Facts {
+		src.Kind = f.Kind
+		if err := a.storeFact(ctx, sc, f, src); err != nil {
+			return err
+		}
+	}
+	a.log.InfoContext(ctx, "facts extracted", "job_id", j.ID.String(), "facts", len(facts.Facts),
+		"input_tokens", facts.Usage.InputTokens, "output_tokens", facts.Usage.OutputTokens)
+	return nil
+}
+
+// storeFact stores one extracted fact: a new one as memories create stores a fact, one that
+// updates a memory into that memory.
+func (a *App) storeFact(ctx context.Context, sc memory.Scope, f prompts.Fact, src extractionSource) error {
+	meta, err := json.Marshal(src)
+	if err != nil {
+		return err
+	}
+	if f.Updates != nil {
+		done, err := a.updateFact(ctx, sc, *f.Updates, f.Text, src)
+		if err != nil || done {
+			return err
+		}
+		// The memory went meanwhile, or another one holds the fact already: store it as new,
+		// which merges it into that one.
+	}
+	vs, err := a.EmbedForStorage(ctx, []string{f.Text})
+	if err != nil {
+		return fmt.Errorf("store fact: %w", err)
+	}
+	out, _, err := a.store.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: f.Text, Metadata: meta,
+		TTL: a.cfg.DefaultRetention, Vector: vs[0], Model: a.cfg.Embedder.Model()})
+	if err != nil {
+		return fmt.Errorf("store fact: %w", err)
+	}
+	if out.Merged {
+		a.extractCount.merged.Add(1)
+	} else {
+		a.extractCount.created.Add(1)
+	}
+	return nil
+}
+
+// updateFact replaces the text of memory id with text, keeping the text it had in the
+// metadata's previous texts. It reports false when the memory is gone or another memory of the
+// scope holds the same fact.
+func (a *App) updateFact(ctx context.Context, sc memory.Scope, id uuid.UUID, text string, src extractionSource) (bool, error) {
+	cur, err := a.store.GetMemory(ctx, sc, id)
+	if codeOf(err) == apierror.NotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read memory: %w", err)
+	}
+	if cur.Agent == nil || *cur.Agent != sc.Agent {
+		// Another scope's memory (the user's agent-less ones): the fact is stored as the
+		// turn's own.
+		return false, nil
+	}
+	if store.ContentKey(cur.Content) == store.ContentKey(text) {
+		return true, nil // the same fact: nothing changes
+	}
+	meta := map[string]json.RawMessage{}
+	if len(cur.Metadata) > 0 {
+		if err := json.Unmarshal(cur.Metadata, &meta); err != nil || meta == nil {
+			meta = map[string]json.RawMessage{}
+		}
+	}
+	var prev []previousText
+	if raw, ok := meta["previous"]; ok {
+		if json.Unmarshal(raw, &prev) != nil {
+			prev = nil
+		}
+	}
+	prev = append(prev, previousText{Content: cur.Content, ReplacedAt: time.Now().UTC().Truncate(time.Millisecond)})
+	if len(prev) > maxPreviousTexts {
+		prev = prev[len(prev)-maxPreviousTexts:]
+	}
+	srcFields, err := json.Marshal(src)
+	if err != nil {
+		return false, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(srcFields, &fields); err != nil {
+		return false, err
+	}
+	for k, v := range fields {
+		meta[k] = v
+	}
+	if meta["previous"], err = json.Marshal(prev); err != nil {
+		return false, err
+	}
+	md, err := json.Marshal(meta)
+	if err != nil {
+		return false, err
+	}
+	vs, err := a.EmbedForStorage(ctx, []string{text})
+	if err != nil {
+		return false, fmt.Errorf("update memory: %w", err)
+	}
+	_, err = a.store.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: id, Content: &text, Metadata: md,
+		Vector: vs[0], Model: a.cfg.Embedder.Model()})
+	switch codeOf(err) {
+	case "":
+		a.extractCount.updated.Add(1)
+		return true, nil
+	case apierror.NotFound, apierror.Conflict:
+		return false, nil
+	}
+	return false, fmt.Errorf("update memory: %w", err)
+}
+
+// codeOf is err's code, "" for nil.
+func codeOf(err error) apierror.Code {
+	if err == nil {
+		return ""
+	}
+	return apierror.As(err).Code
+}
