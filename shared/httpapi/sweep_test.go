@@ -142,6 +142,9 @@ func isoSweepSeed(t *testing.T, e *env, db *isoDB) (want isoCounts, kept []uuid.
 	e.call(u.token, "commit-turn", isoTurn(s5, "", []string{"e6", "e7", "l5"})).must(t, http.StatusCreated)
 	db.exec("update agentmem.sessions set expires_at = "+past+" where id = $1", s5)
 	db.exec("update agentmem.messages set expires_at = "+past+" where session_id = $1 and content like 'e%'", s5)
+	// The messages are embedded after each answer (MESSAGE_EMBEDDING=deferred); a sweep
+	// skips the rows that embedding holds locked, so the counts are only exact once it is done.
+	e.app.WaitEmbedded()
 
 	return isoCounts{Messages: 7, Memories: 3, Sessions: 2, IdempotencyKeys: 1}, []uuid.UUID{s2, s3, s5}
 }
