@@ -40,7 +40,7 @@ func benchRedisURL() string {
 // so every cached read is a hit, which the server's keyspace misses confirm.
 func runCache(ctx context.Context, cfg Config, db *benchDB, ops *opsData) (*bench.Cache, error) {
 	url := benchRedisURL()
-	st, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize, Embedder: bench.Embedder{},
+	st, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize,
 		Adapters: []string{adapter.Redis}})
 	if err != nil {
 		return nil, err
@@ -52,8 +52,8 @@ func runCache(ctx context.Context, cfg Config, db *benchDB, ops *opsData) (*benc
 	}
 	defer c.Close()
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	cached := app.New(st, log, app.Config{Adapters: map[string]adapter.Adapter{adapter.Redis: c}})
-	direct := app.New(st, log, app.Config{})
+	cached := app.New(st, log, app.Config{Embedder: bench.Embedder{}, Adapters: map[string]adapter.Adapter{adapter.Redis: c}})
+	direct := app.New(st, log, app.Config{Embedder: bench.Embedder{}})
 	raw, err := rawRedis(url)
 	if err != nil {
 		return nil, err

@@ -277,7 +277,7 @@ func loadMemories(ctx context.Context, db *benchDB, corpus *bench.Corpus, from i
 		}
 	}
 	// The workload model's HNSW index, as `agentmem index` makes it.
-	if _, err := store.EnsureEmbeddingIndexes(ctx, c, emb, false); err != nil {
+	if _, err := store.EnsureEmbeddingIndexes(ctx, c, store.VectorModel{Name: emb.Model(), Dims: emb.Dimensions()}, false); err != nil {
 		return err
 	}
 	if err := settle(ctx, c, "agentmem.memories"); err != nil {

@@ -36,7 +36,7 @@ var outageJobs = app.JobsConfig{MaxAttempts: 100, BackoffBase: 250 * time.Millis
 func runOutbox(ctx context.Context, cfg Config, db *benchDB, ops *opsData) (*bench.Outbox, error) {
 	sz := cfg.Sizes
 	out := &bench.Outbox{}
-	on, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize, Embedder: bench.Embedder{},
+	on, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize,
 		Adapters: []string{adapter.Webhook}})
 	if err != nil {
 		return nil, err
@@ -135,8 +135,7 @@ func withParam(raw, key, value string) string {
 // first every other time, so that a slow moment of the shared machine falls on both alike.
 func commitCost(ctx context.Context, offCfg, onCfg store.Config, ops *opsData) (bench.OutboxCost, error) {
 	var c bench.OutboxCost
-	offCfg.MaxConns, offCfg.Embedder = poolSize, bench.Embedder{}
-	onCfg.MaxConns, onCfg.Embedder = poolSize, bench.Embedder{}
+	offCfg.MaxConns, onCfg.MaxConns = poolSize, poolSize
 	off, err := store.Open(ctx, offCfg)
 	if err != nil {
 		return c, err
@@ -241,7 +240,7 @@ func newAdapterRig(st *store.Store, jc app.JobsConfig, ad adapter.Adapter) (*del
 	if err != nil {
 		return nil, err
 	}
-	a := app.New(st, log, app.Config{Jobs: jc, Adapters: map[string]adapter.Adapter{ad.Name(): ad}, Notifier: kick,
+	a := app.New(st, log, app.Config{Embedder: bench.Embedder{}, Jobs: jc, Adapters: map[string]adapter.Adapter{ad.Name(): ad}, Notifier: kick,
 		Redactor: r})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -341,7 +340,7 @@ func countAttempts(ctx context.Context, db *benchDB, d *bench.Delivery) error {
 // writes the Mem0 adapter's jobs: from the commit's answer to the arrival of its add-memories
 // request (claim, read, redact, POST with Token auth).
 func runMem0Delivery(ctx context.Context, cfg Config, db *benchDB, ops *opsData) (bench.Delivery, error) {
-	st, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize, Embedder: bench.Embedder{},
+	st, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize,
 		Adapters: []string{adapter.Mem0}})
 	if err != nil {
 		return bench.Delivery{}, err

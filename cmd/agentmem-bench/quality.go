@@ -24,7 +24,7 @@ import (
 // the figures are the mean over the copies.
 func runQuality(ctx context.Context, db *benchDB, sz bench.Sizes) (*bench.Quality, error) {
 	emb := embedding.Hash{}
-	st, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: 2, Embedder: emb})
+	st, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: 2})
 	if err != nil {
 		return nil, err
 	}
@@ -47,12 +47,12 @@ func runQuality(ctx context.Context, db *benchDB, sz bench.Sizes) (*bench.Qualit
 				mems[i] = memory.NewMemory{Content: f.Content}
 				texts[i] = f.Content
 			}
-			vecs, err := literals(ctx, st, texts)
+			vecs, err := literals(ctx, emb, texts)
 			if err != nil {
 				return nil, fmt.Errorf("embed the facts of labelled user %d: %w", n, err)
 			}
 			res, _, err := st.CommitTurn(ctx, store.CommitParams{
-				Scope: qualityScope(n), SessionID: uuid.New(), TTL: retention, Memories: mems, MemoryVectors: vecs,
+				Scope: qualityScope(n), SessionID: uuid.New(), TTL: retention, Memories: mems, MemoryVectors: vecs, Model: emb.Model(),
 				Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: fmt.Sprintf("Things to remember about %s.", lu.Name)}},
 			})
 			if err != nil {
@@ -75,7 +75,11 @@ func runQuality(ctx context.Context, db *benchDB, sz bench.Sizes) (*bench.Qualit
 		var answers []bench.Answer
 		for n := range keyOf {
 			for _, question := range users[n%len(users)].Questions {
-				hits, err := st.Recall(ctx, store.RecallParams{Scope: qualityScope(n), Query: question.Text, K: bench.QualityK, Mode: m.mode})
+				p, err := withQuery(ctx, emb, store.RecallParams{Scope: qualityScope(n), Query: question.Text, K: bench.QualityK, Mode: m.mode})
+				if err != nil {
+					return nil, fmt.Errorf("embed a question for labelled user %d: %w", n, err)
+				}
+				hits, err := st.Recall(ctx, p)
 				if err != nil {
 					return nil, fmt.Errorf("recall (%s) for labelled user %d: %w", m.mode, n, err)
 				}
@@ -99,13 +103,27 @@ func qualityScope(n int) memory.Scope {
 	return memory.Scope{UserID: bench.LabelledUserID(n), Agent: benchAgent}
 }
 
-// literals embeds texts with st's embedder as the use-case layer does before a commit (the store
-// embeds nothing itself), as pgvector literals for store.CommitParams.
-func literals(ctx context.Context, st *store.Store, texts []string) ([]*string, error) {
-	e := st.Embedder()
+// literals embeds texts with e as the use-case layer does before a commit or a search (the
+// store embeds nothing itself), as pgvector literals for store.CommitParams and RecallParams.
+func literals(ctx context.Context, e embedding.Embedder, texts []string) ([]*string, error) {
 	vs, err := e.Embed(ctx, texts)
 	if err != nil {
 		return nil, err
 	}
 	return store.VectorLiterals(vs, e.Dimensions())
+}
+
+// withQuery sets the query vector of p (of e's model) as the use-case layer does before recall;
+// mode text takes none.
+func withQuery(ctx context.Context, e embedding.Embedder, p store.RecallParams) (store.RecallParams, error) {
+	p.Model = e.Model()
+	if p.Mode == memory.ModeText {
+		return p, nil
+	}
+	vs, err := literals(ctx, e, []string{p.Query})
+	if err != nil {
+		return p, err
+	}
+	p.QueryVector = vs[0]
+	return p, nil
 }

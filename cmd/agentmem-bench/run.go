@@ -102,12 +102,12 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 		cfg.logf("loaded %d memories across %d users in %.1fs", sz.Users*sz.MemoriesPerUser, sz.Users, memLoad)
 	}
 
-	st, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize, Embedder: bench.Embedder{}})
+	st, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize})
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
-	httpStore, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize, Embedder: bench.Embedder{}})
+	httpStore, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: poolSize})
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 	}
 	// Every request is logged as in production, to nowhere: the encoding is part of the cost.
 	logger := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv := httpapi.NewServer(app.New(httpStore, logger, app.Config{}), verifier, logger, httpapi.Config{})
+	srv := httpapi.NewServer(app.New(httpStore, logger, app.Config{Embedder: bench.Embedder{}}), verifier, logger, httpapi.Config{})
 	ts := httptest.NewServer(srv.Mux())
 	defer ts.Close()
 

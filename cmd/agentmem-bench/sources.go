@@ -151,7 +151,7 @@ func loadSources(ctx context.Context, db *benchDB, c *bench.SourcesCorpus) (sour
 			}
 		}
 	}
-	if _, err := store.EnsureEmbeddingIndexes(ctx, conn, emb, false); err != nil {
+	if _, err := store.EnsureEmbeddingIndexes(ctx, conn, store.VectorModel{Name: emb.Model(), Dims: emb.Dimensions()}, false); err != nil {
 		return out, err
 	}
 	if err := settle(ctx, conn, "agentmem.sessions, agentmem.messages, agentmem.memories"); err != nil {
@@ -194,7 +194,11 @@ func runSources(ctx context.Context, cfg Config, db *benchDB, st *store.Store, s
 	warm := bench.GenerateSourcesQueries(bench.Stream(bench.StreamWarmup), min(sz.WarmupQueries, 20), c)
 	scope := memory.Scope{UserID: bench.SourcesUserID}
 	ask := func(ctx context.Context, source, mode, query string) ([]memory.Hit, error) {
-		return st.Recall(ctx, store.RecallParams{Scope: scope, Source: source, Query: query, K: recallK, Mode: mode})
+		p, err := withQuery(ctx, bench.Embedder{}, store.RecallParams{Scope: scope, Source: source, Query: query, K: recallK, Mode: mode})
+		if err != nil {
+			return nil, err
+		}
+		return st.Recall(ctx, p)
 	}
 	// found[source][i] are the contents vector mode returned for query i.
 	found := make([][][]string, len(sourceNames))
@@ -262,12 +266,12 @@ func runSources(ctx context.Context, cfg Config, db *benchDB, st *store.Store, s
 		tr := turns[i]
 		// Embedded at commit (MESSAGE_EMBEDDING=commit): the vectors go into the HNSW index in
 		// the commit's transaction, as this figure has always measured.
-		vecs, err := literals(ctx, st, []string{tr.User, tr.Assistant})
+		vecs, err := literals(ctx, bench.Embedder{}, []string{tr.User, tr.Assistant})
 		if err != nil {
 			return err
 		}
 		_, _, err = st.CommitTurn(ctx, store.CommitParams{Scope: memory.Scope{UserID: bench.SourcesUserID, Agent: benchAgent},
-			SessionID: bench.SourcesSessionID(tr.Session), TTL: retention, MessageVectors: vecs,
+			SessionID: bench.SourcesSessionID(tr.Session), TTL: retention, MessageVectors: vecs, Model: bench.Embedder{}.Model(),
 			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: tr.User}, {Role: memory.RoleAssistant, Content: tr.Assistant}}})
 		return err
 	}

@@ -62,7 +62,11 @@ func (t *storeTarget) context(ctx context.Context, session uuid.UUID) error {
 }
 
 func (t *storeTarget) recall(ctx context.Context, user uuid.UUID, query, mode string) ([]string, error) {
-	hits, err := t.st.Recall(ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Query: query, K: recallK, Mode: mode})
+	p, err := withQuery(ctx, bench.Embedder{}, store.RecallParams{Scope: memory.Scope{UserID: user}, Query: query, K: recallK, Mode: mode})
+	if err != nil {
+		return nil, err
+	}
+	hits, err := t.st.Recall(ctx, p)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/llm/prompts"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/redact"
@@ -39,6 +40,10 @@ type Config struct {
 	// Redactor removes personal data from every event's content before any adapter; without
 	// one, no job is delivered (each fails, saying why).
 	Redactor *redact.Redactor
+	// Embedder embeds what is stored and searched (memories, messages, knowledge chunks,
+	// queries); default embedding.Hash. The store embeds nothing: every call of the provider
+	// is made here, within the request's budget.
+	Embedder embedding.Embedder
 	// MessageEmbedding is when a turn's messages are embedded (MESSAGE_EMBEDDING):
 	// MessageEmbeddingDeferred (the default) or MessageEmbeddingCommit.
 	MessageEmbedding string
@@ -96,6 +101,9 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	}
 	if cfg.RateLimit.Limiter == nil && st != nil {
 		cfg.RateLimit.Limiter = st
+	}
+	if cfg.Embedder == nil {
+		cfg.Embedder = embedding.Hash{}
 	}
 	if cfg.MessageEmbedding == "" {
 		cfg.MessageEmbedding = DefaultMessageEmbedding

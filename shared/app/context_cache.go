@@ -113,7 +113,15 @@ func contextShape(p store.ContextParams) string {
 // readContext reads get-context's answer, through the cache when one is enabled and the
 // request is cacheable, from the database otherwise.
 func (a *App) readContext(ctx context.Context, p store.ContextParams) (store.Context, error) {
-	if a.cache == nil || (p.Query != "" && p.RecallK > 0) {
+	if p.Query != "" && p.RecallK > 0 {
+		v, err := a.EmbedQuery(ctx, p.Query, memory.ModeHybrid)
+		if err != nil {
+			return store.Context{}, err
+		}
+		p.QueryVector, p.Model = v, a.cfg.Embedder.Model()
+		return a.store.GetContext(ctx, p)
+	}
+	if a.cache == nil {
 		return a.store.GetContext(ctx, p)
 	}
 	ctx, sp := telemetry.StartCache(ctx, a.cache.Name())

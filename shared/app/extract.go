@@ -142,7 +142,12 @@ func (a *App) extractTurn(ctx context.Context, j store.ClaimedJob) error {
 	if r := []rune(q); len(r) > extractQueryChars {
 		q = string(r[:extractQueryChars])
 	}
-	hits, err := a.store.Recall(ctx, store.RecallParams{Scope: sc, Query: q, K: extractRecallK, Mode: memory.ModeHybrid})
+	qv, err := a.EmbedQuery(ctx, q, memory.ModeHybrid)
+	if err != nil {
+		return fmt.Errorf("recall memories: %w", err)
+	}
+	hits, err := a.store.Recall(ctx, store.RecallParams{Scope: sc, Query: q, K: extractRecallK, Mode: memory.ModeHybrid,
+		QueryVector: qv, Model: a.cfg.Embedder.Model()})
 	if err != nil {
 		return fmt.Errorf("recall memories: %w", err)
 	}
@@ -185,8 +190,12 @@ func (a *App) storeFact(ctx context.Context, sc memory.Scope, f prompts.Fact, sr
 		// The memory went meanwhile, or another one holds the fact already: store it as new,
 		// which merges it into that one.
 	}
+	vs, err := a.EmbedForStorage(ctx, []string{f.Text})
+	if err != nil {
+		return fmt.Errorf("store fact: %w", err)
+	}
 	out, _, err := a.store.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: f.Text, Metadata: meta,
-		TTL: a.cfg.DefaultRetention})
+		TTL: a.cfg.DefaultRetention, Vector: vs[0], Model: a.cfg.Embedder.Model()})
 	if err != nil {
 		return fmt.Errorf("store fact: %w", err)
 	}
@@ -251,7 +260,12 @@ func (a *App) updateFact(ctx context.Context, sc memory.Scope, id uuid.UUID, tex
 	if err != nil {
 		return false, err
 	}
-	_, err = a.store.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: id, Content: &text, Metadata: md})
+	vs, err := a.EmbedForStorage(ctx, []string{text})
+	if err != nil {
+		return false, fmt.Errorf("update memory: %w", err)
+	}
+	_, err = a.store.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: id, Content: &text, Metadata: md,
+		Vector: vs[0], Model: a.cfg.Embedder.Model()})
 	switch codeOf(err) {
 	case "":
 		a.extractCount.updated.Add(1)

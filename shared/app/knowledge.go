@@ -130,6 +130,10 @@ func (a *App) SearchKnowledge(ctx context.Context, pr auth.Principal, req Knowle
 	if err := f.Err(); err != nil {
 		return KnowledgeResults{}, err
 	}
+	if p.QueryVector, err = a.EmbedQuery(ctx, p.Query, p.Mode); err != nil {
+		return KnowledgeResults{}, err
+	}
+	p.Model = a.cfg.Embedder.Model()
 	hits, err := a.store.SearchKnowledge(ctx, p)
 	return KnowledgeResults{Results: hits}, err
 }
@@ -181,7 +185,12 @@ func (a *App) IngestKnowledge(ctx context.Context, tenant, source, content strin
 	for i, ch := range chunks {
 		texts[i] = ch.Content
 	}
-	res, err := a.store.IngestKnowledge(ctx, store.IngestParams{TenantID: tenant, Source: source, Chunks: texts, Metadata: metadata})
+	vectors, err := a.EmbedChunks(ctx, texts)
+	if err != nil {
+		return store.IngestResult{Source: source, TenantID: tenant, Chunks: len(texts)}, err
+	}
+	res, err := a.store.IngestKnowledge(ctx, store.IngestParams{TenantID: tenant, Source: source, Chunks: texts,
+		Metadata: metadata, Vectors: vectors, Model: a.cfg.Embedder.Model()})
 	if err != nil {
 		return res, err
 	}
@@ -221,4 +230,28 @@ func knowledgeTenant(p auth.Principal, tenantID *string, f *apierror.Fields) (st
 		return "", apierror.New(apierror.Forbidden, "tenant_id may name only the caller's tenant")
 	}
 	return p.TenantID, nil
+}
+
+// embedBatch is the most texts sent to the embedder in one call: a model server takes bounded
+// batches, and a large document has a thousand chunks.
+const embedBatch = 64
+
+// EmbedChunks embeds a document's chunks before any transaction (no lock is held while a model
+// works), embedBatch at a time within embedShare of the request's time. When the provider
+// fails, the chunks not yet embedded get no vector (full-text search finds them) and
+// EmbedPending embeds them later; only a caller that gave up (ctx done) fails the ingest.
+func (a *App) EmbedChunks(ctx context.Context, chunks []string) ([]*string, error) {
+	vectors := make([]*string, len(chunks))
+	ectx, cancel := embedBudget(ctx)
+	defer cancel()
+	for i := 0; i < len(chunks); i += embedBatch {
+		vs, err := a.embedVectors(ectx, chunks[i:min(i+embedBatch, len(chunks))])
+		if err != nil {
+			a.log.WarnContext(ctx, "embedding failed; chunks stored without vectors", "chunks", len(chunks)-i,
+				"error", errText(err))
+			break // the provider failed: the rest waits for EmbedPending
+		}
+		copy(vectors[i:], vs)
+	}
+	return vectors, callerGone(ctx)
 }

@@ -168,6 +168,14 @@ func (a *App) UpdateMemory(ctx context.Context, pr auth.Principal, req UpdateMem
 	if err := f.Err(); err != nil {
 		return store.MemoryItem{}, err
 	}
+	if p.Content != nil {
+		// Embed before the transaction: no row lock is held while a model works.
+		vs, err := a.EmbedForStorage(ctx, []string{*p.Content})
+		if err != nil {
+			return store.MemoryItem{}, err
+		}
+		p.Vector, p.Model = vs[0], a.cfg.Embedder.Model()
+	}
 	out, err := a.store.UpdateMemory(ctx, p)
 	if err == nil {
 		a.notify(ctx)
@@ -213,6 +221,17 @@ func (a *App) CreateMemory(ctx context.Context, pr auth.Principal, req CreateMem
 	if err := f.Err(); err != nil {
 		return CreateMemoryOutput{}, err
 	}
+	if p.Idempotency != nil {
+		// A retry is answered from the record before anything is embedded again.
+		if res, found, err := a.store.ReplayCreatedMemory(ctx, sc, *p.Idempotency); err != nil || found {
+			return CreateMemoryOutput{CreatedMemory: res, Replayed: found}, err
+		}
+	}
+	vs, err := a.EmbedForStorage(ctx, []string{p.Content})
+	if err != nil {
+		return CreateMemoryOutput{}, err
+	}
+	p.Vector, p.Model = vs[0], a.cfg.Embedder.Model()
 	res, replayed, err := a.store.CreateMemory(ctx, p)
 	if err == nil && !replayed {
 		a.notify(ctx)

@@ -57,6 +57,10 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 	}
 	extra, stop := a.startRecallExtra(ctx, p)
 	defer stop()
+	if p.QueryVector, err = a.EmbedQuery(ctx, p.Query, p.Mode); err != nil {
+		return RecallResults{}, err
+	}
+	p.Model = a.cfg.Embedder.Model()
 	hits, err := a.store.Recall(ctx, p)
 	if err != nil {
 		return RecallResults{}, err

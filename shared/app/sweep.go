@@ -93,7 +93,7 @@ func (a *App) EmbedPending(ctx context.Context, limit int, budget time.Duration)
 	start := time.Now()
 	ctx, cancel := context.WithDeadline(ctx, WorkDeadline(ctx, budget))
 	defer cancel()
-	res, err := a.store.EmbedPending(ctx, limit)
+	res, err := a.EmbedPendingRows(ctx, limit)
 	unavailable := errors.Is(err, embedding.ErrUnavailable)
 	if err != nil && !unavailable {
 		return res, err

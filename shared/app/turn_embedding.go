@@ -34,21 +34,39 @@ var MessageEmbeddings = []string{MessageEmbeddingDeferred, MessageEmbeddingCommi
 // to store without the vectors when the provider is slow.
 const embedShare = 2
 
-// embedForStorage embeds texts to be stored, before any transaction (no lock is held while a
+// embedBudget bounds an embedding made while a client waits to embedShare of the request's
+// remaining time.
+func embedBudget(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok {
+		return context.WithTimeout(ctx, time.Until(d)/embedShare)
+	}
+	return context.WithCancel(ctx)
+}
+
+// callerGone is the error to answer when ctx ended, nil while it runs.
+func callerGone(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return &apierror.Error{Code: apierror.Unavailable, Detail: "the request ran out of time; retry", Cause: ctx.Err()}
+	}
+	return nil
+}
+
+// vectorModel is what the configured embedder's vectors are of, as the store records it.
+func (a *App) vectorModel() store.VectorModel {
+	return store.VectorModel{Name: a.cfg.Embedder.Model(), Dims: a.cfg.Embedder.Dimensions()}
+}
+
+// EmbedForStorage embeds texts to be stored, before any transaction (no lock is held while a
 // model works), within embedShare of the request's time. When the provider fails, every vector
 // is nil: the rows are stored without one and EmbedPending embeds them later, so a write never
 // fails for the provider's sake; only a caller that gave up (ctx done) fails it.
-func (a *App) embedForStorage(ctx context.Context, texts []string) ([]*string, error) {
-	ectx, cancel := context.WithCancel(ctx)
-	if d, ok := ctx.Deadline(); ok {
-		cancel()
-		ectx, cancel = context.WithTimeout(ctx, time.Until(d)/embedShare)
-	}
+func (a *App) EmbedForStorage(ctx context.Context, texts []string) ([]*string, error) {
+	ectx, cancel := embedBudget(ctx)
 	defer cancel()
 	vecs, err := a.embedVectors(ectx, texts)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, &apierror.Error{Code: apierror.Unavailable, Detail: "the request ran out of time; retry", Cause: ctx.Err()}
+		if err := callerGone(ctx); err != nil {
+			return nil, err
 		}
 		a.log.WarnContext(ctx, "embedding failed; stored without vectors", "texts", len(texts), "error", errText(err))
 		return make([]*string, len(texts)), nil
@@ -56,10 +74,41 @@ func (a *App) embedForStorage(ctx context.Context, texts []string) ([]*string, e
 	return vecs, nil
 }
 
-// embedVectors embeds texts as pgvector literals with the store's model: all of them, or, with
-// the error, none.
+// EmbedQuery embeds a search's query in mode (memory.ModeText needs none: nil), within
+// embedShare of the request's time. When the provider fails, mode vector answers unavailable
+// (it cannot rank), and hybrid gets no vector: it ranks by full text alone, degraded, not failed.
+func (a *App) EmbedQuery(ctx context.Context, query, mode string) (*string, error) {
+	if mode == memory.ModeText {
+		return nil, nil
+	}
+	ectx, cancel := embedBudget(ctx)
+	defer cancel()
+	vecs, err := a.embedVectors(ectx, []string{query})
+	if err := callerGone(ctx); err != nil {
+		return nil, err
+	}
+	if err != nil {
+		if mode == memory.ModeVector {
+			return nil, vectorSearchUnavailable(err)
+		}
+		return nil, nil
+	}
+	return vecs[0], nil
+}
+
+// vectorSearchUnavailable is the answer to a vector-only search without a query vector.
+func vectorSearchUnavailable(err error) error {
+	if errors.Is(err, embedding.ErrUnavailable) {
+		return &apierror.Error{Code: apierror.Unavailable, Cause: err,
+			Detail: "the embedding provider is unavailable, so mode vector cannot rank; retry, or use mode hybrid or text"}
+	}
+	return fmt.Errorf("embed query: %w", err)
+}
+
+// embedVectors embeds texts as pgvector literals with the configured model: all of them, or,
+// with the error, none.
 func (a *App) embedVectors(ctx context.Context, texts []string) ([]*string, error) {
-	e := a.store.Embedder()
+	e := a.cfg.Embedder
 	sctx, span := telemetry.StartEmbedding(ctx, e.Model(), len(texts))
 	vs, err := e.Embed(sctx, texts)
 	if err == nil && len(vs) != len(texts) {
@@ -68,6 +117,9 @@ func (a *App) embedVectors(ctx context.Context, texts []string) ([]*string, erro
 	var out []*string
 	if err == nil {
 		out, err = store.VectorLiterals(vs, e.Dimensions())
+		if err != nil {
+			err = fmt.Errorf("%w: %w", embedding.ErrInvalidResponse, err)
+		}
 	}
 	span.End(err)
 	if err != nil {
@@ -92,6 +144,7 @@ func errText(err error) string {
 // embedTurn sets the vectors of p's memories, and of its messages when they are embedded at
 // commit, in one call of the provider.
 func (a *App) embedTurn(ctx context.Context, p *store.CommitParams) error {
+	p.Model = a.cfg.Embedder.Model()
 	texts := make([]string, 0, len(p.Memories)+len(p.Messages))
 	for _, m := range p.Memories {
 		texts = append(texts, m.Content)
@@ -108,7 +161,7 @@ func (a *App) embedTurn(ctx context.Context, p *store.CommitParams) error {
 	if len(texts) == 0 {
 		return nil
 	}
-	vecs, err := a.embedForStorage(ctx, texts)
+	vecs, err := a.EmbedForStorage(ctx, texts)
 	if err != nil {
 		return err
 	}
@@ -238,7 +291,7 @@ func (l *laterEmbedder) embed(batch []store.MessageVector) {
 	for i := range batch {
 		batch[i].Vector = *vecs[i]
 	}
-	if _, err := l.a.store.StoreMessageVectors(ctx, batch); err != nil {
+	if _, err := l.a.store.StoreMessageVectors(ctx, l.a.vectorModel(), batch); err != nil {
 		l.a.log.Warn("messages left to the scheduled embedding", "messages", len(batch), "error", err.Error())
 	}
 }

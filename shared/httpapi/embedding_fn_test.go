@@ -22,7 +22,7 @@ import (
 
 const isoProviderModel = "iso-provider-384"
 
-// newProviderEnv is newEnv over a database of its own whose store embeds with the provider.
+// newProviderEnv is newEnv over a database of its own whose use cases embed with the provider.
 func newProviderEnv(t *testing.T, p *embeddingtest.Server) *env {
 	t.Helper()
 	e := newEnv(t, true)
@@ -35,7 +35,7 @@ func newProviderEnv(t *testing.T, p *embeddingtest.Server) *env {
 	if viaPooler() {
 		url = e.db.PoolerURL()
 	}
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: url, MaxConns: 4, Embedder: emb})
+	st, err := store.Open(context.Background(), store.Config{DatabaseURL: url, MaxConns: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func newProviderEnv(t *testing.T, p *embeddingtest.Server) *env {
 	}
 	log := slog.New(reqlog.NewHandler(slog.NewJSONHandler(e.logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	e.store = st
-	e.app = app.New(st, log, app.Config{})
+	e.app = app.New(st, log, app.Config{Embedder: emb})
 	e.srv = httpapi.NewServer(e.app, v, log, httpapi.Config{AllowedOrigins: []string{"https://app.example.com"}})
 	e.h = e.srv.Mux()
 	return e

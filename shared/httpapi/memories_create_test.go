@@ -146,7 +146,7 @@ func TestMemoriesCreateWithoutTheEmbeddingProvider(t *testing.T) {
 		t.Fatalf("the memory is not stored without a vector")
 	}
 	p.Down.Store(false)
-	if _, err := e.store.EmbedPending(t.Context(), 10); err != nil {
+	if _, err := e.app.EmbedPendingRows(t.Context(), 10); err != nil {
 		t.Fatal(err)
 	}
 	if n := e.count("memories", "id = $1 and embedding is not null", r.body["id"]); n != 1 {

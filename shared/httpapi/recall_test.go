@@ -48,7 +48,7 @@ func isoRemember(t *testing.T, e *env, token, agent string, mems ...isoMem) {
 // which no function writes, straight into the table.
 func isoAgentless(t *testing.T, e *env, u user, content string) {
 	t.Helper()
-	vs, err := e.store.Embedder().Embed(t.Context(), []string{content})
+	vs, err := e.app.Embedder().Embed(t.Context(), []string{content})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func isoAgentless(t *testing.T, e *env, u user, content string) {
 	e.exec(`insert into agentmem.memories (tenant_id, user_id, agent, content, content_key, metadata, embedding,
 		  embedding_model, expires_at)
 		values ($1, $2, '', $3, $4, '{}', $5::extensions.vector, $6, now() + interval '1 day')`,
-		u.tenant, u.id, content, store.ContentKey(content), "["+strings.Join(parts, ",")+"]", e.store.Embedder().Model())
+		u.tenant, u.id, content, store.ContentKey(content), "["+strings.Join(parts, ",")+"]", e.app.Embedder().Model())
 }
 
 // isoRecall calls recall and checks the shape of every result and their order.

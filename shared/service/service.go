@@ -78,7 +78,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, MaxConns: cfg.MaxConns, Embedder: emb,
+	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, MaxConns: cfg.MaxConns,
 		Ranking: store.Ranking{TextWeight: cfg.RecallTextWeight, VectorWeight: cfg.RecallVectorWeight,
 			RRFK: cfg.RecallRRFK, ExactLimit: cfg.RecallExactLimit},
 		MergeSimilarity: cfg.MemoryMergeSimilarity, Adapters: cfg.Adapters,
@@ -129,8 +129,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	a := app.New(st, log, app.Config{DefaultRetention: cfg.DefaultRetention, NotesMaxChars: cfg.NotesMaxChars,
 		RateLimit: app.RateLimit{User: cfg.RateLimitUserPerMinute, Tenant: cfg.RateLimitTenantPerMinute},
 		Jobs:      cfg.Jobs, Adapters: adapters, Notifier: notifier, Redactor: redactor, RecallExtra: recallExtra,
-		MessageEmbedding: cfg.MessageEmbedding,
-		Prompts:          runner, Summary: cfg.Summary, InternalJobs: cfg.ExtractFacts || cfg.Summaries})
+		MessageEmbedding: cfg.MessageEmbedding, Embedder: emb,
+		Prompts: runner, Summary: cfg.Summary, InternalJobs: cfg.ExtractFacts || cfg.Summaries})
 	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: cfg.AllowedOrigins,
 		RefuseAnonymous: !cfg.AuthAllowAnonymous})
 	return &Service{Config: cfg, Log: log, Store: st, App: a, Server: srv, Kick: kick}, nil
@@ -243,7 +243,7 @@ func newEmbedder(ctx context.Context, cfg config.Config, log *slog.Logger) (embe
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
-	if err := store.CheckEmbedder(emb); err != nil {
+	if err := app.CheckEmbedder(emb); err != nil {
 		return nil, err
 	}
 	return emb, nil

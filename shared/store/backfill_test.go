@@ -76,7 +76,7 @@ func newBackfillEnv(t *testing.T) *backfillEnv {
 // open is a store over the same database with another embedder.
 func (e *backfillEnv) open(emb embedding.Embedder) *store.Store {
 	e.t.Helper()
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: e.db.URL, Embedder: emb})
+	st, err := openWith(context.Background(), store.Config{DatabaseURL: e.db.URL}, emb)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func (e *backfillEnv) fill() {
 	for _, k := range []struct{ tenant, text string }{
 		{backfillTenant, "k1 Refunds are paid within 14 days."}, {"", "k2 Support answers on weekdays."},
 	} {
-		if _, err := e.hash.IngestKnowledge(context.Background(), store.IngestParams{TenantID: k.tenant,
+		if _, err := ingestKnowledge(e.hash, context.Background(), store.IngestParams{TenantID: k.tenant,
 			Source: k.text[:2], Chunks: []string{k.text}}); err != nil {
 			e.t.Fatal(err)
 		}
@@ -211,10 +211,10 @@ func TestBackfillEmbedsItsScopeOnly(t *testing.T) {
 					wantCount.Memories++
 				}
 			}
-			if c, err := st.CountPending(ctx, tc.scope); err != nil || c != wantCount {
+			if c, err := countPending(st, ctx, tc.scope); err != nil || c != wantCount {
 				t.Errorf("CountPending: %+v, %v; want %+v", c, err, wantCount)
 			}
-			res, err := st.Backfill(ctx, store.BackfillParams{Scope: tc.scope, BatchSize: 2})
+			res, err := backfill(st, ctx, store.BackfillParams{Scope: tc.scope, BatchSize: 2})
 			if err != nil || res.Memories != wantCount.Memories || res.KnowledgeChunks != wantCount.KnowledgeChunks ||
 				res.Failed != 0 || res.More {
 				t.Fatalf("Backfill: %+v, %v; want %+v embedded", res, err, wantCount)
@@ -229,14 +229,14 @@ func TestBackfillEmbedsItsScopeOnly(t *testing.T) {
 					t.Errorf("%s: %s, want %s (was %s)", label(content), after[content], want, before[content])
 				}
 			}
-			if c, err := st.CountPending(ctx, tc.scope); err != nil || c.Total() != 0 {
+			if c, err := countPending(st, ctx, tc.scope); err != nil || c.Total() != 0 {
 				t.Errorf("CountPending after the backfill: %+v, %v", c, err)
 			}
 			asked := emb.texts.Load()
 			if asked != wantCount.Total() {
 				t.Errorf("the model embedded %d texts, want %d", asked, wantCount.Total())
 			}
-			if res, err := st.Backfill(ctx, store.BackfillParams{Scope: tc.scope}); err != nil ||
+			if res, err := backfill(st, ctx, store.BackfillParams{Scope: tc.scope}); err != nil ||
 				res != (store.EmbedPendingResult{}) || emb.texts.Load() != asked {
 				t.Errorf("a second backfill: %+v, %v, %d texts embedded again", res, err, emb.texts.Load()-asked)
 			}
@@ -256,7 +256,7 @@ func TestBackfillAfterAModelSwitch(t *testing.T) {
 	scB := memory.Scope{TenantID: backfillTenant, UserID: backfillUserB, Agent: memory.DefaultAgent}
 	vectorRecall := func(st *store.Store, sc memory.Scope, query string) []string {
 		t.Helper()
-		hits, err := st.Recall(ctx, store.RecallParams{Scope: sc, Query: query, K: 1, Mode: memory.ModeVector, MinScore: -1})
+		hits, err := recall(st, ctx, store.RecallParams{Scope: sc, Query: query, K: 1, Mode: memory.ModeVector, MinScore: -1})
 		if err != nil {
 			t.Fatalf("vector recall: %v", err)
 		}
@@ -271,7 +271,7 @@ func TestBackfillAfterAModelSwitch(t *testing.T) {
 	}
 	// The Hash model's name at another size is another model: every live row waits for it.
 	resized := e.open(&foldEmbedder{model: embedding.Hash{}.Model(), dims: 8})
-	if c, err := resized.CountPending(ctx, store.PendingScope{}); err != nil || c.Memories != 5 || c.KnowledgeChunks != 2 {
+	if c, err := countPending(resized, ctx, store.PendingScope{}); err != nil || c.Memories != 5 || c.KnowledgeChunks != 2 {
 		t.Errorf("rows pending for the Hash model's name at 8 dimensions: %+v, %v; want 5 memories, 2 chunks", c, err)
 	}
 
@@ -280,12 +280,12 @@ func TestBackfillAfterAModelSwitch(t *testing.T) {
 	if got := vectorRecall(st, scA, "a2 User A lives in Lisbon."); len(got) != 0 {
 		t.Errorf("the new model ranks %v before any backfill, want nothing", got)
 	}
-	if kh, err := st.SearchKnowledge(ctx, store.KnowledgeSearchParams{TenantID: backfillTenant,
+	if kh, err := searchKnowledge(st, ctx, store.KnowledgeSearchParams{TenantID: backfillTenant,
 		Query: "k1 Refunds are paid within 14 days.", K: 1, Mode: memory.ModeVector}); err != nil || len(kh) != 0 {
 		t.Errorf("the new model ranks chunks before any backfill: %+v, %v", kh, err)
 	}
 	a := backfillUserA
-	if res, err := st.Backfill(ctx, store.BackfillParams{Scope: store.PendingScope{UserID: &a}}); err != nil || res.Memories != 3 {
+	if res, err := backfill(st, ctx, store.BackfillParams{Scope: store.PendingScope{UserID: &a}}); err != nil || res.Memories != 3 {
 		t.Fatalf("Backfill of A: %+v, %v", res, err)
 	}
 	for _, q := range []string{"a1 User A prefers metric units.", "a2 User A lives in Lisbon."} {
@@ -296,13 +296,13 @@ func TestBackfillAfterAModelSwitch(t *testing.T) {
 	if got := vectorRecall(st, scB, "b1 User B plays chess."); len(got) != 0 {
 		t.Errorf("the new model ranks %v of B, not backfilled", got)
 	}
-	if res, err := st.Backfill(ctx, store.BackfillParams{}); err != nil || res.Memories != 2 || res.KnowledgeChunks != 2 {
+	if res, err := backfill(st, ctx, store.BackfillParams{}); err != nil || res.Memories != 2 || res.KnowledgeChunks != 2 {
 		t.Fatalf("Backfill of the rest: %+v, %v", res, err)
 	}
 	if got := vectorRecall(st, scB, "b1 User B plays chess."); !slices.Equal(got, []string{"b1"}) {
 		t.Errorf("the new model recalls %v for B after the backfill, want b1", got)
 	}
-	kh, err := st.SearchKnowledge(ctx, store.KnowledgeSearchParams{TenantID: backfillTenant,
+	kh, err := searchKnowledge(st, ctx, store.KnowledgeSearchParams{TenantID: backfillTenant,
 		Query: "k1 Refunds are paid within 14 days.", K: 1, Mode: memory.ModeVector})
 	if err != nil || len(kh) != 1 || kh[0].Source != "k1" {
 		t.Errorf("vector search of the knowledge with the new model: %+v, %v; want k1", kh, err)
@@ -329,7 +329,7 @@ func TestBackfillResumes(t *testing.T) {
 	scope := store.PendingScope{UserID: &user}
 	pending := func() int64 {
 		t.Helper()
-		c, err := st.CountPending(ctx, scope)
+		c, err := countPending(st, ctx, scope)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -338,7 +338,7 @@ func TestBackfillResumes(t *testing.T) {
 
 	// Interrupted after the first batch.
 	cctx, cancel := context.WithCancel(ctx)
-	res, err := st.Backfill(cctx, store.BackfillParams{Scope: scope, BatchSize: 4,
+	res, err := backfill(st, cctx, store.BackfillParams{Scope: scope, BatchSize: 4,
 		Progress: func(int64, store.EmbedPendingResult) { cancel() }})
 	cancel()
 	if (err != nil && !errors.Is(err, context.Canceled)) || res.Memories != 4 || !res.More {
@@ -352,20 +352,20 @@ func TestBackfillResumes(t *testing.T) {
 	}
 
 	// Stopped by its limit.
-	res, err = st.Backfill(ctx, store.BackfillParams{Scope: scope, Limit: 3})
+	res, err = backfill(st, ctx, store.BackfillParams{Scope: scope, Limit: 3})
 	if err != nil || res.Memories != 3 || !res.More {
 		t.Fatalf("run with a limit: %+v, %v", res, err)
 	}
 
 	// The provider goes down after a batch.
-	res, err = st.Backfill(ctx, store.BackfillParams{Scope: scope, BatchSize: 2,
+	res, err = backfill(st, ctx, store.BackfillParams{Scope: scope, BatchSize: 2,
 		Progress: func(int64, store.EmbedPendingResult) { emb.down.Store(true) }})
 	if !errors.Is(err, embedding.ErrUnavailable) || res.Memories != 2 || !res.More {
 		t.Fatalf("run while the provider goes down: %+v, %v", res, err)
 	}
 	emb.down.Store(false)
 
-	res, err = st.Backfill(ctx, store.BackfillParams{Scope: scope})
+	res, err = backfill(st, ctx, store.BackfillParams{Scope: scope})
 	if err != nil || res.Memories != 1 || res.More {
 		t.Fatalf("last run: %+v, %v; want the one row left", res, err)
 	}
@@ -401,17 +401,17 @@ func TestBackfillProgressReachesTheTotal(t *testing.T) {
 	for i := range 5 {
 		chunks = append(chunks, fmt.Sprintf("chunk %d", i))
 	}
-	if _, err := e.hash.IngestKnowledge(ctx, store.IngestParams{Source: "doc", Chunks: chunks}); err != nil {
+	if _, err := ingestKnowledge(e.hash, ctx, store.IngestParams{Source: "doc", Chunks: chunks}); err != nil {
 		t.Fatal(err)
 	}
 	st := e.open(&foldEmbedder{model: "fake-fold-8", dims: 8})
-	total, err := st.CountPending(ctx, store.PendingScope{})
+	total, err := countPending(st, ctx, store.PendingScope{})
 	if err != nil || total != (store.PendingCount{Memories: 70, KnowledgeChunks: 5}) {
 		t.Fatalf("CountPending: %+v, %v", total, err)
 	}
 	var dones []int64
 	var last store.EmbedPendingResult
-	res, err := st.Backfill(ctx, store.BackfillParams{Progress: func(done int64, r store.EmbedPendingResult) {
+	res, err := backfill(st, ctx, store.BackfillParams{Progress: func(done int64, r store.EmbedPendingResult) {
 		dones, last = append(dones, done), r
 	}})
 	if err != nil {

@@ -105,12 +105,12 @@ func BenchmarkSearchKnowledge(b *testing.B) {
 	for i := range chunks {
 		chunks[i] = fmt.Sprintf("Section %d: the ferry to the island leaves at %d:00 from pier %d.", i, 6+i%12, i%7)
 	}
-	if _, err := st.IngestKnowledge(ctx, store.IngestParams{Source: "ferries.md", Chunks: chunks}); err != nil {
+	if _, err := ingestKnowledge(st, ctx, store.IngestParams{Source: "ferries.md", Chunks: chunks}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		hits, err := st.SearchKnowledge(ctx, store.KnowledgeSearchParams{UserID: sc.UserID, Query: "ferry from pier 3", K: 5})
+		hits, err := searchKnowledge(st, ctx, store.KnowledgeSearchParams{UserID: sc.UserID, Query: "ferry from pier 3", K: 5})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -46,7 +46,7 @@ func BenchmarkGetContext(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := st.GetContext(ctx, store.ContextParams{Scope: sc, SessionID: sid, MaxMessages: 12}); err != nil {
+		if _, err := getContext(st, ctx, store.ContextParams{Scope: sc, SessionID: sid, MaxMessages: 12}); err != nil {
 			b.Fatal(err)
 		}
 	}

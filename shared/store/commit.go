@@ -37,11 +37,13 @@ type CommitParams struct {
 	SessionID uuid.UUID
 	Messages  []memory.NewMessage
 	Memories  []memory.NewMemory
-	// MemoryVectors and MessageVectors are the vectors of the memories and messages, of the
-	// store's embedding model, as pgvector literals (see VectorLiterals), one per row in order;
-	// a short slice or a nil entry stores that row without a vector, for EmbedPending to embed
-	// later. The store embeds nothing itself: the caller embeds, outside any transaction.
+	// MemoryVectors and MessageVectors are the vectors of the memories and messages, of model
+	// Model, as pgvector literals (see VectorLiterals), one per row in order; a short slice or a
+	// nil entry stores that row without a vector, for the embed-pending run (app.EmbedPending) to embed later. The store
+	// embeds nothing itself: the caller embeds, outside any transaction.
 	MemoryVectors, MessageVectors []*string
+	// Model is the embedding model of the vectors.
+	Model string
 	// TTL is the retention of every row written.
 	TTL time.Duration
 	// Idempotency is nil for a request without a key.
@@ -175,11 +177,11 @@ func collectNew(msgs []memory.NewMessage, vecs []*string, stored map[uuid.UUID]S
 	return n
 }
 
-func (s *Store) appendArgs(p CommitParams, n newMessages) []any {
+func appendArgs(p CommitParams, n newMessages) []any {
 	sc := p.Scope
 	return []any{p.SessionID, sc.TenantID, sc.UserID, sc.Agent, len(n.ids), p.TTL.Seconds(),
 		n.ids, n.roles, n.contents, n.names, n.toolCalls, n.toolCallIDs, n.metas, n.tokens, n.parts,
-		n.embeds, s.embedder.Model()}
+		n.embeds, p.Model}
 }
 
 // turnVectors are the vectors of a turn (CommitParams.MemoryVectors and MessageVectors).
@@ -215,12 +217,12 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors turnVect
 	n := collectNew(p.Messages, vectors.messages, nil)
 	var mems memoryRows
 	err := s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
-		b.Queue(appendSQL, s.appendArgs(p, n)...).Query(func(rows pgx.Rows) error {
+		b.Queue(appendSQL, appendArgs(p, n)...).Query(func(rows pgx.Rows) error {
 			return placeAppended(rows, n, &res)
 		})
 		if len(p.Memories) > 0 {
 			mems = newMemoryRows(p.Memories, vectors.memories)
-			b.Queue(storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, mems)...).Query(func(rows pgx.Rows) error {
+			b.Queue(storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, p.Model, mems)...).Query(func(rows pgx.Rows) error {
 				facts, err := mems.facts(rows)
 				for _, f := range facts {
 					res.Memories = append(res.Memories, StoredMemory{ID: f.ID})
@@ -298,7 +300,7 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 
 	n := collectNew(p.Messages, vectors.messages, stored)
 	if len(n.ids) > 0 {
-		rows, err := tx.Query(ctx, appendSQL, s.appendArgs(p, n)...)
+		rows, err := tx.Query(ctx, appendSQL, appendArgs(p, n)...)
 		if err != nil {
 			return res, fmt.Errorf("insert messages: %w", err)
 		}
@@ -310,7 +312,7 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 	var keys []string
 	if len(p.Memories) > 0 {
 		mems := newMemoryRows(p.Memories, vectors.memories)
-		rows, err := tx.Query(ctx, storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, mems)...)
+		rows, err := tx.Query(ctx, storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, p.Model, mems)...)
 		if err != nil {
 			return res, fmt.Errorf("store memories: %w", err)
 		}
@@ -391,10 +393,11 @@ func newMemoryRows(mems []memory.NewMemory, vectors []*string) memoryRows {
 }
 
 // memoryArgs are the arguments of storeMemoriesSQL: the facts r of scope sc, kept for ttl, from
-// a turn of session (a *uuid.UUID; nil for a fact remembered without a turn).
-func (s *Store) memoryArgs(sc memory.Scope, session *uuid.UUID, ttl time.Duration, r memoryRows) []any {
+// a turn of session (a *uuid.UUID; nil for a fact remembered without a turn), their vectors of
+// embedding model model.
+func (s *Store) memoryArgs(sc memory.Scope, session *uuid.UUID, ttl time.Duration, model string, r memoryRows) []any {
 	return []any{sc.TenantID, sc.UserID, sc.Agent, session, r.contents, r.ckeys, r.metas, r.embeds,
-		s.embedder.Model(), ttl.Seconds(), s.mergeSimilarity}
+		model, ttl.Seconds(), s.mergeSimilarity}
 }
 
 // storedFact is where one fact of a request went: the memory, and whether that memory existed

@@ -34,7 +34,7 @@ func commitEnv(t *testing.T) (*store.Store, *countingEmbedder, func(sql string, 
 	t.Helper()
 	db := testdb.New(t)
 	emb := &countingEmbedder{}
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: db.URL, MaxConns: 8, Embedder: emb})
+	st, err := openWith(context.Background(), store.Config{DatabaseURL: db.URL, MaxConns: 8}, emb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestAnExpiredFactStoredAgainStartsAfresh(t *testing.T) {
 	if again.Memories[0].ID == first.Memories[0].ID {
 		t.Error("the expired fact's id came back")
 	}
-	hits, err := st.Recall(ctx, store.RecallParams{Scope: sc, Query: "Berlin", K: 5})
+	hits, err := recall(st, ctx, store.RecallParams{Scope: sc, Query: "Berlin", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestAClientIDOfAnExpiredMessageIsStoredAnew(t *testing.T) {
 	if again.Messages[0].Seq <= first.Messages[0].Seq {
 		t.Errorf("seq %d, want a new one after %d", again.Messages[0].Seq, first.Messages[0].Seq)
 	}
-	c, err := st.GetContext(ctx, store.ContextParams{Scope: sc, SessionID: sid, MaxMessages: 10})
+	c, err := getContext(st, ctx, store.ContextParams{Scope: sc, SessionID: sid, MaxMessages: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

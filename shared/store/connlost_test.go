@@ -209,7 +209,7 @@ func TestConnectionLostIsUnavailable(t *testing.T) {
 			tt.fail(t, r, sc, func() error { _, _, err := commitTurn(st, ctx, commit("2")); return err })
 			wantWorks(t, st)
 			tt.fail(t, r, sc, func() error {
-				_, err := st.GetContext(ctx, store.ContextParams{Scope: sc, SessionID: sid, MaxMessages: 10})
+				_, err := getContext(st, ctx, store.ContextParams{Scope: sc, SessionID: sid, MaxMessages: 10})
 				return err
 			})
 			wantWorks(t, st)

@@ -24,6 +24,10 @@ type ContextParams struct {
 	// Query, when not empty, recalls up to RecallK long-term memories.
 	Query   string
 	RecallK int
+	// QueryVector is Query's vector (see RecallParams.QueryVector), of model Model; nil ranks
+	// the recalled memories by full text alone.
+	QueryVector *string
+	Model       string
 	// Since, when not nil, leaves out the messages created before it.
 	Since *time.Time
 	// AnswersOnly leaves out tool messages, the tool calls of assistant messages, and the
@@ -69,7 +73,8 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 	out := Context{SessionID: p.SessionID, Memories: []memory.Hit{}, UserMemory: map[string]json.RawMessage{}}
 	var rp *RecallParams
 	if p.Query != "" && p.RecallK > 0 {
-		r, err := s.prepareRecall(ctx, RecallParams{Scope: p.Scope, Query: p.Query, K: p.RecallK, Mode: memory.ModeHybrid})
+		r, err := prepareRecall(RecallParams{Scope: p.Scope, Query: p.Query, K: p.RecallK, Mode: memory.ModeHybrid,
+			QueryVector: p.QueryVector, Model: p.Model})
 		if err != nil {
 			return out, err
 		}

@@ -21,7 +21,7 @@ func create(t *testing.T, st *store.Store, sc memory.Scope, content, meta string
 	if meta != "" {
 		p.Metadata = json.RawMessage(meta)
 	}
-	out, replayed, err := st.CreateMemory(context.Background(), p)
+	out, replayed, err := createMemory(st, context.Background(), p)
 	if err != nil || replayed {
 		t.Fatalf("create %q: replayed %v, %v", content, replayed, err)
 	}
@@ -106,12 +106,12 @@ func TestCreateMemoryIdempotency(t *testing.T) {
 		return &store.Idempotency{CallerRole: "authenticated", Function: "memories", Key: k, RequestHash: []byte(hash)}
 	}
 	p := store.CreateMemoryParams{Scope: sc, Content: lisbon, TTL: time.Hour, Idempotency: key("k1", "a")}
-	first, replayed, err := st.CreateMemory(ctx, p)
+	first, replayed, err := createMemory(st, ctx, p)
 	if err != nil || replayed || first.Merged {
 		t.Fatalf("first: %+v replayed %v, %v", first, replayed, err)
 	}
 	before := e.rows(sc)
-	again, replayed, err := st.CreateMemory(ctx, p)
+	again, replayed, err := createMemory(st, ctx, p)
 	if err != nil || !replayed || again != first {
 		t.Fatalf("retry: %+v replayed %v, %v; want %+v replayed", again, replayed, err, first)
 	}
@@ -120,15 +120,15 @@ func TestCreateMemoryIdempotency(t *testing.T) {
 	}
 	// A second request, merged, is replayed as merged.
 	m := store.CreateMemoryParams{Scope: sc, Content: lisbonHome, TTL: time.Hour, Idempotency: key("k2", "b")}
-	merged, _, err := st.CreateMemory(ctx, m)
+	merged, _, err := createMemory(st, ctx, m)
 	if err != nil || !merged.Merged {
 		t.Fatalf("merging request: %+v, %v", merged, err)
 	}
-	if again, replayed, err := st.CreateMemory(ctx, m); err != nil || !replayed || again != merged {
+	if again, replayed, err := createMemory(st, ctx, m); err != nil || !replayed || again != merged {
 		t.Errorf("retry of the merging request: %+v replayed %v, %v", again, replayed, err)
 	}
 	// Same key, another request: a conflict, nothing stored.
-	_, _, err = st.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: cat, TTL: time.Hour, Idempotency: key("k1", "other")})
+	_, _, err = createMemory(st, ctx, store.CreateMemoryParams{Scope: sc, Content: cat, TTL: time.Hour, Idempotency: key("k1", "other")})
 	var ae *apierror.Error
 	if !errors.As(err, &ae) || ae.Code != apierror.Conflict {
 		t.Errorf("same key, other request: %v, want a conflict", err)
@@ -140,7 +140,7 @@ func TestCreateMemoryIdempotency(t *testing.T) {
 	// a new request.
 	svc := key("k1", "other")
 	svc.CallerRole = "service_role"
-	if out, replayed, err := st.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: cat, TTL: time.Hour, Idempotency: svc}); err != nil || replayed || out.Merged {
+	if out, replayed, err := createMemory(st, ctx, store.CreateMemoryParams{Scope: sc, Content: cat, TTL: time.Hour, Idempotency: svc}); err != nil || replayed || out.Merged {
 		t.Errorf("the service's own key: %+v replayed %v, %v", out, replayed, err)
 	}
 	if _, replayed, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
@@ -153,7 +153,7 @@ func TestCreateMemoryIdempotency(t *testing.T) {
 	outs := make(chan store.CreatedMemory, 8)
 	for range 8 {
 		go func() {
-			out, _, err := st.CreateMemory(ctx, c)
+			out, _, err := createMemory(st, ctx, c)
 			if err != nil {
 				t.Error(err)
 			}
@@ -186,7 +186,7 @@ func TestCreateMemoryOutlivesAnEmbeddingOutage(t *testing.T) {
 		t.Fatalf("stored during the outage: %+v, rows %+v", out, rows)
 	}
 	emb.down.Store(false)
-	if _, err := st.EmbedPending(context.Background(), 100); err != nil {
+	if _, err := embedPending(st, context.Background(), 100); err != nil {
 		t.Fatal(err)
 	}
 	if rows := e.rows(sc); rows[0].Embedding == nil || rows[0].Model == nil || *rows[0].Model != mergeModel {

@@ -4,87 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	pgvector "github.com/pgvector/pgvector-go"
-
-	"github.com/agentmem/agentmem/shared/apierror"
-	"github.com/agentmem/agentmem/shared/embedding"
-	"github.com/agentmem/agentmem/shared/telemetry"
 )
 
-// CheckEmbedder refuses an embedder whose vectors the database cannot store. Vectors of up to
-// 2,000 dimensions also get an HNSW index per model (see EnsureEmbeddingIndexes); larger ones
-// are ranked exactly.
-func CheckEmbedder(e embedding.Embedder) error {
-	if d := e.Dimensions(); d < 1 || d > embedding.MaxDimensions {
-		return fmt.Errorf("embedding model %s gives %d dimensions; the database stores vectors of 1 to %d",
-			e.Model(), d, embedding.MaxDimensions)
-	}
-	if e.Model() == "" {
-		return errors.New("the embedding model has no name: rows record it to keep models apart")
-	}
-	return nil
+// VectorModel is what a vector is of: an embedding model's name and its dimension. Rows record
+// the model of their vector; only vectors of one model and dimension rank together.
+type VectorModel struct {
+	Name string
+	Dims int
 }
 
-// embedShare is the part of a request's remaining time an embedding may take: the rest is left
-// to store or search without the vector when the provider is slow.
-const embedShare = 2
-
-// embedBudget bounds an embedding made while a client waits.
-func embedBudget(ctx context.Context) (context.Context, context.CancelFunc) {
-	if d, ok := ctx.Deadline(); ok {
-		return context.WithTimeout(ctx, time.Until(d)/embedShare)
-	}
-	return context.WithCancel(ctx)
-}
-
-// embedForStorage embeds texts to be stored, before any transaction (no lock is held while a
-// model works). When the provider fails, every vector is nil: the rows are stored without one
-// and EmbedPending embeds them later, so a write never fails for the provider's sake. The
-// error is then reported (for the caller to log or ignore); only a caller that gave up (ctx
-// done) should fail the write.
-func (s *Store) embedForStorage(ctx context.Context, texts []string) ([]*string, error) {
-	ectx, cancel := embedBudget(ctx)
-	defer cancel()
-	return s.embedVectors(ectx, texts)
-}
-
-// embedVectors embeds texts as pgvector literals: all of them, or, with the error, none.
-func (s *Store) embedVectors(ctx context.Context, texts []string) ([]*string, error) {
-	out := make([]*string, len(texts))
-	sctx, span := telemetry.StartEmbedding(ctx, s.embedder.Model(), len(texts))
-	vs, err := s.embedder.Embed(sctx, texts)
-	if err == nil && len(vs) != len(texts) {
-		err = fmt.Errorf("%w: %d vectors for %d texts", embedding.ErrInvalidResponse, len(vs), len(texts))
-	}
-	span.End(err)
-	if err != nil {
-		return out, fmt.Errorf("embed: %w", err)
-	}
-	for i, v := range vs {
-		if len(v) != s.embedder.Dimensions() {
-			return make([]*string, len(texts)), fmt.Errorf("embed: %w: a vector of %d values, want %d",
-				embedding.ErrInvalidResponse, len(v), s.embedder.Dimensions())
-		}
-		str := pgvector.NewVector(v).String()
-		out[i] = &str
-	}
-	return out, nil
-}
-
-// callerGone is the error to answer when ctx ended, nil while it runs.
-func callerGone(ctx context.Context) error {
-	if ctx.Err() != nil {
-		return interpret(ctx.Err())
-	}
-	return nil
-}
+// MaxDimensions is the largest vector the database stores (pgvector's limit for the vector
+// type); vectors of up to 2,000 dimensions also get an HNSW index per model (see
+// EnsureEmbeddingIndexes).
+const MaxDimensions = 16_000
 
 // maxEmbedChars is the most characters of a text that are embedded: as many as a memory may
 // hold, which every supported model takes. A longer message (up to 100,000 characters) is
@@ -107,26 +45,7 @@ func EmbedText(text string) string {
 	return text
 }
 
-// embedQuery embeds a search query. The error says why there is no vector; searches that can
-// rank by text alone go on without it.
-func (s *Store) embedQuery(ctx context.Context, query string) (string, error) {
-	vs, err := s.embedForStorage(ctx, []string{query})
-	if err != nil {
-		return "", err
-	}
-	return *vs[0], nil
-}
-
-// vectorSearchUnavailable is the answer to a vector-only search without a query vector.
-func vectorSearchUnavailable(err error) error {
-	if errors.Is(err, embedding.ErrUnavailable) {
-		return &apierror.Error{Code: apierror.Unavailable, Cause: err,
-			Detail: "the embedding provider is unavailable, so mode vector cannot rank; retry, or use mode hybrid or text"}
-	}
-	return fmt.Errorf("embed query: %w", err)
-}
-
-// EmbedPendingResult counts what EmbedPending did.
+// EmbedPendingResult counts what an embed-pending run or a backfill did (see app.EmbedPending).
 type EmbedPendingResult struct {
 	// Memories, KnowledgeChunks and Messages count the rows embedded.
 	Memories        int64 `json:"memories"`
@@ -181,7 +100,7 @@ func (c PendingCount) Total() int64 { return c.Memories + c.KnowledgeChunks + c.
 // Total is the rows embedded in every table.
 func (r EmbedPendingResult) Total() int64 { return r.Memories + r.KnowledgeChunks + r.Messages }
 
-// BackfillParams says what Backfill embeds.
+// BackfillParams says what a backfill embeds (see app.Backfill).
 type BackfillParams struct {
 	// Scope is the rows to embed; default every row.
 	Scope PendingScope
@@ -200,13 +119,12 @@ type BackfillParams struct {
 // in memory and written in one statement.
 const MaxBackfillBatch = 1000
 
-// pendingTable is a table whose rows EmbedPending embeds.
+// pendingTable is a table whose rows wait for vectors (see ReadPending).
 type pendingTable struct {
 	name   string
 	tables PendingTables
 	// ofUsers: the rows belong to users (memories and messages do, chunks do not).
 	ofUsers bool
-	count   func(*EmbedPendingResult) *int64
 	pending func(*PendingCount) *int64
 	// live limits the rows worth embedding (memories and messages expire; chunks do not; tool
 	// messages and messages without text are not embedded).
@@ -220,18 +138,15 @@ type pendingTable struct {
 
 var pendingTables = []pendingTable{
 	{"memories", PendingMemories, true,
-		func(r *EmbedPendingResult) *int64 { return &r.Memories },
 		func(c *PendingCount) *int64 { return &c.Memories },
 		"and expires_at > now()",
 		"and ($3::text is null or tenant_id = $3::text) and ($4::uuid is null or user_id = $4::uuid)", false},
 	{"knowledge_chunks", PendingKnowledge, false,
-		func(r *EmbedPendingResult) *int64 { return &r.KnowledgeChunks },
 		func(c *PendingCount) *int64 { return &c.KnowledgeChunks },
 		"",
 		"and ($3::text is null or tenant_id = $3::text) and $4::uuid is null", false},
 	// Last: after an upgrade every earlier message waits, and memories should not wait for them.
 	{"messages", PendingMessages, true,
-		func(r *EmbedPendingResult) *int64 { return &r.Messages },
 		func(c *PendingCount) *int64 { return &c.Messages },
 		"and expires_at > now() and role <> 'tool' and content <> ''",
 		"and ($3::text is null or tenant_id = $3::text) and ($4::uuid is null or user_id = $4::uuid)", true},
@@ -240,12 +155,6 @@ var pendingTables = []pendingTable{
 // messagesPending is the messages' entry of pendingTables.
 var messagesPending = pendingTables[len(pendingTables)-1]
 
-// pendingKey is where a batch of a table's pending rows starts after: id, or (session id, seq).
-type pendingKey struct {
-	id  uuid.UUID
-	seq int64
-}
-
 // pendingWhere selects the rows to embed: without a vector, or with a vector of another model
 // than $1, or of another dimension than $2 (a model may give several sizes). Written so that the
 // indexes of migration add_embedding_pending_indexes serve it. A row embedded by the configured
@@ -253,19 +162,16 @@ type pendingKey struct {
 const pendingWhere = `(embedding is null or embedding_model is null
   or embedding_model < $1::text or embedding_model > $1::text or embedding_dims <> $2::int)`
 
-// embedPendingBatch is the most rows one batch embeds by default.
-const embedPendingBatch = 64
-
-// pendingQuery is what every statement of a backfill shares: the configured model ($1) and
-// dimension ($2), and the scope.
+// pendingQuery is what every statement of a backfill shares: the model ($1) and dimension ($2)
+// the rows should have, and the scope.
 type pendingQuery struct {
 	model string
 	dims  int
 	scope PendingScope
 }
 
-func (s *Store) pendingQuery(sc PendingScope) pendingQuery {
-	return pendingQuery{model: s.embedder.Model(), dims: s.embedder.Dimensions(), scope: sc}
+func newPendingQuery(m VectorModel, sc PendingScope) pendingQuery {
+	return pendingQuery{model: m.Name, dims: m.Dims, scope: sc}
 }
 
 // tables are the tables of the scope, in the order they are embedded.
@@ -293,87 +199,58 @@ func (q pendingQuery) where(t pendingTable) string {
 	return pendingWhere + ` ` + t.live + ` ` + t.scope
 }
 
-// EmbedPending embeds up to limit rows that have no vector of the configured model: memories
-// (unexpired ones) and knowledge chunks stored while the provider was down, or embedded by
-// another model. Each batch reads its rows without locking them, asks the provider, then stores
-// each vector in one short statement, only where the row still holds the text embedded and
-// still waits for a vector of this model: no lock is held while the provider works, a row
-// changed or embedded meanwhile keeps what it has, and two runs at once store each vector once
-// (though both may ask the provider for it). It stops at ctx's deadline, when limit rows are
-// done, or when the provider is unavailable (the error wraps embedding.ErrUnavailable; the
-// result counts what was done). It runs as service_role, as Sweep does (see
-// batchAsServiceRole): for trusted callers only.
-func (s *Store) EmbedPending(ctx context.Context, limit int) (EmbedPendingResult, error) {
-	return s.embedPending(ctx, BackfillParams{}, limit)
+// PendingTablesOf are the tables of a scope whose rows wait for vectors, in the order a backfill
+// embeds them (messages last: after an upgrade every earlier message waits, and memories should
+// not wait for them).
+func PendingTablesOf(sc PendingScope) []PendingTables {
+	var out []PendingTables
+	for _, t := range newPendingQuery(VectorModel{}, sc).tables() {
+		out = append(out, t.tables)
+	}
+	return out
 }
 
-// Backfill is EmbedPending over a scope (a tenant, a user, a table), in batches of the size
-// asked, reporting its progress: what re-embeds a deployment after a change of model, or
-// finishes the rows stored while the provider was down. Each batch is stored when it is done,
-// and rows that hold a vector of the configured model and dimension are never selected, so a
-// run stopped by ctx (an interrupt, a deadline) or by a crash is resumed by running it again:
-// the next run goes on with the rows left and embeds none again. CountPending counts the rows
-// it has left.
-func (s *Store) Backfill(ctx context.Context, p BackfillParams) (EmbedPendingResult, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = math.MaxInt
+// Counter is the field of r that counts the rows of table t (one of PendingMemories,
+// PendingKnowledge, PendingMessages) embedded.
+func (r *EmbedPendingResult) Counter(t PendingTables) *int64 {
+	switch t {
+	case PendingMemories:
+		return &r.Memories
+	case PendingKnowledge:
+		return &r.KnowledgeChunks
+	case PendingMessages:
+		return &r.Messages
 	}
-	return s.embedPending(ctx, p, limit)
+	return new(int64)
 }
 
-// embedPending is EmbedPending and Backfill: up to limit rows of p's scope.
-func (s *Store) embedPending(ctx context.Context, p BackfillParams, limit int) (EmbedPendingResult, error) {
-	var res EmbedPendingResult
-	q := s.pendingQuery(p.Scope)
-	batch := p.BatchSize
-	if batch <= 0 {
-		batch = embedPendingBatch
-	}
-	batch = min(batch, MaxBackfillBatch)
-	left := limit
-	var done int64
-	for _, t := range q.tables() {
-		var after pendingKey
-		for {
-			if left <= 0 {
-				more, err := s.anyPending(ctx, q)
-				res.More = more
-				return res, err
-			}
-			if ctx.Err() != nil {
-				res.More = true
-				return res, nil
-			}
-			n, last, tableDone, err := s.embedPendingBatch(ctx, t, q, after, min(left, batch), &res)
-			if err != nil {
-				if ctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) {
-					// Out of time mid-batch: the batch rolled back and waits for the next run.
-					res.More = true
-					return res, nil
-				}
-				res.More = true
-				return res, err
-			}
-			left -= n
-			after = last
-			done += int64(n)
-			if p.Progress != nil && n > 0 {
-				p.Progress(done, res)
-			}
-			if tableDone {
-				break
-			}
+func pendingTableOf(t PendingTables) (pendingTable, error) {
+	for _, pt := range pendingTables {
+		if pt.tables == t {
+			return pt, nil
 		}
 	}
-	return res, nil
+	return pendingTable{}, fmt.Errorf("pending rows: no table %d", t)
 }
 
-// CountPending counts the rows of a scope that wait for a vector of the configured model and
-// dimension: what Backfill has left to do. It runs as service_role.
-func (s *Store) CountPending(ctx context.Context, sc PendingScope) (PendingCount, error) {
+// PendingKey is where a batch of a table's pending rows starts after; the zero value is the
+// start of the table.
+type PendingKey struct {
+	id  uuid.UUID
+	seq int64
+}
+
+// PendingRow is a row that waits for a vector: its key and its text as stored.
+type PendingRow struct {
+	Key     PendingKey
+	Content string
+}
+
+// CountPending counts the rows of a scope that wait for a vector of model m: what a backfill
+// has left to do. It runs as service_role.
+func (s *Store) CountPending(ctx context.Context, m VectorModel, sc PendingScope) (PendingCount, error) {
 	var c PendingCount
-	q := s.pendingQuery(sc)
+	q := newPendingQuery(m, sc)
 	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		for _, t := range q.tables() {
 			b.Queue(`select count(*) from agentmem.`+t.name+` where `+q.where(t), q.args()...).QueryRow(func(row pgx.Row) error {
@@ -387,8 +264,9 @@ func (s *Store) CountPending(ctx context.Context, sc PendingScope) (PendingCount
 	return c, nil
 }
 
-// anyPending reports whether a row of q's scope waits for an embedding.
-func (s *Store) anyPending(ctx context.Context, q pendingQuery) (bool, error) {
+// AnyPending reports whether a row of the scope waits for a vector of model m.
+func (s *Store) AnyPending(ctx context.Context, m VectorModel, sc PendingScope) (bool, error) {
+	q := newPendingQuery(m, sc)
 	var exists []string
 	for _, t := range q.tables() {
 		exists = append(exists, `exists (select 1 from agentmem.`+t.name+` where `+q.where(t)+`)`)
@@ -405,14 +283,16 @@ func (s *Store) anyPending(ctx context.Context, q pendingQuery) (bool, error) {
 	return pending, err
 }
 
-// embedPendingBatch embeds up to n pending rows of t after the row `after`, in key order. It
-// returns how many rows it took, the last key, and whether t has no more after them.
-func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, q pendingQuery, after pendingKey, n int,
-	res *EmbedPendingResult) (took int, last pendingKey, done bool, err error) {
-	last = after
-	var ids []uuid.UUID
-	var seqs []int64
-	var texts []string
+// ReadPending reads up to n rows of table (of the scope) that wait for a vector of model m,
+// after the row `after`, in key order, without locking them: no lock is held while a provider
+// embeds them (see StorePending). It runs as service_role: for trusted callers only.
+func (s *Store) ReadPending(ctx context.Context, m VectorModel, sc PendingScope, table PendingTables,
+	after PendingKey, n int) ([]PendingRow, error) {
+	t, err := pendingTableOf(table)
+	if err != nil {
+		return nil, err
+	}
+	q := newPendingQuery(m, sc)
 	sel, args := `select id, 0::bigint, content from agentmem.`+t.name+`
 		where `+q.where(t)+` and id > $5
 		order by id limit $6`, q.args(after.id, n)
@@ -421,62 +301,62 @@ func (s *Store) embedPendingBatch(ctx context.Context, t pendingTable, q pending
 			where `+q.where(t)+` and (session_id, seq) > ($5, $7::bigint)
 			order by session_id, seq limit $6`, q.args(after.id, n, after.seq)
 	}
+	var out []PendingRow
 	err = s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		b.Queue(sel, args...).Query(func(rows pgx.Rows) error {
-			var id uuid.UUID
-			var seq int64
-			var text string
-			_, err := pgx.ForEachRow(rows, []any{&id, &seq, &text}, func() error {
-				ids, seqs, texts = append(ids, id), append(seqs, seq), append(texts, text)
+			var r PendingRow
+			_, err := pgx.ForEachRow(rows, []any{&r.Key.id, &r.Key.seq, &r.Content}, func() error {
+				out = append(out, r)
 				return nil
 			})
 			return err
 		})
 	})
 	if err != nil {
-		return 0, last, false, fmt.Errorf("select pending %s: %w", t.name, err)
+		return nil, fmt.Errorf("select pending %s: %w", t.name, err)
 	}
-	took, done = len(ids), len(ids) < n
-	if len(ids) == 0 {
-		return took, last, done, nil
-	}
-	last = pendingKey{id: ids[len(ids)-1], seq: seqs[len(seqs)-1]}
-	inputs := make([]string, len(texts))
-	for i, text := range texts {
-		inputs[i] = EmbedText(text)
-	}
-	vectors, err := s.embedPendingTexts(ctx, inputs)
+	return out, nil
+}
+
+// StorePending stores the vectors (pgvector literals of model m) of rows read by ReadPending
+// from table, in one short statement, only where a row still holds the text embedded and still
+// waits for a vector of m: a row changed or embedded meanwhile keeps what it has, and two runs
+// at once store each vector once. A nil vector skips its row. It answers how many rows took
+// their vector. It runs as service_role.
+func (s *Store) StorePending(ctx context.Context, m VectorModel, table PendingTables, rows []PendingRow,
+	vectors []*string) (int64, error) {
+	t, err := pendingTableOf(table)
 	if err != nil {
-		return took, last, done, err
+		return 0, err
 	}
-	var keepIDs []uuid.UUID
-	var keepSeqs []int64
-	var keepTexts, keepVecs []string
-	for i, v := range vectors {
-		if v == nil {
-			res.Failed++
+	var ids []uuid.UUID
+	var seqs []int64
+	var texts, vecs []string
+	for i, r := range rows {
+		if i >= len(vectors) || vectors[i] == nil {
 			continue
 		}
-		keepIDs, keepSeqs = append(keepIDs, ids[i]), append(keepSeqs, seqs[i])
-		keepTexts, keepVecs = append(keepTexts, texts[i]), append(keepVecs, *v)
+		ids, seqs = append(ids, r.Key.id), append(seqs, r.Key.seq)
+		texts, vecs = append(texts, r.Content), append(vecs, *vectors[i])
 	}
-	if len(keepIDs) == 0 {
-		return took, last, done, nil
+	if len(ids) == 0 {
+		return 0, nil
 	}
-	args = []any{q.model, keepIDs, keepTexts, keepVecs, q.dims}
+	args := []any{m.Name, ids, texts, vecs, m.Dims}
 	if t.bySeq {
-		args = append(args, keepSeqs)
+		args = append(args, seqs)
 	}
+	var n int64
 	err = s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		b.Queue(storePendingSQL(t), args...).Exec(func(tag pgconn.CommandTag) error {
-			*t.count(res) += tag.RowsAffected()
+			n = tag.RowsAffected()
 			return nil
 		})
 	})
 	if err != nil {
-		return took, last, done, fmt.Errorf("store %s embeddings: %w", t.name, err)
+		return 0, fmt.Errorf("store %s embeddings: %w", t.name, err)
 	}
-	return took, last, done, nil
+	return n, nil
 }
 
 // storePendingSQL stores the vectors ($4) of the texts ($3) of rows ($2: ids, or session ids
@@ -496,38 +376,14 @@ func storePendingSQL(t pendingTable) string {
 		       or r.embedding_dims is distinct from $5::int)`
 }
 
-// embedPendingTexts embeds a batch. When the provider refuses the batch for good, the texts
-// are embedded one by one, so that one input the model does not take (nil in the answer)
-// does not hold back the others. An unavailable provider fails the whole batch.
-func (s *Store) embedPendingTexts(ctx context.Context, texts []string) ([]*string, error) {
-	out, err := s.embedVectors(ctx, texts)
-	if err == nil {
-		return out, nil
-	}
-	if errors.Is(err, embedding.ErrUnavailable) || ctx.Err() != nil {
-		return nil, fmt.Errorf("embed pending rows: %w", err)
-	}
-	if len(texts) == 1 {
-		return out, nil // refused for good: stays pending, counted as failed
-	}
-	for i, t := range texts {
-		one, err := s.embedPendingTexts(ctx, []string{t})
-		if err != nil {
-			return nil, err
-		}
-		out[i] = one[0]
-	}
-	return out, nil
-}
-
 // VectorLiterals turns the vectors of an embedding into pgvector literals, as CommitParams and
 // StoreMessageVectors take them; a vector of another length than dims is an error.
 func VectorLiterals(vs [][]float32, dims int) ([]*string, error) {
 	out := make([]*string, len(vs))
 	for i, v := range vs {
 		if len(v) != dims {
-			return make([]*string, len(vs)), fmt.Errorf("embed: %w: a vector of %d values, want %d",
-				embedding.ErrInvalidResponse, len(v), dims)
+			return make([]*string, len(vs)), fmt.Errorf("%w: a vector of %d values, want %d",
+				ErrVectorSize, len(v), dims)
 		}
 		str := pgvector.NewVector(v).String()
 		out[i] = &str
@@ -535,21 +391,24 @@ func VectorLiterals(vs [][]float32, dims int) ([]*string, error) {
 	return out, nil
 }
 
+// ErrVectorSize is VectorLiterals' error for a vector of another length than the dimension.
+var ErrVectorSize = errors.New("a vector of the wrong size")
+
 // MessageVector is the vector of a stored message, embedded after its commit: the message is
 // (SessionID, Seq), Content the text that was embedded (the whole text, as stored).
 type MessageVector struct {
 	SessionID uuid.UUID
 	Seq       int64
 	Content   string
-	Vector    string // a pgvector literal of the store's embedding model
+	Vector    string // a pgvector literal of the model StoreMessageVectors is given
 }
 
-// StoreMessageVectors stores vectors of messages committed without one, as EmbedPending does:
-// only where the message still holds the text embedded and has no vector of the configured model
+// StoreMessageVectors stores vectors (of model m) of messages committed without one, as
+// StorePending does: only where the message still holds the text embedded and has no vector of m
 // and dimension (a message cleared, forgotten or embedded meanwhile keeps what it has). It
 // answers how many messages took their vector. It runs as service_role: for the use-case layer
 // only, with keys of messages it has just committed for their user.
-func (s *Store) StoreMessageVectors(ctx context.Context, vs []MessageVector) (int64, error) {
+func (s *Store) StoreMessageVectors(ctx context.Context, m VectorModel, vs []MessageVector) (int64, error) {
 	if len(vs) == 0 {
 		return 0, nil
 	}
@@ -562,7 +421,7 @@ func (s *Store) StoreMessageVectors(ctx context.Context, vs []MessageVector) (in
 	}
 	var n int64
 	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
-		b.Queue(storePendingSQL(messagesPending), s.embedder.Model(), ids, texts, vecs, s.embedder.Dimensions(), seqs).
+		b.Queue(storePendingSQL(messagesPending), m.Name, ids, texts, vecs, m.Dims, seqs).
 			Exec(func(tag pgconn.CommandTag) error {
 				n = tag.RowsAffected()
 				return nil

@@ -92,7 +92,7 @@ func newEmbedEnv(t *testing.T) *embedEnv {
 		t.Fatal(err)
 	}
 	db := testdb.New(t)
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: db.URL, Embedder: emb})
+	st, err := openWith(context.Background(), store.Config{DatabaseURL: db.URL}, emb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,14 +175,14 @@ func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
 		}
 	}
 
-	hits, err := e.st.Recall(ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 5})
+	hits, err := recall(e.st, ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 5})
 	if err != nil {
 		t.Fatalf("hybrid recall during the outage: %v", err)
 	}
 	if len(hits) != 1 || hits[0].ID != ids[0] {
 		t.Errorf("hybrid recall during the outage found %v, want %v", hitIDs(hits), ids[:1])
 	}
-	got, err := e.st.GetContext(ctx, store.ContextParams{Scope: sc, SessionID: uuid.New(), MaxMessages: 10,
+	got, err := getContext(e.st, ctx, store.ContextParams{Scope: sc, SessionID: uuid.New(), MaxMessages: 10,
 		Query: "green colour", RecallK: 5})
 	if err != nil {
 		t.Fatalf("get-context during the outage: %v", err)
@@ -190,7 +190,7 @@ func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
 	if len(got.Memories) != 1 || got.Memories[0].ID != ids[1] {
 		t.Errorf("get-context during the outage recalled %v, want %v", hitIDs(got.Memories), ids[1:])
 	}
-	_, err = e.st.Recall(ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 5, Mode: memory.ModeVector})
+	_, err = recall(e.st, ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 5, Mode: memory.ModeVector})
 	var ae *apierror.Error
 	if !errors.As(err, &ae) || ae.Code != apierror.Unavailable {
 		// The store names no wait: HTTP's policy gives an unavailable answer its Retry-After.
@@ -198,13 +198,13 @@ func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
 	}
 
 	// Still down: the job embeds nothing, says so, and changes nothing.
-	res, err := e.st.EmbedPending(ctx, 100)
+	res, err := embedPending(e.st, ctx, 100)
 	if !errors.Is(err, embedding.ErrUnavailable) || !res.More || res.Memories != 0 {
 		t.Errorf("EmbedPending while down: %+v, %v", res, err)
 	}
 
 	e.provider.Down.Store(false)
-	res, err = e.st.EmbedPending(ctx, 100)
+	res, err = embedPending(e.st, ctx, 100)
 	if err != nil || res.Memories != 2 || res.More || res.Failed != 0 {
 		t.Fatalf("EmbedPending: %+v, %v; want 2 memories embedded", res, err)
 	}
@@ -213,13 +213,13 @@ func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
 			t.Errorf("memory after EmbedPending: %+v", s)
 		}
 	}
-	hits, err = e.st.Recall(ctx, store.RecallParams{Scope: sc, Query: "which units does the user like", K: 1, Mode: memory.ModeVector})
+	hits, err = recall(e.st, ctx, store.RecallParams{Scope: sc, Query: "which units does the user like", K: 1, Mode: memory.ModeVector})
 	if err != nil || len(hits) != 1 || hits[0].ID != ids[0] {
 		t.Errorf("vector recall after EmbedPending: %v, %v", hitIDs(hits), err)
 	}
 	// Nothing is left: a second run finds nothing and asks no more of the provider.
 	before := e.provider.Requests.Load()
-	if res, err := e.st.EmbedPending(ctx, 100); err != nil || res != (store.EmbedPendingResult{}) {
+	if res, err := embedPending(e.st, ctx, 100); err != nil || res != (store.EmbedPendingResult{}) {
 		t.Errorf("second EmbedPending: %+v, %v", res, err)
 	}
 	if e.provider.Requests.Load() != before {
@@ -245,18 +245,18 @@ func TestVectorsOfAnotherModelAreNotRanked(t *testing.T) {
 		}
 	})
 	// MinScore -1 keeps every ranked row, however far.
-	hits, err := e.st.Recall(ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 5, Mode: memory.ModeVector, MinScore: -1})
+	hits, err := recall(e.st, ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 5, Mode: memory.ModeVector, MinScore: -1})
 	if err != nil || slices.Contains(hitIDs(hits), ids[0]) || !slices.Contains(hitIDs(hits), ids[1]) {
 		t.Errorf("vector recall ranked %v (%v); want the other model's row left out", hitIDs(hits), err)
 	}
-	res, err := e.st.EmbedPending(ctx, 100)
+	res, err := embedPending(e.st, ctx, 100)
 	if err != nil || res.Memories != 1 {
 		t.Fatalf("EmbedPending: %+v, %v; want the other model's row embedded again", res, err)
 	}
 	if s := e.memoryState(ids[0]); s != (vectorState{true, fakeModel}) {
 		t.Errorf("after EmbedPending: %+v", s)
 	}
-	hits, err = e.st.Recall(ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 1, Mode: memory.ModeVector})
+	hits, err = recall(e.st, ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 1, Mode: memory.ModeVector})
 	if err != nil || len(hits) != 1 || hits[0].ID != ids[0] {
 		t.Errorf("vector recall after EmbedPending: %v, %v", hitIDs(hits), err)
 	}
@@ -285,7 +285,7 @@ func TestRewritesDuringAnOutage(t *testing.T) {
 		t.Errorf("a fact stored again with other text during the outage: %+v, want it pending", s)
 	}
 	text := "User lives in Porto"
-	item, err := e.st.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: ids[1], Content: &text})
+	item, err := updateMemory(e.st, ctx, store.UpdateMemoryParams{Scope: sc, ID: ids[1], Content: &text})
 	if err != nil || item.Content != text {
 		t.Fatalf("update during the outage: %+v, %v", item, err)
 	}
@@ -293,19 +293,19 @@ func TestRewritesDuringAnOutage(t *testing.T) {
 		t.Errorf("memory updated during the outage: %+v, want it pending", s)
 	}
 	meta := json.RawMessage(`{"kind":"place"}`)
-	if _, err := e.st.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: ids[1], Metadata: meta}); err != nil {
+	if _, err := updateMemory(e.st, ctx, store.UpdateMemoryParams{Scope: sc, ID: ids[1], Metadata: meta}); err != nil {
 		t.Fatal(err)
 	}
 	e.provider.Down.Store(false)
-	if res, err := e.st.EmbedPending(ctx, 100); err != nil || res.Memories != 2 {
+	if res, err := embedPending(e.st, ctx, 100); err != nil || res.Memories != 2 {
 		t.Fatalf("EmbedPending: %+v, %v", res, err)
 	}
-	hits, err := e.st.Recall(ctx, store.RecallParams{Scope: sc, Query: "Porto", K: 1, Mode: memory.ModeVector})
+	hits, err := recall(e.st, ctx, store.RecallParams{Scope: sc, Query: "Porto", K: 1, Mode: memory.ModeVector})
 	if err != nil || len(hits) != 1 || hits[0].ID != ids[1] {
 		t.Errorf("vector recall of the updated text: %v, %v", hitIDs(hits), err)
 	}
 	// A metadata-only update keeps the vector.
-	if _, err := e.st.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: ids[1], Metadata: meta}); err != nil {
+	if _, err := updateMemory(e.st, ctx, store.UpdateMemoryParams{Scope: sc, ID: ids[1], Metadata: meta}); err != nil {
 		t.Fatal(err)
 	}
 	if s := e.memoryState(ids[1]); s != (vectorState{true, fakeModel}) {
@@ -319,21 +319,21 @@ func TestKnowledgeOutlivesAnEmbeddingOutage(t *testing.T) {
 	e := newEmbedEnv(t)
 	ctx := context.Background()
 	e.provider.Down.Store(true)
-	res, err := e.st.IngestKnowledge(ctx, store.IngestParams{TenantID: "acme", Source: "handbook.md",
+	res, err := ingestKnowledge(e.st, ctx, store.IngestParams{TenantID: "acme", Source: "handbook.md",
 		Chunks: []string{"Refunds are paid within 14 days.", "Support answers on weekdays."}})
 	if err != nil || res.Chunks != 2 {
 		t.Fatalf("ingest during the outage: %+v, %v", res, err)
 	}
-	hits, err := e.st.SearchKnowledge(ctx, store.KnowledgeSearchParams{TenantID: "acme", Query: "refunds", K: 5})
+	hits, err := searchKnowledge(e.st, ctx, store.KnowledgeSearchParams{TenantID: "acme", Query: "refunds", K: 5})
 	if err != nil || len(hits) != 1 || hits[0].ChunkIndex != 0 {
 		t.Errorf("hybrid search during the outage: %+v, %v", hits, err)
 	}
-	if _, err := e.st.SearchKnowledge(ctx, store.KnowledgeSearchParams{TenantID: "acme", Query: "refunds", K: 5,
+	if _, err := searchKnowledge(e.st, ctx, store.KnowledgeSearchParams{TenantID: "acme", Query: "refunds", K: 5,
 		Mode: memory.ModeVector}); !errors.Is(err, embedding.ErrUnavailable) {
 		t.Errorf("vector search during the outage: %v, want unavailable", err)
 	}
 	e.provider.Down.Store(false)
-	done, err := e.st.EmbedPending(ctx, 100)
+	done, err := embedPending(e.st, ctx, 100)
 	if err != nil || done.KnowledgeChunks != 2 {
 		t.Fatalf("EmbedPending: %+v, %v", done, err)
 	}
@@ -346,7 +346,7 @@ func TestKnowledgeOutlivesAnEmbeddingOutage(t *testing.T) {
 	if err != nil || !slices.Equal(models, []string{fakeModel, fakeModel}) {
 		t.Errorf("chunk models %v, %v", models, err)
 	}
-	hits, err = e.st.SearchKnowledge(ctx, store.KnowledgeSearchParams{TenantID: "acme", Query: "refund payment", K: 1,
+	hits, err = searchKnowledge(e.st, ctx, store.KnowledgeSearchParams{TenantID: "acme", Query: "refund payment", K: 1,
 		Mode: memory.ModeVector})
 	if err != nil || len(hits) != 1 || hits[0].ChunkIndex != 0 {
 		t.Errorf("vector search after EmbedPending: %+v, %v", hits, err)
@@ -366,11 +366,11 @@ func TestEmbedPendingSkipsRefusedTextsAndHonoursTheLimit(t *testing.T) {
 	e.provider.Down.Store(false)
 	e.provider.Refuse("poison fact")
 
-	res, err := e.st.EmbedPending(ctx, 2)
+	res, err := embedPending(e.st, ctx, 2)
 	if err != nil || res.Memories+res.Failed != 2 || !res.More {
 		t.Fatalf("EmbedPending(2): %+v, %v", res, err)
 	}
-	res, err = e.st.EmbedPending(ctx, 100)
+	res, err = embedPending(e.st, ctx, 100)
 	if err != nil || res.Failed != 1 || res.Memories+res.Failed != 3 && res.Memories+res.Failed != 4 {
 		t.Fatalf("EmbedPending(100): %+v, %v", res, err)
 	}
@@ -402,7 +402,7 @@ func TestConcurrentEmbedPendingRunsCountEachRowOnce(t *testing.T) {
 	results := make(chan store.EmbedPendingResult, 2)
 	for range 2 {
 		go func() {
-			res, err := e.st.EmbedPending(ctx, 1000)
+			res, err := embedPending(e.st, ctx, 1000)
 			if err != nil {
 				t.Error(err)
 			}
@@ -436,7 +436,7 @@ func TestEmbedPendingHoldsNoLockWhileTheProviderWorks(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := e.st.EmbedPending(ctx, 100)
+		res, err := embedPending(e.st, ctx, 100)
 		done <- result{res, err}
 	}()
 	select {
@@ -476,34 +476,6 @@ func TestEmbedPendingHoldsNoLockWhileTheProviderWorks(t *testing.T) {
 		})
 		if !near {
 			t.Errorf("memory %q does not hold the vector of its text", text)
-		}
-	}
-}
-
-func TestCheckEmbedder(t *testing.T) {
-	t.Parallel()
-	if err := store.CheckEmbedder(embedding.Hash{}); err != nil {
-		t.Errorf("Hash: %v", err)
-	}
-	for _, tc := range []struct {
-		model string
-		dims  int
-		ok    bool
-	}{
-		{"text-embedding-3-large", 3072, true},
-		{"amazon.titan-embed-text-v2:0", 1024, true},
-		{"too-large", embedding.MaxDimensions + 1, false},
-		{"", 384, false},
-	} {
-		e, err := embedding.NewOpenAI(embedding.OpenAIConfig{Model: tc.model, Dimensions: tc.dims})
-		if err != nil {
-			if !tc.ok {
-				continue // refused earlier: fine
-			}
-			t.Fatal(err)
-		}
-		if err := store.CheckEmbedder(e); (err == nil) != tc.ok {
-			t.Errorf("%s at %d dimensions: CheckEmbedder = %v, want ok %v", tc.model, tc.dims, err, tc.ok)
 		}
 	}
 }

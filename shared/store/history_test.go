@@ -468,7 +468,7 @@ func TestClearMessagesKeepsEverythingElse(t *testing.T) {
 	if err != nil || again.SessionID != sa || again.Created {
 		t.Errorf("active session after clear: %+v, %v", again, err)
 	}
-	c, err := st.GetContext(ctx, store.ContextParams{Scope: alpha, SessionID: sa, MaxMessages: 20, Query: "metric units", RecallK: 5})
+	c, err := getContext(st, ctx, store.ContextParams{Scope: alpha, SessionID: sa, MaxMessages: 20, Query: "metric units", RecallK: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

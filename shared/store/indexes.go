@@ -5,21 +5,19 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/agentmem/agentmem/shared/embedding"
 )
 
-// EnsureEmbeddingIndexes makes the HNSW indexes (cosine) of e's model and dimension on memories,
+// EnsureEmbeddingIndexes makes the HNSW indexes (cosine) of model m and dimension on memories,
 // knowledge_chunks and messages where they are missing, as agentmem.embedding_index_statements writes
 // them: expression indexes over embedding::vector(n), partial on the model and dimension, so
 // each model's rows have an index of their own. Vectors of more than 2,000 dimensions get none
 // (HNSW's limit). concurrently builds them without blocking writes (it cannot run inside a
 // transaction). conn needs the right to create indexes on the tables (their owner, as the
 // migrations run). It returns the statements it ran.
-func EnsureEmbeddingIndexes(ctx context.Context, conn *pgx.Conn, e embedding.Embedder, concurrently bool) ([]string, error) {
+func EnsureEmbeddingIndexes(ctx context.Context, conn *pgx.Conn, m VectorModel, concurrently bool) ([]string, error) {
 	rows, err := conn.Query(ctx, `select agentmem.embedding_index_statements(
 		model => $1::text, dims => $2::int, build_concurrently => $3::boolean)`,
-		e.Model(), e.Dimensions(), concurrently)
+		m.Name, m.Dims, concurrently)
 	if err != nil {
 		return nil, fmt.Errorf("embedding index statements: %w", err)
 	}
@@ -36,13 +34,13 @@ func EnsureEmbeddingIndexes(ctx context.Context, conn *pgx.Conn, e embedding.Emb
 	return stmts, nil
 }
 
-// EnsureEmbeddingIndexes makes the HNSW indexes of the store's model (see the function of the
-// same name) on a connection of the pool, concurrently.
-func (s *Store) EnsureEmbeddingIndexes(ctx context.Context) ([]string, error) {
+// EnsureEmbeddingIndexes makes the HNSW indexes of model m (see the function of the same name)
+// on a connection of the pool, concurrently.
+func (s *Store) EnsureEmbeddingIndexes(ctx context.Context, m VectorModel) ([]string, error) {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, interpret(err)
 	}
 	defer c.Release()
-	return EnsureEmbeddingIndexes(ctx, c.Conn(), s.embedder, true)
+	return EnsureEmbeddingIndexes(ctx, c.Conn(), m, true)
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -12,10 +13,6 @@ import (
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
-
-// embedBatch is the most texts sent to the embedder in one call: a model server takes bounded
-// batches, and a large document has a thousand chunks.
-const embedBatch = 64
 
 // IngestParams is a document to store in a tenant's knowledge base, already split.
 type IngestParams struct {
@@ -27,6 +24,11 @@ type IngestParams struct {
 	Chunks []string
 	// Metadata, a JSON object or nil, is stored with every chunk.
 	Metadata json.RawMessage
+	// Vectors are the chunks' vectors, pgvector literals of model Model, embedded by the caller,
+	// one per chunk in order; a short slice or a nil entry stores that chunk without a vector
+	// (full-text search finds it) for the embed-pending run.
+	Vectors []*string
+	Model   string
 }
 
 // LogValue keeps the document out of logs.
@@ -70,6 +72,10 @@ type KnowledgeSearchParams struct {
 	K      int
 	// Mode is memory.ModeHybrid (default), ModeVector or ModeText.
 	Mode string
+	// QueryVector is Query's vector, a pgvector literal of model Model, embedded by the caller;
+	// nil without one (hybrid then ranks by full text alone). Mode vector needs one.
+	QueryVector *string
+	Model       string
 }
 
 // asServiceRole runs fn in one transaction as the service_role, as PostgREST does for a
@@ -96,25 +102,13 @@ func lockSource(ctx context.Context, tx pgx.Tx, tenant, source string) error {
 
 // IngestKnowledge stores a document's chunks with their embeddings, replacing an earlier ingest
 // of the same source in the same transaction: a concurrent search sees the old chunks or the
-// new ones, never a mix and never none. When the embedding provider fails, the chunks not yet
-// embedded are stored without vectors (full-text search finds them) and EmbedPending embeds
-// them later.
+// new ones, never a mix and never none. The caller embeds the chunks before (p.Vectors); a
+// chunk without a vector (the provider failed) is found by full-text search until the
+// embed-pending run embeds it.
 func (s *Store) IngestKnowledge(ctx context.Context, p IngestParams) (IngestResult, error) {
 	res := IngestResult{Source: p.Source, TenantID: p.TenantID, Chunks: len(p.Chunks)}
-	// Embed before the transaction: no lock is held while a model works.
 	vectors := make([]*string, len(p.Chunks))
-	ectx, cancel := embedBudget(ctx)
-	defer cancel()
-	for i := 0; i < len(p.Chunks); i += embedBatch {
-		vs, err := s.embedVectors(ectx, p.Chunks[i:min(i+embedBatch, len(p.Chunks))])
-		if err != nil {
-			break // the provider failed: the rest waits for EmbedPending
-		}
-		copy(vectors[i:], vs)
-	}
-	if err := callerGone(ctx); err != nil {
-		return res, err
-	}
+	copy(vectors, p.Vectors)
 	indexes := make([]int32, len(p.Chunks))
 	for i := range indexes {
 		indexes[i] = int32(i)
@@ -135,7 +129,7 @@ func (s *Store) IngestKnowledge(ctx context.Context, p IngestParams) (IngestResu
 			select $1, $2, c.idx, c.content, $3::jsonb, c.embedding::extensions.vector,
 			  case when c.embedding is not null then $4::text end
 			from unnest($5::int[], $6::text[], $7::text[]) as c(idx, content, embedding)`,
-			p.TenantID, p.Source, string(objectOrEmpty(p.Metadata)), s.embedder.Model(),
+			p.TenantID, p.Source, string(objectOrEmpty(p.Metadata)), p.Model,
 			indexes, p.Chunks, vectors)
 		if err != nil {
 			return fmt.Errorf("insert chunks: %w", err)
@@ -205,30 +199,24 @@ order by f.score desc, k.id
 limit $9`
 
 // SearchKnowledge searches a tenant's knowledge base, best first. A user searches under
-// row-level security, which shows only their own tenant's chunks. Only vectors of the
-// configured model rank; when the embedding provider fails, hybrid search ranks by full text
-// alone and vector search answers unavailable.
+// row-level security, which shows only their own tenant's chunks. Only vectors of p.Model
+// rank; without p.QueryVector (the caller's provider failed), hybrid search ranks by full text
+// alone.
 func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([]KnowledgeHit, error) {
 	if p.Mode == "" {
 		p.Mode = memory.ModeHybrid
 	}
 	var emb *string
 	if p.Mode != memory.ModeText {
-		e, err := s.embedQuery(ctx, p.Query)
-		if err := callerGone(ctx); err != nil {
-			return nil, err
-		}
-		if err != nil && p.Mode == memory.ModeVector {
-			return nil, vectorSearchUnavailable(err)
-		}
-		if err == nil {
-			emb = &e
-		}
+		emb = p.QueryVector
+	}
+	if p.Mode == memory.ModeVector && emb == nil {
+		return nil, errors.New("search knowledge: mode vector needs a query vector")
 	}
 	var hits []KnowledgeHit
 	search := func(b *pgx.Batch) {
 		b.Queue(knowledgeSQL, p.Query, p.TenantID, p.Mode, candidates(p.K), emb,
-			s.ranking.TextWeight, s.ranking.VectorWeight, s.ranking.RRFK, p.K, s.embedder.Model(),
+			s.ranking.TextWeight, s.ranking.VectorWeight, s.ranking.RRFK, p.K, p.Model,
 			s.ranking.ExactLimit).Query(func(rows pgx.Rows) error {
 			var err error
 			hits, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (KnowledgeHit, error) {

@@ -151,9 +151,12 @@ func collectMemory(rows pgx.Rows) (MemoryItem, error) {
 type UpdateMemoryParams struct {
 	Scope memory.Scope
 	ID    uuid.UUID
-	// Content, when set, replaces the text; the memory is embedded again (or, when the provider
-	// fails, left without a vector for EmbedPending) and its content key recomputed.
+	// Content, when set, replaces the text and its content key is recomputed.
 	Content *string
+	// Vector is the new content's vector, a pgvector literal of model Model, embedded by the
+	// caller; nil leaves the memory without one, for the embed-pending run. Ignored without Content.
+	Vector *string
+	Model  string
 	// Metadata, when set (a JSON object), replaces the metadata as a whole.
 	Metadata json.RawMessage
 }
@@ -166,13 +169,8 @@ func (s *Store) UpdateMemory(ctx context.Context, p UpdateMemoryParams) (MemoryI
 	sc := p.Scope
 	var vector, key *string
 	if p.Content != nil {
-		// Embed before the transaction: no row lock is held while a model works.
-		vs, _ := s.embedForStorage(ctx, []string{*p.Content})
-		if err := callerGone(ctx); err != nil {
-			return MemoryItem{}, err
-		}
 		k := ContentKey(*p.Content)
-		vector, key = vs[0], &k
+		vector, key = p.Vector, &k
 	}
 	var metadata *string
 	if p.Metadata != nil {
@@ -205,7 +203,7 @@ func (s *Store) UpdateMemory(ctx context.Context, p UpdateMemoryParams) (MemoryI
 			  updated_at = now()
 			where id = $1 and user_id = $2 and tenant_id = $3
 			returning `+memoryColumns,
-			p.ID, sc.UserID, sc.TenantID, p.Content, key, vector, s.embedder.Model(), metadata)
+			p.ID, sc.UserID, sc.TenantID, p.Content, key, vector, p.Model, metadata)
 		if err != nil {
 			return fmt.Errorf("update memory: %w", err)
 		}
@@ -304,6 +302,10 @@ type CreateMemoryParams struct {
 	Scope    memory.Scope
 	Content  string
 	Metadata json.RawMessage
+	// Vector is Content's vector, a pgvector literal of model Model, embedded by the caller; nil
+	// stores the memory without one, for the embed-pending run.
+	Vector *string
+	Model  string
 	// TTL is the retention of the memory (a merged one keeps the later of its expiry and this).
 	TTL time.Duration
 	// Idempotency is nil for a request without a key.
@@ -318,29 +320,27 @@ type CreatedMemory struct {
 	Merged bool `json:"merged"`
 }
 
-// CreateMemory stores one long-term fact of the scope as a turn's facts are stored, through the
-// same statement (storeMemoriesSQL, without a session): the same text or a near-duplicate merges
-// into the memory holding it. As in CommitTurn, the fact is embedded before the transaction, no
-// lock held; a provider that fails leaves it without a vector for EmbedPending. With an
-// idempotency key, a retry returns the first answer (replayed = true), and the key used with
-// another request is a conflict.
-func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out CreatedMemory, replayed bool, err error) {
-	if p.Idempotency != nil {
-		// A retry is answered from the record before anything is embedded again.
-		prior, found, err := s.findResponse(ctx, p.Scope, *p.Idempotency)
-		if err != nil || found {
-			if found {
-				out, err = decodeCreated(prior)
-			}
-			return out, found, err
-		}
-	}
-	vectors, _ := s.embedForStorage(ctx, []string{p.Content})
-	if err := callerGone(ctx); err != nil {
+// ReplayCreatedMemory reads the recorded answer of a CreateMemory with key k, without locking:
+// what a retry is answered from before anything is embedded again. found is false when the key
+// has no answer in its window yet; a key used with another request is a conflict.
+func (s *Store) ReplayCreatedMemory(ctx context.Context, sc memory.Scope, k Idempotency) (out CreatedMemory, found bool, err error) {
+	prior, found, err := s.findResponse(ctx, sc, k)
+	if err != nil || !found {
 		return out, false, err
 	}
-	rows := newMemoryRows([]memory.NewMemory{{Content: p.Content, Metadata: p.Metadata}}, vectors)
-	args := s.memoryArgs(p.Scope, nil, p.TTL, rows)
+	out, err = decodeCreated(prior)
+	return out, err == nil, err
+}
+
+// CreateMemory stores one long-term fact of the scope as a turn's facts are stored, through the
+// same statement (storeMemoriesSQL, without a session): the same text or a near-duplicate merges
+// into the memory holding it. As in CommitTurn, the caller embeds the fact before (p.Vector); a
+// fact without a vector waits for the embed-pending run. With an idempotency key, a retry
+// returns the first answer (replayed = true), and the key used with another request is a
+// conflict; the caller answers a retry before embedding with ReplayCreatedMemory.
+func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out CreatedMemory, replayed bool, err error) {
+	rows := newMemoryRows([]memory.NewMemory{{Content: p.Content, Metadata: p.Metadata}}, []*string{p.Vector})
+	args := s.memoryArgs(p.Scope, nil, p.TTL, p.Model, rows)
 	read := func(r pgx.Rows) error {
 		facts, err := rows.facts(r)
 		if err != nil {

@@ -120,8 +120,8 @@ func (e *mergeEnv) open(emb embedding.Embedder, similarity float64) *store.Store
 	if emb == nil {
 		emb = &fixedEmbedder{model: mergeModel, vecs: mergeVectors()}
 	}
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: e.url, MaxConns: 4, Embedder: emb,
-		MergeSimilarity: similarity})
+	st, err := openWith(context.Background(), store.Config{DatabaseURL: e.url, MaxConns: 4,
+		MergeSimilarity: similarity}, emb)
 	if err != nil {
 		e.t.Fatal(err)
 	}

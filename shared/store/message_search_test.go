@@ -116,13 +116,13 @@ func TestRecallMessages(t *testing.T) {
 		t.Errorf("messages with a vector, by role: %v, want %v", got, want)
 	}
 
-	recall := func(p store.RecallParams) []memory.Hit {
+	recallP := func(p store.RecallParams) []memory.Hit {
 		t.Helper()
 		if p.Scope.UserID == uuid.Nil {
 			p.Scope.UserID = user
 		}
 		p.Source, p.K = memory.SourceMessages, max(p.K, 10)
-		hits, err := e.st.Recall(ctx, p)
+		hits, err := recall(e.st, ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestRecallMessages(t *testing.T) {
 	}
 	q := "flight to Porto on Friday"
 	for _, mode := range []string{memory.ModeText, memory.ModeVector, memory.ModeHybrid} {
-		hits := recall(store.RecallParams{Query: q, Mode: mode})
+		hits := recallP(store.RecallParams{Query: q, Mode: mode})
 		if len(hits) == 0 || hits[0].Content != flight.Content {
 			t.Fatalf("%s: %v, want %q first", mode, contents(hits), flight.Content)
 		}
@@ -164,20 +164,20 @@ func TestRecallMessages(t *testing.T) {
 		sort.Strings(out)
 		return out
 	}
-	if got, want := sorted(recall(store.RecallParams{Query: "vegetarian", Mode: memory.ModeText})),
+	if got, want := sorted(recallP(store.RecallParams{Query: "vegetarian", Mode: memory.ModeText})),
 		[]string{"I also need a vegetarian restaurant near the hotel"}; !slices.Equal(got, want) {
 		t.Errorf("text: %v, want %v", got, want)
 	}
 	for _, mode := range []string{memory.ModeText, memory.ModeVector, memory.ModeHybrid} {
-		got := recall(store.RecallParams{Scope: memory.Scope{Agent: "sales"}, Query: q, Mode: mode})
+		got := recallP(store.RecallParams{Scope: memory.Scope{Agent: "sales"}, Query: q, Mode: mode})
 		if len(got) != 1 || *got[0].SessionID != s2 || got[0].ID != r2.Messages[0].ID {
 			t.Errorf("%s, agent sales: %v, want the sales session's message only", mode, contents(got))
 		}
-		got = recall(store.RecallParams{Query: q, Mode: mode, Filter: json.RawMessage(`{"topic":"travel"}`)})
+		got = recallP(store.RecallParams{Query: q, Mode: mode, Filter: json.RawMessage(`{"topic":"travel"}`)})
 		if len(got) != 1 || got[0].Content != flight.Content {
 			t.Errorf("%s, filter: %v, want the message of that metadata only", mode, contents(got))
 		}
-		all := recall(store.RecallParams{Query: q, Mode: mode})
+		all := recallP(store.RecallParams{Query: q, Mode: mode})
 		if len(all) < 3 || all[0].Score == all[len(all)-1].Score {
 			t.Fatalf("%s: %d results of one score; the cut below proves nothing", mode, len(all))
 		}
@@ -188,26 +188,26 @@ func TestRecallMessages(t *testing.T) {
 				want++
 			}
 		}
-		got = recall(store.RecallParams{Query: q, Mode: mode, MinScore: cut})
+		got = recallP(store.RecallParams{Query: q, Mode: mode, MinScore: cut})
 		if len(got) != want {
 			t.Errorf("%s min_score %v: %d results, want %d of %d", mode, cut, len(got), want, len(all))
 		}
 	}
 	// The other user sees their own message only.
 	for _, mode := range []string{memory.ModeText, memory.ModeVector, memory.ModeHybrid} {
-		hits, err := e.st.Recall(ctx, store.RecallParams{Scope: memory.Scope{UserID: other}, Source: memory.SourceMessages,
+		hits, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: other}, Source: memory.SourceMessages,
 			Query: q, K: 10, Mode: mode})
 		if err != nil || len(hits) != 1 || hits[0].Content != "My flight to Porto leaves on Friday morning too" {
 			t.Errorf("%s, other user: %v, %v", mode, contents(hits), err)
 		}
 	}
 	// The default source is the memories, as before, and they say so.
-	hits, err := e.st.Recall(ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Query: q, K: 10})
+	hits, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Query: q, K: 10})
 	if err != nil || len(hits) != 1 || hits[0].Content != "User flies to Porto often" || hits[0].Source != memory.HitMemory ||
 		hits[0].SessionID != nil || hits[0].Seq != nil || hits[0].Role != nil {
 		t.Errorf("default source: %+v, %v; want the memory alone", hits, err)
 	}
-	if _, err := e.st.Recall(ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Source: "sessions", Query: q, K: 10}); err == nil {
+	if _, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Source: "sessions", Query: q, K: 10}); err == nil {
 		t.Error("an unknown source searched something")
 	}
 }
@@ -234,7 +234,7 @@ func TestRecallAllIsOneFusedRanking(t *testing.T) {
 	q := "tea hiking chess with Porto"
 	get := func(source, mode string) []memory.Hit {
 		t.Helper()
-		hits, err := e.st.Recall(ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Source: source, Query: q,
+		hits, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Source: source, Query: q,
 			K: 100, Mode: mode, MinScore: -1})
 		if err != nil {
 			t.Fatal(err)
@@ -294,11 +294,11 @@ func TestRecallAllIsOneFusedRanking(t *testing.T) {
 		}
 	}
 	// k cuts the fused ranking, and the agent rule holds for both sources.
-	top, err := e.st.Recall(ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Source: memory.SourceAll, Query: q, K: 5})
+	top, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Source: memory.SourceAll, Query: q, K: 5})
 	if err != nil || !slices.Equal(keys(top), keys(hybrid[:5])) {
 		t.Errorf("k 5: %v, %v; want %v", keys(top), err, keys(hybrid[:5]))
 	}
-	none, err := e.st.Recall(ctx, store.RecallParams{Scope: memory.Scope{UserID: user, Agent: "other"}, Source: memory.SourceAll, Query: q, K: 5})
+	none, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user, Agent: "other"}, Source: memory.SourceAll, Query: q, K: 5})
 	if err != nil || len(none) != 0 {
 		t.Errorf("another agent: %v, %v; want nothing", keys(none), err)
 	}
@@ -391,11 +391,11 @@ func TestRecallMessagesLargeScopeUsesTheIndex(t *testing.T) {
 				if c.filter != "" {
 					p.Filter = []byte(c.filter)
 				}
-				got, err := e.st.Recall(ctx, p)
+				got, err := recall(e.st, ctx, p)
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, err := e.exact.Recall(ctx, p)
+				want, err := recall(e.exact, ctx, p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -412,11 +412,11 @@ func TestRecallMessagesLargeScopeUsesTheIndex(t *testing.T) {
 				}
 				total += len(want)
 				p.Mode = memory.ModeText
-				gotText, err := e.st.Recall(ctx, p)
+				gotText, err := recall(e.st, ctx, p)
 				if err != nil {
 					t.Fatal(err)
 				}
-				wantText, err := e.exact.Recall(ctx, p)
+				wantText, err := recall(e.exact, ctx, p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -490,21 +490,21 @@ func TestMessagesOutliveAnEmbeddingOutage(t *testing.T) {
 		t.Fatalf("%d messages stored without a vector during the outage, want 4", stored)
 	}
 	p := store.RecallParams{Scope: sc, Source: memory.SourceMessages, Query: "Lisbon weather", K: 10}
-	hits, err := e.st.Recall(ctx, p)
+	hits, err := recall(e.st, ctx, p)
 	if err != nil || len(hits) != 3 {
 		t.Fatalf("hybrid recall during the outage: %v, %v; want the three messages that say Lisbon, by text", contents(hits), err)
 	}
 	p.Mode = memory.ModeVector
 	var ae *apierror.Error
-	if _, err := e.st.Recall(ctx, p); !errors.As(err, &ae) || ae.Code != apierror.Unavailable {
+	if _, err := recall(e.st, ctx, p); !errors.As(err, &ae) || ae.Code != apierror.Unavailable {
 		t.Errorf("vector recall during the outage: %v, want unavailable", err)
 	}
-	if c, err := e.st.CountPending(ctx, store.PendingScope{UserID: &sc.UserID}); err != nil || c.Messages != 2 {
+	if c, err := countPending(e.st, ctx, store.PendingScope{UserID: &sc.UserID}); err != nil || c.Messages != 2 {
 		t.Errorf("pending: %+v, %v; want the user's and the assistant's answer", c, err)
 	}
 
 	e.provider.Down.Store(false)
-	done, err := e.st.EmbedPending(ctx, 100)
+	done, err := embedPending(e.st, ctx, 100)
 	if err != nil || done.Messages != 2 || done.More || done.Failed != 0 {
 		t.Fatalf("EmbedPending: %+v, %v; want 2 messages embedded", done, err)
 	}
@@ -513,12 +513,12 @@ func TestMessagesOutliveAnEmbeddingOutage(t *testing.T) {
 			t.Errorf("messages with a vector after EmbedPending: %v, want %v", got, want)
 		}
 	})
-	hits, err = e.st.Recall(ctx, p)
+	hits, err = recall(e.st, ctx, p)
 	if err != nil || len(hits) != 2 {
 		t.Errorf("vector recall after EmbedPending: %v, %v; want the two embedded messages", contents(hits), err)
 	}
 	before := e.provider.Requests.Load()
-	if again, err := e.st.EmbedPending(ctx, 100); err != nil || again != (store.EmbedPendingResult{}) ||
+	if again, err := embedPending(e.st, ctx, 100); err != nil || again != (store.EmbedPendingResult{}) ||
 		e.provider.Requests.Load() != before {
 		t.Errorf("second EmbedPending: %+v, %v; want nothing done and no call", again, err)
 	}
@@ -548,13 +548,13 @@ func TestALongMessageIsEmbeddedByItsBeginning(t *testing.T) {
 	commitMessages(t, e.st, sc, uuid.New(), []memory.NewMessage{msg(memory.RoleUser, long+" again")})
 	e.provider.Down.Store(false)
 	longest.Store(0)
-	if res, err := e.st.EmbedPending(ctx, 10); err != nil || res.Messages != 1 {
+	if res, err := embedPending(e.st, ctx, 10); err != nil || res.Messages != 1 {
 		t.Fatalf("EmbedPending: %+v, %v", res, err)
 	}
 	if n := longest.Load(); n != 20_000 {
 		t.Errorf("EmbedPending sent %d characters, want 20,000", n)
 	}
-	hits, err := e.st.Recall(ctx, store.RecallParams{Scope: sc, Source: memory.SourceMessages, Query: "cormorant", K: 5, Mode: memory.ModeText})
+	hits, err := recall(e.st, ctx, store.RecallParams{Scope: sc, Source: memory.SourceMessages, Query: "cormorant", K: 5, Mode: memory.ModeText})
 	if err != nil || len(hits) != 2 || !slices.Contains(contents(hits), long) {
 		t.Errorf("full text after the embedded part: %d hits, %v", len(hits), err)
 	}

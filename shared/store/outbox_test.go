@@ -200,7 +200,7 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 	// Memory update and delete; deleting a missing memory writes nothing.
 	mem := res.Memories[0].ID
 	newText := "Likes green tea."
-	if _, err := st.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: memory.Scope{TenantID: sc.TenantID, UserID: sc.UserID},
+	if _, err := updateMemory(st, ctx, store.UpdateMemoryParams{Scope: memory.Scope{TenantID: sc.TenantID, UserID: sc.UserID},
 		ID: mem, Content: &newText}); err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 	}
 
 	// A fact without a turn: created, then merged into (the same fact again).
-	created, _, err := st.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: "Owns a cat named Ada-9.", TTL: time.Hour})
+	created, _, err := createMemory(st, ctx, store.CreateMemoryParams{Scope: sc, Content: "Owns a cat named Ada-9.", TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 	if ev := event(jobs[0]); len(ev.Memories) != 1 || ev.Memories[0].ID != created.ID || *ev.Agent != "bot" {
 		t.Errorf("create event %+v", ev)
 	}
-	if _, _, err := st.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: "Owns a cat named Ada-9", TTL: time.Hour,
+	if _, _, err := createMemory(st, ctx, store.CreateMemoryParams{Scope: sc, Content: "Owns a cat named Ada-9", TTL: time.Hour,
 		Idempotency: &store.Idempotency{CallerRole: "authenticated", Function: "memories", Key: "m1", RequestHash: []byte{2}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestOutboxOffWritesNothing(t *testing.T) {
 	}
 	us := memory.Scope{UserID: sc.UserID}
 	text := "another fact"
-	if _, err := st.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: us, ID: res.Memories[0].ID, Content: &text}); err != nil {
+	if _, err := updateMemory(st, ctx, store.UpdateMemoryParams{Scope: us, ID: res.Memories[0].ID, Content: &text}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.DeleteMemory(ctx, us, res.Memories[0].ID); err != nil {
@@ -353,7 +353,7 @@ func TestOutboxOffWritesNothing(t *testing.T) {
 	if err := st.DeleteSession(ctx, us, session); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := st.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: "a fact alone", TTL: time.Hour}); err != nil {
+	if _, _, err := createMemory(st, ctx, store.CreateMemoryParams{Scope: sc, Content: "a fact alone", TTL: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.ClearMessages(ctx, us); err != nil {

@@ -54,7 +54,7 @@ func TestCommitContentParts(t *testing.T) {
 	if _, _, err := commitTurn(st, ctx, p); err != nil {
 		t.Fatal(err)
 	}
-	c, err := st.GetContext(ctx, store.ContextParams{Scope: sc, SessionID: sid, MaxMessages: 10})
+	c, err := getContext(st, ctx, store.ContextParams{Scope: sc, SessionID: sid, MaxMessages: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestGetContextSinceAndAnswersOnly(t *testing.T) {
 		if p.MaxMessages == 0 {
 			p.MaxMessages = 20
 		}
-		c, err := st.GetContext(ctx, p)
+		c, err := getContext(st, ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +252,7 @@ func TestContentPartsMigrationKeepsOldMessages(t *testing.T) {
 		Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "and after", Parts: parts}}}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := st.GetContext(ctx, store.ContextParams{Scope: sc, SessionID: sid, MaxMessages: 10})
+	c, err := getContext(st, ctx, store.ContextParams{Scope: sc, SessionID: sid, MaxMessages: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

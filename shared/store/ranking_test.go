@@ -134,11 +134,11 @@ func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
 				if c.filter != "" {
 					p.Filter = []byte(c.filter)
 				}
-				got, err := e.st.Recall(ctx, p)
+				got, err := recall(e.st, ctx, p)
 				if err != nil {
 					t.Fatal(err)
 				}
-				want, err := e.exact.Recall(ctx, p)
+				want, err := recall(e.exact, ctx, p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -158,11 +158,11 @@ func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
 				// Full text above the limit is planned for the query, below it matched among
 				// the user's rows: the same memories in the same order either way.
 				p.Mode = memory.ModeText
-				gotText, err := e.st.Recall(ctx, p)
+				gotText, err := recall(e.st, ctx, p)
 				if err != nil {
 					t.Fatal(err)
 				}
-				wantText, err := e.exact.Recall(ctx, p)
+				wantText, err := recall(e.exact, ctx, p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -275,7 +275,7 @@ func TestRecallMMR(t *testing.T) {
 	}
 	e.seed(t, user, "", texts, slices.Repeat([]string{`{}`}, len(texts)))
 	p := store.RecallParams{Scope: memory.Scope{UserID: user}, Query: "Ada green tea morning", K: 4, Mode: memory.ModeVector}
-	plain, err := e.st.Recall(ctx, p)
+	plain, err := recall(e.st, ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestRecallMMR(t *testing.T) {
 	}
 	one := 1.0
 	p.MMRLambda = &one
-	same, err := e.st.Recall(ctx, p)
+	same, err := recall(e.st, ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestRecallMMR(t *testing.T) {
 	}
 	low := 0.3
 	p.MMRLambda = &low
-	diverse, err := e.st.Recall(ctx, p)
+	diverse, err := recall(e.st, ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +301,7 @@ func TestRecallMMR(t *testing.T) {
 		t.Errorf("lambda 0.3: %v; want the best first, then the chess memory", contents(diverse))
 	}
 	p.K = 2
-	two, err := e.st.Recall(ctx, p)
+	two, err := recall(e.st, ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestRecallFusionWeights(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer st.Close()
-		hits, err := st.Recall(ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Query: query, K: 5,
+		hits, err := recall(st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Query: query, K: 5,
 			Mode: mode, MinScore: -1})
 		if err != nil {
 			t.Fatal(err)
@@ -374,7 +374,7 @@ func TestSearchKnowledgeLargeTenantUsesTheIndex(t *testing.T) {
 		for i := range 60 {
 			chunks = append(chunks, rankFact(from+i))
 		}
-		if _, err := e.exact.IngestKnowledge(ctx, store.IngestParams{TenantID: tenant, Source: "doc", Chunks: chunks}); err != nil {
+		if _, err := ingestKnowledge(e.exact, ctx, store.IngestParams{TenantID: tenant, Source: "doc", Chunks: chunks}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -389,11 +389,11 @@ func TestSearchKnowledgeLargeTenantUsesTheIndex(t *testing.T) {
 		for q := range 5 {
 			p := store.KnowledgeSearchParams{TenantID: "acme", UserID: user, Query: rankFact(q*11 + 2), K: 10,
 				Mode: memory.ModeVector}
-			got, err := e.st.SearchKnowledge(ctx, p)
+			got, err := searchKnowledge(e.st, ctx, p)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := e.exact.SearchKnowledge(ctx, p)
+			want, err := searchKnowledge(e.exact, ctx, p)
 			if err != nil {
 				t.Fatal(err)
 			}

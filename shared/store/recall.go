@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -67,16 +68,19 @@ type RecallParams struct {
 	// greatest cosine similarity to the results already chosen. 1 keeps the ranking's order.
 	MMRLambda *float64
 
-	embedding string
-	// model is the embedding model of the query vector: only vectors of that model (and of the
-	// query vector's dimension) rank.
-	model string
+	// QueryVector is the query's vector, a pgvector literal of model Model (see VectorLiterals),
+	// embedded by the caller; nil when there is none (mode text, or the provider failed: hybrid
+	// then ranks by full text alone). Mode vector needs one.
+	QueryVector *string
+	// Model is the embedding model of QueryVector: only vectors of that model (and of the query
+	// vector's dimension) rank.
+	Model string
 }
 
 // Recall searches the user's unexpired memories, messages, or both (p.Source), best first (or
-// diversified, with MMRLambda); every hit names its source. Only vectors of the configured model
-// and dimension rank. When the embedding provider fails, hybrid recall ranks by full text alone
-// and vector recall answers unavailable.
+// diversified, with MMRLambda); every hit names its source. Only vectors of p.Model and of the
+// query vector's dimension rank. Without p.QueryVector (the caller's provider failed), hybrid
+// recall ranks by full text alone.
 func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error) {
 	switch p.Source {
 	case "":
@@ -85,7 +89,7 @@ func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error
 	default:
 		return nil, fmt.Errorf("recall: unknown source %q", p.Source)
 	}
-	p, err := s.prepareRecall(ctx, p)
+	p, err := prepareRecall(p)
 	if err != nil {
 		return nil, err
 	}
@@ -108,22 +112,17 @@ func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error
 	return hits, err
 }
 
-func (s *Store) prepareRecall(ctx context.Context, p RecallParams) (RecallParams, error) {
+func prepareRecall(p RecallParams) (RecallParams, error) {
 	if p.Mode == "" {
 		p.Mode = memory.ModeHybrid
 	}
-	if p.Mode != memory.ModeText {
-		var err error
-		p.embedding, err = s.embedQuery(ctx, p.Query)
-		if err := callerGone(ctx); err != nil {
-			return p, err
-		}
-		if err != nil && p.Mode == memory.ModeVector {
-			return p, vectorSearchUnavailable(err)
-		}
-		// Without a query vector, hybrid ranks by full text alone: degraded, not failed.
+	if p.Mode == memory.ModeText {
+		p.QueryVector = nil
 	}
-	p.model = s.embedder.Model()
+	if p.Mode == memory.ModeVector && p.QueryVector == nil {
+		return p, errors.New("recall: mode vector needs a query vector")
+	}
+	// Without a query vector, hybrid ranks by full text alone: degraded, not failed.
 	if len(p.Filter) == 0 || string(p.Filter) == "null" {
 		p.Filter = json.RawMessage("{}")
 	}
@@ -159,8 +158,8 @@ from agentmem.recall_sources(p_source => $17::text, p_query => $1::text,
 
 func (s *Store) recallArgs(p RecallParams) []any {
 	var emb *string
-	if p.embedding != "" {
-		emb = &p.embedding
+	if p.QueryVector != nil {
+		emb = p.QueryVector
 	}
 	k, cands := p.K, candidates(p.K)
 	if p.MMRLambda != nil {
@@ -168,7 +167,7 @@ func (s *Store) recallArgs(p RecallParams) []any {
 		cands = max(cands, k)
 	}
 	r := s.ranking
-	return []any{p.Query, emb, p.model, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent, string(p.Filter),
+	return []any{p.Query, emb, p.Model, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent, string(p.Filter),
 		p.Mode, cands, r.TextWeight, r.VectorWeight, r.RRFK, p.MinScore, k, r.ExactLimit, p.MMRLambda != nil}
 }
 

@@ -22,7 +22,6 @@ import (
 	"github.com/jackc/puddle/v2"
 
 	"github.com/agentmem/agentmem/shared/apierror"
-	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/telemetry"
 )
@@ -33,8 +32,6 @@ type Config struct {
 	DatabaseURL string
 	// MaxConns caps the pool; default DefaultMaxConns.
 	MaxConns int32
-	// Embedder embeds memories and queries; default embedding.Hash.
-	Embedder embedding.Embedder
 	// IdempotencyWindow is how long responses are kept for replay; default 24h.
 	IdempotencyWindow time.Duration
 	// Ranking tunes recall and knowledge search; zero fields take DefaultRanking's.
@@ -60,10 +57,9 @@ const DefaultMaxConns = 4
 
 // Store is the database side of every function. It is safe for concurrent use.
 type Store struct {
-	pool     *pgxpool.Pool
-	embedder embedding.Embedder
-	idemTTL  time.Duration
-	ranking  Ranking
+	pool    *pgxpool.Pool
+	idemTTL time.Duration
+	ranking Ranking
 	// mergeSimilarity is Config.MergeSimilarity or its default.
 	mergeSimilarity float64
 	// adapters is Config.Adapters.
@@ -97,12 +93,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
-	s := &Store{pool: pool, embedder: cfg.Embedder, idemTTL: cfg.IdempotencyWindow, ranking: cfg.Ranking.orDefaults(),
+	s := &Store{pool: pool, idemTTL: cfg.IdempotencyWindow, ranking: cfg.Ranking.orDefaults(),
 		mergeSimilarity: cfg.MergeSimilarity, adapters: slices.Clone(cfg.Adapters),
 		extract: cfg.ExtractFacts, summarize: cfg.Summaries}
-	if s.embedder == nil {
-		s.embedder = embedding.Hash{}
-	}
 	if s.idemTTL <= 0 {
 		s.idemTTL = 24 * time.Hour
 	}
@@ -137,9 +130,6 @@ func (s *Store) Close() { s.pool.Close() }
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return interpret(s.pool.Ping(ctx)) }
-
-// Embedder is the embedder the store uses.
-func (s *Store) Embedder() embedding.Embedder { return s.embedder }
 
 // CallerRole is the role a user's request runs as. It is agentmem's own, not `authenticated`:
 // no Supabase client can take it, so only the functions write (see the migration

@@ -116,7 +116,7 @@ func TestMaintenanceAsALoginThatOwnsNoTable(t *testing.T) {
 		t.Errorf("%d expired rows left after the sweep", left)
 	}
 
-	embedded, err := st.EmbedPending(ctx, 100)
+	embedded, err := embedPending(st, ctx, 100)
 	if err != nil || embedded.Memories != 2 || embedded.More {
 		t.Errorf("EmbedPending: %+v, %v; want the 2 pending memories embedded", embedded, err)
 	}

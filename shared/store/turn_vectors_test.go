@@ -29,7 +29,7 @@ func commitTurn(st *store.Store, ctx context.Context, p store.CommitParams) (sto
 		}
 	}
 	if len(texts) > 0 && p.MemoryVectors == nil && p.MessageVectors == nil {
-		e := st.Embedder()
+		e := embedderOf(st)
 		vecs := make([]*string, len(texts))
 		if vs, err := e.Embed(ctx, texts); err == nil && len(vs) == len(texts) {
 			if lits, err := store.VectorLiterals(vs, e.Dimensions()); err == nil {
@@ -40,6 +40,7 @@ func commitTurn(st *store.Store, ctx context.Context, p store.CommitParams) (sto
 			return store.CommitResult{}, false, err
 		}
 		p.MemoryVectors = vecs[:len(p.Memories)]
+		p.Model = e.Model()
 		p.MessageVectors = make([]*string, len(p.Messages))
 		for j, i := range embedded {
 			p.MessageVectors[i] = vecs[len(p.Memories)+j]

@@ -1,0 +1,122 @@
+package store_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/agentmem/agentmem/shared/app"
+	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// The store embeds nothing: the use-case layer (shared/app) embeds before it calls the store,
+// and runs the embed-pending loop. These helpers call the store as the use cases do, with the
+// embedder a test chose for a store (embedding.Hash unless openWith named another).
+
+// testEmbedders holds the embedder chosen for each store opened by openWith.
+var testEmbedders sync.Map
+
+// openWith opens a store whose use cases embed with emb.
+func openWith(ctx context.Context, cfg store.Config, emb embedding.Embedder) (*store.Store, error) {
+	st, err := store.Open(ctx, cfg)
+	if err == nil && emb != nil {
+		testEmbedders.Store(st, emb)
+	}
+	return st, err
+}
+
+// embedderOf is the embedder of st's use cases.
+func embedderOf(st *store.Store) embedding.Embedder {
+	if e, ok := testEmbedders.Load(st); ok {
+		return e.(embedding.Embedder)
+	}
+	return embedding.Hash{}
+}
+
+// useCases are the use cases over st, embedding with embedderOf(st).
+func useCases(st *store.Store) *app.App {
+	return app.New(st, slog.New(slog.DiscardHandler), app.Config{Embedder: embedderOf(st)})
+}
+
+func recall(st *store.Store, ctx context.Context, p store.RecallParams) ([]memory.Hit, error) {
+	if p.Mode == "" {
+		p.Mode = memory.ModeHybrid
+	}
+	v, err := useCases(st).EmbedQuery(ctx, p.Query, p.Mode)
+	if err != nil {
+		return nil, err
+	}
+	p.QueryVector, p.Model = v, embedderOf(st).Model()
+	return st.Recall(ctx, p)
+}
+
+func getContext(st *store.Store, ctx context.Context, p store.ContextParams) (store.Context, error) {
+	if p.Query != "" && p.RecallK > 0 {
+		v, err := useCases(st).EmbedQuery(ctx, p.Query, memory.ModeHybrid)
+		if err != nil {
+			return store.Context{}, err
+		}
+		p.QueryVector, p.Model = v, embedderOf(st).Model()
+	}
+	return st.GetContext(ctx, p)
+}
+
+func searchKnowledge(st *store.Store, ctx context.Context, p store.KnowledgeSearchParams) ([]store.KnowledgeHit, error) {
+	if p.Mode == "" {
+		p.Mode = memory.ModeHybrid
+	}
+	v, err := useCases(st).EmbedQuery(ctx, p.Query, p.Mode)
+	if err != nil {
+		return nil, err
+	}
+	p.QueryVector, p.Model = v, embedderOf(st).Model()
+	return st.SearchKnowledge(ctx, p)
+}
+
+func ingestKnowledge(st *store.Store, ctx context.Context, p store.IngestParams) (store.IngestResult, error) {
+	vs, err := useCases(st).EmbedChunks(ctx, p.Chunks)
+	if err != nil {
+		return store.IngestResult{}, err
+	}
+	p.Vectors, p.Model = vs, embedderOf(st).Model()
+	return st.IngestKnowledge(ctx, p)
+}
+
+func createMemory(st *store.Store, ctx context.Context, p store.CreateMemoryParams) (store.CreatedMemory, bool, error) {
+	if p.Idempotency != nil {
+		if res, found, err := st.ReplayCreatedMemory(ctx, p.Scope, *p.Idempotency); err != nil || found {
+			return res, found, err
+		}
+	}
+	vs, err := useCases(st).EmbedForStorage(ctx, []string{p.Content})
+	if err != nil {
+		return store.CreatedMemory{}, false, err
+	}
+	p.Vector, p.Model = vs[0], embedderOf(st).Model()
+	return st.CreateMemory(ctx, p)
+}
+
+func updateMemory(st *store.Store, ctx context.Context, p store.UpdateMemoryParams) (store.MemoryItem, error) {
+	if p.Content != nil {
+		vs, err := useCases(st).EmbedForStorage(ctx, []string{*p.Content})
+		if err != nil {
+			return store.MemoryItem{}, err
+		}
+		p.Vector, p.Model = vs[0], embedderOf(st).Model()
+	}
+	return st.UpdateMemory(ctx, p)
+}
+
+func embedPending(st *store.Store, ctx context.Context, limit int) (store.EmbedPendingResult, error) {
+	return useCases(st).EmbedPendingRows(ctx, limit)
+}
+
+func backfill(st *store.Store, ctx context.Context, p store.BackfillParams) (store.EmbedPendingResult, error) {
+	return useCases(st).Backfill(ctx, p)
+}
+
+func countPending(st *store.Store, ctx context.Context, sc store.PendingScope) (store.PendingCount, error) {
+	return useCases(st).CountPending(ctx, sc)
+}
