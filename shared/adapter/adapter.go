@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -118,6 +120,23 @@ func RetryAfter(err error) time.Duration {
 		return ra.After
 	}
 	return 0
+}
+
+// NetworkError describes a failed request for a job's last_error, without its URL (which may
+// carry a token in its query): "no answer in time", "canceled", or the transport's error.
+func NetworkError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return "no answer in time"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return err.Error()
 }
 
 // PermanentError is a failure that trying again will not mend (a key the system refuses, a

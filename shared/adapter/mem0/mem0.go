@@ -24,10 +24,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +33,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/upstream"
 )
 
 // The defaults of the Mem0 settings.
@@ -360,12 +359,12 @@ func (m *Mem0) do(ctx context.Context, timeout time.Duration, method, path strin
 	what := method + " " + path
 	resp, err := m.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("Mem0 %s: %s", what, networkError(err))
+		return nil, fmt.Errorf("Mem0 %s: %s", what, adapter.NetworkError(err))
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
-		return nil, fmt.Errorf("Mem0 %s: reading the answer: %s", what, networkError(err))
+		return nil, fmt.Errorf("Mem0 %s: reading the answer: %s", what, adapter.NetworkError(err))
 	}
 	switch s := resp.StatusCode; {
 	case s >= 200 && s <= 299:
@@ -374,7 +373,7 @@ func (m *Mem0) do(ctx context.Context, timeout time.Duration, method, path strin
 		return nil, nil
 	case s == http.StatusTooManyRequests || s >= 500 || s == http.StatusRequestTimeout || s == http.StatusConflict:
 		err := fmt.Errorf("Mem0 %s answered %d", what, s)
-		if d := retryAfter(resp); d > 0 && (s == http.StatusTooManyRequests || s == http.StatusServiceUnavailable) {
+		if d := upstream.RetryAfter(resp.Header, time.Now()); d > 0 && (s == http.StatusTooManyRequests || s == http.StatusServiceUnavailable) {
 			return nil, &adapter.RetryAfterError{After: d, Err: err}
 		}
 		return nil, err
@@ -383,41 +382,4 @@ func (m *Mem0) do(ctx context.Context, timeout time.Duration, method, path strin
 	default:
 		return nil, adapter.Permanent(fmt.Errorf("Mem0 %s answered %d", what, s))
 	}
-}
-
-// networkError describes a failed request without its URL.
-func networkError(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var ne net.Error
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
-		return "no answer in time"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	}
-	return err.Error()
-}
-
-// maxRetryAfter bounds the wait Mem0 may ask for.
-const maxRetryAfter = time.Hour
-
-// retryAfter reads Retry-After (seconds, or an HTTP date); 0 when absent or unreadable.
-func retryAfter(resp *http.Response) time.Duration {
-	v := strings.TrimSpace(resp.Header.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if n, err := strconv.Atoi(v); err == nil && n > 0 {
-		d = time.Duration(n) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = time.Until(t)
-	}
-	if d <= 0 {
-		return 0
-	}
-	return min(d, maxRetryAfter)
 }

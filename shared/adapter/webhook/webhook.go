@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -36,6 +35,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/agentmem/agentmem/shared/adapter"
+	"github.com/agentmem/agentmem/shared/upstream"
 )
 
 // The defaults of the webhook settings.
@@ -192,7 +192,7 @@ func (w *Webhook) Deliver(ctx context.Context, ev adapter.Event) error {
 	}
 	resp, err := w.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s: %s", w.who(), networkError(err))
+		return fmt.Errorf("%s: %s", w.who(), adapter.NetworkError(err))
 	}
 	defer resp.Body.Close()
 	// Enough of the answer to read QStash's, and to let the connection be reused.
@@ -202,7 +202,7 @@ func (w *Webhook) Deliver(ctx context.Context, ev adapter.Event) error {
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 			err = fmt.Errorf("%s answered %d (redirects are not followed)", w.who(), resp.StatusCode)
 		}
-		if d := retryAfter(resp); d > 0 && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+		if d := upstream.RetryAfter(resp.Header, time.Now()); d > 0 && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
 			return &adapter.RetryAfterError{After: d, Err: err}
 		}
 		return err
@@ -223,44 +223,6 @@ func (w *Webhook) who() string {
 		return "QStash"
 	}
 	return "the webhook"
-}
-
-// networkError describes a failed request without its URL (which may carry a token in its
-// query).
-func networkError(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var ne net.Error
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
-		return "no answer in time"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	}
-	return err.Error()
-}
-
-// maxRetryAfter bounds the wait a receiver may ask for.
-const maxRetryAfter = time.Hour
-
-// retryAfter reads Retry-After (seconds, or an HTTP date); 0 when absent or unreadable.
-func retryAfter(resp *http.Response) time.Duration {
-	v := strings.TrimSpace(resp.Header.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if n, err := strconv.Atoi(v); err == nil && n > 0 {
-		d = time.Duration(n) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = time.Until(t)
-	}
-	if d <= 0 {
-		return 0
-	}
-	return min(d, maxRetryAfter)
 }
 
 // base64Decode reads standard base64, padded or not.

@@ -16,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/adapter/webhook/webhooktest"
 	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/upstream"
 )
 
 const content = "My card is 4111 1111 1111 1111, call me on +44 20 7946 0958"
@@ -107,7 +108,7 @@ func TestFailuresAreErrorsWithoutContent(t *testing.T) {
 		{"500", echo(500), "the webhook answered 500", 0},
 		{"400", echo(400), "the webhook answered 400", 0},
 		{"503 with Retry-After", echo(503, "Retry-After", "7"), "the webhook answered 503", 7 * time.Second},
-		{"429 with a huge Retry-After", echo(429, "Retry-After", "999999"), "the webhook answered 429", time.Hour},
+		{"429 with a huge Retry-After", echo(429, "Retry-After", "999999"), "the webhook answered 429", upstream.MaxRetryAfter},
 		{"500 with Retry-After", echo(500, "Retry-After", "7"), "the webhook answered 500", 0},
 		{"redirect", echo(307, "Location", target.URL), "answered 307 (redirects are not followed)", 0},
 		{"slow", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
