@@ -105,24 +105,26 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// TransactionPoolerPorts are the ports taken for transaction-mode poolers, which keep no named
-// prepared statement from one transaction to the next: 6543, Supabase's transaction pooler
-// (Supavisor and the dedicated PgBouncer alike), and 6432, PgBouncer's own default.
-var TransactionPoolerPorts = []uint16{6543, 6432}
+// StatementCachePorts are the ports where the store prepares statements by default: 5432,
+// PostgreSQL's own (a direct connection, or a session-mode pooler such as Supabase's Supavisor
+// on 5432, which keeps a client's server connection for the session), and 54322, the local
+// Supabase stack's database.
+var StatementCachePorts = []uint16{5432, 54322}
 
 // QueryExecMode is how the store sends statements to a server on port when the URL does not
-// say (default_query_exec_mode). Through a transaction-mode pooler (a port of
-// TransactionPoolerPorts): described once and cached per connection, each sent unnamed and so
-// parsed and planned at every call. Anywhere else (PostgreSQL itself, or a session-mode pooler
-// such as Supabase's on 5432): prepared once per connection as named statements, which
-// PostgreSQL then executes without parsing again, and with a cached plan once it finds one as
-// good as a fresh one. A pooler in transaction mode on another port needs
-// default_query_exec_mode=cache_describe in its URL.
+// say (default_query_exec_mode). On a port of StatementCachePorts: prepared once per
+// connection as named statements, which PostgreSQL then executes without parsing again, and
+// with a cached plan once it finds one as good as a fresh one. Anywhere else, where a
+// transaction-mode pooler may keep no named statement from one transaction to the next (6543,
+// Supabase's; 6432, PgBouncer's default; any port of one's own): described once and cached per
+// connection, each sent unnamed, so the contract's "no reliance on named prepared statements"
+// holds for any pooler. A direct connection on another port gains the cache with
+// default_query_exec_mode=cache_statement in its URL.
 func QueryExecMode(port uint16) pgx.QueryExecMode {
-	if slices.Contains(TransactionPoolerPorts, port) {
-		return pgx.QueryExecModeCacheDescribe
+	if slices.Contains(StatementCachePorts, port) {
+		return pgx.QueryExecModeCacheStatement
 	}
-	return pgx.QueryExecModeCacheStatement
+	return pgx.QueryExecModeCacheDescribe
 }
 
 // Close closes the pool.
