@@ -166,7 +166,14 @@ func (a *App) extractTurn(ctx context.Context, j store.ClaimedJob) error {
 		Prompt: facts.Prompt, Model: facts.Model}
 	for _, f := range facts.Facts {
 		src.Kind = f.Kind
-		if err := a.storeFact(ctx, sc, f, src); err != nil {
+		err := a.storeFact(ctx, sc, f, src)
+		if errors.Is(err, store.ErrSourceGone) {
+			// The turn was deleted, reset, cleared or erased while the model answered: its
+			// facts go with it.
+			a.log.InfoContext(ctx, "facts dropped: their turn is gone", "job_id", j.ID.String())
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -195,7 +202,8 @@ func (a *App) storeFact(ctx context.Context, sc memory.Scope, f prompts.Fact, sr
 		return fmt.Errorf("store fact: %w", err)
 	}
 	out, _, err := a.store.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: f.Text, Metadata: meta,
-		TTL: a.cfg.DefaultRetention, Vector: vs[0], Model: a.cfg.Embedder.Model()})
+		TTL: a.cfg.DefaultRetention, Vector: vs[0], Model: a.cfg.Embedder.Model(),
+		Source: &store.MessageRange{SessionID: src.SessionID, SeqFrom: src.SeqFrom, SeqTo: src.SeqTo}})
 	if err != nil {
 		return fmt.Errorf("store fact: %w", err)
 	}

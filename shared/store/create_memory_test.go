@@ -193,3 +193,44 @@ func TestCreateMemoryOutlivesAnEmbeddingOutage(t *testing.T) {
 		t.Errorf("after embed-pending: %+v", rows[0])
 	}
 }
+
+// A fact drawn from a turn (Source) is stored only while every message of the turn is: after
+// the turn is deleted, or its user erased, CreateMemory answers ErrSourceGone and stores
+// nothing.
+func TestCreateMemoryFromAGoneTurn(t *testing.T) {
+	t.Parallel()
+	st, _, exec := commitEnv(t)
+	ctx := context.Background()
+	sc := newScope()
+	sid := uuid.New()
+	p := turn(sc, sid)
+	p.Messages = append(p.Messages, memory.NewMessage{Role: memory.RoleAssistant, Content: "ok"})
+	res, _, err := commitTurn(st, ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &store.MessageRange{SessionID: sid, SeqFrom: res.Messages[0].Seq, SeqTo: res.Messages[1].Seq}
+	fact := func(content string) error {
+		_, _, err := createMemory(st, ctx, store.CreateMemoryParams{Scope: sc, Content: content, TTL: time.Hour, Source: src})
+		return err
+	}
+	if err := fact("The user likes tea."); err != nil {
+		t.Fatalf("while the turn is stored: %v", err)
+	}
+	// Another user cannot lean on the turn: row-level security hides it.
+	other := newScope()
+	if _, _, err := createMemory(st, ctx, store.CreateMemoryParams{Scope: other, Content: "x", TTL: time.Hour, Source: src}); !errors.Is(err, store.ErrSourceGone) {
+		t.Errorf("another user's fact from this turn: %v, want ErrSourceGone", err)
+	}
+	exec(`delete from agentmem.messages where session_id = $1 and seq = $2`, sid, res.Messages[1].Seq)
+	if err := fact("The user likes coffee."); !errors.Is(err, store.ErrSourceGone) {
+		t.Fatalf("after a message of the turn went: %v, want ErrSourceGone", err)
+	}
+	page, err := st.ListMemories(ctx, store.ListMemoriesParams{Scope: sc, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Items) != 1 || page.Items[0].Content != "The user likes tea." {
+		t.Errorf("memories stored: %+v, want only the one drawn while the turn was whole", page.Items)
+	}
+}

@@ -310,6 +310,42 @@ type CreateMemoryParams struct {
 	TTL time.Duration
 	// Idempotency is nil for a request without a key.
 	Idempotency *Idempotency
+	// Source, when set, names the messages the fact was drawn from (fact extraction): it is
+	// stored only while every one of them still is, checked and held (FOR KEY SHARE) in its
+	// transaction, so a fact never outlives a deletion or an erasure that came first.
+	Source *MessageRange
+}
+
+// MessageRange is the messages of a session from SeqFrom to SeqTo.
+type MessageRange struct {
+	SessionID      uuid.UUID
+	SeqFrom, SeqTo int64
+}
+
+// ErrSourceGone is the answer of CreateMemory when a message of its Source is gone (deleted,
+// reset, cleared, expired or erased) since the fact was drawn: nothing is stored.
+var ErrSourceGone = errors.New("the messages the fact was drawn from are gone")
+
+// holdSourceSQL locks the stored, unexpired messages of a range against deletion until the
+// transaction ends, and returns them.
+const holdSourceSQL = `select seq from agentmem.messages
+	where session_id = $1 and user_id = $2 and tenant_id = $3 and seq between $4 and $5 and expires_at > now()
+	for key share`
+
+// holdSource checks, in tx, that every message of r is stored, and holds them.
+func holdSource(ctx context.Context, tx pgx.Tx, sc memory.Scope, r MessageRange) error {
+	rows, err := tx.Query(ctx, holdSourceSQL, r.SessionID, sc.UserID, sc.TenantID, r.SeqFrom, r.SeqTo)
+	if err != nil {
+		return fmt.Errorf("hold source messages: %w", err)
+	}
+	seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return fmt.Errorf("hold source messages: %w", err)
+	}
+	if int64(len(seqs)) != r.SeqTo-r.SeqFrom+1 {
+		return ErrSourceGone
+	}
+	return nil
 }
 
 // CreatedMemory is the answer of CreateMemory, also what a replay returns.
@@ -353,6 +389,31 @@ func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out Cre
 		return nil
 	}
 	jobs := s.memoryJobsArgs(p.Scope, rows.ckeys[0])
+	// store stores the fact and its jobs in tx.
+	store := func(tx pgx.Tx) error {
+		r, err := tx.Query(ctx, storeMemoriesSQL, args...)
+		if err != nil {
+			return fmt.Errorf("store memory: %w", err)
+		}
+		if err := read(r); err != nil {
+			return err
+		}
+		if jobs != nil {
+			if _, err := tx.Exec(ctx, memoryJobsSQL, jobs...); err != nil {
+				return fmt.Errorf("write jobs: %w", err)
+			}
+		}
+		return nil
+	}
+	if p.Source != nil {
+		err = s.inScope(ctx, p.Scope, func(tx pgx.Tx) error {
+			if err := holdSource(ctx, tx, p.Scope, *p.Source); err != nil {
+				return err
+			}
+			return store(tx)
+		})
+		return out, false, err
+	}
 	if p.Idempotency == nil {
 		err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
 			b.Queue(storeMemoriesSQL, args...).Query(read)
@@ -372,17 +433,8 @@ func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out Cre
 			out, err = decodeCreated(prior)
 			return err
 		}
-		r, err := tx.Query(ctx, storeMemoriesSQL, args...)
-		if err != nil {
-			return fmt.Errorf("store memory: %w", err)
-		}
-		if err := read(r); err != nil {
+		if err := store(tx); err != nil {
 			return err
-		}
-		if jobs != nil {
-			if _, err := tx.Exec(ctx, memoryJobsSQL, jobs...); err != nil {
-				return fmt.Errorf("write jobs: %w", err)
-			}
 		}
 		status := 201
 		if out.Merged {
