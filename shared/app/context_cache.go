@@ -54,6 +54,10 @@ type cachedWindow struct {
 	Notes      *string                    `json:"notes"`
 	// Summary is the session's rolling summary as read with the window.
 	Summary *store.Summary `json:"summary"`
+	// ExpiresAt is when the first of the window's messages expires (the database's clock); nil
+	// without messages. The window is not served from expiryMargin before it: a sweep may
+	// delete the message meanwhile, and no job announces that.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 
 // cachedMessage is a message as cached: every field, the token estimate and the content parts
@@ -163,7 +167,8 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (sto
 		switch {
 		case json.Unmarshal(look.Payload, &w) != nil:
 		case chk.c.Unsettled, chk.in >= a.cfg.CacheSettle/2,
-			chk.c.LastExpired != nil && !chk.c.LastExpired.Before(w.FilledAt.Add(-expiryMargin)):
+			chk.c.LastExpired != nil && !chk.c.LastExpired.Before(w.FilledAt.Add(-expiryMargin)),
+			w.ExpiresAt != nil && !time.Now().Add(expiryMargin).Before(*w.ExpiresAt):
 			result = telemetry.CacheStale
 		default:
 			if w.UserMemory == nil {
@@ -176,12 +181,13 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (sto
 	}
 	// The database, and the answer into the cache under the generations the look-up read.
 	filledAt := time.Now()
+	p.WindowExpiry = true
 	out, err := a.store.GetContext(ctx, p)
 	if err != nil {
 		return out, result, err
 	}
 	payload, err := json.Marshal(cachedWindow{FilledAt: filledAt, Messages: toCached(out.Messages), Usage: out.Usage,
-		UserMemory: out.UserMemory, State: out.State, Notes: out.Notes, Summary: out.Summary})
+		UserMemory: out.UserMemory, State: out.State, Notes: out.Notes, Summary: out.Summary, ExpiresAt: out.WindowExpiresAt})
 	if err != nil {
 		return out, result, fmt.Errorf("encode cached window: %w", err)
 	}

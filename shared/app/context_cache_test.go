@@ -356,3 +356,36 @@ func waitCacheReady(t *testing.T, c *redis.Cache) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A window holding a message whose retention runs out soon is not served from the cache: the
+// sweep may delete the message, which no job announces, and the cached copy would outlive it.
+// A window of long-lived messages is.
+func TestContextCacheKeepsNoWindowPastItsRetention(t *testing.T) {
+	t.Parallel()
+	r := newCacheRig(t)
+	u := user()
+	commit := func(session string, ttl int64) {
+		t.Helper()
+		_, err := r.cached.CommitTurn(context.Background(), u, app.CommitTurnInput{SessionID: &session, TTLSeconds: &ttl,
+			Messages: []app.MessageInput{{Role: ptr("user"), Content: json.RawMessage(`"brief"`)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	short, long := uuid.NewString(), uuid.NewString()
+	commit(short, int64(app.ExpiryMarginForTest.Seconds())/2) // expires within the margin
+	commit(long, 3600)
+	r.deliver()
+	for _, tc := range []struct {
+		session string
+		served  bool
+	}{{short, false}, {long, true}} {
+		in := app.GetContextInput{SessionID: &tc.session}
+		if got := r.get(u, in); len(got.Messages) != 1 {
+			t.Fatalf("session %s: %d messages, want 1", tc.session, len(got.Messages))
+		}
+		if served := r.servedFromCache(u, in, tc.session); served != tc.served {
+			t.Errorf("session %s: served from the cache %v, want %v", tc.session, served, tc.served)
+		}
+	}
+}

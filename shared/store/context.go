@@ -33,6 +33,9 @@ type ContextParams struct {
 	// AnswersOnly leaves out tool messages, the tool calls of assistant messages, and the
 	// assistant messages that have no text.
 	AnswersOnly bool
+	// WindowExpiry also reads when the first of the window's messages expires (Context's
+	// WindowExpiresAt), for an answer that is kept (a cache's fill).
+	WindowExpiry bool
 }
 
 // Usage describes the window returned.
@@ -64,6 +67,10 @@ type Context struct {
 	// Summary is the session's rolling summary; nil when it has none.
 	Summary *Summary `json:"summary"`
 	Usage   Usage    `json:"usage"`
+	// WindowExpiresAt is the earliest expiry among the messages the window was drawn from
+	// (ContextParams.WindowExpiry; nil otherwise or without messages): the answer holds a
+	// message past its retention from then on.
+	WindowExpiresAt *time.Time `json:"-"`
 }
 
 // GetContext reads the recent window of a session, the memories relevant to a query and the
@@ -97,6 +104,21 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 			}
 			return nil
 		})
+		if p.WindowExpiry {
+			b.Queue(`
+				select min(expires_at) from (
+					select expires_at from agentmem.messages
+					where session_id = $1 and user_id = $2 and tenant_id = $3 and agent = $4 and expires_at > now()
+					  and ($6::timestamptz is null or created_at >= $6::timestamptz)
+					  and (not $7::boolean or (role <> 'tool' and not (role = 'assistant' and content = '')))
+					order by seq desc
+					limit $5) w`, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages, p.Since, p.AnswersOnly).QueryRow(func(row pgx.Row) error {
+				if err := row.Scan(&out.WindowExpiresAt); err != nil {
+					return fmt.Errorf("select window expiry: %w", err)
+				}
+				return nil
+			})
+		}
 		if rp != nil {
 			b.Queue(recallSQL, s.recallArgs(*rp)...).Query(func(rows pgx.Rows) error {
 				var err error

@@ -60,7 +60,9 @@
 //
 // Expiry is not a change a job announces: the check of step 2 also reads the latest expiry
 // already passed among the session's stored messages, and an answer filled before it (with a
-// minute's margin for the clocks of the database and the function) is refused.
+// minute's margin for the clocks of the database and the function) is refused. A sweep may
+// delete such messages before anyone asks, so an answer also carries the earliest expiry of the
+// messages it was drawn from, and is refused from a minute before it.
 //
 // # Outages
 //
