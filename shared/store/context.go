@@ -73,6 +73,16 @@ type Context struct {
 	WindowExpiresAt *time.Time `json:"-"`
 }
 
+// windowSQL selects a session's recent window, newest first: $1 session, $2 user, $3 tenant,
+// $4 agent, $5 how many, $6 since (or null), $7 answers only.
+const windowSQL = `
+	from agentmem.messages
+	where session_id = $1 and user_id = $2 and tenant_id = $3 and agent = $4 and expires_at > now()
+	  and ($6::timestamptz is null or created_at >= $6::timestamptz)
+	  and (not $7::boolean or (role <> 'tool' and not (role = 'assistant' and content = '')))
+	order by seq desc
+	limit $5`
+
 // GetContext reads the recent window of a session, the memories relevant to a query and the
 // user's key/value memory, state and notes, in one read-only transaction. A session that does
 // not exist, or is not the caller's, has no messages.
@@ -91,13 +101,7 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 	var msgs []memory.Message
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(`
-			select `+messageColumns+`
-			from agentmem.messages
-			where session_id = $1 and user_id = $2 and tenant_id = $3 and agent = $4 and expires_at > now()
-			  and ($6::timestamptz is null or created_at >= $6::timestamptz)
-			  and (not $7::boolean or (role <> 'tool' and not (role = 'assistant' and content = '')))
-			order by seq desc
-			limit $5`, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages, p.Since, p.AnswersOnly).Query(func(rows pgx.Rows) error {
+			select `+messageColumns+windowSQL, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages, p.Since, p.AnswersOnly).Query(func(rows pgx.Rows) error {
 			var err error
 			if msgs, err = pgx.CollectRows(rows, scanMessage); err != nil {
 				return fmt.Errorf("select messages: %w", err)
@@ -106,13 +110,7 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 		})
 		if p.WindowExpiry {
 			b.Queue(`
-				select min(expires_at) from (
-					select expires_at from agentmem.messages
-					where session_id = $1 and user_id = $2 and tenant_id = $3 and agent = $4 and expires_at > now()
-					  and ($6::timestamptz is null or created_at >= $6::timestamptz)
-					  and (not $7::boolean or (role <> 'tool' and not (role = 'assistant' and content = '')))
-					order by seq desc
-					limit $5) w`, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages, p.Since, p.AnswersOnly).QueryRow(func(row pgx.Row) error {
+				select min(expires_at) from (select expires_at`+windowSQL+`) w`, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages, p.Since, p.AnswersOnly).QueryRow(func(row pgx.Row) error {
 				if err := row.Scan(&out.WindowExpiresAt); err != nil {
 					return fmt.Errorf("select window expiry: %w", err)
 				}
