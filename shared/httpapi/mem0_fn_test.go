@@ -107,7 +107,7 @@ func TestJobsDeliveredToMem0(t *testing.T) {
 		t.Fatalf("%d adds", len(adds))
 	}
 	add := adds[0]
-	if add.UserID != u.id.String() || add.AgentID != "bot" || add.RunID != sid.String() || add.AppID != "acme" ||
+	if add.UserID != u.id.String() || add.AgentID != "bot" || add.RunID != sid.String() || add.AppID != "agentmem:acme" ||
 		len(add.Messages) != 2 || add.Messages[0].Role != "user" ||
 		add.Messages[0].Content != "I am Ada-8842, mail [EMAIL] or call [PHONE]." || add.Messages[1].Content != "Noted, Ada-8842." {
 		t.Fatalf("add %+v", add)
@@ -266,9 +266,9 @@ func TestRecallWithMem0(t *testing.T) {
 	turn := jobTurn(uuid.New(), "bot", "hello")
 	turn["memories"] = []map[string]any{{"content": "The user drinks oolong tea daily."}}
 	e.call(u.token, "commit-turn", turn).must(t, http.StatusCreated)
-	e.mem0.Seed(mem0test.Memory{Memory: "Prefers oolong tea without sugar", UserID: u.id.String(), AgentID: "bot", AppID: "acme"},
-		mem0test.Memory{Memory: "Oolong tea lover, other user", UserID: other.id.String(), AgentID: "bot", AppID: "acme"},
-		mem0test.Memory{Memory: "the user drinks oolong tea daily.", UserID: u.id.String(), AgentID: "bot", AppID: "acme"})
+	e.mem0.Seed(mem0test.Memory{Memory: "Prefers oolong tea without sugar", UserID: u.id.String(), AgentID: "bot", AppID: "agentmem:acme"},
+		mem0test.Memory{Memory: "Oolong tea lover, other user", UserID: other.id.String(), AgentID: "bot", AppID: "agentmem:acme"},
+		mem0test.Memory{Memory: "the user drinks oolong tea daily.", UserID: u.id.String(), AgentID: "bot", AppID: "agentmem:acme"})
 	recall := func(body map[string]any) []map[string]any {
 		t.Helper()
 		r := e.call(u.token, "recall", body).must(t, http.StatusOK)

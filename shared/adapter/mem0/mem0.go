@@ -12,9 +12,9 @@
 //	POST   /v2/memories/search/    {"query", "filters": {"AND": [{"user_id"}, ...]}, "top_k"}
 //
 // Identifiers: user_id is agentmem's user id, agent_id the agent, run_id the session id, and
-// app_id the tenant when there is one. The metadata of an add carries agentmem_event_id (the
-// same on every retry, and on every page's own id for a backfill), so a repeat can be
-// recognized in Mem0.
+// app_id the tenant, prefixed (AppID), the default tenant too. The metadata of an add carries
+// agentmem_event_id (the same on every retry, and on every page's own id for a backfill), so a
+// repeat can be recognized in Mem0.
 package mem0
 
 import (
@@ -135,9 +135,9 @@ type AddRequest struct {
 // forget-user). Changes of agentmem's own memories, and a session's sync, ask nothing of Mem0.
 func (m *Mem0) Deliver(ctx context.Context, ev adapter.Event) error {
 	user := ev.UserID.String()
-	app := ""
+	app := "" // an erasure of the person in every tenant: no app_id, every tenant's memories go
 	if ev.TenantID != nil {
-		app = *ev.TenantID
+		app = AppID(*ev.TenantID)
 	}
 	session := ""
 	if ev.SessionID != nil {
@@ -198,6 +198,11 @@ func (m *Mem0) add(ctx context.Context, ev adapter.Event, user, agent, session, 
 	return err
 }
 
+// AppID is Mem0's app_id of an agentmem tenant: prefixed, so that the default tenant ('') has
+// one too, distinct from every named tenant's, and a search or a deletion in one tenant never
+// reaches another tenant's memories (Mem0 leaves a filter without app_id unbounded).
+func AppID(tenant string) string { return "agentmem:" + tenant }
+
 type deleteFilter struct{ user, agent, run, app string }
 
 // deleteAll deletes the memories f selects, always within one user: a filter without a user
@@ -255,9 +260,7 @@ const OriginMem0 = "mem0"
 // redacted. Memories of another user in the answer are dropped.
 func (m *Mem0) Search(ctx context.Context, sc memory.Scope, query string, k int) ([]memory.Hit, error) {
 	and := []map[string]any{{"user_id": sc.UserID.String()}}
-	if sc.TenantID != "" {
-		and = append(and, map[string]any{"app_id": sc.TenantID})
-	}
+	and = append(and, map[string]any{"app_id": AppID(sc.TenantID)})
 	if sc.Agent != "" {
 		and = append(and, map[string]any{"agent_id": sc.Agent})
 	}

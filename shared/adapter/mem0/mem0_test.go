@@ -95,7 +95,7 @@ func TestTurnIsAdded(t *testing.T) {
 		t.Errorf("messages %v", b["messages"])
 	}
 	for k, want := range map[string]any{"user_id": ev.UserID.String(), "agent_id": "bot", "run_id": ev.SessionID.String(),
-		"app_id": "acme", "version": "v2", "async_mode": false, "org_id": "org_1", "project_id": "proj_1"} {
+		"app_id": "agentmem:acme", "version": "v2", "async_mode": false, "org_id": "org_1", "project_id": "proj_1"} {
 		if b[k] != want {
 			t.Errorf("%s = %v, want %v", k, b[k], want)
 		}
@@ -120,11 +120,11 @@ func TestDeletions(t *testing.T) {
 	m := newAdapter(t, mem0.Config{APIKey: key, URL: s.URL})
 	ev := turn("hello")
 	user, session, other := ev.UserID.String(), ev.SessionID.String(), uuid.NewString()
-	s.Seed(mem0test.Memory{Memory: "a", UserID: user, RunID: session, AppID: "acme", AgentID: "bot"},
-		mem0test.Memory{Memory: "b", UserID: user, RunID: uuid.NewString(), AppID: "acme", AgentID: "bot"},
-		mem0test.Memory{Memory: "c", UserID: user, RunID: uuid.NewString(), AppID: "acme", AgentID: "other"},
-		mem0test.Memory{Memory: "d", UserID: user, AppID: "beta"},
-		mem0test.Memory{Memory: "e", UserID: other, RunID: session, AppID: "acme"})
+	s.Seed(mem0test.Memory{Memory: "a", UserID: user, RunID: session, AppID: "agentmem:acme", AgentID: "bot"},
+		mem0test.Memory{Memory: "b", UserID: user, RunID: uuid.NewString(), AppID: "agentmem:acme", AgentID: "bot"},
+		mem0test.Memory{Memory: "c", UserID: user, RunID: uuid.NewString(), AppID: "agentmem:acme", AgentID: "other"},
+		mem0test.Memory{Memory: "d", UserID: user, AppID: "agentmem:beta"},
+		mem0test.Memory{Memory: "e", UserID: other, RunID: session, AppID: "agentmem:acme"})
 	remaining := func() string {
 		var out []string
 		for _, x := range s.Memories() {
@@ -152,9 +152,9 @@ func TestDeletions(t *testing.T) {
 			e.Removed = nil
 			e.Messages = []memory.Message{{Role: memory.RoleTool, Content: "{}"}, {Role: memory.RoleUser, Content: "  "}}
 		}), "", "abcde"},
-		{with(adapter.SessionDeleted, nil), "app_id=acme&run_id=" + session + "&user_id=" + user, "bcde"},
-		{with(adapter.MessagesCleared, nil), "agent_id=bot&app_id=acme&user_id=" + user, "cde"},
-		{with(adapter.UserForgotten, nil), "app_id=acme&user_id=" + user, "de"},
+		{with(adapter.SessionDeleted, nil), "app_id=agentmem%3Aacme&run_id=" + session + "&user_id=" + user, "bcde"},
+		{with(adapter.MessagesCleared, nil), "agent_id=bot&app_id=agentmem%3Aacme&user_id=" + user, "cde"},
+		{with(adapter.UserForgotten, nil), "app_id=agentmem%3Aacme&user_id=" + user, "de"},
 		{with(adapter.UserForgotten, func(e *adapter.Event) { e.TenantID = nil }), "user_id=" + user, "e"},
 	} {
 		before := len(s.Requests())
@@ -175,7 +175,7 @@ func TestDeletions(t *testing.T) {
 	}
 	// A reset, a message's deletion and a sync of a session gone: the session's memories.
 	for _, typ := range []string{adapter.SessionReset, adapter.MessageDeleted, adapter.SyncSession} {
-		s.Seed(mem0test.Memory{Memory: "x", UserID: user, RunID: session, AppID: "acme"})
+		s.Seed(mem0test.Memory{Memory: "x", UserID: user, RunID: session, AppID: "agentmem:acme"})
 		if err := m.Deliver(t.Context(), with(typ, func(e *adapter.Event) { e.Removed.Session = typ == adapter.SyncSession })); err != nil {
 			t.Fatal(err)
 		}
@@ -250,9 +250,9 @@ func TestSearch(t *testing.T) {
 	m := newAdapter(t, mem0.Config{APIKey: key, URL: s.URL})
 	user := uuid.New()
 	s.Seed(mem0test.Memory{ID: "mem_01JF8ZS4Y0R0SPM13R5R6H32CJ", Memory: "Likes green tea", UserID: user.String(),
-		AppID: "acme", AgentID: "bot", Metadata: map[string]any{"agentmem_event_id": "x"}},
-		mem0test.Memory{Memory: "Likes black tea", UserID: user.String(), AppID: "acme", AgentID: "other"},
-		mem0test.Memory{Memory: "Likes tea too", UserID: uuid.NewString(), AppID: "acme", AgentID: "bot"})
+		AppID: "agentmem:acme", AgentID: "bot", Metadata: map[string]any{"agentmem_event_id": "x"}},
+		mem0test.Memory{Memory: "Likes black tea", UserID: user.String(), AppID: "agentmem:acme", AgentID: "other"},
+		mem0test.Memory{Memory: "Likes tea too", UserID: uuid.NewString(), AppID: "agentmem:acme", AgentID: "bot"})
 	hits, err := m.Search(t.Context(), memory.Scope{TenantID: "acme", UserID: user, Agent: "bot"}, "green tea", 5)
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +269,7 @@ func TestSearch(t *testing.T) {
 	r := s.Requests()[0]
 	var body map[string]any
 	_ = json.Unmarshal(r.Body, &body)
-	want := map[string]any{"AND": []any{map[string]any{"user_id": user.String()}, map[string]any{"app_id": "acme"},
+	want := map[string]any{"AND": []any{map[string]any{"user_id": user.String()}, map[string]any{"app_id": "agentmem:acme"},
 		map[string]any{"agent_id": "bot"}}}
 	if r.Path != "/v2/memories/search/" || !reflect.DeepEqual(body["filters"], want) || body["top_k"] != 5.0 || body["query"] != "green tea" {
 		t.Errorf("search request %s %s", r.Path, r.Body)
@@ -306,5 +306,31 @@ func TestConfig(t *testing.T) {
 	var pe *adapter.PermanentError
 	if !errors.As(adapter.Permanent(errors.New("x")), &pe) {
 		t.Error("Permanent")
+	}
+}
+
+// The default tenant ('') is a tenant like any other: a search there finds none of the same
+// person's memories of another tenant, and a forget-user there deletes none of them.
+func TestDefaultTenantStaysInItsOwn(t *testing.T) {
+	t.Parallel()
+	s := newServer(t)
+	m := newAdapter(t, mem0.Config{APIKey: key, URL: s.URL})
+	user := uuid.New()
+	s.Seed(mem0test.Memory{Memory: "Likes tea in acme", UserID: user.String(), AppID: mem0.AppID("acme")},
+		mem0test.Memory{Memory: "Likes tea by default", UserID: user.String(), AppID: mem0.AppID("")})
+	hits, err := m.Search(t.Context(), memory.Scope{UserID: user}, "tea", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].Content != "Likes tea by default" {
+		t.Errorf("search in the default tenant: %+v, want its own memory only", hits)
+	}
+	def := ""
+	forget := adapter.Event{ID: uuid.New(), Type: adapter.UserForgotten, TenantID: &def, UserID: user}
+	if err := m.Deliver(t.Context(), forget); err != nil {
+		t.Fatal(err)
+	}
+	if left := s.Memories(); len(left) != 1 || left[0].Memory != "Likes tea in acme" {
+		t.Errorf("after forgetting the user in the default tenant: %+v, want acme's memory kept", left)
 	}
 }
