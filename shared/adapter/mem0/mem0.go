@@ -198,7 +198,7 @@ func (m *Mem0) add(ctx context.Context, ev adapter.Event, user, agent, session, 
 	return err
 }
 
-// AppID is Mem0's app_id of an agentmem tenant: prefixed, so that the default tenant (”) has
+// AppID is Mem0's app_id of an agentmem tenant: prefixed, so that the default tenant (the empty string) has
 // one too, distinct from every named tenant's, and a search or a deletion in one tenant never
 // reaches another tenant's memories (Mem0 leaves a filter without app_id unbounded).
 func AppID(tenant string) string { return "agentmem:" + tenant }

@@ -309,7 +309,7 @@ func TestConfig(t *testing.T) {
 	}
 }
 
-// The default tenant (”) is a tenant like any other: a search there finds none of the same
+// The default tenant (the empty string) is a tenant like any other: a search there finds none of the same
 // person's memories of another tenant, and a forget-user there deletes none of them.
 func TestDefaultTenantStaysInItsOwn(t *testing.T) {
 	t.Parallel()
