@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -191,20 +190,9 @@ func TestBedrockMalformedAnswers(t *testing.T) {
 // A Converse request that takes longer than Timeout is abandoned and retried.
 func TestBedrockTimesOutSlowRequests(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	var first sync.Once
-	srv := llmtest.NewConverse(t, func(llmtest.Call) llmtest.Reply {
-		slow := false
-		first.Do(func() { slow = true })
-		if slow {
-			select {
-			case <-release:
-			case <-time.After(5 * time.Second):
-			}
-		}
-		return llmtest.Reply{Output: `{"facts":[]}`}
-	})
-	t.Cleanup(func() { close(release) }) // before the server's Close, which waits for handlers
+	slow, release := slowFirst()
+	srv := llmtest.NewConverse(t, slow)
+	t.Cleanup(release) // before the server's Close, which waits for handlers
 	c := newBedrock(t, srv, llm.BedrockConfig{Timeout: 200 * time.Millisecond})
 	start := time.Now()
 	if _, err := c.Complete(context.Background(), testRequest()); err != nil {

@@ -58,6 +58,25 @@ func (l *logBuffer) logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
+// slowFirst is a provider's handler that answers its first request only when released (or
+// after 5 s), and every later one at once; release, registered with t.Cleanup after the
+// server is made, lets the server close without waiting.
+func slowFirst() (handler func(llmtest.Call) llmtest.Reply, release func()) {
+	ch := make(chan struct{})
+	var first sync.Once
+	return func(llmtest.Call) llmtest.Reply {
+		slow := false
+		first.Do(func() { slow = true })
+		if slow {
+			select {
+			case <-ch:
+			case <-time.After(5 * time.Second):
+			}
+		}
+		return llmtest.Reply{Output: `{"facts":[]}`}
+	}, func() { close(ch) }
+}
+
 // noSecrets fails the test when the key, the prompt or the answer shows in text.
 func noSecrets(t *testing.T, what, text string, more ...string) {
 	t.Helper()
@@ -310,20 +329,9 @@ func TestOpenAIRefusalIsNotRetried(t *testing.T) {
 // A request that takes longer than Timeout is abandoned and retried.
 func TestOpenAITimesOutSlowRequests(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	var first sync.Once
-	srv := llmtest.NewChatCompletions(t, func(llmtest.Call) llmtest.Reply {
-		slow := false
-		first.Do(func() { slow = true })
-		if slow {
-			select {
-			case <-release:
-			case <-time.After(5 * time.Second):
-			}
-		}
-		return llmtest.Reply{Output: `{"facts":[]}`}
-	})
-	t.Cleanup(func() { close(release) }) // before the server's Close, which waits for handlers
+	slow, release := slowFirst()
+	srv := llmtest.NewChatCompletions(t, slow)
+	t.Cleanup(release) // before the server's Close, which waits for handlers
 	c := newOpenAI(t, llm.OpenAIConfig{BaseURL: srv.URL, Timeout: 200 * time.Millisecond})
 	start := time.Now()
 	if _, err := c.Complete(context.Background(), testRequest()); err != nil {
