@@ -22,6 +22,7 @@ import (
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 )
 
 // commitMessages commits msgs (and facts) to session sid of sc and returns where each message landed.
@@ -317,31 +318,7 @@ func tieKey(h memory.Hit) string {
 // ten to a session.
 func (e *rankEnv) seedMessages(t *testing.T, user uuid.UUID, agent string, texts, metadata []string) {
 	t.Helper()
-	var h embedding.Hash
-	ctx := context.Background()
-	var sessions []uuid.UUID
-	for range (len(texts) + 9) / 10 {
-		sessions = append(sessions, uuid.New())
-	}
-	if _, err := e.conn.Exec(ctx, `insert into agentmem.sessions (id, user_id, agent, last_seq, expires_at)
-		select s, $2, $3, 10, now() + interval '1 hour' from unnest($1::uuid[]) s`, sessions, user, agent); err != nil {
-		t.Fatal(err)
-	}
-	sids := make([]uuid.UUID, len(texts))
-	vecs := make([]string, len(texts))
-	for i, s := range texts {
-		sids[i] = sessions[i/10]
-		vecs[i] = pgvector.NewVector(h.Vector(s)).String()
-	}
-	_, err := e.conn.Exec(ctx, `insert into agentmem.messages
-		(session_id, seq, id, user_id, agent, role, content, metadata, token_estimate, embedding, embedding_model, expires_at)
-		select x.sid, (x.ord - 1) % 10 + 1, gen_random_uuid(), $2, $3, 'user', x.content, x.metadata::jsonb, 10,
-		       x.embedding::extensions.vector, $4, now() + interval '1 hour'
-		from unnest($1::uuid[], $5::text[], $6::text[], $7::text[]) with ordinality as x(sid, content, metadata, embedding, ord)`,
-		sids, user, agent, h.Model(), texts, metadata, vecs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	storetest.SeedMessages(t, e.conn, user, agent, texts, metadata)
 }
 
 // A user with more messages than the exact limit is ranked through the model's HNSW index on
@@ -374,61 +351,7 @@ func TestRecallMessagesLargeScopeUsesTheIndex(t *testing.T) {
 	if _, err := e.conn.Exec(ctx, "analyze agentmem.messages"); err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
-		name, agent, filter string
-		check               func(h memory.Hit) bool
-	}{
-		{"whole scope", "", "", func(memory.Hit) bool { return true }},
-		{"one agent of ten", "rare", "", func(h memory.Hit) bool { return slices.Contains(rare, h.Content) }},
-		{"metadata filter", "", `{"i": 1}`, func(h memory.Hit) bool { return string(h.Metadata) == `{"i": 1}` }},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var overlap, total int
-			for q := range 8 {
-				p := store.RecallParams{Scope: memory.Scope{UserID: user, Agent: c.agent}, Source: memory.SourceMessages,
-					Query: rankFact(q*37 + 1), K: 10, Mode: memory.ModeVector, MinScore: -1}
-				if c.filter != "" {
-					p.Filter = []byte(c.filter)
-				}
-				got, err := recall(e.st, ctx, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := recall(e.exact, ctx, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(got) != 10 || len(want) != 10 {
-					t.Fatalf("query %d: %d results through the index, %d exact; want 10", q, len(got), len(want))
-				}
-				for _, h := range got {
-					if !c.check(h) {
-						t.Fatalf("query %d: %q (%s) does not pass the filter", q, h.Content, h.Metadata)
-					}
-					if slices.Contains(keys(want), key(h)) {
-						overlap++
-					}
-				}
-				total += len(want)
-				p.Mode = memory.ModeText
-				gotText, err := recall(e.st, ctx, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				wantText, err := recall(e.exact, ctx, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(wantText) == 0 || !slices.Equal(keys(gotText), keys(wantText)) {
-					t.Fatalf("query %d, text: %v above the limit, %v below", q, contents(gotText), contents(wantText))
-				}
-			}
-			if r := float64(overlap) / float64(total); r < 0.9 {
-				t.Errorf("recall@10 against exact = %.2f, want >= 0.9", r)
-			}
-		})
-	}
+	e.indexAgreesWithExact(t, user, memory.SourceMessages, rare)
 
 	for limit, want := range map[int]bool{300: false, 301: true} {
 		var small bool

@@ -16,7 +16,7 @@ import (
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
-	"github.com/agentmem/agentmem/shared/testdb"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 )
 
 // rankEnv is a database with two stores over it: one with the given ranking, one with the
@@ -29,41 +29,15 @@ type rankEnv struct {
 
 func newRankEnv(t *testing.T, r store.Ranking) *rankEnv {
 	t.Helper()
-	db := testdb.New(t)
-	ctx := context.Background()
-	open := func(r store.Ranking) *store.Store {
-		st, err := store.Open(ctx, store.Config{DatabaseURL: db.URL, MaxConns: 4, Ranking: r})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
-		return st
-	}
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return &rankEnv{st: open(r), exact: open(store.Ranking{}), conn: conn, url: db.URL}
+	e := storetest.New(t, storetest.MaxConns(4), storetest.Ranking(r))
+	exact := storetest.Open(t, e.DB, storetest.MaxConns(4))
+	return &rankEnv{st: e.Store, exact: exact, conn: e.Admin(t), url: e.DB.URL}
 }
 
 // seed stores memories of user (agent, metadata) with the built-in embedder's vectors.
 func (e *rankEnv) seed(t *testing.T, user uuid.UUID, agent string, texts []string, metadata []string) {
 	t.Helper()
-	var h embedding.Hash
-	vecs := make([]string, len(texts))
-	for i, s := range texts {
-		vecs[i] = pgvector.NewVector(h.Vector(s)).String()
-	}
-	_, err := e.conn.Exec(context.Background(), `insert into agentmem.memories
-		(user_id, agent, content, content_key, metadata, embedding, embedding_model, expires_at)
-		select $1, $2, x.content, md5(x.content), x.metadata::jsonb, x.embedding::extensions.vector, $3,
-		       now() + interval '1 hour'
-		from unnest($4::text[], $5::text[], $6::text[]) as x(content, metadata, embedding)`,
-		user, agent, h.Model(), texts, metadata, vecs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	storetest.SeedMemories(t, e.conn, user, agent, texts, metadata)
 }
 
 var rankWords = strings.Fields(`tea coffee hiking chess Porto Berlin violin garden dog cat bicycle
@@ -74,6 +48,76 @@ func rankFact(i int) string {
 	n := len(rankWords)
 	return fmt.Sprintf("User enjoys %s with %s near %s, note %d", rankWords[i%n], rankWords[(i*7+3)%n],
 		rankWords[(i*13+5)%n], i)
+}
+
+// indexAgreesWithExact recalls user's rows of source (seeded in agents common and rare, a third
+// of the common ones with metadata {"i": 1}) through the index (e.st) and exactly (e.exact), for
+// the whole scope, one agent of ten and a metadata filter: every hit through the index passes the
+// filter, recall@10 against the exact answer is at least 0.9, and full text above the exact limit
+// finds what it finds below it, in the same order.
+func (e *rankEnv) indexAgreesWithExact(t *testing.T, user uuid.UUID, source string, rare []string) {
+	t.Helper()
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		agent  string
+		filter string
+		check  func(h memory.Hit) bool
+	}{
+		{"whole scope", "", "", func(memory.Hit) bool { return true }},
+		{"one agent of ten", "rare", "", func(h memory.Hit) bool { return slices.Contains(rare, h.Content) }},
+		{"metadata filter", "", `{"i": 1}`, func(h memory.Hit) bool { return string(h.Metadata) == `{"i": 1}` }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var overlap, total int
+			for q := range 8 {
+				p := store.RecallParams{Scope: memory.Scope{UserID: user, Agent: c.agent}, Source: source,
+					Query: rankFact(q*37 + 1), K: 10, Mode: memory.ModeVector, MinScore: -1}
+				if c.filter != "" {
+					p.Filter = []byte(c.filter)
+				}
+				got, err := recall(e.st, ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := recall(e.exact, ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != 10 || len(want) != 10 {
+					t.Fatalf("query %d: %d results through the index, %d exact; want 10", q, len(got), len(want))
+				}
+				for _, h := range got {
+					if !c.check(h) {
+						t.Fatalf("query %d: %q (%s) does not pass the filter", q, h.Content, h.Metadata)
+					}
+					if slices.Contains(keys(want), key(h)) {
+						overlap++
+					}
+				}
+				total += len(want)
+
+				// Full text above the limit is planned for the query, below it matched among
+				// the user's rows: the same rows in the same order either way.
+				p.Mode = memory.ModeText
+				gotText, err := recall(e.st, ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantText, err := recall(e.exact, ctx, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(wantText) == 0 || !slices.Equal(keys(gotText), keys(wantText)) {
+					t.Fatalf("query %d, text: %v above the limit, %v below", q, contents(gotText), contents(wantText))
+				}
+			}
+			if r := float64(overlap) / float64(total); r < 0.9 {
+				t.Errorf("recall@10 against exact = %.2f, want >= 0.9", r)
+			}
+		})
+	}
 }
 
 func ids(hits []memory.Hit) []uuid.UUID {
@@ -115,66 +159,7 @@ func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
 	if _, err := e.conn.Exec(ctx, "analyze agentmem.memories"); err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
-		name   string
-		agent  string
-		filter string
-		check  func(h memory.Hit) bool
-	}{
-		{"whole scope", "", "", func(memory.Hit) bool { return true }},
-		{"one agent of ten", "rare", "", func(h memory.Hit) bool { return slices.Contains(rare, h.Content) }},
-		{"metadata filter", "", `{"i": 1}`, func(h memory.Hit) bool { return string(h.Metadata) == `{"i": 1}` }},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var overlap, total int
-			for q := range 8 {
-				p := store.RecallParams{Scope: memory.Scope{UserID: user, Agent: c.agent}, Query: rankFact(q*37 + 1),
-					K: 10, Mode: memory.ModeVector, MinScore: -1}
-				if c.filter != "" {
-					p.Filter = []byte(c.filter)
-				}
-				got, err := recall(e.st, ctx, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := recall(e.exact, ctx, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(got) != 10 || len(want) != 10 {
-					t.Fatalf("query %d: %d results through the index, %d exact; want 10", q, len(got), len(want))
-				}
-				for _, h := range got {
-					if !c.check(h) {
-						t.Fatalf("query %d: %q (%s) does not pass the filter", q, h.Content, h.Metadata)
-					}
-					if slices.Contains(ids(want), h.ID) {
-						overlap++
-					}
-				}
-				total += len(want)
-
-				// Full text above the limit is planned for the query, below it matched among
-				// the user's rows: the same memories in the same order either way.
-				p.Mode = memory.ModeText
-				gotText, err := recall(e.st, ctx, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				wantText, err := recall(e.exact, ctx, p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(wantText) == 0 || !slices.Equal(ids(gotText), ids(wantText)) {
-					t.Fatalf("query %d, text: %v above the limit, %v below", q, contents(gotText), contents(wantText))
-				}
-			}
-			if r := float64(overlap) / float64(total); r < 0.9 {
-				t.Errorf("recall@10 against exact = %.2f, want >= 0.9", r)
-			}
-		})
-	}
+	e.indexAgreesWithExact(t, user, "", rare)
 
 	// The plans: above the limit the HNSW index serves the query, and its iterative scan still
 	// finds k rows of a selective filter (on a table this small the planner would rather scan
