@@ -16,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -65,23 +66,13 @@ type backfillEnv struct {
 func newBackfillEnv(t *testing.T) *backfillEnv {
 	t.Helper()
 	db := testdb.New(t)
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: db.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	return &backfillEnv{t: t, db: db, hash: st}
+	return &backfillEnv{t: t, db: db, hash: storetest.Open(t, db)}
 }
 
 // open is a store over the same database with another embedder.
 func (e *backfillEnv) open(emb embedding.Embedder) *store.Store {
 	e.t.Helper()
-	st, err := openWith(context.Background(), store.Config{DatabaseURL: e.db.URL}, emb)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(st.Close)
-	return st
+	return openWith(e.t, e.db.URL, emb)
 }
 
 // insert stores memories of a user in a tenant as the Hash embedder would have, straight in the

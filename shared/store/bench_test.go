@@ -11,18 +11,13 @@ import (
 
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
-	"github.com/agentmem/agentmem/shared/testdb"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 )
 
 // benchStore opens a store over a fresh database, with one session of n messages.
 func benchStore(b *testing.B, n int) (*store.Store, memory.Scope, uuid.UUID) {
 	b.Helper()
-	db := testdb.New(b)
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: db.URL, MaxConns: 8})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(st.Close)
+	st := storetest.New(b, storetest.MaxConns(8)).Store
 	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
 	sid := uuid.New()
 	for i := 0; i < n; i += 2 {

@@ -16,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -64,18 +65,10 @@ func TestClientRolesCannotWrite(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := storetest.Admin(t, db.URL)
 
 	// The victim's data, written by the store as the functions write it, and the attacker's own.
-	st, err := store.Open(ctx, store.Config{DatabaseURL: db.URL, MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t, db, storetest.MaxConns(2))
 	attacker, victim := owner{"t1", uuid.New()}, owner{"t1", uuid.New()}
 	victimSession := uuid.New()
 	for _, o := range []struct {
@@ -366,16 +359,8 @@ func TestSearchFunctionsRankOnlyTheCallersRows(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	st, err := store.Open(ctx, store.Config{DatabaseURL: db.URL, MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	conn := storetest.Admin(t, db.URL)
+	st := storetest.Open(t, db, storetest.MaxConns(2))
 	attacker, victim := owner{"t1", uuid.New()}, owner{"t1", uuid.New()}
 	for _, o := range []owner{victim, attacker} {
 		sc := memory.Scope{TenantID: o.tenant, UserID: o.user, Agent: memory.DefaultAgent}

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -34,21 +34,10 @@ func commitEnv(t *testing.T) (*store.Store, *countingEmbedder, func(sql string, 
 	t.Helper()
 	db := testdb.New(t)
 	emb := &countingEmbedder{}
-	st, err := openWith(context.Background(), store.Config{DatabaseURL: db.URL, MaxConns: 8}, emb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	st := openWith(t, db.URL, emb, storetest.MaxConns(8))
 	exec := func(sql string, args ...any) {
 		t.Helper()
-		conn, err := pgx.Connect(context.Background(), db.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(context.Background(), sql, args...); err != nil {
-			t.Fatal(err)
-		}
+		storetest.Exec(t, db.URL, sql, args...)
 	}
 	return st, emb, exec
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -191,11 +192,7 @@ func TestConnectionLostIsUnavailable(t *testing.T) {
 			q.Set("application_name", t.Name())
 			u.RawQuery = q.Encode()
 			// One connection, so the request after the cut takes the one that was cut.
-			st, err := store.Open(ctx, store.Config{DatabaseURL: u.String(), MaxConns: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(st.Close)
+			st := storetest.OpenURL(t, u.String(), storetest.MaxConns(1))
 			sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
 			sid := uuid.New()
 			commit := func(n string) store.CommitParams {

@@ -92,12 +92,7 @@ func newEmbedEnv(t *testing.T) *embedEnv {
 		t.Fatal(err)
 	}
 	db := testdb.New(t)
-	st, err := openWith(context.Background(), store.Config{DatabaseURL: db.URL}, emb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	return &embedEnv{t: t, db: db, st: st, provider: p}
+	return &embedEnv{t: t, db: db, st: openWith(t, db.URL, emb), provider: p}
 }
 
 // admin runs fn on a superuser connection, outside row-level security.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -26,16 +27,8 @@ func TestForgetUserRacingCommits(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	st, err := store.Open(ctx, store.Config{DatabaseURL: db.URL, MaxConns: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	admin, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(context.Background())
+	st := storetest.Open(t, db, storetest.MaxConns(8))
+	admin := storetest.Admin(t, db.URL)
 
 	const writers = 4
 	for _, tenant := range []string{"", "acme"} {
@@ -136,16 +129,8 @@ func TestForgetUserHoldsBackACommitMeanwhile(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	st, err := store.Open(ctx, store.Config{DatabaseURL: db.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	admin, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(context.Background())
+	st := storetest.Open(t, db)
+	admin := storetest.Admin(t, db.URL)
 
 	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
 	commit := func(fact string) (store.CommitResult, error) {

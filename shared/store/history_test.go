@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -53,12 +54,7 @@ func histRows(t *testing.T, exec func(func(*pgx.Conn)), tenant string, user uuid
 func historyEnv(t *testing.T) (*store.Store, func(func(*pgx.Conn))) {
 	t.Helper()
 	db := testdb.New(t)
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: db.URL, MaxConns: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	return st, adminExec(t, db.URL)
+	return storetest.Open(t, db, storetest.MaxConns(8)), adminExec(t, db.URL)
 }
 
 func adminExec(t *testing.T, url string) func(func(*pgx.Conn)) {

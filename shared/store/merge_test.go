@@ -19,6 +19,7 @@ import (
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -105,12 +106,7 @@ type mergeEnv struct {
 func newMergeEnv(t *testing.T) *mergeEnv {
 	t.Helper()
 	db := testdb.New(t)
-	conn, err := pgx.Connect(context.Background(), db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return &mergeEnv{t: t, url: db.URL, db: conn}
+	return &mergeEnv{t: t, url: db.URL, db: storetest.Admin(t, db.URL)}
 }
 
 // open opens a store embedding with emb (fixedEmbedder over mergeVectors when nil) that merges
@@ -120,13 +116,8 @@ func (e *mergeEnv) open(emb embedding.Embedder, similarity float64) *store.Store
 	if emb == nil {
 		emb = &fixedEmbedder{model: mergeModel, vecs: mergeVectors()}
 	}
-	st, err := openWith(context.Background(), store.Config{DatabaseURL: e.url, MaxConns: 4,
-		MergeSimilarity: similarity}, emb)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(st.Close)
-	return st
+	return openWith(e.t, e.url, emb, storetest.MaxConns(4),
+		storetest.Config(func(c *store.Config) { c.MergeSimilarity = similarity }))
 }
 
 // fact is a memory with metadata.

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -52,22 +52,12 @@ func obJobs(t *testing.T, conn *pgx.Conn, user uuid.UUID) []obJob {
 
 func obOpen(t *testing.T, db testdb.DB, adapters ...string) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), store.Config{DatabaseURL: db.URL, MaxConns: 4, Adapters: adapters})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	return st
+	return storetest.Open(t, db, storetest.MaxConns(4), storetest.Adapters(adapters...))
 }
 
 func obConn(t *testing.T, db testdb.DB) *pgx.Conn {
 	t.Helper()
-	conn, err := pgx.Connect(t.Context(), db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
+	return storetest.Admin(t, db.URL)
 }
 
 func obTurn(sc memory.Scope, session uuid.UUID, contents ...string) store.CommitParams {

@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/schema"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -242,11 +243,7 @@ func TestContentPartsMigrationKeepsOldMessages(t *testing.T) {
 		t.Error("an empty parts array was stored")
 	}
 
-	st, err := store.Open(ctx, store.Config{DatabaseURL: db.URL, MaxConns: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.Open(t, db, storetest.MaxConns(2))
 	parts := json.RawMessage(`[{"type":"text","text":"and after"},{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}}]`)
 	if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
 		Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "and after", Parts: parts}}}); err != nil {

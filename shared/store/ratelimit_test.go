@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -26,17 +27,7 @@ type rateEnv struct {
 func newRateEnv(t *testing.T) *rateEnv {
 	t.Helper()
 	db := testdb.New(t)
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: db.URL, MaxConns: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	admin, err := pgx.Connect(context.Background(), db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close(context.Background()) })
-	return &rateEnv{t: t, db: db, st: st, admin: admin}
+	return &rateEnv{t: t, db: db, st: storetest.Open(t, db, storetest.MaxConns(8)), admin: storetest.Admin(t, db.URL)}
 }
 
 func (e *rateEnv) take(p store.RequestSlotParams) store.RequestSlot {
@@ -188,11 +179,7 @@ func TestRequestSlotWithoutLimits(t *testing.T) {
 func TestRequestSlotsAcrossContainers(t *testing.T) {
 	t.Parallel()
 	e := newRateEnv(t)
-	other, err := store.Open(context.Background(), store.Config{DatabaseURL: e.db.URL, MaxConns: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(other.Close)
+	other := storetest.Open(t, e.db, storetest.MaxConns(8))
 	stores := []*store.Store{e.st, other}
 	const limit, racers = 5, 16
 	p := store.RequestSlotParams{TenantID: "acme", UserID: uuid.New(), UserLimit: limit, TenantLimit: limit + 1, Period: time.Minute}
@@ -292,12 +279,7 @@ func TestRequestRatesAreClosedToClients(t *testing.T) {
 // BenchmarkTakeRequestSlot measures one slot taken (one round trip) beside a bare round trip
 // of the same pool (Ping), for a user's limit alone and with a tenant's.
 func BenchmarkTakeRequestSlot(b *testing.B) {
-	db := testdb.New(b)
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: db.URL, MaxConns: 4})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.New(b, storetest.MaxConns(4)).Store
 	ctx := context.Background()
 	b.Run("ping", func(b *testing.B) {
 		for range b.N {

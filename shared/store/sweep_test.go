@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -53,11 +54,7 @@ func TestMaintenanceAsALoginThatOwnsNoTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.User = url.UserPassword(login, password)
-	st, err := store.Open(ctx, store.Config{DatabaseURL: u.String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close) // before the role is dropped
+	st := storetest.OpenURL(t, u.String()) // closed before the role is dropped
 
 	// Expired rows of two users: a session with its message, a memory, an idempotency record;
 	// and a live memory without a vector.

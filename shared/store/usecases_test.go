@@ -4,11 +4,13 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"testing"
 
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 )
 
 // The store embeds nothing: the use-case layer (shared/app) embeds before it calls the store,
@@ -18,13 +20,14 @@ import (
 // testEmbedders holds the embedder chosen for each store opened by openWith.
 var testEmbedders sync.Map
 
-// openWith opens a store whose use cases embed with emb.
-func openWith(ctx context.Context, cfg store.Config, emb embedding.Embedder) (*store.Store, error) {
-	st, err := store.Open(ctx, cfg)
-	if err == nil && emb != nil {
+// openWith opens a store over url whose use cases embed with emb, closed when the test ends.
+func openWith(t testing.TB, url string, emb embedding.Embedder, opts ...storetest.Option) *store.Store {
+	t.Helper()
+	st := storetest.OpenURL(t, url, opts...)
+	if emb != nil {
 		testEmbedders.Store(st, emb)
 	}
-	return st, err
+	return st
 }
 
 // embedderOf is the embedder of st's use cases.

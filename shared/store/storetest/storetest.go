@@ -197,7 +197,9 @@ func Knowledge(t testing.TB, st *store.Store, tenant, source string, chunks ...s
 }
 
 // HashLiteral is text's vector of the built-in embedder as a pgvector literal.
-func HashLiteral(text string) string { return pgvector.NewVector(embedding.Hash{}.Vector(text)).String() }
+func HashLiteral(text string) string {
+	return pgvector.NewVector(embedding.Hash{}.Vector(text)).String()
+}
 
 func hashLiterals(texts []string) []string {
 	out := make([]string, len(texts))
