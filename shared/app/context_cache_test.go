@@ -20,7 +20,7 @@ import (
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/redact"
 	"github.com/agentmem/agentmem/shared/store"
-	"github.com/agentmem/agentmem/shared/testdb"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 )
 
 // cacheRig is an App with the Redis cache over a private redis-server, the same App without
@@ -40,13 +40,8 @@ type cacheRig struct {
 
 func newCacheRig(t *testing.T) *cacheRig {
 	t.Helper()
-	db := testdb.New(t)
-	ctx := context.Background()
-	st, err := store.Open(ctx, store.Config{DatabaseURL: db.URL, MaxConns: 4, Adapters: []string{adapter.Redis}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	e := storetest.New(t, storetest.MaxConns(4), storetest.Adapters(adapter.Redis))
+	st := e.Store
 	srv := redistest.Start(t, redistest.Options{})
 	cache, err := redis.New(redis.Config{URL: srv.URL(), Timeout: 50 * time.Millisecond})
 	if err != nil {
@@ -58,12 +53,7 @@ func newCacheRig(t *testing.T) *cacheRig {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return &cacheRig{t: t, st: st, redis: srv, cache: cache, db: conn, service: auth.Principal{Role: auth.RoleService},
+	return &cacheRig{t: t, st: st, redis: srv, cache: cache, db: e.Admin(t), service: auth.Principal{Role: auth.RoleService},
 		cached: app.New(st, log, app.Config{Adapters: map[string]adapter.Adapter{adapter.Redis: cache}, Redactor: red,
 			Jobs: app.JobsConfig{BackoffBase: time.Millisecond, BackoffMax: time.Millisecond}, CacheSettle: testSettle}),
 		direct: app.New(st, log, app.Config{})}

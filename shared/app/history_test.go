@@ -10,13 +10,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
-	"github.com/agentmem/agentmem/shared/store"
-	"github.com/agentmem/agentmem/shared/testdb"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -24,26 +22,17 @@ func ptr[T any](v T) *T { return &v }
 // newApp is the use cases over a database of their own, and a way to count its rows.
 func newApp(t *testing.T) (*app.App, func(q string, args ...any) int) {
 	t.Helper()
-	db := testdb.New(t)
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: db.URL, MaxConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	e := storetest.New(t, storetest.MaxConns(4))
+	conn := e.Admin(t)
 	count := func(q string, args ...any) int {
 		t.Helper()
-		conn, err := pgx.Connect(context.Background(), db.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(context.Background())
 		var n int
 		if err := conn.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	return app.New(st, slog.New(slog.NewTextHandler(io.Discard, nil)), app.Config{}), count
+	return app.New(e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)), app.Config{}), count
 }
 
 // wantField fails unless err is a 400 invalid_request naming field.

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"io"
 	"log/slog"
 	"net/http"
 	"testing"
@@ -33,15 +34,8 @@ func (e *env) withConfig(t *testing.T, cfg httpapi.Config) *env {
 // withConfigs is e served with cfg and its use cases configured by acfg.
 func (e *env) withConfigs(t *testing.T, cfg httpapi.Config, acfg app.Config) *env {
 	t.Helper()
-	v, err := auth.NewVerifier(t.Context(), auth.Config{JWTSecret: secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(buf, nil))
-	a := app.New(e.store, log, acfg)
-	srv := httpapi.NewServer(a, v, log, cfg)
-	return &env{t: t, db: e.db, store: e.store, app: a, srv: srv, h: srv.Mux(), logBuf: buf}
+	return buildEnv(t, envConfig{reuse: e, app: acfg, http: cfg,
+		log: func(buf io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(buf, nil)) }})
 }
 
 func anonTurn(sid uuid.UUID) map[string]any {
@@ -93,9 +87,7 @@ func TestAnonymousUsersRefused(t *testing.T) {
 				body = anonTurn(sid)
 			}
 			r := e.call(anon.token, fn, body, "Origin", "https://app.example.com")
-			if r.status != http.StatusForbidden || r.problemCode() != "forbidden" {
-				t.Fatalf("status %d code %q, want 403 forbidden: %s", r.status, r.problemCode(), r.raw)
-			}
+			wantProblem(t, r, http.StatusForbidden, "forbidden")
 		})
 	}
 	for _, table := range []string{"sessions", "messages", "memories"} {

@@ -193,23 +193,6 @@ func ctNothingStored(t *testing.T, e *env, id uuid.UUID) {
 	}
 }
 
-// ctHasField requires a 4xx problem with code and, when field is not "", an errors entry for it.
-func ctHasField(t *testing.T, r response, status int, code, field string) {
-	t.Helper()
-	if r.status != status || r.problemCode() != code {
-		t.Fatalf("status %d code %q, want %d %q: %s", r.status, r.problemCode(), status, code, r.raw)
-	}
-	if field == "" {
-		return
-	}
-	for _, fe := range list(r.body["errors"]) {
-		if str(obj(fe)["field"]) == field {
-			return
-		}
-	}
-	t.Fatalf("no error for field %q: %s", field, r.raw)
-}
-
 // ctToken mints a user token for a given user id and tenant.
 func ctToken(t *testing.T, id uuid.UUID, tenant string) string {
 	t.Helper()
@@ -506,7 +489,7 @@ func TestCommitTurnIdempotentReplay(t *testing.T) {
 	// The same key with another body is a conflict and stores nothing.
 	other := ctTurn(sid, ctMsg("user", "hello"), ctMsg("assistant", "something else"))
 	r := e.call(u.token, "commit-turn", other, "Idempotency-Key", key)
-	ctHasField(t, r, http.StatusConflict, "conflict", "")
+	wantProblem(t, r, http.StatusConflict, "conflict", "")
 	if r.header.Get("Idempotent-Replayed") != "" {
 		t.Errorf("a conflict is marked replayed")
 	}
@@ -581,7 +564,7 @@ func TestCommitTurnIdempotencyKeysBelongToTheirCaller(t *testing.T) {
 	// B sending A's very body with A's key is B's own request: A's session is not B's, so 404,
 	// never A's answer.
 	r := e.call(b.token, "commit-turn", bodyA, "Idempotency-Key", key)
-	ctHasField(t, r, http.StatusNotFound, "not_found", "")
+	wantProblem(t, r, http.StatusNotFound, "not_found", "")
 	if bytes.Contains(r.raw, []byte(resA.Messages[0].ID)) {
 		t.Fatalf("another user's key replayed A's answer: %s", r.raw)
 	}
@@ -700,7 +683,7 @@ func TestCommitTurnClientMessageIDs(t *testing.T) {
 	// The same id twice in one request is refused, and nothing is stored.
 	w := e.newUser("")
 	dup := e.call(w.token, "commit-turn", ctTurn(uuid.New(), ctMsg("user", "a", "id", m1), ctMsg("user", "b", "id", m1)))
-	ctHasField(t, dup, http.StatusBadRequest, "invalid_request", "messages[1].id")
+	wantProblem(t, dup, http.StatusBadRequest, "invalid_request", "messages[1].id")
 	ctNothingStored(t, e, w.id)
 }
 
@@ -716,7 +699,7 @@ func TestCommitTurnAllOrNothing(t *testing.T) {
 		ctMsg("user", "bye"))
 	body["memories"] = []any{map[string]any{"content": "Something worth keeping."}}
 	r := e.call(u.token, "commit-turn", body, "Idempotency-Key", "k-"+uuid.NewString())
-	ctHasField(t, r, http.StatusBadRequest, "invalid_request", "messages[2].role")
+	wantProblem(t, r, http.StatusBadRequest, "invalid_request", "messages[2].role")
 	if d := str(r.body["detail"]); !strings.Contains(d, "messages[2].role") {
 		t.Errorf("detail %q does not name the field", d)
 	}
@@ -731,7 +714,7 @@ func TestCommitTurnAllOrNothing(t *testing.T) {
 	// A valid turn whose memory is invalid stores no message either.
 	body = ctTurn(sid, ctMsg("user", "hello"))
 	body["memories"] = []any{map[string]any{"content": "fine"}, map[string]any{"content": "   "}}
-	ctHasField(t, e.call(u.token, "commit-turn", body), http.StatusBadRequest, "invalid_request", "memories[1].content")
+	wantProblem(t, e.call(u.token, "commit-turn", body), http.StatusBadRequest, "invalid_request", "memories[1].content")
 	ctNothingStored(t, e, u.id)
 }
 
@@ -885,7 +868,7 @@ func TestCommitTurnValidation(t *testing.T) {
 				}
 				return
 			}
-			ctHasField(t, r, tc.status, "invalid_request", tc.field)
+			wantProblem(t, r, tc.status, "invalid_request", tc.field)
 			ctNothingStored(t, e, u.id)
 			if n := e.count("sessions", "id = $1", sid); n != 0 {
 				t.Errorf("the session was created")
@@ -904,7 +887,7 @@ func TestCommitTurnTransportLimits(t *testing.T) {
 	for i := range msgs {
 		msgs[i] = ctMsg("user", strings.Repeat("z", 20_000))
 	}
-	ctHasField(t, e.call(u.token, "commit-turn", ctTurn(sid, msgs...)), http.StatusRequestEntityTooLarge, "payload_too_large", "")
+	wantProblem(t, e.call(u.token, "commit-turn", ctTurn(sid, msgs...)), http.StatusRequestEntityTooLarge, "payload_too_large", "")
 	// An Idempotency-Key header that is present but empty is not 1 to 255 characters.
 	status, _, raw := ctRaw(e, u.token, "commit-turn", ctJSON(t, ctTurn(sid, ctMsg("user", "hi"))), "Idempotency-Key", "")
 	if status != http.StatusBadRequest || !strings.Contains(string(raw), `"field":"Idempotency-Key"`) {
@@ -912,7 +895,7 @@ func TestCommitTurnTransportLimits(t *testing.T) {
 	}
 	// Not JSON.
 	r := e.call(u.token, "commit-turn", ctJSON(t, ctTurn(sid, ctMsg("user", "hi"))), "Content-Type", "text/plain")
-	ctHasField(t, r, http.StatusUnsupportedMediaType, "unsupported_media_type", "")
+	wantProblem(t, r, http.StatusUnsupportedMediaType, "unsupported_media_type", "")
 	ctNothingStored(t, e, u.id)
 }
 
@@ -955,7 +938,7 @@ func TestCommitTurnForeignSession(t *testing.T) {
 	var notFound []byte
 	for _, at := range attempts {
 		r := e.call(at.token, "commit-turn", at.body)
-		ctHasField(t, r, http.StatusNotFound, "not_found", "")
+		wantProblem(t, r, http.StatusNotFound, "not_found", "")
 		// Indistinguishable from a missing session except for the request id.
 		delete(r.body, "request_id")
 		b, _ := json.Marshal(r.body)

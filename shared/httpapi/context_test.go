@@ -286,7 +286,7 @@ func TestGetContextValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := ctFor(e, t)
-			ctHasField(t, e.call(u.token, "get-context", tc.body), http.StatusBadRequest, "invalid_request", tc.field)
+			wantProblem(t, e.call(u.token, "get-context", tc.body), http.StatusBadRequest, "invalid_request", tc.field)
 		})
 	}
 	// The edges that are valid.
@@ -655,7 +655,7 @@ func TestGetContextRecall(t *testing.T) {
 			t.Errorf("%s: %d memories, want none", name, len(c.Memories))
 		}
 	}
-	ctHasField(t, e.call(u.token, "get-context", map[string]any{"session_id": sid, "query": "metric", "recall_k": 51}),
+	wantProblem(t, e.call(u.token, "get-context", map[string]any{"session_id": sid, "query": "metric", "recall_k": 51}),
 		http.StatusBadRequest, "invalid_request", "recall_k")
 }
 

@@ -46,9 +46,7 @@ func TestBlockedRequestAnswers503BeforeItsDeadline(t *testing.T) {
 	r := e.do(req)
 	answered := time.Now()
 
-	if r.status != http.StatusServiceUnavailable || r.problemCode() != "unavailable" {
-		t.Fatalf("status %d: %s", r.status, r.raw)
-	}
+	wantProblem(t, r, http.StatusServiceUnavailable, "unavailable")
 	if r.header.Get("Retry-After") == "" || r.header.Get("Access-Control-Allow-Origin") == "" {
 		t.Errorf("503 without Retry-After or CORS: %v", r.header)
 	}

@@ -1,9 +1,7 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,11 +10,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/shared/app"
-	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/embedding/embeddingtest"
 	"github.com/agentmem/agentmem/shared/httpapi"
-	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -25,31 +21,13 @@ const isoProviderModel = "iso-provider-384"
 // newProviderEnv is newEnv over a database of its own whose use cases embed with the provider.
 func newProviderEnv(t *testing.T, p *embeddingtest.Server) *env {
 	t.Helper()
-	e := newEnv(t, true)
 	emb, err := embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: p.URL, Model: isoProviderModel, Dimensions: 384,
 		Retry: embedding.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Millisecond, Cooldown: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := e.db.URL
-	if viaPooler() {
-		url = e.db.PoolerURL()
-	}
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: url, MaxConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	v, err := auth.NewVerifier(context.Background(), auth.Config{JWTSecret: secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(reqlog.NewHandler(slog.NewJSONHandler(e.logBuf, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	e.store = st
-	e.app = app.New(st, log, app.Config{Embedder: emb})
-	e.srv = httpapi.NewServer(e.app, v, log, httpapi.Config{AllowedOrigins: []string{"https://app.example.com"}})
-	e.h = e.srv.Mux()
-	return e
+	return buildEnv(t, envConfig{own: true, maxConns: 4, app: app.Config{Embedder: emb},
+		http: httpapi.Config{AllowedOrigins: []string{"https://app.example.com"}}})
 }
 
 // With the embedding provider answering 503, a turn and its memories are still stored,

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -63,39 +65,95 @@ var (
 // viaPooler reports whether the suite runs through the transaction-mode pooler.
 func viaPooler() bool { return os.Getenv("AGENTMEM_TEST_VIA_POOLER") == "1" }
 
+// envConfig says how buildEnv sets a server up; each field's zero value is the plain server's.
+type envConfig struct {
+	// own serves over a database of its own; otherwise over the package's shared database
+	// (tests then use fresh user ids) unless on or url says another.
+	own bool
+	// on serves over on's database, as another container of the same deployment would.
+	on *env
+	// url serves over this database URL as it is (no test database is made).
+	url string
+	// reuse serves with reuse's store (and database) instead of opening a store.
+	reuse *env
+	// maxConns caps the store's pool; 8 when 0.
+	maxConns int32
+	// store sets the store's options (its URL and pool size aside); its Adapters default to the
+	// names of app.Adapters.
+	store store.Config
+	app   app.Config
+	http  httpapi.Config
+	// log is the server's logger over the env's log buffer; nil writes JSON lines, from debug
+	// up, with the request id, to it.
+	log func(buf io.Writer) *slog.Logger
+}
+
 // newEnv gives a server over the package's shared database (own=false; tests then use fresh
 // user ids) or over a database of its own (own=true; for tests that count rows globally).
 func newEnv(t *testing.T, own bool) *env {
 	t.Helper()
+	return buildEnv(t, envConfig{own: own, http: httpapi.Config{AllowedOrigins: []string{"https://app.example.com"}}})
+}
+
+// buildEnv is every test server: a store over the test database (through the pooler when the
+// suite runs through it), the verifier of secret, the use cases and the HTTP server, as c says.
+func buildEnv(t *testing.T, c envConfig) *env {
+	t.Helper()
 	var db testdb.DB
-	if own {
+	switch {
+	case c.reuse != nil:
+		db = c.reuse.db
+	case c.url != "":
+	case c.on != nil:
+		db = c.on.db
+	case c.own:
 		db = testdb.New(t)
-	} else {
+	default:
 		sharedOnce.Do(func() { sharedDB = testdb.New(&cleanupLess{T: t}) })
 		db = sharedDB
 	}
-	url := db.URL
-	if viaPooler() {
-		url = db.PoolerURL()
-		if url == "" {
-			t.Fatalf("AGENTMEM_TEST_VIA_POOLER=1 needs %s", testdb.EnvPoolerURL)
-		}
-	}
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: url, MaxConns: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	st := c.openStore(t, db)
 	v, err := auth.NewVerifier(context.Background(), auth.Config{JWTSecret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
 	buf := &syncBuffer{}
-	log := slog.New(reqlog.NewHandler(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	a := app.New(st, log, app.Config{})
-	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: []string{"https://app.example.com"}})
+	var log *slog.Logger
+	if c.log != nil {
+		log = c.log(buf)
+	} else {
+		log = slog.New(reqlog.NewHandler(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	}
+	a := app.New(st, log, c.app)
+	srv := httpapi.NewServer(a, v, log, c.http)
 	return &env{t: t, db: db, store: st, app: a, srv: srv, h: srv.Mux(), logBuf: buf}
 }
+
+// openStore is the store buildEnv serves with: reuse's, or one over db (or url).
+func (c envConfig) openStore(t *testing.T, db testdb.DB) *store.Store {
+	t.Helper()
+	if c.reuse != nil {
+		return c.reuse.store
+	}
+	url := c.url
+	if url == "" {
+		url = storetest.URL(t, db, viaPooler())
+	}
+	cfg := c.store
+	if cfg.MaxConns = c.maxConns; cfg.MaxConns == 0 {
+		cfg.MaxConns = 8
+	}
+	if cfg.Adapters == nil {
+		for name := range c.app.Adapters {
+			cfg.Adapters = append(cfg.Adapters, name)
+		}
+		slices.Sort(cfg.Adapters)
+	}
+	return storetest.OpenURL(t, url, storetest.Config(func(sc *store.Config) { *sc = cfg }))
+}
+
+// discardLog drops a server's log lines.
+func discardLog(io.Writer) *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // TestMain drops the package's shared database once every test is done with it.
 func TestMain(m *testing.M) {
@@ -205,6 +263,31 @@ func (e *env) do(req *http.Request) response {
 		e.t.Error("response without X-Request-Id")
 	}
 	return out
+}
+
+// wantProblem fails the test unless r is a refusal with status and code that names every field
+// given (an empty one names none) among its errors; do has checked its Content-Type, request id
+// and status member already.
+func wantProblem(t *testing.T, r response, status int, code string, fields ...string) {
+	t.Helper()
+	if r.status != status || r.problemCode() != code {
+		t.Fatalf("status %d code %q, want %d %q: %s", r.status, r.problemCode(), status, code, r.raw)
+	}
+	for _, f := range fields {
+		if f != "" && !namesField(r, f) {
+			t.Fatalf("problem does not name field %q: %s", f, r.raw)
+		}
+	}
+}
+
+// namesField reports whether a problem names field among its errors.
+func namesField(r response, field string) bool {
+	for _, fe := range list(r.body["errors"]) {
+		if str(obj(fe)["field"]) == field {
+			return true
+		}
+	}
+	return false
 }
 
 // must fails the test unless the response has the status.

@@ -22,10 +22,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/httpapi"
-	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -149,19 +147,9 @@ func TestFaultRestarts(t *testing.T) {
 	var logs faultLog
 	bases := map[string]string{}
 	for via, u := range map[string]string{"pooler": pooled, "direct": direct} {
-		st, err := store.Open(ctx, store.Config{DatabaseURL: faultURL(t, u, dbName), MaxConns: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
-		v, err := auth.NewVerifier(ctx, auth.Config{JWTSecret: secret})
-		if err != nil {
-			t.Fatal(err)
-		}
-		log := slog.New(slog.NewJSONHandler(&logs, nil))
-		srv := httpapi.NewServer(app.New(st, log, app.Config{}), v, log,
-			httpapi.Config{RequestTimeout: 5 * time.Second})
-		hs := httptest.NewServer(srv.Mux())
+		e := buildEnv(t, envConfig{url: faultURL(t, u, dbName), maxConns: 4, log: func(io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(&logs, nil)) },
+			http: httpapi.Config{RequestTimeout: 5 * time.Second}})
+		hs := httptest.NewServer(e.h)
 		t.Cleanup(hs.Close)
 		bases[via] = hs.URL
 	}

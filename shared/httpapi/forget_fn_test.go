@@ -257,7 +257,7 @@ func TestForgetUserBadInput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.call(tc.token, "forget-user", tc.body).must(t, tc.status)
-			if tc.field != "" && !knNamesField(r, tc.field) {
+			if tc.field != "" && !namesField(r, tc.field) {
 				t.Errorf("error does not name %s: %s", tc.field, r.raw)
 			}
 		})

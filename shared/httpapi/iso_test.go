@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 
@@ -279,7 +278,7 @@ func TestIsolationServiceActsForUser(t *testing.T) {
 					b = isoWith(body, "user_id", bad)
 				}
 				r := e.call(svc, fn, b).must(t, http.StatusBadRequest)
-				if r.problemCode() != "invalid_request" || !isoNamesField(r, "user_id") {
+				if r.problemCode() != "invalid_request" || !namesField(r, "user_id") {
 					t.Errorf("user_id %v: %s", bad, r.raw)
 				}
 			}
@@ -314,11 +313,6 @@ func TestIsolationServiceActsForUser(t *testing.T) {
 	}
 }
 
-// isoNamesField reports whether a problem body lists field among its errors.
-func isoNamesField(r response, field string) bool {
-	return slices.ContainsFunc(list(r.body["errors"]), func(x any) bool { return str(obj(x)["field"]) == field })
-}
-
 // Any tenant a user token may carry, a service may name, and the user may repeat.
 func TestIsolationLongTenant(t *testing.T) {
 	t.Parallel()
@@ -333,7 +327,7 @@ func TestIsolationLongTenant(t *testing.T) {
 	for _, bad := range []string{strings.Repeat("é", 129), strings.Repeat("t", 129), "tab\there", "ctl\x01"} {
 		r := e.call(svc, "recall", map[string]any{"query": "x", "user_id": uuid.NewString(), "tenant_id": bad}).
 			must(t, http.StatusBadRequest)
-		if !isoNamesField(r, "tenant_id") {
+		if !namesField(r, "tenant_id") {
 			t.Errorf("tenant_id %q: %s", bad, r.raw)
 		}
 	}

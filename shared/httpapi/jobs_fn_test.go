@@ -23,13 +23,9 @@ import (
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/adapter/webhook/webhooktest"
 	"github.com/agentmem/agentmem/shared/app"
-	"github.com/agentmem/agentmem/shared/auth"
-	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/redact"
-	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/telemetry"
-	"github.com/agentmem/agentmem/shared/testdb"
 )
 
 // jobsEnv is a server with the webhook adapter enabled, over a database of its own (process-jobs
@@ -57,26 +53,8 @@ func newJobsEnv(t *testing.T, jc app.JobsConfig, notifier app.Notifier) *jobsEnv
 // newAdapterEnv is a server over a database of its own with one adapter enabled.
 func newAdapterEnv(t *testing.T, ad adapter.Adapter, jc app.JobsConfig, notifier app.Notifier) *env {
 	t.Helper()
-	db := testdb.New(t)
-	url := db.URL
-	if viaPooler() {
-		url = db.PoolerURL()
-	}
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: url, MaxConns: 8, Adapters: []string{ad.Name()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	v, err := auth.NewVerifier(context.Background(), auth.Config{JWTSecret: secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := &syncBuffer{}
-	log := slog.New(reqlog.NewHandler(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	a := app.New(st, log, app.Config{Jobs: jc, Adapters: map[string]adapter.Adapter{ad.Name(): ad}, Notifier: notifier,
-		Redactor: testRedactor(t)})
-	srv := httpapi.NewServer(a, v, log, httpapi.Config{})
-	return &env{t: t, db: db, store: st, app: a, srv: srv, h: srv.Mux(), logBuf: buf}
+	return buildEnv(t, envConfig{own: true, app: app.Config{Jobs: jc, Adapters: map[string]adapter.Adapter{ad.Name(): ad},
+		Notifier: notifier, Redactor: testRedactor(t)}})
 }
 
 // testSalt keys the tests' PII hashes.
@@ -266,7 +244,7 @@ func TestIntentsFunction(t *testing.T) {
 		{"unknown field", u.token, map[string]any{"type": "syncSession", "session_id": sid, "agent": "bot"}, "agent"},
 	} {
 		r := e.call(c.token, "intents", c.body)
-		ctHasField(t, r, http.StatusBadRequest, "invalid_request", c.field)
+		wantProblem(t, r, http.StatusBadRequest, "invalid_request", c.field)
 	}
 	if r := e.call(other.token, "intents", map[string]any{"type": "syncSession", "session_id": sid}); r.status != http.StatusNotFound {
 		t.Errorf("another user's session: %d %s", r.status, r.raw)
@@ -415,12 +393,12 @@ func TestJobsFunction(t *testing.T) {
 		{map[string]any{"op": "purge", "status": "done", "older_than_seconds": -1}, "older_than_seconds"},
 		{map[string]any{"op": "get", "id": uuid.New(), "user_id": u.id}, "user_id"},
 	} {
-		ctHasField(t, e.call(svc, "jobs", c.body), http.StatusBadRequest, "invalid_request", c.field)
+		wantProblem(t, e.call(svc, "jobs", c.body), http.StatusBadRequest, "invalid_request", c.field)
 	}
 	if r := e.call(svc, "process-jobs", map[string]any{"limit": 0}); r.status != http.StatusBadRequest {
 		t.Errorf("process-jobs limit 0: %d", r.status)
 	}
-	ctHasField(t, e.call(svc, "process-jobs", map[string]any{"max_duration_ms": "soon"}), http.StatusBadRequest, "invalid_request", "max_duration_ms")
+	wantProblem(t, e.call(svc, "process-jobs", map[string]any{"max_duration_ms": "soon"}), http.StatusBadRequest, "invalid_request", "max_duration_ms")
 	if n := e.count("jobs", ""); n != before {
 		t.Errorf("bad requests changed the jobs: %d to %d", before, n)
 	}

@@ -182,20 +182,11 @@ func TestKnowledgeBadInput(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.call(tc.token, "knowledge", tc.body).must(t, tc.status)
-			if tc.field != "" && !knNamesField(r, tc.field) {
+			if tc.field != "" && !namesField(r, tc.field) {
 				t.Errorf("error does not name %s: %s", tc.field, r.raw)
 			}
 		})
 	}
-}
-
-func knNamesField(r response, field string) bool {
-	for _, fe := range list(r.body["errors"]) {
-		if obj(fe)["field"] == field {
-			return true
-		}
-	}
-	return false
 }
 
 // A document as large as a request can carry is split into chunks no longer than the chunk

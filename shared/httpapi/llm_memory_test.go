@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,15 +14,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/shared/app"
-	"github.com/agentmem/agentmem/shared/auth"
-	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/llm"
 	"github.com/agentmem/agentmem/shared/llm/llmtest"
 	"github.com/agentmem/agentmem/shared/llm/prompts"
 	"github.com/agentmem/agentmem/shared/memory"
-	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
-	"github.com/agentmem/agentmem/shared/testdb"
 )
 
 // llmEnv is a server whose fact extraction and rolling summaries ask a fake chat model.
@@ -55,26 +50,8 @@ func newLLMEnv(t *testing.T, extract, summaries bool, policy memory.SummaryPolic
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := testdb.New(t)
-	url := db.URL
-	if viaPooler() {
-		url = db.PoolerURL()
-	}
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: url, MaxConns: 8, ExtractFacts: extract,
-		Summaries: summaries})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	v, err := auth.NewVerifier(context.Background(), auth.Config{JWTSecret: secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := &syncBuffer{}
-	log := slog.New(reqlog.NewHandler(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	a := app.New(st, log, app.Config{Jobs: jc, Prompts: runner, Summary: policy, InternalJobs: true})
-	srv := httpapi.NewServer(a, v, log, httpapi.Config{})
-	e := &env{t: t, db: db, store: st, app: a, srv: srv, h: srv.Mux(), logBuf: buf}
+	e := buildEnv(t, envConfig{own: true, store: store.Config{ExtractFacts: extract, Summaries: summaries},
+		app: app.Config{Jobs: jc, Prompts: runner, Summary: policy, InternalJobs: true}})
 	return &llmEnv{env: e, model: model, runner: runner}
 }
 
@@ -163,7 +140,7 @@ func TestFactExtraction(t *testing.T) {
 		body := jobTurn(sid, "coach", "hello")
 		body["extract"] = bad
 		r := e.call(u.token, "commit-turn", body)
-		ctHasField(t, r, http.StatusBadRequest, "invalid_request", "extract")
+		wantProblem(t, r, http.StatusBadRequest, "invalid_request", "extract")
 	}
 	if n := e.count("jobs", ""); n != 0 {
 		t.Fatalf("refused commits wrote %d jobs", n)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -20,12 +19,7 @@ import (
 	"github.com/agentmem/agentmem/shared/adapter/mem0"
 	"github.com/agentmem/agentmem/shared/adapter/mem0/mem0test"
 	"github.com/agentmem/agentmem/shared/app"
-	"github.com/agentmem/agentmem/shared/auth"
-	"github.com/agentmem/agentmem/shared/httpapi"
-	"github.com/agentmem/agentmem/shared/reqlog"
-	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/telemetry"
-	"github.com/agentmem/agentmem/shared/testdb"
 )
 
 const mem0Key = "m0-key-of-the-fake-mem0"
@@ -46,29 +40,11 @@ func newMem0Env(t *testing.T, jc app.JobsConfig, recall bool, recallTimeout time
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := testdb.New(t)
-	url := db.URL
-	if viaPooler() {
-		url = db.PoolerURL()
-	}
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: url, MaxConns: 8, Adapters: []string{adapter.Mem0}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	v, err := auth.NewVerifier(context.Background(), auth.Config{JWTSecret: secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := &syncBuffer{}
-	log := slog.New(reqlog.NewHandler(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	cfg := app.Config{Jobs: jc, Adapters: map[string]adapter.Adapter{adapter.Mem0: m}, Redactor: testRedactor(t)}
 	if recall {
 		cfg.RecallExtra = m
 	}
-	a := app.New(st, log, cfg)
-	srv := httpapi.NewServer(a, v, log, httpapi.Config{})
-	return &mem0Env{env: &env{t: t, db: db, store: st, app: a, srv: srv, h: srv.Mux(), logBuf: buf}, mem0: fake}
+	return &mem0Env{env: buildEnv(t, envConfig{own: true, app: cfg}), mem0: fake}
 }
 
 // addBodies decodes the add requests Mem0 received.

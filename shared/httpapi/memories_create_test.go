@@ -124,7 +124,7 @@ func TestMemoriesCreateBadInput(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400", c.name, r.status, r.raw)
 			continue
 		}
-		if c.field != "" && !smNames(r, c.field) {
+		if c.field != "" && !namesField(r, c.field) {
 			t.Errorf("%s: the problem does not name %s: %s", c.name, c.field, r.raw)
 		}
 	}

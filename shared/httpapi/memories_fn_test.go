@@ -407,7 +407,7 @@ func TestMemoriesBadInput(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400 invalid_request", tc.name, r.status, r.raw)
 			continue
 		}
-		if tc.field != "" && !smNames(r, tc.field) {
+		if tc.field != "" && !namesField(r, tc.field) {
 			t.Errorf("%s: the problem does not name %s: %s", tc.name, tc.field, r.raw)
 		}
 	}

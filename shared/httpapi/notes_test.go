@@ -110,8 +110,8 @@ func TestNotesEdits(t *testing.T) {
 	}
 
 	before := umNotes(e, u, "bot")
-	umProblem(t, umNotesDo(e, u, map[string]any{"op": "delete_section", "agent": "bot", "section": "Nope"}), http.StatusNotFound, "not_found", "")
-	umProblem(t, umNotesDo(e, u, map[string]any{"op": "delete_section", "agent": "bot", "section": "### Aims"}), http.StatusNotFound, "not_found", "")
+	wantProblem(t, umNotesDo(e, u, map[string]any{"op": "delete_section", "agent": "bot", "section": "Nope"}), http.StatusNotFound, "not_found", "")
+	wantProblem(t, umNotesDo(e, u, map[string]any{"op": "delete_section", "agent": "bot", "section": "### Aims"}), http.StatusNotFound, "not_found", "")
 	if after := umNotes(e, u, "bot"); after != before {
 		t.Fatalf("a failed delete_section changed the notes")
 	}
@@ -131,7 +131,7 @@ func TestNotesEdits(t *testing.T) {
 		t.Fatalf("read after clear: %s", r.raw)
 	}
 	// A missing section of absent notes: 404 and still no notes.
-	umProblem(t, umNotesDo(e, u, map[string]any{"op": "delete_section", "agent": "bot", "section": "A"}), http.StatusNotFound, "not_found", "")
+	wantProblem(t, umNotesDo(e, u, map[string]any{"op": "delete_section", "agent": "bot", "section": "A"}), http.StatusNotFound, "not_found", "")
 	if n := e.count("notes", "user_id = $1", u.id); n != 0 {
 		t.Fatalf("%d rows after a failed edit of absent notes", n)
 	}
@@ -164,7 +164,7 @@ func TestNotesSizeLimit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := umNotesDo(e, u, tt.body)
-			umProblem(t, r, http.StatusBadRequest, "invalid_request", "content")
+			wantProblem(t, r, http.StatusBadRequest, "invalid_request", "content")
 			detail := str(r.body["detail"])
 			if !strings.Contains(detail, fmt.Sprint(limit)) || !strings.Contains(detail, fmt.Sprint(tt.reach)) {
 				t.Fatalf("detail %q does not name both the limit %d and the size %d", detail, limit, tt.reach)
@@ -280,7 +280,7 @@ func TestNotesBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			umProblem(t, e.call(u.token, "notes", tt.body), http.StatusBadRequest, "invalid_request", tt.field)
+			wantProblem(t, e.call(u.token, "notes", tt.body), http.StatusBadRequest, "invalid_request", tt.field)
 		})
 	}
 	if after := umNotes(e, u, "default"); after != before {
@@ -303,7 +303,7 @@ func TestNotesIsolation(t *testing.T) {
 			if r.body["content"] != "" || r.body["updated_at"] != nil {
 				t.Fatalf("reads another's notes: %s", r.raw)
 			}
-			umProblem(t, umNotesDo(e, other, map[string]any{"op": "delete_section", "section": "Secret"}), http.StatusNotFound, "not_found", "")
+			wantProblem(t, umNotesDo(e, other, map[string]any{"op": "delete_section", "section": "Secret"}), http.StatusNotFound, "not_found", "")
 			if r := umNotesDo(e, other, map[string]any{"op": "clear"}).must(t, http.StatusOK); r.body["deleted"] != false {
 				t.Fatalf("clear: %s", r.raw)
 			}
@@ -323,8 +323,8 @@ func TestNotesIsolation(t *testing.T) {
 	if str(r.body["content"]) != "## Secret\nA's notes\n- by the agent server" {
 		t.Fatalf("service append: %s", r.raw)
 	}
-	umProblem(t, e.call(svc, "notes", map[string]any{"op": "read"}), http.StatusBadRequest, "invalid_request", "user_id")
-	umProblem(t, umNotesDo(e, a, map[string]any{"op": "read", "user_id": b.id.String()}), http.StatusForbidden, "forbidden", "")
+	wantProblem(t, e.call(svc, "notes", map[string]any{"op": "read"}), http.StatusBadRequest, "invalid_request", "user_id")
+	wantProblem(t, umNotesDo(e, a, map[string]any{"op": "read", "user_id": b.id.String()}), http.StatusForbidden, "forbidden", "")
 }
 
 // TestNotesContentStaysOutOfLogs checks that a full request logs no notes text.

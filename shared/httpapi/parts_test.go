@@ -235,7 +235,7 @@ func TestCommitTurnContentPartsValidation(t *testing.T) {
 				}
 				return
 			}
-			ctHasField(t, r, tc.status, "invalid_request", tc.field)
+			wantProblem(t, r, tc.status, "invalid_request", tc.field)
 			ctNothingStored(t, e, u.id)
 		})
 	}
@@ -294,14 +294,14 @@ func TestGetContextSinceAnswersOnly(t *testing.T) {
 	} {
 		body["session_id"] = sid.String()
 		r := e.call(u.token, "get-context", body)
-		ctHasField(t, r, http.StatusBadRequest, "invalid_request", name)
+		wantProblem(t, r, http.StatusBadRequest, "invalid_request", name)
 	}
 	for _, bad := range []string{"2026-01-02", "2026-01-02T15:04:05", "2026-13-02T15:04:05Z", "1767366245", ""} {
 		r := e.call(u.token, "get-context", map[string]any{"session_id": sid.String(), "since": bad})
-		ctHasField(t, r, http.StatusBadRequest, "invalid_request", "since")
+		wantProblem(t, r, http.StatusBadRequest, "invalid_request", "since")
 	}
 	r := e.call(u.token, "get-context", map[string]any{"session_id": sid.String(), "format": "Anthropic"})
-	ctHasField(t, r, http.StatusBadRequest, "invalid_request", "format")
+	wantProblem(t, r, http.StatusBadRequest, "invalid_request", "format")
 
 	ctCommit(t, e, u.token, ctTurn(sid, ctMsg("user", "old"), ctMsg("assistant", "old answer")))
 	// The first turn happened two hours ago.

@@ -30,27 +30,12 @@ const rlOrigin = "https://app.example.com"
 func rlContainers(t *testing.T, n int, rl app.RateLimit) (*env, []*env) {
 	t.Helper()
 	base := newEnv(t, false)
-	url := base.db.URL
-	if viaPooler() {
-		url = base.db.PoolerURL()
-	}
-	v, err := auth.NewVerifier(context.Background(), auth.Config{JWTSecret: secret})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []*env
 	for range n {
-		st, err := store.Open(context.Background(), store.Config{DatabaseURL: url, MaxConns: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
-		log := slog.New(slog.DiscardHandler)
-		a := app.New(st, log, app.Config{RateLimit: rl})
-		srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: []string{rlOrigin}})
-		c := *base
-		c.store, c.app, c.srv, c.h = st, a, srv, srv.Mux()
-		out = append(out, &c)
+		c := buildEnv(t, envConfig{on: base, maxConns: 4, app: app.Config{RateLimit: rl},
+			http: httpapi.Config{AllowedOrigins: []string{rlOrigin}}, log: discardLog})
+		c.logBuf = base.logBuf
+		out = append(out, c)
 	}
 	return base, out
 }
@@ -246,9 +231,7 @@ func TestRateLimitUnavailableFailsClosed(t *testing.T) {
 	u := base.newUser("")
 	body, headers := rlCommit(0)
 	r := cs[0].call(u.token, "commit-turn", body, headers...)
-	if r.status != http.StatusServiceUnavailable || r.problemCode() != "unavailable" {
-		t.Fatalf("status %d: %s; want 503 unavailable", r.status, r.raw)
-	}
+	wantProblem(t, r, http.StatusServiceUnavailable, "unavailable")
 	if ra, err := strconv.Atoi(r.header.Get("Retry-After")); err != nil || ra < 1 {
 		t.Errorf("Retry-After %q", r.header.Get("Retry-After"))
 	}

@@ -171,7 +171,7 @@ func TestRecallK(t *testing.T) {
 	}
 	for _, k := range []any{0, 101, -1, 1e9, 2.5, "3", true} {
 		r := e.call(u.token, "recall", map[string]any{"query": "zebra", "k": k}).must(t, http.StatusBadRequest)
-		if !isoNamesField(r, "k") {
+		if !namesField(r, "k") {
 			t.Errorf("k=%v: %s", k, r.raw)
 		}
 	}
@@ -242,7 +242,7 @@ func TestRecallFilter(t *testing.T) {
 	}
 	for _, bad := range []string{`[]`, `"kind"`, `1`, `true`, `[{"kind":"preference"}]`} {
 		r := e.call(u.token, "recall", `{"query":"walrus","filter":`+bad+`}`).must(t, http.StatusBadRequest)
-		if !isoNamesField(r, "filter") {
+		if !namesField(r, "filter") {
 			t.Errorf("filter %s: %s", bad, r.raw)
 		}
 	}
@@ -288,7 +288,7 @@ func TestRecallAgent(t *testing.T) {
 	}
 	for _, bad := range []string{"", "bad agent", strings.Repeat("a", 65), "bot/a"} {
 		r := e.call(u.token, "recall", map[string]any{"query": "otter", "agent": bad}).must(t, http.StatusBadRequest)
-		if !isoNamesField(r, "agent") {
+		if !namesField(r, "agent") {
 			t.Errorf("agent %q: %s", bad, r.raw)
 		}
 	}
@@ -424,7 +424,7 @@ func TestRecallValidation(t *testing.T) {
 	}
 	for _, b := range bad {
 		r := e.call(u.token, "recall", b.body).must(t, http.StatusBadRequest)
-		if r.problemCode() != "invalid_request" || !isoNamesField(r, b.field) {
+		if r.problemCode() != "invalid_request" || !namesField(r, b.field) {
 			t.Errorf("%.80v: %s", b.body, r.raw)
 		}
 	}

@@ -186,7 +186,7 @@ func TestActiveSessionActivate(t *testing.T) {
 	before := e.count("sessions", "user_id = $1", u.id)
 	for _, token := range []string{u.token, ctToken(t, other.id, "tenant-x")} {
 		r := e.call(token, "active-session", map[string]any{"mode": "activate", "session_id": theirs.SessionID})
-		ctHasField(t, r, http.StatusNotFound, "not_found", "")
+		wantProblem(t, r, http.StatusNotFound, "not_found", "")
 	}
 	if got := ctActiveID(t, e, u.id, "default"); got != fresh.String() {
 		t.Errorf("a refused activate changed the active session to %q", got)
@@ -206,7 +206,7 @@ func TestActiveSessionActivate(t *testing.T) {
 
 	// The caller's own session of another agent is not this agent's to activate.
 	botSession := ctSession(t, e, u.token, map[string]any{"agent": "bot"}, http.StatusCreated)
-	ctHasField(t, e.call(u.token, "active-session", map[string]any{"mode": "activate", "session_id": botSession.SessionID}),
+	wantProblem(t, e.call(u.token, "active-session", map[string]any{"mode": "activate", "session_id": botSession.SessionID}),
 		http.StatusNotFound, "not_found", "")
 	if got := ctActiveID(t, e, u.id, "default"); got != fresh.String() {
 		t.Errorf("active %q after a refused activate", got)
@@ -227,8 +227,8 @@ func TestActiveSessionActivate(t *testing.T) {
 		t.Errorf("expired messages came back with their session: %s", r.raw)
 	}
 
-	ctHasField(t, e.call(u.token, "active-session", map[string]any{"mode": "activate"}), http.StatusBadRequest, "invalid_request", "session_id")
-	ctHasField(t, e.call(u.token, "active-session", map[string]any{"mode": "activate", "session_id": "x"}), http.StatusBadRequest, "invalid_request", "session_id")
+	wantProblem(t, e.call(u.token, "active-session", map[string]any{"mode": "activate"}), http.StatusBadRequest, "invalid_request", "session_id")
+	wantProblem(t, e.call(u.token, "active-session", map[string]any{"mode": "activate", "session_id": "x"}), http.StatusBadRequest, "invalid_request", "session_id")
 	_ = active
 }
 
@@ -252,7 +252,7 @@ func TestActiveSessionNew(t *testing.T) {
 		t.Errorf("%d active rows for one agent, want 1", n)
 	}
 	r := e.call(u.token, "active-session", map[string]any{"mode": "new", "session_id": uuid.NewString()})
-	ctHasField(t, r, http.StatusBadRequest, "invalid_request", "session_id")
+	wantProblem(t, r, http.StatusBadRequest, "invalid_request", "session_id")
 	if n := e.count("sessions", "user_id = $1", u.id); n != 3 {
 		t.Errorf("a refused new created a session")
 	}
@@ -305,13 +305,13 @@ func TestActiveSessionAgentsAndValidation(t *testing.T) {
 			t.Parallel()
 			e := ctFor(e, t)
 			w := e.newUser("")
-			ctHasField(t, e.call(w.token, "active-session", tc.body), http.StatusBadRequest, "invalid_request", tc.field)
+			wantProblem(t, e.call(w.token, "active-session", tc.body), http.StatusBadRequest, "invalid_request", tc.field)
 			ctNothingStored(t, e, w.id)
 		})
 	}
 	t.Run("service without user_id", func(t *testing.T) {
 		t.Parallel()
 		e := ctFor(e, t)
-		ctHasField(t, e.call(e.serviceToken(), "active-session", map[string]any{}), http.StatusBadRequest, "invalid_request", "user_id")
+		wantProblem(t, e.call(e.serviceToken(), "active-session", map[string]any{}), http.StatusBadRequest, "invalid_request", "user_id")
 	})
 }

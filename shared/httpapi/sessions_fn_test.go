@@ -529,12 +529,12 @@ func TestSessionsSetTitle(t *testing.T) {
 	before := smSnapshot(e, u.id)
 	for _, bad := range []any{"", "   ", strings.Repeat("x", 201), 5, "line\nbreak", []string{"x"}} {
 		r := smOp(e, u.token, "sessions", "set_title", "session_id", sid, "title", bad).must(t, http.StatusBadRequest)
-		if !smNames(r, "title") {
+		if !namesField(r, "title") {
 			t.Errorf("title %v: problem names no title: %s", bad, r.raw)
 		}
 	}
 	r = e.call(u.token, "sessions", map[string]any{"op": "set_title", "session_id": sid}).must(t, http.StatusBadRequest)
-	if !smNames(r, "title") {
+	if !namesField(r, "title") {
 		t.Errorf("absent title: %s", r.raw)
 	}
 	if smSnapshot(e, u.id) != before {
@@ -545,16 +545,6 @@ func TestSessionsSetTitle(t *testing.T) {
 		t.Errorf("clearing answered %s; listed %v", r.raw, title())
 	}
 	smOp(e, u.token, "sessions", "set_title", "session_id", uuid.New(), "title", "x").must(t, http.StatusNotFound)
-}
-
-// smNames reports whether a problem names field among its errors.
-func smNames(r response, field string) bool {
-	for _, fe := range list(r.body["errors"]) {
-		if obj(fe)["field"] == field {
-			return true
-		}
-	}
-	return false
 }
 
 func TestSessionsIsolation(t *testing.T) {
@@ -612,7 +602,7 @@ func TestSessionsIsolation(t *testing.T) {
 	smOp(e, svc, "sessions", "history", "user_id", a.id, "session_id", sid).must(t, http.StatusNotFound)
 	smOp(e, svc, "sessions", "history", "user_id", b.id, "tenant_id", "t1", "session_id", sid).must(t, http.StatusNotFound)
 	r = smOp(e, svc, "sessions", "list").must(t, http.StatusBadRequest)
-	if !smNames(r, "user_id") {
+	if !namesField(r, "user_id") {
 		t.Errorf("service without user_id: %s", r.raw)
 	}
 	// A user may not act for another.
@@ -717,7 +707,7 @@ func TestSessionsBadInput(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400 invalid_request", tc.name, r.status, r.raw)
 			continue
 		}
-		if tc.field != "" && !smNames(r, tc.field) {
+		if tc.field != "" && !namesField(r, tc.field) {
 			t.Errorf("%s: the problem does not name %s: %s", tc.name, tc.field, r.raw)
 		}
 	}

@@ -67,10 +67,8 @@ func TestStrictBodies(t *testing.T) {
 			e := *e
 			e.t = t
 			r := e.call(u.token, tt.fn, tt.body)
-			if r.status != http.StatusBadRequest || r.problemCode() != "invalid_request" {
-				t.Fatalf("%d %s, want 400 invalid_request: %.300s", r.status, r.problemCode(), r.raw)
-			}
-			if !isoNamesField(r, tt.field) {
+			wantProblem(t, r, http.StatusBadRequest, "invalid_request")
+			if !namesField(r, tt.field) {
 				t.Errorf("the problem does not name %s: %s", tt.field, r.raw)
 			}
 		})

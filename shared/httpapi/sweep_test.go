@@ -273,7 +273,7 @@ func TestSweepValidation(t *testing.T) {
 		{`{"user_id":"` + uuid.NewString() + `"}`, "user_id"},
 	} {
 		r := e.call(svc, "sweep-expired", tt.body).must(t, http.StatusBadRequest)
-		if r.problemCode() != "invalid_request" || !isoNamesField(r, tt.field) {
+		if r.problemCode() != "invalid_request" || !namesField(r, tt.field) {
 			t.Errorf("%s: %s", tt.body, r.raw)
 		}
 	}

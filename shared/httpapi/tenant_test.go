@@ -32,7 +32,7 @@ func TestTenantOneRule(t *testing.T) {
 			{"forget-user", map[string]any{"user_id": uid, "tenant_id": tenant}},
 		} {
 			r := e.call(svc, c.fn, c.body)
-			if r.status != http.StatusBadRequest || !isoNamesField(r, "tenant_id") {
+			if r.status != http.StatusBadRequest || !namesField(r, "tenant_id") {
 				t.Errorf("%s with body tenant %q: %d %s, want 400 naming tenant_id", c.fn, tenant, r.status, r.raw)
 			}
 		}

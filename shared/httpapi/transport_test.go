@@ -6,8 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,9 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
-	"github.com/agentmem/agentmem/shared/httpapi"
 )
 
 var isoFunctions = []string{"active-session", "commit-turn", "get-context", "recall", "sweep-expired"}
@@ -275,12 +271,7 @@ func TestTransportCORS(t *testing.T) {
 func TestTransportCORSDefaultAnyOrigin(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
-	v, err := auth.NewVerifier(t.Context(), auth.Config{JWTSecret: secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httpapi.NewServer(app.New(e.store, slog.New(slog.NewTextHandler(io.Discard, nil)), app.Config{}), v, slog.New(slog.NewTextHandler(io.Discard, nil)), httpapi.Config{})
-	e.h = srv.Mux()
+	e.h = buildEnv(t, envConfig{reuse: e, log: discardLog}).h
 	r := isoPreflight(e, "http://localhost:5173")
 	if r.status != http.StatusNoContent || r.header.Get("Access-Control-Allow-Origin") != "*" ||
 		!isoHasTokens(r.header.Get("Access-Control-Allow-Headers"), "Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id") {
@@ -417,7 +408,7 @@ func TestTransportBodies(t *testing.T) {
 	}
 	// A body of exactly 1 MiB is read (and then judged on its content).
 	exact := `{"query":"` + strings.Repeat("a", 1<<20-len(`{"query":""}`)) + `"}`
-	if r := e.call(u.token, "recall", exact); r.status != http.StatusBadRequest || !isoNamesField(r, "query") {
+	if r := e.call(u.token, "recall", exact); r.status != http.StatusBadRequest || !namesField(r, "query") {
 		t.Errorf("1 MiB body: %d %s", r.status, r.raw)
 	}
 }
@@ -458,7 +449,7 @@ func TestTransportEveryFunction(t *testing.T) {
 			want = http.StatusOK
 			e.call(svc, "sweep-expired", body, "Content-Type", ct).must(t, http.StatusOK)
 			r := e.call(u.token, "recall", body, "Content-Type", ct).must(t, http.StatusBadRequest)
-			if !isoNamesField(r, "query") {
+			if !namesField(r, "query") {
 				t.Errorf("recall with an empty body: %s", r.raw)
 			}
 		}

@@ -1,9 +1,7 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/store"
@@ -22,17 +19,9 @@ import (
 // connect: the first query finds nobody on port 1.
 func unreachableServer(t *testing.T, origin string) *httpapi.Server {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Config{
-		DatabaseURL: "postgresql://postgres:postgres@127.0.0.1:1/postgres?connect_timeout=1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	v, err := auth.NewVerifier(context.Background(), auth.Config{JWTSecret: secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return httpapi.NewServer(app.New(st, slog.New(slog.DiscardHandler), app.Config{}), v, slog.New(slog.DiscardHandler), httpapi.Config{AllowedOrigins: []string{origin}})
+	return buildEnv(t, envConfig{url: "postgresql://postgres:postgres@127.0.0.1:1/postgres?connect_timeout=1",
+		maxConns: store.DefaultMaxConns, log: discardLog,
+		http: httpapi.Config{AllowedOrigins: []string{origin}}}).srv
 }
 
 // A database nobody listens on answers 503 unavailable, with Retry-After, the request id and

@@ -157,7 +157,7 @@ func TestSessionsUserHistory(t *testing.T) {
 		t.Errorf("service for the user: %d messages, want %d", len(got), len(order))
 	}
 	r = smOp(e, svc, "sessions", "history").must(t, http.StatusBadRequest)
-	if !smNames(r, "user_id") {
+	if !namesField(r, "user_id") {
 		t.Errorf("service without user_id: %s", r.raw)
 	}
 	smOp(e, b.token, "sessions", "history", "user_id", u.id).must(t, http.StatusForbidden)
@@ -243,7 +243,7 @@ func TestSessionsClear(t *testing.T) {
 		{"", `{"op":"clear"}`, 401, ""},
 	} {
 		r := e.call(c.token, "sessions", c.body)
-		if r.status != c.status || (c.field != "" && !smNames(r, c.field)) {
+		if r.status != c.status || (c.field != "" && !namesField(r, c.field)) {
 			t.Errorf("%s: %d %s, want %d naming %q", c.body, r.status, r.raw, c.status, c.field)
 		}
 	}

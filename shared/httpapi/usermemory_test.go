@@ -25,23 +25,6 @@ func umUserAs(e *env, id uuid.UUID, tenant string) user {
 	return user{id: id, tenant: tenant, token: tok}
 }
 
-// umProblem checks that r is a problem with the status and code, naming field when given.
-func umProblem(t *testing.T, r response, status int, code, field string) {
-	t.Helper()
-	if r.status != status || r.problemCode() != code {
-		t.Fatalf("status %d code %q, want %d %q: %s", r.status, r.problemCode(), status, code, r.raw)
-	}
-	if field == "" {
-		return
-	}
-	for _, fe := range list(r.body["errors"]) {
-		if str(obj(fe)["field"]) == field {
-			return
-		}
-	}
-	t.Fatalf("problem does not name field %q: %s", field, r.raw)
-}
-
 // umSnapshot is everything the user-memory function shows a user, to compare before and after.
 func umSnapshot(e *env, u user) string {
 	e.t.Helper()
@@ -110,7 +93,7 @@ func TestUserMemoryLifecycle(t *testing.T) {
 	u := e.newUser("")
 
 	r := e.call(u.token, "user-memory", map[string]any{"op": "get", "key": "profile"})
-	umProblem(t, r, http.StatusNotFound, "not_found", "")
+	wantProblem(t, r, http.StatusNotFound, "not_found", "")
 
 	r = e.call(u.token, "user-memory", map[string]any{"op": "set", "key": "profile", "value": map[string]any{"name": "Ada"}}).
 		must(t, http.StatusCreated)
@@ -152,8 +135,8 @@ func TestUserMemoryLifecycle(t *testing.T) {
 	if r.body["deleted"] != float64(1) {
 		t.Fatalf("delete: %s", r.raw)
 	}
-	umProblem(t, e.call(u.token, "user-memory", map[string]any{"op": "get", "key": "profile"}), http.StatusNotFound, "not_found", "")
-	umProblem(t, e.call(u.token, "user-memory", map[string]any{"op": "delete", "key": "profile"}), http.StatusNotFound, "not_found", "")
+	wantProblem(t, e.call(u.token, "user-memory", map[string]any{"op": "get", "key": "profile"}), http.StatusNotFound, "not_found", "")
+	wantProblem(t, e.call(u.token, "user-memory", map[string]any{"op": "delete", "key": "profile"}), http.StatusNotFound, "not_found", "")
 
 	r = e.call(u.token, "user-memory", map[string]any{"op": "clear"}).must(t, http.StatusOK)
 	if r.body["deleted"] != float64(5) {
@@ -301,9 +284,9 @@ func TestUserMemoryBadInput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := e.call(u.token, "user-memory", tt.body)
 			if tt.name == "service user_id from a user" {
-				umProblem(t, r, http.StatusForbidden, "forbidden", "")
+				wantProblem(t, r, http.StatusForbidden, "forbidden", "")
 			} else {
-				umProblem(t, r, http.StatusBadRequest, "invalid_request", tt.field)
+				wantProblem(t, r, http.StatusBadRequest, "invalid_request", tt.field)
 			}
 		})
 	}
@@ -365,8 +348,8 @@ func TestUserMemoryIsolation(t *testing.T) {
 
 	for name, other := range map[string]user{"other user": b, "other tenant": aOther, "no tenant": aNoTenant} {
 		t.Run(name, func(t *testing.T) {
-			umProblem(t, e.call(other.token, "user-memory", map[string]any{"op": "get", "key": "secret"}), http.StatusNotFound, "not_found", "")
-			umProblem(t, e.call(other.token, "user-memory", map[string]any{"op": "delete", "key": "secret"}), http.StatusNotFound, "not_found", "")
+			wantProblem(t, e.call(other.token, "user-memory", map[string]any{"op": "get", "key": "secret"}), http.StatusNotFound, "not_found", "")
+			wantProblem(t, e.call(other.token, "user-memory", map[string]any{"op": "delete", "key": "secret"}), http.StatusNotFound, "not_found", "")
 			r := e.call(other.token, "user-memory", map[string]any{"op": "list"}).must(t, http.StatusOK)
 			if len(list(r.body["items"])) != 0 {
 				t.Fatalf("list shows another's keys: %s", r.raw)
@@ -394,23 +377,23 @@ func TestUserMemoryIsolation(t *testing.T) {
 	if obj(r.body["value"])["v"] != "a" {
 		t.Fatalf("service get: %s", r.raw)
 	}
-	umProblem(t, e.call(svc, "user-memory", map[string]any{"op": "get", "key": "secret", "user_id": a.id.String()}), http.StatusNotFound, "not_found", "")
-	umProblem(t, e.call(svc, "user-memory", map[string]any{"op": "list"}), http.StatusBadRequest, "invalid_request", "user_id")
+	wantProblem(t, e.call(svc, "user-memory", map[string]any{"op": "get", "key": "secret", "user_id": a.id.String()}), http.StatusNotFound, "not_found", "")
+	wantProblem(t, e.call(svc, "user-memory", map[string]any{"op": "list"}), http.StatusBadRequest, "invalid_request", "user_id")
 	e.call(svc, "user-memory", map[string]any{"op": "set", "key": "by-service", "value": map[string]any{}, "user_id": a.id.String(), "tenant_id": "t1"}).must(t, http.StatusCreated)
 	e.call(a.token, "user-memory", map[string]any{"op": "get", "key": "by-service"}).must(t, http.StatusOK)
 
 	// A user may name themself, never another.
 	e.call(a.token, "user-memory", map[string]any{"op": "list", "user_id": a.id.String(), "tenant_id": "t1"}).must(t, http.StatusOK)
-	umProblem(t, e.call(a.token, "user-memory", map[string]any{"op": "list", "user_id": b.id.String()}), http.StatusForbidden, "forbidden", "")
-	umProblem(t, e.call(a.token, "user-memory", map[string]any{"op": "list", "tenant_id": "t2"}), http.StatusForbidden, "forbidden", "")
+	wantProblem(t, e.call(a.token, "user-memory", map[string]any{"op": "list", "user_id": b.id.String()}), http.StatusForbidden, "forbidden", "")
+	wantProblem(t, e.call(a.token, "user-memory", map[string]any{"op": "list", "tenant_id": "t2"}), http.StatusForbidden, "forbidden", "")
 }
 
 func TestFurtherFunctionsNeedAToken(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
 	for _, fn := range []string{"user-memory", "user-state", "notes"} {
-		umProblem(t, e.call("", fn, `{"op":"nonsense"`), http.StatusUnauthorized, "unauthenticated", "")
-		umProblem(t, e.call("not-a-jwt", fn, map[string]any{"op": "clear"}), http.StatusUnauthorized, "unauthenticated", "")
+		wantProblem(t, e.call("", fn, `{"op":"nonsense"`), http.StatusUnauthorized, "unauthenticated", "")
+		wantProblem(t, e.call("not-a-jwt", fn, map[string]any{"op": "clear"}), http.StatusUnauthorized, "unauthenticated", "")
 	}
 }
 

@@ -22,8 +22,8 @@ func TestUserStateLifecycle(t *testing.T) {
 	e := newEnv(t, false)
 	u := e.newUser("")
 
-	umProblem(t, e.call(u.token, "user-state", map[string]any{"op": "get"}), http.StatusNotFound, "not_found", "")
-	umProblem(t, e.call(u.token, "user-state", map[string]any{"op": "delete"}), http.StatusNotFound, "not_found", "")
+	wantProblem(t, e.call(u.token, "user-state", map[string]any{"op": "get"}), http.StatusNotFound, "not_found", "")
+	wantProblem(t, e.call(u.token, "user-state", map[string]any{"op": "delete"}), http.StatusNotFound, "not_found", "")
 
 	r := e.call(u.token, "user-state", map[string]any{"op": "set", "mode": "active"}).must(t, http.StatusCreated)
 	if str(r.body["mode"]) != "active" || r.body["created"] != true || str(r.body["updated_at"]) == "" {
@@ -54,8 +54,8 @@ func TestUserStateLifecycle(t *testing.T) {
 	if r.body["deleted"] != true {
 		t.Fatalf("delete: %s", r.raw)
 	}
-	umProblem(t, e.call(u.token, "user-state", map[string]any{"op": "get"}), http.StatusNotFound, "not_found", "")
-	umProblem(t, e.call(u.token, "user-state", map[string]any{"op": "delete"}), http.StatusNotFound, "not_found", "")
+	wantProblem(t, e.call(u.token, "user-state", map[string]any{"op": "get"}), http.StatusNotFound, "not_found", "")
+	wantProblem(t, e.call(u.token, "user-state", map[string]any{"op": "delete"}), http.StatusNotFound, "not_found", "")
 	e.call(u.token, "user-state", map[string]any{"op": "set", "mode": "active"}).must(t, http.StatusCreated)
 }
 
@@ -89,7 +89,7 @@ func TestUserStateBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			umProblem(t, e.call(u.token, "user-state", tt.body), http.StatusBadRequest, "invalid_request", tt.field)
+			wantProblem(t, e.call(u.token, "user-state", tt.body), http.StatusBadRequest, "invalid_request", tt.field)
 		})
 	}
 	if after := umState(e, u); after != before {
@@ -108,8 +108,8 @@ func TestUserStateIsolation(t *testing.T) {
 
 	for name, other := range map[string]user{"other user": b, "other tenant": aOther} {
 		t.Run(name, func(t *testing.T) {
-			umProblem(t, e.call(other.token, "user-state", map[string]any{"op": "get"}), http.StatusNotFound, "not_found", "")
-			umProblem(t, e.call(other.token, "user-state", map[string]any{"op": "delete"}), http.StatusNotFound, "not_found", "")
+			wantProblem(t, e.call(other.token, "user-state", map[string]any{"op": "get"}), http.StatusNotFound, "not_found", "")
+			wantProblem(t, e.call(other.token, "user-state", map[string]any{"op": "delete"}), http.StatusNotFound, "not_found", "")
 		})
 	}
 	// Their own set creates their own row and leaves A's alone.
@@ -128,12 +128,12 @@ func TestUserStateIsolation(t *testing.T) {
 	if str(r.body["mode"]) != "t2" {
 		t.Fatalf("service get in t2: %s", r.raw)
 	}
-	umProblem(t, e.call(svc, "user-state", map[string]any{"op": "get"}), http.StatusBadRequest, "invalid_request", "user_id")
+	wantProblem(t, e.call(svc, "user-state", map[string]any{"op": "get"}), http.StatusBadRequest, "invalid_request", "user_id")
 	e.call(svc, "user-state", map[string]any{"op": "set", "mode": "active", "user_id": a.id.String(), "tenant_id": "t1"}).must(t, http.StatusOK)
 	if r = e.call(a.token, "user-state", map[string]any{"op": "get"}).must(t, http.StatusOK); str(r.body["mode"]) != "active" {
 		t.Fatalf("after service set: %s", r.raw)
 	}
-	umProblem(t, e.call(a.token, "user-state", map[string]any{"op": "delete", "user_id": b.id.String()}), http.StatusForbidden, "forbidden", "")
+	wantProblem(t, e.call(a.token, "user-state", map[string]any{"op": "delete", "user_id": b.id.String()}), http.StatusForbidden, "forbidden", "")
 	e.call(b.token, "user-state", map[string]any{"op": "get"}).must(t, http.StatusOK)
 }
 
