@@ -402,9 +402,11 @@ func TestHarnessPassword(t *testing.T) {
 		{"postgresql://postgres:postgres@db.example.com:54322/postgres", "", false},
 		{"postgresql://other:postgres@127.0.0.1:54322/postgres", "", false},
 	} {
-		pw, err := harnessPassword(c.url)
-		if (err == nil) != c.ok || pw != c.pw {
-			t.Errorf("harnessPassword(%s) = %q, %v; want %q, ok %v", c.url, pw, err, c.pw, c.ok)
-		}
+		t.Run(c.url, func(t *testing.T) {
+			pw, err := harnessPassword(c.url)
+			if (err == nil) != c.ok || pw != c.pw {
+				t.Errorf("harnessPassword(%s) = %q, %v; want %q, ok %v", c.url, pw, err, c.pw, c.ok)
+			}
+		})
 	}
 }

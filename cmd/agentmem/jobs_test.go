@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -127,10 +128,12 @@ func TestJobsCommands(t *testing.T) {
 		{[]string{"purge", "--status", "done", "--older-than", "-1h"}, "must not be negative"},
 		{[]string{"list", "extra"}, "unexpected arguments"},
 	} {
-		_, err := stdoutOf(t, func() error { return jobs(ctx, c.args) })
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("jobs %v: %v, want %q", c.args, err, c.want)
-		}
+		t.Run(fmt.Sprint(c.args), func(t *testing.T) {
+			_, err := stdoutOf(t, func() error { return jobs(ctx, c.args) })
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("jobs %v: %v, want %q", c.args, err, c.want)
+			}
+		})
 	}
 	if err := processJobs(ctx, []string{"--limit", "0"}); err == nil {
 		t.Error("process-jobs --limit 0 ran")

@@ -28,16 +28,18 @@ func TestParseNames(t *testing.T) {
 		{"webhook,redis-cache", nil, `unknown adapter "redis-cache"; known: webhook`},
 		{"Webhook", nil, "unknown adapter"},
 	} {
-		got, err := adapter.ParseNames(c.in)
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%q: %v, want an error with %q", c.in, err, c.err)
+		t.Run(c.in, func(t *testing.T) {
+			got, err := adapter.ParseNames(c.in)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Errorf("%q: %v, want an error with %q", c.in, err, c.err)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || !slices.Equal(got, c.want) {
-			t.Errorf("%q: %v %v, want %v", c.in, got, err, c.want)
-		}
+			if err != nil || !slices.Equal(got, c.want) {
+				t.Errorf("%q: %v %v, want %v", c.in, got, err, c.want)
+			}
+		})
 	}
 }
 

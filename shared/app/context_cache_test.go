@@ -370,12 +370,14 @@ func TestContextCacheKeepsNoWindowPastItsRetention(t *testing.T) {
 		session string
 		served  bool
 	}{{short, false}, {long, true}} {
-		in := app.GetContextInput{SessionID: &tc.session}
-		if got := r.get(u, in); len(got.Messages) != 1 {
-			t.Fatalf("session %s: %d messages, want 1", tc.session, len(got.Messages))
-		}
-		if served := r.servedFromCache(u, in, tc.session); served != tc.served {
-			t.Errorf("session %s: served from the cache %v, want %v", tc.session, served, tc.served)
-		}
+		t.Run(tc.session, func(t *testing.T) {
+			in := app.GetContextInput{SessionID: &tc.session}
+			if got := r.get(u, in); len(got.Messages) != 1 {
+				t.Fatalf("session %s: %d messages, want 1", tc.session, len(got.Messages))
+			}
+			if served := r.servedFromCache(u, in, tc.session); served != tc.served {
+				t.Errorf("session %s: served from the cache %v, want %v", tc.session, served, tc.served)
+			}
+		})
 	}
 }

@@ -23,16 +23,18 @@ func TestCheckEmbedder(t *testing.T) {
 		{"too-large", store.MaxDimensions + 1, false},
 		{"", 384, false},
 	} {
-		e, err := embedding.NewOpenAI(embedding.OpenAIConfig{Model: tc.model, Dimensions: tc.dims})
-		if err != nil {
-			if !tc.ok {
-				continue // refused earlier: fine
+		t.Run(tc.model, func(t *testing.T) {
+			e, err := embedding.NewOpenAI(embedding.OpenAIConfig{Model: tc.model, Dimensions: tc.dims})
+			if err != nil {
+				if !tc.ok {
+					return // refused earlier: fine
+				}
+				t.Fatal(err)
 			}
-			t.Fatal(err)
-		}
-		if err := app.CheckEmbedder(e); (err == nil) != tc.ok {
-			t.Errorf("%s at %d dimensions: CheckEmbedder = %v, want ok %v", tc.model, tc.dims, err, tc.ok)
-		}
+			if err := app.CheckEmbedder(e); (err == nil) != tc.ok {
+				t.Errorf("%s at %d dimensions: CheckEmbedder = %v, want ok %v", tc.model, tc.dims, err, tc.ok)
+			}
+		})
 	}
 }
 

@@ -119,8 +119,10 @@ func TestUserHistoryThroughTheUseCase(t *testing.T) {
 		{"limit", app.SessionHistoryInput{Limit: ptr(int64(201))}, "limit"},
 		{"order", app.SessionHistoryInput{Order: ptr("latest")}, "order"},
 	} {
-		_, err := a.SessionHistory(ctx, u, c.in)
-		wantField(t, c.name, err, c.field)
+		t.Run(c.name, func(t *testing.T) {
+			_, err := a.SessionHistory(ctx, u, c.in)
+			wantField(t, c.name, err, c.field)
+		})
 	}
 	// A service names the user; without user_id it is refused.
 	svc := auth.Principal{Role: auth.RoleService}

@@ -36,8 +36,10 @@ func TestCreateMemoryThroughTheUseCase(t *testing.T) {
 		{"idempotency key", app.CreateMemoryInput{Content: ptr("x"), Idempotency: key("")}, "Idempotency-Key"},
 		{"idempotency key not ASCII", app.CreateMemoryInput{Content: ptr("x"), Idempotency: key("ключ")}, "Idempotency-Key"},
 	} {
-		_, err := a.CreateMemory(ctx, u, c.in)
-		wantField(t, c.name, err, c.field)
+		t.Run(c.name, func(t *testing.T) {
+			_, err := a.CreateMemory(ctx, u, c.in)
+			wantField(t, c.name, err, c.field)
+		})
 	}
 	if n := count(`select count(*) from agentmem.memories where user_id = $1`, u.UserID); n != 0 {
 		t.Fatalf("refused requests stored %d memories", n)

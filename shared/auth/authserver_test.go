@@ -540,9 +540,11 @@ func TestNewAuthServerVerifierConfig(t *testing.T) {
 		{"negative leeway", AuthServerConfig{URL: "https://ref.supabase.co", APIKey: testAnonKey, Leeway: -time.Second}},
 		{"negative cache size", AuthServerConfig{URL: "https://ref.supabase.co", APIKey: testAnonKey, CacheSize: -1}},
 	} {
-		if v, err := NewAuthServerVerifier(tt.cfg); err == nil {
-			t.Errorf("%s: NewAuthServerVerifier = %v, want an error", tt.name, v)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if v, err := NewAuthServerVerifier(tt.cfg); err == nil {
+				t.Errorf("%s: NewAuthServerVerifier = %v, want an error", tt.name, v)
+			}
+		})
 	}
 	v, err := NewAuthServerVerifier(AuthServerConfig{URL: "https://ref.supabase.co/", APIKey: testAnonKey})
 	if err != nil {

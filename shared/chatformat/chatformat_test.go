@@ -370,10 +370,12 @@ func TestToolArguments(t *testing.T) {
 		{`null`, ``, false},
 		{`{} {}`, ``, false},
 	} {
-		got, ok := chatformat.ToolArguments(tc.in)
-		if ok != tc.ok || string(got) != tc.want {
-			t.Errorf("ToolArguments(%q) = %s, %v; want %s, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			got, ok := chatformat.ToolArguments(tc.in)
+			if ok != tc.ok || string(got) != tc.want {
+				t.Errorf("ToolArguments(%q) = %s, %v; want %s, %v", tc.in, got, ok, tc.want, tc.ok)
+			}
+		})
 	}
 }
 

@@ -31,15 +31,17 @@ func TestOpenAIName(t *testing.T) {
 		{strings.Repeat("ab ", 40), strings.Repeat("ab_", 21) + "a"},
 	}
 	for _, tt := range tests {
-		got := openAIName(tt.name)
-		switch {
-		case tt.want == "" && got != nil:
-			t.Errorf("openAIName(%q) = %q, want omitted", tt.name, *got)
-		case tt.want != "" && (got == nil || *got != tt.want):
-			t.Errorf("openAIName(%q) = %v, want %q", tt.name, got, tt.want)
-		case got != nil && !openAINamePattern.MatchString(*got):
-			t.Errorf("openAIName(%q) = %q, which the API refuses", tt.name, *got)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got := openAIName(tt.name)
+			switch {
+			case tt.want == "" && got != nil:
+				t.Errorf("openAIName(%q) = %q, want omitted", tt.name, *got)
+			case tt.want != "" && (got == nil || *got != tt.want):
+				t.Errorf("openAIName(%q) = %v, want %q", tt.name, got, tt.want)
+			case got != nil && !openAINamePattern.MatchString(*got):
+				t.Errorf("openAIName(%q) = %q, which the API refuses", tt.name, *got)
+			}
+		})
 	}
 }
 

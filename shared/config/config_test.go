@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,19 +44,21 @@ func TestEmbeddingDefaults(t *testing.T) {
 		{map[string]string{"EMBEDDING_PROVIDER": "bedrock", "AWS_REGION": "eu-west-1", "EMBEDDING_CONCURRENCY": "8"},
 			"bedrock", "amazon.titan-embed-text-v2:0", 1024, false, "", 10 * time.Second, 20 * time.Second, 64, 8},
 	} {
-		c, err := config.Load(env(tc.vars))
-		if err != nil {
-			t.Errorf("%v: %v", tc.vars, err)
-			continue
-		}
-		if c.EmbeddingProvider != tc.provider || c.EmbeddingModel != tc.model || c.EmbeddingDimensions != tc.dims ||
-			c.EmbeddingSendDimensions != tc.send || c.EmbeddingBaseURL != tc.baseURL || c.EmbeddingTimeout != tc.timeout ||
-			c.EmbeddingMaxRetryTime != tc.retryTime || c.EmbeddingBatchSize != tc.batch || c.EmbeddingConcurrency != tc.par {
-			t.Errorf("%v: got %+v", tc.vars, c)
-		}
-		if tc.provider == "bedrock" && c.AWSRegion != "eu-west-1" {
-			t.Errorf("AWS_REGION read as %q", c.AWSRegion)
-		}
+		t.Run(tc.model, func(t *testing.T) {
+			c, err := config.Load(env(tc.vars))
+			if err != nil {
+				t.Errorf("%v: %v", tc.vars, err)
+				return
+			}
+			if c.EmbeddingProvider != tc.provider || c.EmbeddingModel != tc.model || c.EmbeddingDimensions != tc.dims ||
+				c.EmbeddingSendDimensions != tc.send || c.EmbeddingBaseURL != tc.baseURL || c.EmbeddingTimeout != tc.timeout ||
+				c.EmbeddingMaxRetryTime != tc.retryTime || c.EmbeddingBatchSize != tc.batch || c.EmbeddingConcurrency != tc.par {
+				t.Errorf("%v: got %+v", tc.vars, c)
+			}
+			if tc.provider == "bedrock" && c.AWSRegion != "eu-west-1" {
+				t.Errorf("AWS_REGION read as %q", c.AWSRegion)
+			}
+		})
 	}
 }
 
@@ -77,10 +80,12 @@ func TestEmbeddingSettingsAreChecked(t *testing.T) {
 		{map[string]string{"EMBEDDING_PROVIDER": "openai"}, "EMBEDDING_API_KEY"},
 		{map[string]string{"EMBEDDING_PROVIDER": "openai", "EMBEDDING_BASE_URL": "localhost:11434"}, "EMBEDDING_BASE_URL"},
 	} {
-		_, err := config.Load(env(tc.vars))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: error %v, want one naming %s", tc.vars, err, tc.want)
-		}
+		t.Run(fmt.Sprint(tc.vars), func(t *testing.T) {
+			_, err := config.Load(env(tc.vars))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%v: error %v, want one naming %s", tc.vars, err, tc.want)
+			}
+		})
 	}
 }
 
@@ -110,19 +115,21 @@ func TestChatDefaults(t *testing.T) {
 		{map[string]string{"CHAT_PROVIDER": "bedrock", "AWS_REGION": "eu-west-1", "CHAT_MODEL": "eu.amazon.nova-micro-v1:0"},
 			llm.Config{Provider: "bedrock", Model: "eu.amazon.nova-micro-v1:0", Region: "eu-west-1"}},
 	} {
-		c, err := config.Load(env(tc.vars))
-		if err != nil {
-			t.Errorf("%v: %v", tc.vars, err)
-			continue
-		}
-		want := tc.want
-		if want.Timeout == 0 {
-			want.Timeout, want.MaxRetryTime, want.MaxOutputTokens = llm.DefaultTimeout, llm.DefaultMaxRetryTime, llm.DefaultMaxOutputTokens
-			want.ResponseFormat = llm.DefaultResponseFormat
-		}
-		if c.Chat != want {
-			t.Errorf("%v: %+v, want %+v", tc.vars, c.Chat, want)
-		}
+		t.Run(fmt.Sprint(tc.vars), func(t *testing.T) {
+			c, err := config.Load(env(tc.vars))
+			if err != nil {
+				t.Errorf("%v: %v", tc.vars, err)
+				return
+			}
+			want := tc.want
+			if want.Timeout == 0 {
+				want.Timeout, want.MaxRetryTime, want.MaxOutputTokens = llm.DefaultTimeout, llm.DefaultMaxRetryTime, llm.DefaultMaxOutputTokens
+				want.ResponseFormat = llm.DefaultResponseFormat
+			}
+			if c.Chat != want {
+				t.Errorf("%v: %+v, want %+v", tc.vars, c.Chat, want)
+			}
+		})
 	}
 	c, err = config.Load(env(map[string]string{"SUMMARY_TRIGGER_TOKENS": "8000", "SUMMARY_KEEP_TOKENS": "0", "SUMMARY_MAX_INPUT_TOKENS": "0"}))
 	if err != nil || c.Summary != (memory.SummaryPolicy{TriggerTokens: 8000}) {
@@ -164,10 +171,12 @@ func TestChatSettingsAreChecked(t *testing.T) {
 		{map[string]string{"CHAT_PROVIDER": "openai", "CHAT_API_KEY": "sk", "SUMMARIES": "on"}, "SUMMARIES"},
 		{map[string]string{"CHAT_PROVIDER": "openai", "CHAT_API_KEY": "sk", "SUMMARIES": "true", "CHAT_TIMEOUT": "2m"}, "JOBS_LEASE"},
 	} {
-		_, err := config.Load(env(tc.vars))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: error %v, want one naming %s", tc.vars, err, tc.want)
-		}
+		t.Run(fmt.Sprint(tc.vars), func(t *testing.T) {
+			_, err := config.Load(env(tc.vars))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%v: error %v, want one naming %s", tc.vars, err, tc.want)
+			}
+		})
 	}
 }
 
@@ -192,20 +201,22 @@ func TestTokenVerificationSettings(t *testing.T) {
 		{"explicit jwks", map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "recall", "SUPABASE_JWKS_URL": "https://keys.example/jwks.json"},
 			"", "https://keys.example/jwks.json", false},
 	} {
-		c, err := config.Load(env(tc.vars))
-		if tc.fails {
-			if err == nil || !strings.Contains(err.Error(), "SUPABASE_JWT_SECRET") {
-				t.Errorf("%s: err %v, want a start-up error naming the settings", tc.name, err)
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := config.Load(env(tc.vars))
+			if tc.fails {
+				if err == nil || !strings.Contains(err.Error(), "SUPABASE_JWT_SECRET") {
+					t.Errorf("%s: err %v, want a start-up error naming the settings", tc.name, err)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", tc.name, err)
-			continue
-		}
-		if c.JWTSecret != tc.secret || c.JWKSURL != tc.jwks {
-			t.Errorf("%s: secret %q jwks %q, want %q %q", tc.name, c.JWTSecret, c.JWKSURL, tc.secret, tc.jwks)
-		}
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+				return
+			}
+			if c.JWTSecret != tc.secret || c.JWKSURL != tc.jwks {
+				t.Errorf("%s: secret %q jwks %q, want %q %q", tc.name, c.JWTSecret, c.JWKSURL, tc.secret, tc.jwks)
+			}
+		})
 	}
 }
 
@@ -242,24 +253,26 @@ func TestAuthServerVerificationSettings(t *testing.T) {
 		{name: "unknown mode", vars: map[string]string{"SUPABASE_AUTH_VERIFY": "gotrue"}, fails: "SUPABASE_AUTH_VERIFY"},
 		{name: "mode in capitals", vars: map[string]string{"SUPABASE_AUTH_VERIFY": "JWT"}, fails: "SUPABASE_AUTH_VERIFY"},
 	} {
-		c, err := config.Load(env(tc.vars))
-		if tc.fails != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.fails) {
-				t.Errorf("%s: err %v, want a start-up error naming %s", tc.name, err, tc.fails)
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := config.Load(env(tc.vars))
+			if tc.fails != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.fails) {
+					t.Errorf("%s: err %v, want a start-up error naming %s", tc.name, err, tc.fails)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%s: %v", tc.name, err)
-			continue
-		}
-		if c.AuthVerify != tc.mode || c.JWTSecret != tc.secret || c.JWKSURL != tc.jwks {
-			t.Errorf("%s: mode %q secret %q jwks %q, want %q %q %q", tc.name, c.AuthVerify, c.JWTSecret, c.JWKSURL,
-				tc.mode, tc.secret, tc.jwks)
-		}
-		if tc.mode == config.AuthVerifyAuthServer && (c.SupabaseURL != "https://ref.supabase.co" || c.AnonKey != "sb_publishable_abc") {
-			t.Errorf("%s: url %q key %q", tc.name, c.SupabaseURL, c.AnonKey)
-		}
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+				return
+			}
+			if c.AuthVerify != tc.mode || c.JWTSecret != tc.secret || c.JWKSURL != tc.jwks {
+				t.Errorf("%s: mode %q secret %q jwks %q, want %q %q %q", tc.name, c.AuthVerify, c.JWTSecret, c.JWKSURL,
+					tc.mode, tc.secret, tc.jwks)
+			}
+			if tc.mode == config.AuthVerifyAuthServer && (c.SupabaseURL != "https://ref.supabase.co" || c.AnonKey != "sb_publishable_abc") {
+				t.Errorf("%s: url %q key %q", tc.name, c.SupabaseURL, c.AnonKey)
+			}
+		})
 	}
 }
 
@@ -269,10 +282,12 @@ func TestMemoryMergeSimilarity(t *testing.T) {
 		value string
 		want  float64
 	}{{"", 0.95}, {"0.9", 0.9}, {" 0.85 ", 0.85}, {"1", 1}, {"1.5", 1.5}, {"2", 2}} {
-		c, err := config.Load(env(map[string]string{"MEMORY_MERGE_SIMILARITY": tc.value}))
-		if err != nil || c.MemoryMergeSimilarity != tc.want {
-			t.Errorf("%q: %v, %v; want %v", tc.value, c.MemoryMergeSimilarity, err, tc.want)
-		}
+		t.Run(tc.value, func(t *testing.T) {
+			c, err := config.Load(env(map[string]string{"MEMORY_MERGE_SIMILARITY": tc.value}))
+			if err != nil || c.MemoryMergeSimilarity != tc.want {
+				t.Errorf("%q: %v, %v; want %v", tc.value, c.MemoryMergeSimilarity, err, tc.want)
+			}
+		})
 	}
 	for _, v := range []string{"0", "-0.5", "high", "95%", "NaN", "Inf", "0,9"} {
 		_, err := config.Load(env(map[string]string{"MEMORY_MERGE_SIMILARITY": v}))
@@ -485,13 +500,15 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 		{map[string]string{"JOBS_NOTIFY": "sqs"}, "JOBS_NOTIFY"},
 		{map[string]string{"QSTASH_RETRIES": "-1"}, "QSTASH_RETRIES"},
 	} {
-		_, err := config.Load(env(tc.vars))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: %v, want %q", tc.vars, err, tc.want)
-		}
-		if err != nil && (strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), salt) || strings.Contains(err.Error(), "pw-of-redis")) {
-			t.Errorf("%v: the error holds a secret", tc.vars)
-		}
+		t.Run(fmt.Sprint(tc.vars), func(t *testing.T) {
+			_, err := config.Load(env(tc.vars))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%v: %v, want %q", tc.vars, err, tc.want)
+			}
+			if err != nil && (strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), salt) || strings.Contains(err.Error(), "pw-of-redis")) {
+				t.Errorf("%v: the error holds a secret", tc.vars)
+			}
+		})
 	}
 }
 
@@ -548,12 +565,14 @@ func TestMem0Settings(t *testing.T) {
 		{map[string]string{"MEM0_RECALL": "true"}, "add mem0 to ADAPTERS"},
 		{map[string]string{"MEM0_RECALL_TIMEOUT": "fast"}, "MEM0_RECALL_TIMEOUT"},
 	} {
-		_, err := config.Load(env(tc.vars))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: %v, want %q", tc.vars, err, tc.want)
-		}
-		if err != nil && strings.Contains(err.Error(), key) {
-			t.Errorf("%v: the error holds the key", tc.vars)
-		}
+		t.Run(fmt.Sprint(tc.vars), func(t *testing.T) {
+			_, err := config.Load(env(tc.vars))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%v: %v, want %q", tc.vars, err, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), key) {
+				t.Errorf("%v: the error holds the key", tc.vars)
+			}
+		})
 	}
 }

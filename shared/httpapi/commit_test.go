@@ -937,16 +937,18 @@ func TestCommitTurnForeignSession(t *testing.T) {
 	}
 	var notFound []byte
 	for _, at := range attempts {
-		r := e.call(at.token, "commit-turn", at.body)
-		wantProblem(t, r, http.StatusNotFound, "not_found", "")
-		// Indistinguishable from a missing session except for the request id.
-		delete(r.body, "request_id")
-		b, _ := json.Marshal(r.body)
-		if notFound == nil {
-			notFound = b
-		} else if !bytes.Equal(b, notFound) {
-			t.Errorf("%s: problem %s differs from %s", at.name, b, notFound)
-		}
+		t.Run(at.name, func(t *testing.T) {
+			r := e.call(at.token, "commit-turn", at.body)
+			wantProblem(t, r, http.StatusNotFound, "not_found", "")
+			// Indistinguishable from a missing session except for the request id.
+			delete(r.body, "request_id")
+			b, _ := json.Marshal(r.body)
+			if notFound == nil {
+				notFound = b
+			} else if !bytes.Equal(b, notFound) {
+				t.Errorf("%s: problem %s differs from %s", at.name, b, notFound)
+			}
+		})
 	}
 	msgs := ctMessages(t, e, sid)
 	if len(msgs) != 1 || msgs[0].Content != "private to a" {
@@ -1057,10 +1059,12 @@ func TestCommitTurnExpiry(t *testing.T) {
 		content string
 		ttl     string
 	}{{"kept one", "720 hours"}, {"fleeting one", "1 second"}, {"hourly", "1 hour"}} {
-		if !ctScalar[bool](t, e, `select abs(extract(epoch from expires_at - (created_at + $2::interval))) < 5
+		t.Run(c.content, func(t *testing.T) {
+			if !ctScalar[bool](t, e, `select abs(extract(epoch from expires_at - (created_at + $2::interval))) < 5
 			from agentmem.messages where session_id = $1 and content = $3`, sid, c.ttl, c.content) {
-			t.Errorf("%q: expires_at is not created_at + %s", c.content, c.ttl)
-		}
+				t.Errorf("%q: expires_at is not created_at + %s", c.content, c.ttl)
+			}
+		})
 	}
 
 	// Move the short-lived rows into the past instead of sleeping; nothing sweeps them.

@@ -231,13 +231,15 @@ func TestGetContextRecentWindow(t *testing.T) {
 		{ctTokens(all[29]), 30, true},
 		{10_000_000, 11, false},
 	} {
-		c := get(map[string]any{"max_tokens": tc.budget})
-		if got := ctContents(c.Messages); !reflect.DeepEqual(got, want(tc.from, 30)) || c.Usage.Truncated != tc.truncated {
-			t.Errorf("max_tokens %d: %q truncated %v, want from message %d truncated %v", tc.budget, got, c.Usage.Truncated, tc.from, tc.truncated)
-		}
-		if c.Usage.TokenEstimate > tc.budget {
-			t.Errorf("max_tokens %d: token_estimate %d over the budget", tc.budget, c.Usage.TokenEstimate)
-		}
+		t.Run(fmt.Sprint(tc.budget), func(t *testing.T) {
+			c := get(map[string]any{"max_tokens": tc.budget})
+			if got := ctContents(c.Messages); !reflect.DeepEqual(got, want(tc.from, 30)) || c.Usage.Truncated != tc.truncated {
+				t.Errorf("max_tokens %d: %q truncated %v, want from message %d truncated %v", tc.budget, got, c.Usage.Truncated, tc.from, tc.truncated)
+			}
+			if c.Usage.TokenEstimate > tc.budget {
+				t.Errorf("max_tokens %d: token_estimate %d over the budget", tc.budget, c.Usage.TokenEstimate)
+			}
+		})
 	}
 	// A budget below the newest message leaves nothing, and says so.
 	c = get(map[string]any{"max_tokens": ctTokens(all[29]) - 1})
@@ -377,15 +379,17 @@ func TestGetContextToolCallSafety(t *testing.T) {
 		{500, tok[9] - 1, seqs(1, 0), true},
 	}
 	for _, tc := range cases {
-		body := map[string]any{"session_id": sid.String(), "max_messages": tc.maxMessages}
-		if tc.maxTokens > 0 {
-			body["max_tokens"] = tc.maxTokens
-		}
-		c := ctGet(t, e, u.token, body)
-		if got := ctSeqList(c.Messages); !reflect.DeepEqual(got, tc.want) || c.Usage.Truncated != tc.truncated {
-			t.Errorf("max_messages %d max_tokens %d: seqs %v truncated %v, want %v truncated %v",
-				tc.maxMessages, tc.maxTokens, got, c.Usage.Truncated, tc.want, tc.truncated)
-		}
+		t.Run(fmt.Sprint(tc.maxMessages), func(t *testing.T) {
+			body := map[string]any{"session_id": sid.String(), "max_messages": tc.maxMessages}
+			if tc.maxTokens > 0 {
+				body["max_tokens"] = tc.maxTokens
+			}
+			c := ctGet(t, e, u.token, body)
+			if got := ctSeqList(c.Messages); !reflect.DeepEqual(got, tc.want) || c.Usage.Truncated != tc.truncated {
+				t.Errorf("max_messages %d max_tokens %d: seqs %v truncated %v, want %v truncated %v",
+					tc.maxMessages, tc.maxTokens, got, c.Usage.Truncated, tc.want, tc.truncated)
+			}
+		})
 	}
 	// Every boundary, by count and by budget: ctGet checks the window is safe each time.
 	for n := 1; n <= 9; n++ {

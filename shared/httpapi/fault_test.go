@@ -277,13 +277,15 @@ func TestFaultRestarts(t *testing.T) {
 		name string
 		t    faultTally
 	}{{"commit-turn", commits}, {"get-context", reads}} {
-		if tl.t.internal > 0 || tl.t.other > 0 || tl.t.transport > 0 {
-			t.Errorf("%s: %d x 500, %d other answers, %d transport errors; want none. First ones:\n%s\nserver errors:\n%s",
-				tl.name, tl.t.internal, tl.t.other, tl.t.transport, strings.Join(first(tl.t.causes, 5), "\n"), logs.internalErrors(10))
-		}
-		if tl.t.noRetryAfter > 0 {
-			t.Errorf("%s: %d answers 503 without Retry-After", tl.name, tl.t.noRetryAfter)
-		}
+		t.Run(tl.name, func(t *testing.T) {
+			if tl.t.internal > 0 || tl.t.other > 0 || tl.t.transport > 0 {
+				t.Errorf("%s: %d x 500, %d other answers, %d transport errors; want none. First ones:\n%s\nserver errors:\n%s",
+					tl.name, tl.t.internal, tl.t.other, tl.t.transport, strings.Join(first(tl.t.causes, 5), "\n"), logs.internalErrors(10))
+			}
+			if tl.t.noRetryAfter > 0 {
+				t.Errorf("%s: %d answers 503 without Retry-After", tl.name, tl.t.noRetryAfter)
+			}
+		})
 	}
 	if duplicates+losses+misplaced+strays > 0 {
 		t.Errorf("ledger: %d duplicates, %d losses, %d out of place, %d stored unacknowledged; want none",

@@ -243,8 +243,10 @@ func TestIntentsFunction(t *testing.T) {
 		{"service without user", e.serviceToken(), map[string]any{"type": "syncSession", "session_id": sid}, "user_id"},
 		{"unknown field", u.token, map[string]any{"type": "syncSession", "session_id": sid, "agent": "bot"}, "agent"},
 	} {
-		r := e.call(c.token, "intents", c.body)
-		wantProblem(t, r, http.StatusBadRequest, "invalid_request", c.field)
+		t.Run(c.name, func(t *testing.T) {
+			r := e.call(c.token, "intents", c.body)
+			wantProblem(t, r, http.StatusBadRequest, "invalid_request", c.field)
+		})
 	}
 	if r := e.call(other.token, "intents", map[string]any{"type": "syncSession", "session_id": sid}); r.status != http.StatusNotFound {
 		t.Errorf("another user's session: %d %s", r.status, r.raw)
@@ -393,7 +395,9 @@ func TestJobsFunction(t *testing.T) {
 		{map[string]any{"op": "purge", "status": "done", "older_than_seconds": -1}, "older_than_seconds"},
 		{map[string]any{"op": "get", "id": uuid.New(), "user_id": u.id}, "user_id"},
 	} {
-		wantProblem(t, e.call(svc, "jobs", c.body), http.StatusBadRequest, "invalid_request", c.field)
+		t.Run(fmt.Sprint(c.body), func(t *testing.T) {
+			wantProblem(t, e.call(svc, "jobs", c.body), http.StatusBadRequest, "invalid_request", c.field)
+		})
 	}
 	if r := e.call(svc, "process-jobs", map[string]any{"limit": 0}); r.status != http.StatusBadRequest {
 		t.Errorf("process-jobs limit 0: %d", r.status)

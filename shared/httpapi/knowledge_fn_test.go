@@ -348,14 +348,16 @@ func TestKnowledgeTextWithoutWords(t *testing.T) {
 			name, token string
 			tenant      any
 		}{{"user", u.token, nil}, {"service", svc, tenant}} {
-			body := map[string]any{"op": "search", "query": "???", "mode": mode}
-			if caller.tenant != nil {
-				body["tenant_id"] = caller.tenant
-			}
-			r := e.call(caller.token, "knowledge", body).must(t, http.StatusOK)
-			if res, ok := r.body["results"].([]any); !ok || len(res) != 0 {
-				t.Errorf("%s, %s: \"???\" found %s", caller.name, mode, r.raw)
-			}
+			t.Run(caller.name, func(t *testing.T) {
+				body := map[string]any{"op": "search", "query": "???", "mode": mode}
+				if caller.tenant != nil {
+					body["tenant_id"] = caller.tenant
+				}
+				r := e.call(caller.token, "knowledge", body).must(t, http.StatusOK)
+				if res, ok := r.body["results"].([]any); !ok || len(res) != 0 {
+					t.Errorf("%s, %s: \"???\" found %s", caller.name, mode, r.raw)
+				}
+			})
 		}
 		r := e.call(u.token, "knowledge", map[string]any{"op": "search", "query": "plain", "mode": mode}).must(t, http.StatusOK)
 		for _, h := range list(r.body["results"]) {

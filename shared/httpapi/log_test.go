@@ -135,9 +135,11 @@ func TestLogsHoldNoContent(t *testing.T) {
 		{"rid-log-history", "sessions", 200, ""},
 		{"rid-log-clear", "sessions", 200, ""},
 	} {
-		if l := isoRequestLine(t, lines, c.rid, c.fn, c.status); l != nil && c.code != "" && l["code"] != c.code {
-			t.Errorf("%s: code %v, want %s", c.rid, l["code"], c.code)
-		}
+		t.Run(c.fn, func(t *testing.T) {
+			if l := isoRequestLine(t, lines, c.rid, c.fn, c.status); l != nil && c.code != "" && l["code"] != c.code {
+				t.Errorf("%s: code %v, want %s", c.rid, l["code"], c.code)
+			}
+		})
 	}
 }
 

@@ -119,14 +119,16 @@ func TestMemoriesCreateBadInput(t *testing.T) {
 		{"bad key", `{"op":"create","content":"x"}`, "Idempotency-Key", []string{"Idempotency-Key", strings.Repeat("k", 256)}},
 		{"nul", `{"op":"create","content":"a\u0000b"}`, "", nil},
 	} {
-		r := e.call(u.token, "memories", c.body, c.headers...)
-		if r.status != http.StatusBadRequest || r.problemCode() != "invalid_request" {
-			t.Errorf("%s: %d %s, want 400", c.name, r.status, r.raw)
-			continue
-		}
-		if c.field != "" && !namesField(r, c.field) {
-			t.Errorf("%s: the problem does not name %s: %s", c.name, c.field, r.raw)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			r := e.call(u.token, "memories", c.body, c.headers...)
+			if r.status != http.StatusBadRequest || r.problemCode() != "invalid_request" {
+				t.Errorf("%s: %d %s, want 400", c.name, r.status, r.raw)
+				return
+			}
+			if c.field != "" && !namesField(r, c.field) {
+				t.Errorf("%s: the problem does not name %s: %s", c.name, c.field, r.raw)
+			}
+		})
 	}
 	if smSnapshot(e, u.id) != before {
 		t.Fatal("a refused create stored something")

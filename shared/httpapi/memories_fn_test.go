@@ -402,14 +402,16 @@ func TestMemoriesBadInput(t *testing.T) {
 		{"trailing data", fmt.Sprintf(`{"op":"delete","id":%q}x`, id), ""},
 	}
 	for _, tc := range cases {
-		r := e.call(u.token, "memories", tc.body)
-		if r.status != http.StatusBadRequest || r.problemCode() != "invalid_request" {
-			t.Errorf("%s: %d %s, want 400 invalid_request", tc.name, r.status, r.raw)
-			continue
-		}
-		if tc.field != "" && !namesField(r, tc.field) {
-			t.Errorf("%s: the problem does not name %s: %s", tc.name, tc.field, r.raw)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.call(u.token, "memories", tc.body)
+			if r.status != http.StatusBadRequest || r.problemCode() != "invalid_request" {
+				t.Errorf("%s: %d %s, want 400 invalid_request", tc.name, r.status, r.raw)
+				return
+			}
+			if tc.field != "" && !namesField(r, tc.field) {
+				t.Errorf("%s: the problem does not name %s: %s", tc.name, tc.field, r.raw)
+			}
+		})
 	}
 	if smSnapshot(e, u.id) != before {
 		t.Fatal("a refused request changed something")

@@ -68,16 +68,18 @@ func TestMuxStampsEveryAnswer(t *testing.T) {
 		{http.MethodPost, "/v1/../v1/recall", u.token, 0, "/v1/recall"},
 		{http.MethodPost, "/v1/./recall", u.token, 0, "/v1/recall"},
 	} {
-		for _, rid := range []string{"mux-" + strconv.Itoa(i), ""} {
-			res := muxDo(t, e.h, tc.method, tc.target, tc.token, rid)
-			if tc.location != "" {
-				if res.StatusCode < 300 || res.StatusCode > 399 || res.Header.Get("Location") != tc.location {
-					t.Errorf("%s %s: %d to %q, want a redirect to %s", tc.method, tc.target, res.StatusCode, res.Header.Get("Location"), tc.location)
+		t.Run(tc.target, func(t *testing.T) {
+			for _, rid := range []string{"mux-" + strconv.Itoa(i), ""} {
+				res := muxDo(t, e.h, tc.method, tc.target, tc.token, rid)
+				if tc.location != "" {
+					if res.StatusCode < 300 || res.StatusCode > 399 || res.Header.Get("Location") != tc.location {
+						t.Errorf("%s %s: %d to %q, want a redirect to %s", tc.method, tc.target, res.StatusCode, res.Header.Get("Location"), tc.location)
+					}
+				} else if res.StatusCode != tc.status {
+					t.Errorf("%s %s: status %d, want %d", tc.method, tc.target, res.StatusCode, tc.status)
 				}
-			} else if res.StatusCode != tc.status {
-				t.Errorf("%s %s: status %d, want %d", tc.method, tc.target, res.StatusCode, tc.status)
 			}
-		}
+		})
 	}
 }
 

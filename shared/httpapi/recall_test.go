@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"slices"
@@ -227,14 +228,16 @@ func TestRecallFilter(t *testing.T) {
 		{`null`, all},
 	}
 	for _, tt := range tests {
-		for _, mode := range isoModes {
-			hits := isoRecall(t, e, u.token, map[string]any{"query": "walrus", "mode": mode, "k": 100, "filter": json.RawMessage(tt.filter)})
-			want := slices.Clone(tt.want)
-			sort.Strings(want)
-			if got := isoSorted(hits); !slices.Equal(got, want) {
-				t.Errorf("%s filter %s: %v, want %v", mode, tt.filter, got, want)
+		t.Run(tt.filter, func(t *testing.T) {
+			for _, mode := range isoModes {
+				hits := isoRecall(t, e, u.token, map[string]any{"query": "walrus", "mode": mode, "k": 100, "filter": json.RawMessage(tt.filter)})
+				want := slices.Clone(tt.want)
+				sort.Strings(want)
+				if got := isoSorted(hits); !slices.Equal(got, want) {
+					t.Errorf("%s filter %s: %v, want %v", mode, tt.filter, got, want)
+				}
 			}
-		}
+		})
 	}
 	// Values JSON allows and the database's jsonb refuses are the client's mistake too.
 	for _, bad := range []string{`{"kind":"\ud800"}`, `{"kind":1e200000}`} {
@@ -265,26 +268,28 @@ func TestRecallAgent(t *testing.T) {
 		"":        {"otter fact of bot a", "otter fact of bot b", "otter fact of the default agent", shared},
 	}
 	for agent, want := range tests {
-		sort.Strings(want)
-		for _, mode := range isoModes {
-			body := map[string]any{"query": "otter fact", "mode": mode}
-			if agent != "" {
-				body["agent"] = agent
+		t.Run(fmt.Sprintf("agent %q", agent), func(t *testing.T) {
+			sort.Strings(want)
+			for _, mode := range isoModes {
+				body := map[string]any{"query": "otter fact", "mode": mode}
+				if agent != "" {
+					body["agent"] = agent
+				}
+				if got := isoSorted(isoRecall(t, e, u.token, body)); !slices.Equal(got, want) {
+					t.Errorf("agent %q, %s: %v, want %v", agent, mode, got, want)
+				}
 			}
-			if got := isoSorted(isoRecall(t, e, u.token, body)); !slices.Equal(got, want) {
-				t.Errorf("agent %q, %s: %v, want %v", agent, mode, got, want)
+			if agent == "" {
+				return
 			}
-		}
-		if agent == "" {
-			continue
-		}
-		r := e.call(u.token, "get-context", map[string]any{"session_id": uuid.NewString(), "agent": agent, "query": "otter fact", "recall_k": 50}).
-			must(t, http.StatusOK)
-		got := isoContents(r.body["memories"])
-		sort.Strings(got)
-		if !slices.Equal(got, want) {
-			t.Errorf("get-context agent %q: memories %v, want %v", agent, got, want)
-		}
+			r := e.call(u.token, "get-context", map[string]any{"session_id": uuid.NewString(), "agent": agent, "query": "otter fact", "recall_k": 50}).
+				must(t, http.StatusOK)
+			got := isoContents(r.body["memories"])
+			sort.Strings(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("get-context agent %q: memories %v, want %v", agent, got, want)
+			}
+		})
 	}
 	for _, bad := range []string{"", "bad agent", strings.Repeat("a", 65), "bot/a"} {
 		r := e.call(u.token, "recall", map[string]any{"query": "otter", "agent": bad}).must(t, http.StatusBadRequest)
@@ -423,10 +428,12 @@ func TestRecallValidation(t *testing.T) {
 		{map[string]any{"query": "heron", "source": []any{"messages"}}, "source"},
 	}
 	for _, b := range bad {
-		r := e.call(u.token, "recall", b.body).must(t, http.StatusBadRequest)
-		if r.problemCode() != "invalid_request" || !namesField(r, b.field) {
-			t.Errorf("%.80v: %s", b.body, r.raw)
-		}
+		t.Run(fmt.Sprint(b.body), func(t *testing.T) {
+			r := e.call(u.token, "recall", b.body).must(t, http.StatusBadRequest)
+			if r.problemCode() != "invalid_request" || !namesField(r, b.field) {
+				t.Errorf("%.80v: %s", b.body, r.raw)
+			}
+		})
 	}
 	// The limit counts characters, not bytes.
 	for _, q := range []string{strings.Repeat("a", 4096), strings.Repeat("é", 4096), "heron " + strings.Repeat("é", 4090)} {

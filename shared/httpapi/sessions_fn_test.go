@@ -576,13 +576,15 @@ func TestSessionsIsolation(t *testing.T) {
 			t.Errorf("%s lists %s", name, r.raw)
 		}
 		for _, o := range ops {
-			r := smOp(e, token, "sessions", o.op, o.kv...)
-			if r.status != http.StatusNotFound || r.problemCode() != "not_found" {
-				t.Errorf("%s %s: %d %s, want 404 not_found", name, o.op, r.status, r.raw)
-			}
-			if strings.Contains(string(r.raw), "secret") || strings.Contains(string(r.raw), "private") {
-				t.Errorf("%s %s: the answer shows stored content", name, o.op)
-			}
+			t.Run(o.op, func(t *testing.T) {
+				r := smOp(e, token, "sessions", o.op, o.kv...)
+				if r.status != http.StatusNotFound || r.problemCode() != "not_found" {
+					t.Errorf("%s %s: %d %s, want 404 not_found", name, o.op, r.status, r.raw)
+				}
+				if strings.Contains(string(r.raw), "secret") || strings.Contains(string(r.raw), "private") {
+					t.Errorf("%s %s: the answer shows stored content", name, o.op)
+				}
+			})
 		}
 	}
 	if smSnapshot(e, a.id) != before {
@@ -702,14 +704,16 @@ func TestSessionsBadInput(t *testing.T) {
 		{"malformed", `{"op":"delete",`, ""},
 	}
 	for _, tc := range cases {
-		r := e.call(u.token, "sessions", tc.body)
-		if r.status != http.StatusBadRequest || r.problemCode() != "invalid_request" {
-			t.Errorf("%s: %d %s, want 400 invalid_request", tc.name, r.status, r.raw)
-			continue
-		}
-		if tc.field != "" && !namesField(r, tc.field) {
-			t.Errorf("%s: the problem does not name %s: %s", tc.name, tc.field, r.raw)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.call(u.token, "sessions", tc.body)
+			if r.status != http.StatusBadRequest || r.problemCode() != "invalid_request" {
+				t.Errorf("%s: %d %s, want 400 invalid_request", tc.name, r.status, r.raw)
+				return
+			}
+			if tc.field != "" && !namesField(r, tc.field) {
+				t.Errorf("%s: the problem does not name %s: %s", tc.name, tc.field, r.raw)
+			}
+		})
 	}
 	if smSnapshot(e, u.id) != before {
 		t.Fatal("a refused request changed something")

@@ -110,20 +110,22 @@ func TestTelemetrySpansHoldNoContent(t *testing.T) {
 		{"rid-tel-400", "agentmem.commit-turn", "invalid_request", 400},
 		{"rid-tel-401", "agentmem.recall", "unauthenticated", 401},
 	} {
-		s, ok := byRID[c.rid]
-		if !ok {
-			t.Errorf("no span for %s", c.rid)
-			continue
-		}
-		if s.Name != c.name || s.SpanKind.String() != "server" {
-			t.Errorf("%s: span %q kind %s, want %q server", c.rid, s.Name, s.SpanKind, c.name)
-		}
-		if v, _ := attrValue(s.Attributes, "http.response.status_code"); v.AsInt64() != c.status {
-			t.Errorf("%s: status attribute %v, want %d", c.rid, v.String(), c.status)
-		}
-		if code := spanAttr(s.Attributes, "agentmem.error_code"); code != c.code {
-			t.Errorf("%s: error code %q, want %q", c.rid, code, c.code)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			s, ok := byRID[c.rid]
+			if !ok {
+				t.Errorf("no span for %s", c.rid)
+				return
+			}
+			if s.Name != c.name || s.SpanKind.String() != "server" {
+				t.Errorf("%s: span %q kind %s, want %q server", c.rid, s.Name, s.SpanKind, c.name)
+			}
+			if v, _ := attrValue(s.Attributes, "http.response.status_code"); v.AsInt64() != c.status {
+				t.Errorf("%s: status attribute %v, want %d", c.rid, v.String(), c.status)
+			}
+			if code := spanAttr(s.Attributes, "agentmem.error_code"); code != c.code {
+				t.Errorf("%s: error code %q, want %q", c.rid, code, c.code)
+			}
+		})
 	}
 	// commit-turn's database work is a child span of its server span.
 	if commit, ok := byRID["rid-tel-commit"]; ok {

@@ -31,10 +31,12 @@ func TestTenantOneRule(t *testing.T) {
 			{"knowledge", map[string]any{"op": "search", "query": "x", "tenant_id": tenant}},
 			{"forget-user", map[string]any{"user_id": uid, "tenant_id": tenant}},
 		} {
-			r := e.call(svc, c.fn, c.body)
-			if r.status != http.StatusBadRequest || !namesField(r, "tenant_id") {
-				t.Errorf("%s with body tenant %q: %d %s, want 400 naming tenant_id", c.fn, tenant, r.status, r.raw)
-			}
+			t.Run(c.fn, func(t *testing.T) {
+				r := e.call(svc, c.fn, c.body)
+				if r.status != http.StatusBadRequest || !namesField(r, "tenant_id") {
+					t.Errorf("%s with body tenant %q: %d %s, want 400 naming tenant_id", c.fn, tenant, r.status, r.raw)
+				}
+			})
 		}
 		_, err := e.app.EraseUser(context.Background(), uuid.New(), &tenant)
 		if ae := apierror.As(err); ae.Code != apierror.InvalidRequest {

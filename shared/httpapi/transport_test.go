@@ -116,16 +116,18 @@ func TestTransportUnauthenticated(t *testing.T) {
 			e.t = t
 			for _, fn := range isoFunctions {
 				for _, b := range bodies {
-					r := e.call("", fn, b.body, append([]string{"Authorization", header}, b.headers...)...)
-					if r.status != http.StatusUnauthorized || r.problemCode() != "unauthenticated" {
-						t.Fatalf("%s, %s: %d %s", fn, b.name, r.status, r.raw)
-					}
-					if !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
-						t.Errorf("%s: WWW-Authenticate %q", fn, r.header.Get("WWW-Authenticate"))
-					}
-					if tok := strings.TrimPrefix(header, "Bearer "); len(tok) > 8 && strings.Contains(string(r.raw), tok) {
-						t.Errorf("%s: the problem body quotes the token", fn)
-					}
+					t.Run(b.name, func(t *testing.T) {
+						r := e.call("", fn, b.body, append([]string{"Authorization", header}, b.headers...)...)
+						if r.status != http.StatusUnauthorized || r.problemCode() != "unauthenticated" {
+							t.Fatalf("%s, %s: %d %s", fn, b.name, r.status, r.raw)
+						}
+						if !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
+							t.Errorf("%s: WWW-Authenticate %q", fn, r.header.Get("WWW-Authenticate"))
+						}
+						if tok := strings.TrimPrefix(header, "Bearer "); len(tok) > 8 && strings.Contains(string(r.raw), tok) {
+							t.Errorf("%s: the problem body quotes the token", fn)
+						}
+					})
 				}
 				for _, method := range []string{http.MethodGet, http.MethodDelete} {
 					req := httptest.NewRequest(method, "/v1/"+fn, nil)
@@ -490,16 +492,18 @@ func TestTransportTypeErrors(t *testing.T) {
 		{"sweep-expired", `{"dry_run":1}`, "dry_run", "must be a boolean, not number"},
 		{"sweep-expired", `{"batch_size":18446744073709551616}`, "batch_size", "is out of range"},
 	} {
-		tok := u.token
-		if tc.fn == "sweep-expired" {
-			tok = svc
-		}
-		r := e.call(tok, tc.fn, tc.body).must(t, http.StatusBadRequest)
-		errs := list(r.body["errors"])
-		if r.problemCode() != "invalid_request" || len(errs) != 1 ||
-			str(obj(errs[0])["field"]) != tc.field || str(obj(errs[0])["message"]) != tc.message {
-			t.Errorf("%s %s: %s, want %s %q", tc.fn, tc.body, r.raw, tc.field, tc.message)
-		}
+		t.Run(tc.fn, func(t *testing.T) {
+			tok := u.token
+			if tc.fn == "sweep-expired" {
+				tok = svc
+			}
+			r := e.call(tok, tc.fn, tc.body).must(t, http.StatusBadRequest)
+			errs := list(r.body["errors"])
+			if r.problemCode() != "invalid_request" || len(errs) != 1 ||
+				str(obj(errs[0])["field"]) != tc.field || str(obj(errs[0])["message"]) != tc.message {
+				t.Errorf("%s %s: %s, want %s %q", tc.fn, tc.body, r.raw, tc.field, tc.message)
+			}
+		})
 	}
 	if n := e.count("sessions", "user_id = $1", u.id); n != 0 {
 		t.Errorf("%d sessions stored by refused bodies", n)

@@ -242,10 +242,12 @@ func TestSessionsClear(t *testing.T) {
 		{b.token, fmt.Sprintf(`{"op":"clear","user_id":%q}`, u.id), 403, ""},
 		{"", `{"op":"clear"}`, 401, ""},
 	} {
-		r := e.call(c.token, "sessions", c.body)
-		if r.status != c.status || (c.field != "" && !namesField(r, c.field)) {
-			t.Errorf("%s: %d %s, want %d naming %q", c.body, r.status, r.raw, c.status, c.field)
-		}
+		t.Run(c.body, func(t *testing.T) {
+			r := e.call(c.token, "sessions", c.body)
+			if r.status != c.status || (c.field != "" && !namesField(r, c.field)) {
+				t.Errorf("%s: %d %s, want %d naming %q", c.body, r.status, r.raw, c.status, c.field)
+			}
+		})
 	}
 	if n := e.count("messages", "user_id = $1", u.id); n != 5 {
 		t.Fatalf("refused clears deleted messages: %d left", n)

@@ -19,10 +19,12 @@ func TestContentText(t *testing.T) {
 		{`[{"type":"text","text":""},{"type":"text","text":"x"}]`, "\nx"},
 		{`[{"type":"refusal","refusal":"no"}]`, ""},
 	} {
-		got, err := memory.ContentText(json.RawMessage(tc.parts))
-		if err != nil || got != tc.want {
-			t.Errorf("ContentText(%s) = %q, %v; want %q", tc.parts, got, err, tc.want)
-		}
+		t.Run(tc.parts, func(t *testing.T) {
+			got, err := memory.ContentText(json.RawMessage(tc.parts))
+			if err != nil || got != tc.want {
+				t.Errorf("ContentText(%s) = %q, %v; want %q", tc.parts, got, err, tc.want)
+			}
+		})
 	}
 	if _, err := memory.ContentText(json.RawMessage(`{"type":"text"}`)); err == nil {
 		t.Error("ContentText of an object: no error")

@@ -37,10 +37,12 @@ func TestParseHeading(t *testing.T) {
 		{"", 0, "", false},
 	}
 	for _, tt := range tests {
-		level, text, ok := ParseHeading(tt.line)
-		if level != tt.level || text != tt.text || ok != tt.ok {
-			t.Errorf("ParseHeading(%q) = %d, %q, %v; want %d, %q, %v", tt.line, level, text, ok, tt.level, tt.text, tt.ok)
-		}
+		t.Run(tt.line, func(t *testing.T) {
+			level, text, ok := ParseHeading(tt.line)
+			if level != tt.level || text != tt.text || ok != tt.ok {
+				t.Errorf("ParseHeading(%q) = %d, %q, %v; want %d, %q, %v", tt.line, level, text, ok, tt.level, tt.text, tt.ok)
+			}
+		})
 	}
 }
 
@@ -230,10 +232,12 @@ func TestAppendPrependNotes(t *testing.T) {
 		{NotesPrepend, "b", "", "b"},
 	}
 	for _, tt := range tests {
-		got, _, err := NotesEdit{Op: tt.op, Content: tt.text}.Apply(tt.doc)
-		if err != nil || got != tt.want {
-			t.Errorf("%s(%q, %q) = %q, %v; want %q", tt.op, tt.doc, tt.text, got, err, tt.want)
-		}
+		t.Run(tt.op, func(t *testing.T) {
+			got, _, err := NotesEdit{Op: tt.op, Content: tt.text}.Apply(tt.doc)
+			if err != nil || got != tt.want {
+				t.Errorf("%s(%q, %q) = %q, %v; want %q", tt.op, tt.doc, tt.text, got, err, tt.want)
+			}
+		})
 	}
 	if got, _, _ := (NotesEdit{Op: NotesOverwrite, Content: "x"}).Apply("old"); got != "x" {
 		t.Errorf("overwrite gave %q", got)

@@ -65,13 +65,15 @@ func TestPlanSummary(t *testing.T) {
 			&memory.SummaryPlan{FromSeq: 3, ThroughSeq: 7, Messages: 2, Tokens: 120, Pending: 10}},
 	}
 	for _, tc := range cases {
-		got, ok := memory.PlanSummary(tc.msgs, tc.through, tc.policy)
-		switch {
-		case tc.want == nil && ok:
-			t.Errorf("%s: planned %+v, want nothing", tc.name, got)
-		case tc.want != nil && (!ok || got != *tc.want):
-			t.Errorf("%s: planned %+v (%v), want %+v", tc.name, got, ok, *tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := memory.PlanSummary(tc.msgs, tc.through, tc.policy)
+			switch {
+			case tc.want == nil && ok:
+				t.Errorf("%s: planned %+v, want nothing", tc.name, got)
+			case tc.want != nil && (!ok || got != *tc.want):
+				t.Errorf("%s: planned %+v (%v), want %+v", tc.name, got, ok, *tc.want)
+			}
+		})
 	}
 }
 

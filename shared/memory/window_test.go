@@ -140,9 +140,11 @@ func TestEstimateTokens(t *testing.T) {
 		{"tool calls count", "", nil, call, nil, (2+8+6+7+12+3)/4 + 4},
 	}
 	for _, tc := range cases {
-		if got := memory.EstimateTokens(tc.content, tc.msgName, tc.calls, tc.toolCallID); got != tc.want {
-			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if got := memory.EstimateTokens(tc.content, tc.msgName, tc.calls, tc.toolCallID); got != tc.want {
+				t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+			}
+		})
 	}
 }
 

@@ -24,10 +24,12 @@ func TestContent(t *testing.T) {
 		// Names given twice: every "text" of a part any "type" calls text.
 		{`[{"type":"text","text":"a@b.co","text":"c@d.fr","type":"image_url"}]`, `[{"type":"text","text":"[EMAIL]","text":"[EMAIL]","type":"image_url"}]`, 2},
 	} {
-		out, findings, err := r.Content([]byte(c.in))
-		if err != nil || string(out) != c.want || len(findings) != c.findings {
-			t.Errorf("Content(%s) = %s, %d findings, %v; want %s, %d", c.in, out, len(findings), err, c.want, c.findings)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			out, findings, err := r.Content([]byte(c.in))
+			if err != nil || string(out) != c.want || len(findings) != c.findings {
+				t.Errorf("Content(%s) = %s, %d findings, %v; want %s, %d", c.in, out, len(findings), err, c.want, c.findings)
+			}
+		})
 	}
 	for _, bad := range []string{``, `1`, `{"type":"text"}`, `"a@b.co" "x"`, `[{"type":"text","text":"a@b.co"}`, `"\ud800"`} {
 		if out, _, err := r.Content([]byte(bad)); err == nil {

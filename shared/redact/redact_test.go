@@ -49,9 +49,11 @@ func TestText(t *testing.T) {
 		{"", ""},
 		{"no personal data here, 42 times", "no personal data here, 42 times"},
 	} {
-		if got, _ := r.Text(c.in); got != c.want {
-			t.Errorf("Text(%q) = %q, want %q", c.in, got, c.want)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			if got, _ := r.Text(c.in); got != c.want {
+				t.Errorf("Text(%q) = %q, want %q", c.in, got, c.want)
+			}
+		})
 	}
 }
 
@@ -78,10 +80,12 @@ func TestFindingHash(t *testing.T) {
 		{"de89 3704 0044 0532 0130 00", IBAN, "DE89370400440532013000"},
 		{"2001:0DB8:0000:0000:0000:0000:0000:0001", IP, "2001:db8::1"},
 	} {
-		_, findings := r.Text(c.in)
-		if len(findings) != 1 || findings[0] != (Finding{Kind: c.kind, Hash: want(c.kind, c.canonical)}) {
-			t.Errorf("Text(%q) findings %v, want one %s with the hash of %q", c.in, findings, c.kind, c.canonical)
-		}
+		t.Run(c.in, func(t *testing.T) {
+			_, findings := r.Text(c.in)
+			if len(findings) != 1 || findings[0] != (Finding{Kind: c.kind, Hash: want(c.kind, c.canonical)}) {
+				t.Errorf("Text(%q) findings %v, want one %s with the hash of %q", c.in, findings, c.kind, c.canonical)
+			}
+		})
 	}
 	other, err := New("another-salt-of-enough-length")
 	if err != nil {

@@ -42,32 +42,34 @@ func TestStartChecksTheEmbedder(t *testing.T) {
 			[]string{"256, 512 or 1024"}},
 		{map[string]string{"EMBEDDING_MODEL": "all-minilm"}, []string{"local embedder"}},
 	} {
-		vars := tc.vars
-		// A database nobody listens on: start-up must fail before it is needed.
-		vars["DATABASE_URL"] = "postgresql://postgres:postgres@127.0.0.1:1/postgres?connect_timeout=1"
-		cfg, err := config.Load(func(k string) string { return vars[k] })
-		if err != nil {
-			t.Fatal(err)
-		}
-		svc, err := service.New(context.Background(), cfg, log)
-		if tc.want == nil {
+		t.Run(fmt.Sprint(tc.vars), func(t *testing.T) {
+			vars := tc.vars
+			// A database nobody listens on: start-up must fail before it is needed.
+			vars["DATABASE_URL"] = "postgresql://postgres:postgres@127.0.0.1:1/postgres?connect_timeout=1"
+			cfg, err := config.Load(func(k string) string { return vars[k] })
 			if err != nil {
-				t.Errorf("%v: %v", tc.vars, err)
-			} else {
+				t.Fatal(err)
+			}
+			svc, err := service.New(context.Background(), cfg, log)
+			if tc.want == nil {
+				if err != nil {
+					t.Errorf("%v: %v", tc.vars, err)
+				} else {
+					svc.Close()
+				}
+				return
+			}
+			if err == nil {
 				svc.Close()
+				t.Errorf("%v: started", tc.vars)
+				return
 			}
-			continue
-		}
-		if err == nil {
-			svc.Close()
-			t.Errorf("%v: started", tc.vars)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%v: error %q does not say %q", tc.vars, err, w)
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%v: error %q does not say %q", tc.vars, err, w)
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -131,19 +133,21 @@ func TestAuthServerMode(t *testing.T) {
 		{"auth server down", outage, http.StatusServiceUnavailable, 3},
 		{"service token without a secret", serviceKey, http.StatusUnauthorized, 3},
 	} {
-		req := httptest.NewRequest(http.MethodGet, "/v1/"+fn, nil)
-		req.Header.Set("Authorization", "Bearer "+tc.token)
-		rec := httptest.NewRecorder()
-		svc.Server.Mux().ServeHTTP(rec, req)
-		if rec.Code != tc.status {
-			t.Errorf("%s: status %d, want %d: %s", tc.name, rec.Code, tc.status, rec.Body)
-		}
-		if tc.status == http.StatusServiceUnavailable && rec.Header().Get("Retry-After") == "" {
-			t.Errorf("%s: 503 without Retry-After", tc.name)
-		}
-		if n := calls.Load(); n != tc.calls {
-			t.Errorf("%s: the Auth server was called %d times, want %d", tc.name, n, tc.calls)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/v1/"+fn, nil)
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+			rec := httptest.NewRecorder()
+			svc.Server.Mux().ServeHTTP(rec, req)
+			if rec.Code != tc.status {
+				t.Errorf("%s: status %d, want %d: %s", tc.name, rec.Code, tc.status, rec.Body)
+			}
+			if tc.status == http.StatusServiceUnavailable && rec.Header().Get("Retry-After") == "" {
+				t.Errorf("%s: 503 without Retry-After", tc.name)
+			}
+			if n := calls.Load(); n != tc.calls {
+				t.Errorf("%s: the Auth server was called %d times, want %d", tc.name, n, tc.calls)
+			}
+		})
 	}
 }
 
@@ -184,18 +188,20 @@ func TestAuthAllowAnonymous(t *testing.T) {
 				token  string
 				status int
 			}{{"anonymous user", mint(true), tc.anon}, {"signed-in user", mint(false), tc.signedIn}} {
-				req := httptest.NewRequest(http.MethodPost, "/v1/active-session", strings.NewReader(`{"agent":"anon-bot"}`))
-				req.Header.Set("Authorization", "Bearer "+c.token)
-				req.Header.Set("Content-Type", "application/json")
-				rec := httptest.NewRecorder()
-				svc.Server.Mux().ServeHTTP(rec, req)
-				if rec.Code != c.status {
-					t.Errorf("%s: status %d, want %d: %s", c.who, rec.Code, c.status, rec.Body)
-				}
-				if c.status == http.StatusForbidden && (!strings.Contains(rec.Body.String(), `"code":"forbidden"`) ||
-					rec.Header().Get("Content-Type") != "application/problem+json") {
-					t.Errorf("%s: %s %s, want a forbidden problem", c.who, rec.Header().Get("Content-Type"), rec.Body)
-				}
+				t.Run(c.who, func(t *testing.T) {
+					req := httptest.NewRequest(http.MethodPost, "/v1/active-session", strings.NewReader(`{"agent":"anon-bot"}`))
+					req.Header.Set("Authorization", "Bearer "+c.token)
+					req.Header.Set("Content-Type", "application/json")
+					rec := httptest.NewRecorder()
+					svc.Server.Mux().ServeHTTP(rec, req)
+					if rec.Code != c.status {
+						t.Errorf("%s: status %d, want %d: %s", c.who, rec.Code, c.status, rec.Body)
+					}
+					if c.status == http.StatusForbidden && (!strings.Contains(rec.Body.String(), `"code":"forbidden"`) ||
+						rec.Header().Get("Content-Type") != "application/problem+json") {
+						t.Errorf("%s: %s %s, want a forbidden problem", c.who, rec.Header().Get("Content-Type"), rec.Body)
+					}
+				})
 			}
 		})
 	}
@@ -245,21 +251,23 @@ func TestStartWithTheJWKSDown(t *testing.T) {
 		{"es256 token", esToken, http.StatusServiceUnavailable},
 		{"hs256 token", hsToken, http.StatusMethodNotAllowed},
 	} {
-		req := httptest.NewRequest(http.MethodGet, "/v1/"+fn, nil)
-		req.Header.Set("Authorization", "Bearer "+tc.token)
-		rec := httptest.NewRecorder()
-		svc.Server.Mux().ServeHTTP(rec, req)
-		if rec.Code != tc.status {
-			t.Errorf("%s: status %d, want %d: %s", tc.name, rec.Code, tc.status, rec.Body)
-		}
-		if tc.status == http.StatusServiceUnavailable {
-			if ra, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || ra < 1 {
-				t.Errorf("%s: Retry-After %q, want a number of seconds", tc.name, rec.Header().Get("Retry-After"))
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/v1/"+fn, nil)
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+			rec := httptest.NewRecorder()
+			svc.Server.Mux().ServeHTTP(rec, req)
+			if rec.Code != tc.status {
+				t.Errorf("%s: status %d, want %d: %s", tc.name, rec.Code, tc.status, rec.Body)
 			}
-			if !strings.Contains(rec.Body.String(), `"code":"unavailable"`) {
-				t.Errorf("%s: body %s, want code unavailable", tc.name, rec.Body)
+			if tc.status == http.StatusServiceUnavailable {
+				if ra, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || ra < 1 {
+					t.Errorf("%s: Retry-After %q, want a number of seconds", tc.name, rec.Header().Get("Retry-After"))
+				}
+				if !strings.Contains(rec.Body.String(), `"code":"unavailable"`) {
+					t.Errorf("%s: body %s, want code unavailable", tc.name, rec.Body)
+				}
 			}
-		}
+		})
 	}
 }
 

@@ -168,17 +168,19 @@ func TestClientRolesCannotWrite(t *testing.T) {
 	}
 	var messages []string
 	for _, a := range attacks {
-		err := asRole(t, conn, "authenticated", userClaims(attacker), func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, a.sql, a.args...)
-			return err
+		t.Run(a.name, func(t *testing.T) {
+			err := asRole(t, conn, "authenticated", userClaims(attacker), func(tx pgx.Tx) error {
+				_, err := tx.Exec(ctx, a.sql, a.args...)
+				return err
+			})
+			if pgCode(err) != "42501" {
+				t.Errorf("%s: error %v, want permission denied (42501)", a.name, err)
+				return
+			}
+			if strings.HasPrefix(a.name, "a message in") {
+				messages = append(messages, err.Error())
+			}
 		})
-		if pgCode(err) != "42501" {
-			t.Errorf("%s: error %v, want permission denied (42501)", a.name, err)
-			continue
-		}
-		if strings.HasPrefix(a.name, "a message in") {
-			messages = append(messages, err.Error())
-		}
 	}
 	if len(messages) == 2 && messages[0] != messages[1] {
 		t.Errorf("an existing foreign session and a missing one give different errors: %q, %q", messages[0], messages[1])
@@ -491,9 +493,11 @@ func TestStoreMemoriesWithoutASessionStoresForTheCallerOnly(t *testing.T) {
 		{"as authenticated, its own", "authenticated", attacker},
 		{"as anon, its own", "anon", attacker},
 	} {
-		if _, err := call(c.role, attacker, c.target); pgCode(err) != "42501" {
-			t.Errorf("%s: error %v, want 42501 (row-level security or no privilege)", c.name, err)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := call(c.role, attacker, c.target); pgCode(err) != "42501" {
+				t.Errorf("%s: error %v, want 42501 (row-level security or no privilege)", c.name, err)
+			}
+		})
 	}
 	var after string
 	if err := conn.QueryRow(ctx, digest).Scan(&after); err != nil {

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -23,8 +24,10 @@ func TestQueryExecModeByPort(t *testing.T) {
 		{6599, pgx.QueryExecModeCacheDescribe},
 		{15432, pgx.QueryExecModeCacheDescribe},
 	} {
-		if got := store.QueryExecMode(tc.port); got != tc.want {
-			t.Errorf("port %d: %v, want %v", tc.port, got, tc.want)
-		}
+		t.Run(fmt.Sprint(tc.port), func(t *testing.T) {
+			if got := store.QueryExecMode(tc.port); got != tc.want {
+				t.Errorf("port %d: %v, want %v", tc.port, got, tc.want)
+			}
+		})
 	}
 }

@@ -396,13 +396,15 @@ func TestTheThresholdDecides(t *testing.T) {
 		similarity float64
 		merges     bool
 	}{{0, false}, {0.95, false}, {0.91, false}, {0.89, true}, {0.85, true}} {
-		st := e.open(nil, tc.similarity)
-		sc := newScope()
-		first := e.commit(st, sc, time.Hour, fact{lisbon, ""})
-		second := e.commit(st, sc, time.Hour, fact{lisbon90, ""})
-		if merged := second[0] == first[0]; merged != tc.merges || len(e.rows(sc)) != map[bool]int{true: 1, false: 2}[tc.merges] {
-			t.Errorf("threshold %v: merged %v (%d rows), want %v", tc.similarity, merged, len(e.rows(sc)), tc.merges)
-		}
+		t.Run(fmt.Sprint(tc.similarity), func(t *testing.T) {
+			st := e.open(nil, tc.similarity)
+			sc := newScope()
+			first := e.commit(st, sc, time.Hour, fact{lisbon, ""})
+			second := e.commit(st, sc, time.Hour, fact{lisbon90, ""})
+			if merged := second[0] == first[0]; merged != tc.merges || len(e.rows(sc)) != map[bool]int{true: 1, false: 2}[tc.merges] {
+				t.Errorf("threshold %v: merged %v (%d rows), want %v", tc.similarity, merged, len(e.rows(sc)), tc.merges)
+			}
+		})
 	}
 }
 

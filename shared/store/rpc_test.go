@@ -379,16 +379,18 @@ func TestKnowledgeRowLevelSecurity(t *testing.T) {
 		tenant string
 		want   int
 	}{{"t1", 2}, {"t2", 1}, {"", 1}, {"t3", 0}} {
-		var n, foreign int
-		err := knAs(t, conn, knCaller{role: "authenticated", user: uuid.New(), tenant: tc.tenant}, func(tx pgx.Tx) error {
-			if err := tx.QueryRow(ctx, `select count(*) from agentmem.knowledge_chunks`).Scan(&n); err != nil {
-				return err
+		t.Run(tc.tenant, func(t *testing.T) {
+			var n, foreign int
+			err := knAs(t, conn, knCaller{role: "authenticated", user: uuid.New(), tenant: tc.tenant}, func(tx pgx.Tx) error {
+				if err := tx.QueryRow(ctx, `select count(*) from agentmem.knowledge_chunks`).Scan(&n); err != nil {
+					return err
+				}
+				return tx.QueryRow(ctx, `select count(*) from agentmem.knowledge_chunks where tenant_id <> $1`, tc.tenant).Scan(&foreign)
+			})
+			if err != nil || n != tc.want || foreign != 0 {
+				t.Errorf("user of tenant %q sees %d chunks (%d foreign), want %d; error %v", tc.tenant, n, foreign, tc.want, err)
 			}
-			return tx.QueryRow(ctx, `select count(*) from agentmem.knowledge_chunks where tenant_id <> $1`, tc.tenant).Scan(&foreign)
 		})
-		if err != nil || n != tc.want || foreign != 0 {
-			t.Errorf("user of tenant %q sees %d chunks (%d foreign), want %d; error %v", tc.tenant, n, foreign, tc.want, err)
-		}
 	}
 	writes := []string{
 		`insert into agentmem.knowledge_chunks (tenant_id, source, chunk_index, content) values ('t1', 'x', 0, 'mine')`,

@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -30,9 +31,11 @@ func TestEnabled(t *testing.T) {
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318", "OTEL_SDK_DISABLED": "TRUE"}, false},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318", "OTEL_SDK_DISABLED": "false"}, true},
 	} {
-		if got := telemetry.Enabled(env(c.env)); got != c.want {
-			t.Errorf("Enabled(%v) = %v, want %v", c.env, got, c.want)
-		}
+		t.Run(fmt.Sprint(c.env), func(t *testing.T) {
+			if got := telemetry.Enabled(env(c.env)); got != c.want {
+				t.Errorf("Enabled(%v) = %v, want %v", c.env, got, c.want)
+			}
+		})
 	}
 	tel, err := telemetry.Setup(context.Background(), env(map[string]string{}))
 	if tel != nil || err != nil {

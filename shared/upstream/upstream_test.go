@@ -32,11 +32,13 @@ func TestRetryAfter(t *testing.T) {
 		{"NaN milliseconds", "Retry-After-Ms", "NaN", 0},
 	}
 	for _, tt := range tests {
-		h := http.Header{}
-		h.Set(tt.header, tt.value)
-		if got := upstream.RetryAfter(h, now); got != tt.want {
-			t.Errorf("%s: %s: %q = %v, want %v", tt.name, tt.header, tt.value, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			h.Set(tt.header, tt.value)
+			if got := upstream.RetryAfter(h, now); got != tt.want {
+				t.Errorf("%s: %s: %q = %v, want %v", tt.name, tt.header, tt.value, got, tt.want)
+			}
+		})
 	}
 }
 

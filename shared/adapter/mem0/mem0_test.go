@@ -3,6 +3,7 @@ package mem0_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -157,21 +158,23 @@ func TestDeletions(t *testing.T) {
 		{with(adapter.UserForgotten, nil), "app_id=agentmem%3Aacme&user_id=" + user, "de"},
 		{with(adapter.UserForgotten, func(e *adapter.Event) { e.TenantID = nil }), "user_id=" + user, "e"},
 	} {
-		before := len(s.Requests())
-		if err := m.Deliver(t.Context(), tc.ev); err != nil {
-			t.Fatalf("%s: %v", tc.ev.Type, err)
-		}
-		reqs := s.Requests()[before:]
-		switch {
-		case tc.query == "" && len(reqs) != 0:
-			t.Errorf("%s sent %d requests", tc.ev.Type, len(reqs))
-		case tc.query != "" && (len(reqs) != 1 || reqs[0].Method != http.MethodDelete || reqs[0].Path != "/v1/memories/" ||
-			reqs[0].Query.Encode() != tc.query || reqs[0].Status != http.StatusOK):
-			t.Errorf("%s: requests %+v, want DELETE ?%s", tc.ev.Type, reqs, tc.query)
-		}
-		if got := remaining(); got != tc.remain {
-			t.Errorf("after %s: %q remain, want %q", tc.ev.Type, got, tc.remain)
-		}
+		t.Run(tc.ev.Type, func(t *testing.T) {
+			before := len(s.Requests())
+			if err := m.Deliver(t.Context(), tc.ev); err != nil {
+				t.Fatalf("%s: %v", tc.ev.Type, err)
+			}
+			reqs := s.Requests()[before:]
+			switch {
+			case tc.query == "" && len(reqs) != 0:
+				t.Errorf("%s sent %d requests", tc.ev.Type, len(reqs))
+			case tc.query != "" && (len(reqs) != 1 || reqs[0].Method != http.MethodDelete || reqs[0].Path != "/v1/memories/" ||
+				reqs[0].Query.Encode() != tc.query || reqs[0].Status != http.StatusOK):
+				t.Errorf("%s: requests %+v, want DELETE ?%s", tc.ev.Type, reqs, tc.query)
+			}
+			if got := remaining(); got != tc.remain {
+				t.Errorf("after %s: %q remain, want %q", tc.ev.Type, got, tc.remain)
+			}
+		})
 	}
 	// A reset, a message's deletion and a sync of a session gone: the session's memories.
 	for _, typ := range []string{adapter.SessionReset, adapter.MessageDeleted, adapter.SyncSession} {
@@ -210,18 +213,20 @@ func TestFailures(t *testing.T) {
 		{http.StatusForbidden, "", 0, 0, true, "answered 403"},
 		{http.StatusOK, "", 2 * time.Second, 0, false, "no answer in time"},
 	} {
-		s.Answer(func(int, *http.Request) (int, string, time.Duration) { return tc.status, tc.retryAfter, tc.delay })
-		err := m.Deliver(t.Context(), ev)
-		if err == nil {
-			t.Errorf("%d: no error", tc.status)
-			continue
-		}
-		if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), key) {
-			t.Errorf("%d: error %q", tc.status, err)
-		}
-		if adapter.IsPermanent(err) != tc.permanent || adapter.RetryAfter(err) != tc.wantAfter {
-			t.Errorf("%d: permanent %v, retry after %s", tc.status, adapter.IsPermanent(err), adapter.RetryAfter(err))
-		}
+		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
+			s.Answer(func(int, *http.Request) (int, string, time.Duration) { return tc.status, tc.retryAfter, tc.delay })
+			err := m.Deliver(t.Context(), ev)
+			if err == nil {
+				t.Errorf("%d: no error", tc.status)
+				return
+			}
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), key) {
+				t.Errorf("%d: error %q", tc.status, err)
+			}
+			if adapter.IsPermanent(err) != tc.permanent || adapter.RetryAfter(err) != tc.wantAfter {
+				t.Errorf("%d: permanent %v, retry after %s", tc.status, adapter.IsPermanent(err), adapter.RetryAfter(err))
+			}
+		})
 	}
 	// The fake's own refusal of a wrong key, as Mem0 answers it.
 	s.Answer(nil)
@@ -295,9 +300,11 @@ func TestConfig(t *testing.T) {
 		{mem0.Config{APIKey: "k", URL: "ftp://x"}, "MEM0_URL"},
 		{mem0.Config{APIKey: "k", OrgID: "o"}, "MEM0_ORG_ID"},
 	} {
-		if _, err := mem0.New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: %v", tc.cfg, err)
-		}
+		t.Run(tc.want, func(t *testing.T) {
+			if _, err := mem0.New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%+v: %v", tc.cfg, err)
+			}
+		})
 	}
 	m, err := mem0.New(mem0.Config{APIKey: "k"})
 	if err != nil || m.RecallTimeout() != mem0.DefaultRecallTimeout {

@@ -244,13 +244,15 @@ func TestConfig(t *testing.T) {
 		{webhook.Config{URL: "https://example.com/h", Secret: "whsec_!!!"}, "24 to 64"},
 		{webhook.Config{URL: "https://example.com/h", QStashToken: "t", QStashURL: "nope"}, "QSTASH_URL"},
 	} {
-		_, err := webhook.New(c.cfg)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
-		}
-		if err != nil && strings.Contains(err.Error(), ok) {
-			t.Errorf("error %q holds the secret", err)
-		}
+		t.Run(c.want, func(t *testing.T) {
+			_, err := webhook.New(c.cfg)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+			}
+			if err != nil && strings.Contains(err.Error(), ok) {
+				t.Errorf("error %q holds the secret", err)
+			}
+		})
 	}
 	neg := -1
 	if _, err := webhook.New(webhook.Config{URL: "https://example.com/h", QStashToken: "t", QStashRetries: &neg}); err == nil {

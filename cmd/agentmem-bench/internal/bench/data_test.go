@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -109,9 +110,11 @@ func TestIDs(t *testing.T) {
 		{UserID(0).String(), "00000000-0000-4000-9000-000000000000"},
 		{UserID(9999).String(), "00000000-0000-4000-9000-000000009999"},
 	} {
-		if c.got != c.want {
-			t.Errorf("got %s, want %s", c.got, c.want)
-		}
+		t.Run(fmt.Sprint(c.got), func(t *testing.T) {
+			if c.got != c.want {
+				t.Errorf("got %s, want %s", c.got, c.want)
+			}
+		})
 	}
 	if Role(0) != "user" || Role(1) != "assistant" || Role(198) != "user" {
 		t.Error("even messages are the user's, odd ones the assistant's")

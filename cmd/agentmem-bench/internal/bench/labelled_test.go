@@ -40,11 +40,13 @@ func TestScoreAnswers(t *testing.T) {
 		{"tie across k", []Answer{{eleven, []float64{11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 2}, "k"}},
 			QualityScore{Questions: 1, HitAt1: 0, HitAt5: 0, MRR: 0.05}},
 	} {
-		got := ScoreAnswers(c.answers)
-		if got.Questions != c.want.Questions || !near(got.HitAt1, c.want.HitAt1) ||
-			!near(got.HitAt5, c.want.HitAt5) || !near(got.MRR, c.want.MRR) {
-			t.Errorf("%s: ScoreAnswers = %+v, want %+v", c.name, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			got := ScoreAnswers(c.answers)
+			if got.Questions != c.want.Questions || !near(got.HitAt1, c.want.HitAt1) ||
+				!near(got.HitAt5, c.want.HitAt5) || !near(got.MRR, c.want.MRR) {
+				t.Errorf("%s: ScoreAnswers = %+v, want %+v", c.name, got, c.want)
+			}
+		})
 	}
 }
 

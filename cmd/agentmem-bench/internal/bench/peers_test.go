@@ -71,20 +71,22 @@ func TestEvaluateComparison(t *testing.T) {
 		{"W2-growth p50, 20 messages|p1", 0.5, 0.25, 0.4, []float64{0.5, 1, 0.5}, true},
 		{"W3 recall p50, 1 client|p2", 0.1, 0.9, 9, []float64{0.1, 0.1, 0.1}, true},
 	} {
-		cr, ok := rows[w.key]
-		if !ok {
-			t.Errorf("no row %q", w.key)
-			continue
-		}
-		if !near(cr.RatioMedian, w.ratio) || !near(cr.AgentmemMedian, w.ours) || !near(cr.PeerMedian, w.theirs) || cr.Lower != w.lower {
-			t.Errorf("%s: ratio %v, medians %v / %v, lower %v; want %v, %v / %v, %v", w.key, cr.RatioMedian, cr.AgentmemMedian, cr.PeerMedian, cr.Lower, w.ratio, w.ours, w.theirs, w.lower)
-		}
-		for i := range w.ratios {
-			if len(cr.Ratios) != 3 || !near(cr.Ratios[i], w.ratios[i]) {
-				t.Errorf("%s: per-run ratios %v, want %v", w.key, cr.Ratios, w.ratios)
-				break
+		t.Run(w.key, func(t *testing.T) {
+			cr, ok := rows[w.key]
+			if !ok {
+				t.Errorf("no row %q", w.key)
+				return
 			}
-		}
+			if !near(cr.RatioMedian, w.ratio) || !near(cr.AgentmemMedian, w.ours) || !near(cr.PeerMedian, w.theirs) || cr.Lower != w.lower {
+				t.Errorf("%s: ratio %v, medians %v / %v, lower %v; want %v, %v / %v, %v", w.key, cr.RatioMedian, cr.AgentmemMedian, cr.PeerMedian, cr.Lower, w.ratio, w.ours, w.theirs, w.lower)
+			}
+			for i := range w.ratios {
+				if len(cr.Ratios) != 3 || !near(cr.Ratios[i], w.ratios[i]) {
+					t.Errorf("%s: per-run ratios %v, want %v", w.key, cr.Ratios, w.ratios)
+					break
+				}
+			}
+		})
 	}
 	// The peer measured a length agentmem did not (2,000): no row for it.
 	if _, ok := rows["W2-growth p50, 2000 messages|p1"]; ok {

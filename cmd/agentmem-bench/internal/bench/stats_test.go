@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -8,9 +9,11 @@ import (
 func TestPercentile(t *testing.T) {
 	s := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	for _, c := range []struct{ p, want float64 }{{0, 1}, {50, 5.5}, {90, 9.1}, {100, 10}} {
-		if got := Percentile(s, c.p); got < c.want-1e-9 || got > c.want+1e-9 {
-			t.Errorf("p%v = %v, want %v", c.p, got, c.want)
-		}
+		t.Run(fmt.Sprint(c.p), func(t *testing.T) {
+			if got := Percentile(s, c.p); got < c.want-1e-9 || got > c.want+1e-9 {
+				t.Errorf("p%v = %v, want %v", c.p, got, c.want)
+			}
+		})
 	}
 	if Percentile(nil, 50) != 0 || Median([]float64{3, 1, 2}) != 2 {
 		t.Error("empty input gives 0; the median of 3, 1, 2 is 2")
