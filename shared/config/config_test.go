@@ -314,11 +314,13 @@ func TestRankingSettings(t *testing.T) {
 		"RECALL_RRF_K":         {"0", "10001", "1.5", "k"},
 		"RECALL_EXACT_LIMIT":   {"0", "-5", "10000001", "all"},
 	} {
-		for _, v := range values {
-			if _, err := config.Load(env(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
-				t.Errorf("%s=%q: error %v, want one naming %s", name, v, err, name)
+		t.Run(name, func(t *testing.T) {
+			for _, v := range values {
+				if _, err := config.Load(env(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
+					t.Errorf("%s=%q: error %v, want one naming %s", name, v, err, name)
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -515,10 +517,12 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 func TestMessageEmbedding(t *testing.T) {
 	t.Parallel()
 	for value, want := range map[string]string{"": "deferred", "deferred": "deferred", " commit ": "commit"} {
-		c, err := config.Load(env(map[string]string{"MESSAGE_EMBEDDING": value}))
-		if err != nil || c.MessageEmbedding != want {
-			t.Errorf("%q: %q, %v; want %q", value, c.MessageEmbedding, err, want)
-		}
+		t.Run(value, func(t *testing.T) {
+			c, err := config.Load(env(map[string]string{"MESSAGE_EMBEDDING": value}))
+			if err != nil || c.MessageEmbedding != want {
+				t.Errorf("%q: %q, %v; want %q", value, c.MessageEmbedding, err, want)
+			}
+		})
 	}
 	for _, v := range []string{"later", "Commit", "async"} {
 		_, err := config.Load(env(map[string]string{"MESSAGE_EMBEDDING": v}))

@@ -219,15 +219,19 @@ func TestEndpointURL(t *testing.T) {
 		"https://r.openai.azure.com/openai/v1":                                     "https://r.openai.azure.com/openai/v1/embeddings",
 		"https://r.openai.azure.com/openai/deployments/d/embeddings?api-version=1": "https://r.openai.azure.com/openai/deployments/d/embeddings?api-version=1",
 	} {
-		got, err := embedding.EndpointURL(base)
-		if err != nil || got != want {
-			t.Errorf("EndpointURL(%q) = %q, %v; want %q", base, got, err, want)
-		}
+		t.Run(base, func(t *testing.T) {
+			got, err := embedding.EndpointURL(base)
+			if err != nil || got != want {
+				t.Errorf("EndpointURL(%q) = %q, %v; want %q", base, got, err, want)
+			}
+		})
 	}
 	for _, bad := range []string{"", "localhost:11434", "ftp://x/v1", "http://"} {
-		if got, err := embedding.EndpointURL(bad); err == nil {
-			t.Errorf("EndpointURL(%q) = %q, want an error", bad, got)
-		}
+		t.Run(bad, func(t *testing.T) {
+			if got, err := embedding.EndpointURL(bad); err == nil {
+				t.Errorf("EndpointURL(%q) = %q, want an error", bad, got)
+			}
+		})
 	}
 }
 

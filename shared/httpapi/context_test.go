@@ -655,9 +655,11 @@ func TestGetContextRecall(t *testing.T) {
 		"no query":    {"session_id": sid, "agent": "bot", "recall_k": 10},
 		"empty query": {"session_id": sid, "agent": "bot", "query": "", "recall_k": 10},
 	} {
-		if c := ctGet(t, e, u.token, body); len(c.Memories) != 0 {
-			t.Errorf("%s: %d memories, want none", name, len(c.Memories))
-		}
+		t.Run(name, func(t *testing.T) {
+			if c := ctGet(t, e, u.token, body); len(c.Memories) != 0 {
+				t.Errorf("%s: %d memories, want none", name, len(c.Memories))
+			}
+		})
 	}
 	wantProblem(t, e.call(u.token, "get-context", map[string]any{"session_id": sid, "query": "metric", "recall_k": 51}),
 		http.StatusBadRequest, "invalid_request", "recall_k")

@@ -325,10 +325,12 @@ func TestIsolationLongTenant(t *testing.T) {
 	}
 	svc := e.serviceToken()
 	for _, bad := range []string{strings.Repeat("é", 129), strings.Repeat("t", 129), "tab\there", "ctl\x01"} {
-		r := e.call(svc, "recall", map[string]any{"query": "x", "user_id": uuid.NewString(), "tenant_id": bad}).
-			must(t, http.StatusBadRequest)
-		if !namesField(r, "tenant_id") {
-			t.Errorf("tenant_id %q: %s", bad, r.raw)
-		}
+		t.Run(bad, func(t *testing.T) {
+			r := e.call(svc, "recall", map[string]any{"query": "x", "user_id": uuid.NewString(), "tenant_id": bad}).
+				must(t, http.StatusBadRequest)
+			if !namesField(r, "tenant_id") {
+				t.Errorf("tenant_id %q: %s", bad, r.raw)
+			}
+		})
 	}
 }

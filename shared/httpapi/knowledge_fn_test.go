@@ -306,15 +306,21 @@ func TestKnowledgeReingestIsAtomic(t *testing.T) {
 		}()
 	}
 	wwg.Wait()
-	time.Sleep(50 * time.Millisecond)
+	// Only the searches that ran while the documents were being replaced count; then the
+	// searchers read the last version too (a poll, not a sleep: if a searcher stopped on an
+	// error the wait ends at its deadline, and the error is reported below).
+	during := searches.Load()
+	for deadline := time.Now().Add(10 * time.Second); searches.Load() < during+2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	done.Store(true)
 	wg.Wait()
 	close(errs)
 	for msg := range errs {
 		t.Error(msg)
 	}
-	if searches.Load() < 10 {
-		t.Errorf("only %d searches ran during the re-ingests", searches.Load())
+	if during < 10 {
+		t.Errorf("only %d searches ran during the re-ingests", during)
 	}
 	conn := e.adminConn()
 	defer conn.Close(t.Context())

@@ -275,15 +275,17 @@ func TestRecallWithMem0(t *testing.T) {
 		"failing": func(int, *http.Request) (int, string, time.Duration) { return http.StatusInternalServerError, "", 0 },
 		"slow":    func(int, *http.Request) (int, string, time.Duration) { return 0, "", 5 * time.Second },
 	} {
-		e.mem0.Answer(answer)
-		start := time.Now()
-		res := recall(map[string]any{"query": "oolong tea", "mode": "text", "agent": "bot"})
-		if len(res) != 1 || res[0]["origin"] != nil {
-			t.Errorf("Mem0 %s: results %v", name, res)
-		}
-		if time.Since(start) > 4*time.Second {
-			t.Errorf("Mem0 %s: recall waited for it", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			e.mem0.Answer(answer)
+			start := time.Now()
+			res := recall(map[string]any{"query": "oolong tea", "mode": "text", "agent": "bot"})
+			if len(res) != 1 || res[0]["origin"] != nil {
+				t.Errorf("Mem0 %s: results %v", name, res)
+			}
+			if time.Since(start) > 4*time.Second {
+				t.Errorf("Mem0 %s: recall waited for it", name)
+			}
+		})
 	}
 	e.mem0.Answer(nil)
 	if !strings.Contains(e.logBuf.String(), "recall without the extra source") || strings.Contains(e.logBuf.String(), "oolong") {

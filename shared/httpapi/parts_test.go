@@ -268,10 +268,12 @@ func TestCommitTurnIdempotentReplayWithParts(t *testing.T) {
 		"the same text as string": "look\nhere",
 		"without the image":       ptParts(ptText("look"), ptText("here")),
 	} {
-		r := e.call(u.token, "commit-turn", turn(other), "Idempotency-Key", key)
-		if r.status != http.StatusConflict {
-			t.Errorf("%s: status %d, want 409: %s", name, r.status, r.raw)
-		}
+		t.Run(name, func(t *testing.T) {
+			r := e.call(u.token, "commit-turn", turn(other), "Idempotency-Key", key)
+			if r.status != http.StatusConflict {
+				t.Errorf("%s: status %d, want 409: %s", name, r.status, r.raw)
+			}
+		})
 	}
 	if n := e.count("messages", "session_id = $1", sid); n != 2 {
 		t.Errorf("%d messages, want 2", n)
@@ -292,13 +294,17 @@ func TestGetContextSinceAnswersOnly(t *testing.T) {
 		"answers_only": {"answers_only": "yes"},
 		"format":       {"format": "gemini"},
 	} {
-		body["session_id"] = sid.String()
-		r := e.call(u.token, "get-context", body)
-		wantProblem(t, r, http.StatusBadRequest, "invalid_request", name)
+		t.Run(name, func(t *testing.T) {
+			body["session_id"] = sid.String()
+			r := e.call(u.token, "get-context", body)
+			wantProblem(t, r, http.StatusBadRequest, "invalid_request", name)
+		})
 	}
 	for _, bad := range []string{"2026-01-02", "2026-01-02T15:04:05", "2026-13-02T15:04:05Z", "1767366245", ""} {
-		r := e.call(u.token, "get-context", map[string]any{"session_id": sid.String(), "since": bad})
-		wantProblem(t, r, http.StatusBadRequest, "invalid_request", "since")
+		t.Run(bad, func(t *testing.T) {
+			r := e.call(u.token, "get-context", map[string]any{"session_id": sid.String(), "since": bad})
+			wantProblem(t, r, http.StatusBadRequest, "invalid_request", "since")
+		})
 	}
 	r := e.call(u.token, "get-context", map[string]any{"session_id": sid.String(), "format": "Anthropic"})
 	wantProblem(t, r, http.StatusBadRequest, "invalid_request", "format")

@@ -241,13 +241,17 @@ func TestRecallFilter(t *testing.T) {
 	}
 	// Values JSON allows and the database's jsonb refuses are the client's mistake too.
 	for _, bad := range []string{`{"kind":"\ud800"}`, `{"kind":1e200000}`} {
-		e.call(u.token, "recall", `{"query":"walrus","filter":`+bad+`}`).must(t, http.StatusBadRequest)
+		t.Run(bad, func(t *testing.T) {
+			e.call(u.token, "recall", `{"query":"walrus","filter":`+bad+`}`).must(t, http.StatusBadRequest)
+		})
 	}
 	for _, bad := range []string{`[]`, `"kind"`, `1`, `true`, `[{"kind":"preference"}]`} {
-		r := e.call(u.token, "recall", `{"query":"walrus","filter":`+bad+`}`).must(t, http.StatusBadRequest)
-		if !namesField(r, "filter") {
-			t.Errorf("filter %s: %s", bad, r.raw)
-		}
+		t.Run(bad, func(t *testing.T) {
+			r := e.call(u.token, "recall", `{"query":"walrus","filter":`+bad+`}`).must(t, http.StatusBadRequest)
+			if !namesField(r, "filter") {
+				t.Errorf("filter %s: %s", bad, r.raw)
+			}
+		})
 	}
 }
 
@@ -292,10 +296,12 @@ func TestRecallAgent(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{"", "bad agent", strings.Repeat("a", 65), "bot/a"} {
-		r := e.call(u.token, "recall", map[string]any{"query": "otter", "agent": bad}).must(t, http.StatusBadRequest)
-		if !namesField(r, "agent") {
-			t.Errorf("agent %q: %s", bad, r.raw)
-		}
+		t.Run(bad, func(t *testing.T) {
+			r := e.call(u.token, "recall", map[string]any{"query": "otter", "agent": bad}).must(t, http.StatusBadRequest)
+			if !namesField(r, "agent") {
+				t.Errorf("agent %q: %s", bad, r.raw)
+			}
+		})
 	}
 }
 

@@ -146,10 +146,12 @@ func TestSessionsUserHistory(t *testing.T) {
 
 	// Other users and tenants see only their own; a service acts for the user it names.
 	for name, tok := range map[string]string{"another user": b.token, "another tenant": uOtherTenant} {
-		got, _ := uhPage(e, tok, 50)
-		if len(got) != 1 || !strings.Contains(str(got[0]["content"]), "secret") {
-			t.Errorf("%s's history: %v", name, uhContents(got))
-		}
+		t.Run(name, func(t *testing.T) {
+			got, _ := uhPage(e, tok, 50)
+			if len(got) != 1 || !strings.Contains(str(got[0]["content"]), "secret") {
+				t.Errorf("%s's history: %v", name, uhContents(got))
+			}
+		})
 	}
 	svc := e.serviceToken()
 	got, _ = uhPage(e, svc, 50, "user_id", u.id, "tenant_id", "t1")

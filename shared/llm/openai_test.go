@@ -209,15 +209,19 @@ func TestEndpointURL(t *testing.T) {
 		"https://r.openai.azure.com/openai/v1": "https://r.openai.azure.com/openai/v1/chat/completions",
 		"https://r.openai.azure.com/openai/deployments/d/chat/completions?api-version=1": "https://r.openai.azure.com/openai/deployments/d/chat/completions?api-version=1",
 	} {
-		got, err := llm.EndpointURL(base)
-		if err != nil || got != want {
-			t.Errorf("EndpointURL(%q) = %q, %v; want %q", base, got, err, want)
-		}
+		t.Run(base, func(t *testing.T) {
+			got, err := llm.EndpointURL(base)
+			if err != nil || got != want {
+				t.Errorf("EndpointURL(%q) = %q, %v; want %q", base, got, err, want)
+			}
+		})
 	}
 	for _, bad := range []string{"", "localhost:11434", "ftp://x/v1", "http://"} {
-		if got, err := llm.EndpointURL(bad); err == nil {
-			t.Errorf("EndpointURL(%q) = %q, want an error", bad, got)
-		}
+		t.Run(bad, func(t *testing.T) {
+			if got, err := llm.EndpointURL(bad); err == nil {
+				t.Errorf("EndpointURL(%q) = %q, want an error", bad, got)
+			}
+		})
 	}
 }
 
@@ -448,11 +452,13 @@ func TestCompleteChecksTheRequest(t *testing.T) {
 			r.Messages = append(r.Messages, llm.Message{Role: llm.RoleUser, Content: "again"})
 		},
 	} {
-		req := testRequest()
-		change(&req)
-		if _, err := c.Complete(context.Background(), req); err == nil {
-			t.Errorf("%s: no error", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			req := testRequest()
+			change(&req)
+			if _, err := c.Complete(context.Background(), req); err == nil {
+				t.Errorf("%s: no error", name)
+			}
+		})
 	}
 	if srv.Requests.Load() != 0 {
 		t.Errorf("%d requests sent", srv.Requests.Load())

@@ -151,8 +151,10 @@ func TestEstimateTokens(t *testing.T) {
 func TestCharCount(t *testing.T) {
 	t.Parallel()
 	for s, want := range map[string]int{"": 0, "abc": 3, "é": 1, "😀😀": 2, "a\u0301": 2} {
-		if got := memory.CharCount(s); got != want {
-			t.Errorf("CharCount(%q) = %d, want %d", s, got, want)
-		}
+		t.Run(s, func(t *testing.T) {
+			if got := memory.CharCount(s); got != want {
+				t.Errorf("CharCount(%q) = %d, want %d", s, got, want)
+			}
+		})
 	}
 }

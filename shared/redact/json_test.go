@@ -32,9 +32,11 @@ func TestContent(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{``, `1`, `{"type":"text"}`, `"a@b.co" "x"`, `[{"type":"text","text":"a@b.co"}`, `"\ud800"`} {
-		if out, _, err := r.Content([]byte(bad)); err == nil {
-			t.Errorf("Content(%s) = %s, want an error", bad, out)
-		}
+		t.Run(bad, func(t *testing.T) {
+			if out, _, err := r.Content([]byte(bad)); err == nil {
+				t.Errorf("Content(%s) = %s, want an error", bad, out)
+			}
+		})
 	}
 }
 
@@ -53,8 +55,10 @@ func TestJSON(t *testing.T) {
 		t.Errorf("JSON(%s) = %s, %v", args, out, err)
 	}
 	for _, bad := range []string{``, `{`, `{"a":1} {}`, `[1,]`} {
-		if out, _, err := r.JSON([]byte(bad)); err == nil {
-			t.Errorf("JSON(%s) = %s, want an error", bad, out)
-		}
+		t.Run(bad, func(t *testing.T) {
+			if out, _, err := r.JSON([]byte(bad)); err == nil {
+				t.Errorf("JSON(%s) = %s, want an error", bad, out)
+			}
+		})
 	}
 }

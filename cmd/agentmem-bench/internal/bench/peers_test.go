@@ -110,10 +110,12 @@ func TestEvaluateComparison(t *testing.T) {
 		"W3 recall@10 (store)":                                         true,
 		"W2 get-context p50 through HTTP (JWT + RLS)":                  true, // 0.9 <= 1
 	} {
-		got, ok := met[name]
-		if !ok || got != want {
-			t.Errorf("target %q: met %v (present %v), want %v", name, got, ok, want)
-		}
+		t.Run(name, func(t *testing.T) {
+			got, ok := met[name]
+			if !ok || got != want {
+				t.Errorf("target %q: met %v (present %v), want %v", name, got, ok, want)
+			}
+		})
 	}
 
 	// The report and the charts render.
