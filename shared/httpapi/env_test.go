@@ -290,6 +290,31 @@ func namesField(r response, field string) bool {
 	return false
 }
 
+// createdOnce makes n calls at once (call(i) is the i-th) and fails the test unless exactly one
+// answers 201 and every other 200: concurrent first writes create one row.
+func createdOnce(t *testing.T, n int, call func(i int) response) {
+	t.Helper()
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { statuses[i] = call(i).status })
+	}
+	wg.Wait()
+	created := 0
+	for _, s := range statuses {
+		switch s {
+		case http.StatusCreated:
+			created++
+		case http.StatusOK:
+		default:
+			t.Fatalf("statuses %v", statuses)
+		}
+	}
+	if created != 1 {
+		t.Fatalf("%d calls answered 201, want exactly 1: %v", created, statuses)
+	}
+}
+
 // must fails the test unless the response has the status.
 func (r response) must(t *testing.T, status int) response {
 	t.Helper()

@@ -120,14 +120,7 @@ func TestMemoriesCreateBadInput(t *testing.T) {
 		{"nul", `{"op":"create","content":"a\u0000b"}`, "", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := e.call(u.token, "memories", c.body, c.headers...)
-			if r.status != http.StatusBadRequest || r.problemCode() != "invalid_request" {
-				t.Errorf("%s: %d %s, want 400", c.name, r.status, r.raw)
-				return
-			}
-			if c.field != "" && !namesField(r, c.field) {
-				t.Errorf("%s: the problem does not name %s: %s", c.name, c.field, r.raw)
-			}
+			wantProblem(t, e.call(u.token, "memories", c.body, c.headers...), http.StatusBadRequest, "invalid_request", c.field)
 		})
 	}
 	if smSnapshot(e, u.id) != before {

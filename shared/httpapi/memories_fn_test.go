@@ -403,14 +403,7 @@ func TestMemoriesBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := e.call(u.token, "memories", tc.body)
-			if r.status != http.StatusBadRequest || r.problemCode() != "invalid_request" {
-				t.Errorf("%s: %d %s, want 400 invalid_request", tc.name, r.status, r.raw)
-				return
-			}
-			if tc.field != "" && !namesField(r, tc.field) {
-				t.Errorf("%s: the problem does not name %s: %s", tc.name, tc.field, r.raw)
-			}
+			wantProblem(t, e.call(u.token, "memories", tc.body), http.StatusBadRequest, "invalid_request", tc.field)
 		})
 	}
 	if smSnapshot(e, u.id) != before {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentmem/agentmem/shared/memory"
@@ -209,27 +208,9 @@ func TestNotesConcurrentAppendsAreAllKept(t *testing.T) {
 	e := newEnv(t, false)
 	u := e.newUser("")
 	const n = 20
-	statuses := make([]int, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			statuses[i] = e.call(u.token, "notes", map[string]any{"op": "append", "agent": "race", "content": fmt.Sprintf("- line %02d\n", i)}).status
-		}()
-	}
-	wg.Wait()
-	created := 0
-	for _, s := range statuses {
-		if s == http.StatusCreated {
-			created++
-		} else if s != http.StatusOK {
-			t.Fatalf("statuses %v", statuses)
-		}
-	}
-	if created != 1 {
-		t.Fatalf("%d appends created the notes, want 1: %v", created, statuses)
-	}
+	createdOnce(t, n, func(i int) response {
+		return e.call(u.token, "notes", map[string]any{"op": "append", "agent": "race", "content": fmt.Sprintf("- line %02d\n", i)})
+	})
 	r := e.call(u.token, "notes", map[string]any{"op": "read", "agent": "race"}).must(t, http.StatusOK)
 	c := str(r.body["content"])
 	lines := strings.Split(strings.TrimSuffix(c, "\n"), "\n")

@@ -435,10 +435,7 @@ func TestRecallValidation(t *testing.T) {
 	}
 	for _, b := range bad {
 		t.Run(fmt.Sprint(b.body), func(t *testing.T) {
-			r := e.call(u.token, "recall", b.body).must(t, http.StatusBadRequest)
-			if r.problemCode() != "invalid_request" || !namesField(r, b.field) {
-				t.Errorf("%.80v: %s", b.body, r.raw)
-			}
+			wantProblem(t, e.call(u.token, "recall", b.body), http.StatusBadRequest, "invalid_request", b.field)
 		})
 	}
 	// The limit counts characters, not bytes.

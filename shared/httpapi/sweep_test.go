@@ -273,10 +273,7 @@ func TestSweepValidation(t *testing.T) {
 		{`{"user_id":"` + uuid.NewString() + `"}`, "user_id"},
 	} {
 		t.Run(tt.body, func(t *testing.T) {
-			r := e.call(svc, "sweep-expired", tt.body).must(t, http.StatusBadRequest)
-			if r.problemCode() != "invalid_request" || !namesField(r, tt.field) {
-				t.Errorf("%s: %s", tt.body, r.raw)
-			}
+			wantProblem(t, e.call(svc, "sweep-expired", tt.body), http.StatusBadRequest, "invalid_request", tt.field)
 		})
 	}
 	for _, body := range []string{`{"batch_size":1,"dry_run":true}`, `{"batch_size":50000,"dry_run":true}`, `{"max_duration_ms":900000,"dry_run":true}`} {

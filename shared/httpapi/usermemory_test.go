@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -308,29 +307,9 @@ func TestUserMemoryConcurrentSetCreatesOnce(t *testing.T) {
 	e := newEnv(t, false)
 	u := e.newUser("")
 	const n = 12
-	statuses := make([]int, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			statuses[i] = e.call(u.token, "user-memory", map[string]any{"op": "set", "key": "race", "value": map[string]any{"i": i}}).status
-		}()
-	}
-	wg.Wait()
-	created := 0
-	for _, s := range statuses {
-		switch s {
-		case http.StatusCreated:
-			created++
-		case http.StatusOK:
-		default:
-			t.Fatalf("statuses %v", statuses)
-		}
-	}
-	if created != 1 {
-		t.Fatalf("%d sets answered 201, want exactly 1: %v", created, statuses)
-	}
+	createdOnce(t, n, func(i int) response {
+		return e.call(u.token, "user-memory", map[string]any{"op": "set", "key": "race", "value": map[string]any{"i": i}})
+	})
 	if c := e.count("user_memory", "user_id = $1", u.id); c != 1 {
 		t.Fatalf("%d rows, want 1", c)
 	}

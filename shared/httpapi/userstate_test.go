@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -142,25 +141,10 @@ func TestUserStateConcurrentSetCreatesOnce(t *testing.T) {
 	e := newEnv(t, false)
 	u := e.newUser("")
 	const n = 10
-	statuses := make([]int, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			statuses[i] = e.call(u.token, "user-state", map[string]any{"op": "set", "mode": "m"}).status
-		}()
-	}
-	wg.Wait()
-	created := 0
-	for _, s := range statuses {
-		if s == http.StatusCreated {
-			created++
-		} else if s != http.StatusOK {
-			t.Fatalf("statuses %v", statuses)
-		}
-	}
-	if created != 1 || e.count("user_state", "user_id = $1", u.id) != 1 {
-		t.Fatalf("%d created of %v", created, statuses)
+	createdOnce(t, n, func(int) response {
+		return e.call(u.token, "user-state", map[string]any{"op": "set", "mode": "m"})
+	})
+	if c := e.count("user_state", "user_id = $1", u.id); c != 1 {
+		t.Fatalf("%d rows, want 1", c)
 	}
 }
