@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"context"
 	"os"
 	"regexp"
 	"slices"
@@ -460,11 +459,7 @@ func TestStoreMemoriesWithoutASessionStoresForTheCallerOnly(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := storetest.Admin(t, db.URL)
 	attacker, victim := owner{"t1", uuid.New()}, owner{"t1", uuid.New()}
 	if _, err := conn.Exec(ctx, rlsFixtures["memories"], victim.tenant, victim.user); err != nil {
 		t.Fatal(err)
@@ -508,7 +503,7 @@ func TestStoreMemoriesWithoutASessionStoresForTheCallerOnly(t *testing.T) {
 	}
 	// For the caller itself it stores, and merges the fact stored again (each call above rolled
 	// back; this one too, so both run in one transaction).
-	err = asRole(t, conn, store.CallerRole, userClaims(attacker), func(tx pgx.Tx) error {
+	err := asRole(t, conn, store.CallerRole, userClaims(attacker), func(tx pgx.Tx) error {
 		for i, want := range []bool{false, true} {
 			var merged bool
 			if err := tx.QueryRow(ctx, `select merged from agentmem.store_memories(p_tenant_id => $1, p_user_id => $2,

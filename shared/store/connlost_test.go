@@ -122,11 +122,7 @@ func TestConnectionLostIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	check, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { check.Close(context.Background()) })
+	check := storetest.Admin(t, db.URL)
 	var checkMu sync.Mutex
 
 	for _, tt := range []struct {

@@ -60,11 +60,7 @@ func historyEnv(t *testing.T) (*store.Store, func(func(*pgx.Conn))) {
 func adminExec(t *testing.T, url string) func(func(*pgx.Conn)) {
 	return func(fn func(*pgx.Conn)) {
 		t.Helper()
-		conn, err := pgx.Connect(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(context.Background())
+		conn := storetest.Admin(t, url)
 		fn(conn)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -141,11 +142,7 @@ var closedTables = map[string]bool{"request_rates": true}
 func TestClosedTablesRefuseClients(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
-	conn, err := pgx.Connect(t.Context(), db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := storetest.Admin(t, db.URL)
 	for name := range closedTables {
 		var rls bool
 		var policies int
@@ -235,11 +232,7 @@ func TestRowLevelSecurity(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := storetest.Admin(t, db.URL)
 
 	a, b := uuid.New(), uuid.New()
 	owners := []owner{{"", a}, {"", a}, {"", b}, {"t1", a}, {"t1", b}, {"t2", a}}

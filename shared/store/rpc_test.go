@@ -15,6 +15,7 @@ import (
 	pgvector "github.com/pgvector/pgvector-go"
 
 	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -112,11 +113,7 @@ func TestMatchFunctions(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := storetest.Admin(t, db.URL)
 
 	a, b, c := uuid.New(), uuid.New(), uuid.New()
 	seed := func(tenant string, user uuid.UUID, content, expires string) {
@@ -366,11 +363,7 @@ func TestKnowledgeRowLevelSecurity(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	conn := storetest.Admin(t, db.URL)
 	if _, err := conn.Exec(ctx, `insert into agentmem.knowledge_chunks (tenant_id, source, chunk_index, content)
 		values ('t1', 'a', 0, 'one'), ('t1', 'a', 1, 'two'), ('t2', 'b', 0, 'three'), ('', 'c', 0, 'four')`); err != nil {
 		t.Fatal(err)
@@ -406,7 +399,7 @@ func TestKnowledgeRowLevelSecurity(t *testing.T) {
 			t.Errorf("user %q: error %v, want permission denied", w, err)
 		}
 	}
-	err = knAs(t, conn, knCaller{role: "anon", user: uuid.New(), tenant: "t1"}, func(tx pgx.Tx) error {
+	err := knAs(t, conn, knCaller{role: "anon", user: uuid.New(), tenant: "t1"}, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `select count(*) from agentmem.knowledge_chunks`)
 		return err
 	})

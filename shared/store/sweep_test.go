@@ -23,11 +23,7 @@ func TestMaintenanceAsALoginThatOwnsNoTable(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, db.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(context.Background())
+	admin := storetest.Admin(t, db.URL)
 
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
