@@ -43,38 +43,40 @@ func useCases(st *store.Store) *app.App {
 	return app.New(st, slog.New(slog.DiscardHandler), app.Config{Embedder: embedderOf(st)})
 }
 
-func recall(st *store.Store, ctx context.Context, p store.RecallParams) ([]memory.Hit, error) {
-	if p.Mode == "" {
-		p.Mode = memory.ModeHybrid
+// embedQuery embeds query for a search of mode (hybrid when "", which it sets) as the use
+// cases do, with st's embedder, and returns the vector and its model.
+func embedQuery(st *store.Store, ctx context.Context, query string, mode *string) (*string, string, error) {
+	if *mode == "" {
+		*mode = memory.ModeHybrid
 	}
-	v, err := useCases(st).EmbedQuery(ctx, p.Query, p.Mode)
-	if err != nil {
+	v, err := useCases(st).EmbedQuery(ctx, query, *mode)
+	return v, embedderOf(st).Model(), err
+}
+
+func recall(st *store.Store, ctx context.Context, p store.RecallParams) ([]memory.Hit, error) {
+	var err error
+	if p.QueryVector, p.Model, err = embedQuery(st, ctx, p.Query, &p.Mode); err != nil {
 		return nil, err
 	}
-	p.QueryVector, p.Model = v, embedderOf(st).Model()
 	return st.Recall(ctx, p)
 }
 
 func getContext(st *store.Store, ctx context.Context, p store.ContextParams) (store.Context, error) {
 	if p.Query != "" && p.RecallK > 0 {
-		v, err := useCases(st).EmbedQuery(ctx, p.Query, memory.ModeHybrid)
-		if err != nil {
+		mode := memory.ModeHybrid
+		var err error
+		if p.QueryVector, p.Model, err = embedQuery(st, ctx, p.Query, &mode); err != nil {
 			return store.Context{}, err
 		}
-		p.QueryVector, p.Model = v, embedderOf(st).Model()
 	}
 	return st.GetContext(ctx, p)
 }
 
 func searchKnowledge(st *store.Store, ctx context.Context, p store.KnowledgeSearchParams) ([]store.KnowledgeHit, error) {
-	if p.Mode == "" {
-		p.Mode = memory.ModeHybrid
-	}
-	v, err := useCases(st).EmbedQuery(ctx, p.Query, p.Mode)
-	if err != nil {
+	var err error
+	if p.QueryVector, p.Model, err = embedQuery(st, ctx, p.Query, &p.Mode); err != nil {
 		return nil, err
 	}
-	p.QueryVector, p.Model = v, embedderOf(st).Model()
 	return st.SearchKnowledge(ctx, p)
 }
 
