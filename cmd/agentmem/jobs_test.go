@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/shared/adapter/webhook/webhooktest"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 )
 
 // stdoutOf runs fn and returns what it printed on standard output.
@@ -51,11 +52,7 @@ func TestJobsCommands(t *testing.T) {
 	t.Setenv("JOBS_MAX_ATTEMPTS", "1")
 	t.Setenv("PII_HASH_SALT", "a-salt-of-more-than-sixteen-bytes")
 
-	st, err := store.Open(ctx, store.Config{DatabaseURL: os.Getenv("DATABASE_URL"), Adapters: []string{"webhook"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := storetest.OpenURL(t, os.Getenv("DATABASE_URL"), storetest.Adapters("webhook"))
 	sc := memory.Scope{UserID: uuid.New(), Agent: "bot"}
 	for range 2 {
 		if _, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,

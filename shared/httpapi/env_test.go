@@ -112,12 +112,19 @@ func buildEnv(t *testing.T, c envConfig) *env {
 		sharedOnce.Do(func() { sharedDB = testdb.New(&cleanupLess{T: t}) })
 		db = sharedDB
 	}
-	st := c.openStore(t, db)
+	e := &env{t: t, db: db, store: c.openStore(t, db), logBuf: &syncBuffer{}}
+	e.app, e.srv = c.serve(t, e.store, e.logBuf)
+	e.h = e.srv.Mux()
+	return e
+}
+
+// serve is the use cases over st and their HTTP server, as c says, logging to buf.
+func (c envConfig) serve(tb testing.TB, st *store.Store, buf io.Writer) (*app.App, *httpapi.Server) {
+	tb.Helper()
 	v, err := auth.NewVerifier(context.Background(), auth.Config{JWTSecret: secret})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	buf := &syncBuffer{}
 	var log *slog.Logger
 	if c.log != nil {
 		log = c.log(buf)
@@ -125,12 +132,11 @@ func buildEnv(t *testing.T, c envConfig) *env {
 		log = slog.New(reqlog.NewHandler(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	}
 	a := app.New(st, log, c.app)
-	srv := httpapi.NewServer(a, v, log, c.http)
-	return &env{t: t, db: db, store: st, app: a, srv: srv, h: srv.Mux(), logBuf: buf}
+	return a, httpapi.NewServer(a, v, log, c.http)
 }
 
 // openStore is the store buildEnv serves with: reuse's, or one over db (or url).
-func (c envConfig) openStore(t *testing.T, db testdb.DB) *store.Store {
+func (c envConfig) openStore(t testing.TB, db testdb.DB) *store.Store {
 	t.Helper()
 	if c.reuse != nil {
 		return c.reuse.store

@@ -2,20 +2,15 @@ package httpapi_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/google/uuid"
 
-	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
-	"github.com/agentmem/agentmem/shared/httpapi"
-	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -36,18 +31,10 @@ type fuzzTarget struct {
 // newFuzzTarget builds a server over the fuzz database (see testdb.Fuzz) and a user with a
 // session, a message and a memory.
 func newFuzzTarget(f *testing.F) *fuzzTarget {
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: testdb.Fuzz(f).URL, MaxConns: 4})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(st.Close)
-	v, err := auth.NewVerifier(context.Background(), auth.Config{JWTSecret: secret})
-	if err != nil {
-		f.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httpapi.NewServer(app.New(st, log, app.Config{}), v, log, httpapi.Config{})
+	c := envConfig{url: testdb.Fuzz(f).URL, maxConns: 4, log: discardLog}
+	_, srv := c.serve(f, c.openStore(f, testdb.DB{}), io.Discard)
 	ft := &fuzzTarget{h: srv.Mux(), uid: uuid.NewString(), sid: uuid.NewString()}
+	var err error
 	if ft.user, err = auth.MintHS256(secret, auth.MintClaims{Role: auth.RoleUser, Subject: ft.uid}); err != nil {
 		f.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -19,7 +19,7 @@ import (
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/httpapi"
-	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -221,12 +221,7 @@ func TestRateLimitServiceCallers(t *testing.T) {
 // Retry-After and CORS, and runs nothing: it does not go on unlimited.
 func TestRateLimitUnavailableFailsClosed(t *testing.T) {
 	t.Parallel()
-	dead, err := store.Open(context.Background(), store.Config{
-		DatabaseURL: "postgresql://postgres:postgres@127.0.0.1:1/postgres?connect_timeout=1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dead.Close)
+	dead := storetest.OpenURL(t, "postgresql://postgres:postgres@127.0.0.1:1/postgres?connect_timeout=1")
 	base, cs := rlContainers(t, 1, app.RateLimit{User: 100, Limiter: dead})
 	u := base.newUser("")
 	body, headers := rlCommit(0)
@@ -261,14 +256,6 @@ func TestRateLimitOffByDefault(t *testing.T) {
 // refuse it.
 func BenchmarkRateLimit(b *testing.B) {
 	db := testdb.New(b)
-	url := db.URL
-	if viaPooler() {
-		url = db.PoolerURL()
-	}
-	v, err := auth.NewVerifier(context.Background(), auth.Config{JWTSecret: secret})
-	if err != nil {
-		b.Fatal(err)
-	}
 	for _, tc := range []struct {
 		name string
 		rl   app.RateLimit
@@ -278,13 +265,9 @@ func BenchmarkRateLimit(b *testing.B) {
 		{"user+tenant", app.RateLimit{User: 1_000_000, Tenant: 1_000_000}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			st, err := store.Open(context.Background(), store.Config{DatabaseURL: url, MaxConns: 4})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			log := slog.New(slog.DiscardHandler)
-			h := httpapi.NewServer(app.New(st, log, app.Config{RateLimit: tc.rl}), v, log, httpapi.Config{}).Mux()
+			c := envConfig{maxConns: 4, app: app.Config{RateLimit: tc.rl}, log: discardLog}
+			_, srv := c.serve(b, c.openStore(b, db), io.Discard)
+			h := srv.Mux()
 			// A user per run, so the counters never refuse: 1,000,000 a minute is one every 60 µs.
 			tok, err := auth.MintHS256(secret, auth.MintClaims{Role: auth.RoleUser, Subject: uuid.NewString(),
 				TenantID: rlTenant(), TTL: time.Hour})

@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,10 +21,7 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
-	"github.com/agentmem/agentmem/shared/httpapi"
-	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/telemetry"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
@@ -304,21 +300,9 @@ func spanAttr(attrs []attribute.KeyValue, key string) string {
 // on (an SDK provider whose batching exporter drops everything).
 func BenchmarkTelemetry(b *testing.B) {
 	db := testdb.New(b)
-	url := db.URL
-	if viaPooler() {
-		url = db.PoolerURL()
-	}
-	v, err := auth.NewVerifier(context.Background(), auth.Config{JWTSecret: secret})
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := store.Open(context.Background(), store.Config{DatabaseURL: url, MaxConns: 4})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	log := slog.New(slog.DiscardHandler)
-	h := httpapi.NewServer(app.New(st, log, app.Config{}), v, log, httpapi.Config{}).Mux()
+	c := envConfig{maxConns: 4, log: discardLog}
+	_, srv := c.serve(b, c.openStore(b, db), io.Discard)
+	h := srv.Mux()
 	tok, err := auth.MintHS256(secret, auth.MintClaims{Role: auth.RoleUser, Subject: uuid.NewString(), TTL: time.Hour})
 	if err != nil {
 		b.Fatal(err)

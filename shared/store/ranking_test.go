@@ -320,11 +320,7 @@ func TestRecallFusionWeights(t *testing.T) {
 	e := newRankEnv(t, store.Ranking{})
 	e.seed(t, user, "", texts, slices.Repeat([]string{`{}`}, len(texts)))
 	orderOf := func(r store.Ranking, mode string) []string {
-		st, err := store.Open(ctx, store.Config{DatabaseURL: e.url, MaxConns: 1, Ranking: r})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
+		st := storetest.OpenURL(t, e.url, storetest.MaxConns(1), storetest.Ranking(r))
 		hits, err := recall(st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Query: query, K: 5,
 			Mode: mode, MinScore: -1})
 		if err != nil {
