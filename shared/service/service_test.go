@@ -134,13 +134,7 @@ func TestAuthServerMode(t *testing.T) {
 		{"service token without a secret", serviceKey, http.StatusUnauthorized, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodGet, "/v1/"+fn, nil)
-			req.Header.Set("Authorization", "Bearer "+tc.token)
-			rec := httptest.NewRecorder()
-			svc.Server.Mux().ServeHTTP(rec, req)
-			if rec.Code != tc.status {
-				t.Errorf("%s: status %d, want %d: %s", tc.name, rec.Code, tc.status, rec.Body)
-			}
+			rec := getWithStatus(t, svc, fn, tc.token, tc.status)
 			if tc.status == http.StatusServiceUnavailable && rec.Header().Get("Retry-After") == "" {
 				t.Errorf("%s: 503 without Retry-After", tc.name)
 			}
@@ -149,6 +143,19 @@ func TestAuthServerMode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// getWithStatus GETs function fn of svc with token and fails the test unless it answers status.
+func getWithStatus(t *testing.T, svc *service.Service, fn, token string, status int) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, "/v1/"+fn, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	rec := httptest.NewRecorder()
+	svc.Server.Mux().ServeHTTP(rec, req)
+	if rec.Code != status {
+		t.Errorf("status %d, want %d: %s", rec.Code, status, rec.Body)
+	}
+	return rec
 }
 
 // AUTH_ALLOW_ANONYMOUS reaches every function: unset, an anonymous user is served; false, it
@@ -252,13 +259,7 @@ func TestStartWithTheJWKSDown(t *testing.T) {
 		{"hs256 token", hsToken, http.StatusMethodNotAllowed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodGet, "/v1/"+fn, nil)
-			req.Header.Set("Authorization", "Bearer "+tc.token)
-			rec := httptest.NewRecorder()
-			svc.Server.Mux().ServeHTTP(rec, req)
-			if rec.Code != tc.status {
-				t.Errorf("%s: status %d, want %d: %s", tc.name, rec.Code, tc.status, rec.Body)
-			}
+			rec := getWithStatus(t, svc, fn, tc.token, tc.status)
 			if tc.status == http.StatusServiceUnavailable {
 				if ra, err := strconv.Atoi(rec.Header().Get("Retry-After")); err != nil || ra < 1 {
 					t.Errorf("%s: Retry-After %q, want a number of seconds", tc.name, rec.Header().Get("Retry-After"))
