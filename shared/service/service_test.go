@@ -111,15 +111,7 @@ func TestAuthServerMode(t *testing.T) {
 	t.Cleanup(fake.Close)
 	vars := map[string]string{"DATABASE_URL": testdb.ServerURL(t), "SUPABASE_AUTH_VERIFY": "auth-server",
 		"SUPABASE_URL": fake.URL, "SUPABASE_ANON_KEY": anonKey}
-	cfg, err := config.Load(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(t.Context(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Close)
+	svc := newService(t, vars)
 	fn := svc.Server.Functions()[0]
 	for _, tc := range []struct {
 		name   string
@@ -143,6 +135,22 @@ func TestAuthServerMode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newService starts the service configured by vars, as the environment would, closed when the
+// test ends.
+func newService(t *testing.T, vars map[string]string) *service.Service {
+	t.Helper()
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	return svc
 }
 
 // getWithStatus GETs function fn of svc with token and fails the test unless it answers status.
@@ -181,15 +189,7 @@ func TestAuthAllowAnonymous(t *testing.T) {
 	} {
 		t.Run("AUTH_ALLOW_ANONYMOUS="+tc.setting, func(t *testing.T) {
 			vars := map[string]string{"DATABASE_URL": db.URL, "AUTH_ALLOW_ANONYMOUS": tc.setting}
-			cfg, err := config.Load(func(k string) string { return vars[k] })
-			if err != nil {
-				t.Fatal(err)
-			}
-			svc, err := service.New(t.Context(), cfg, slog.New(slog.DiscardHandler))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer svc.Close()
+			svc := newService(t, vars)
 			for _, c := range []struct {
 				who    string
 				token  string
@@ -278,18 +278,10 @@ func TestMem0FromTheEnvironment(t *testing.T) {
 	t.Parallel()
 	db := testdb.New(t)
 	fake := mem0test.New("m0-service-test-key")
-	defer fake.Close()
+	t.Cleanup(fake.Close) // after the service's Close, registered later
 	vars := map[string]string{"DATABASE_URL": db.URL, "ADAPTERS": "mem0", "PII_HASH_SALT": "a-salt-of-more-than-sixteen-bytes",
 		"MEM0_API_KEY": "m0-service-test-key", "MEM0_URL": fake.URL, "MEM0_RECALL": "true", "MEM0_RECALL_TIMEOUT": "5s"}
-	cfg, err := config.Load(func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := service.New(t.Context(), cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
+	svc := newService(t, vars)
 	user := uuid.New()
 	tok, err := auth.MintHS256(config.LocalJWTSecret, auth.MintClaims{Role: auth.RoleUser, Subject: user.String()})
 	if err != nil {
