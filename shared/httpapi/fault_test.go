@@ -454,23 +454,12 @@ func first(s []string, n int) []string {
 }
 
 // faultLog keeps the servers' log lines, to show the errors behind the 500s of a failed run.
-type faultLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *faultLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type faultLog struct{ syncBuffer }
 
 // internalErrors lists the distinct errors of the requests answered 500, most frequent first.
 func (l *faultLog) internalErrors(n int) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	counts := map[string]int{}
-	for _, line := range strings.Split(l.buf.String(), "\n") {
+	for _, line := range strings.Split(l.String(), "\n") {
 		var rec struct {
 			Msg   string `json:"msg"`
 			Code  string `json:"code"`

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -274,17 +273,7 @@ func BenchmarkRateLimit(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ResetTimer()
-			for range b.N {
-				req := httptest.NewRequest(http.MethodPost, "/v1/user-state", strings.NewReader(`{"op": "get"}`))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Authorization", "Bearer "+tok)
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				if rec.Code != http.StatusNotFound {
-					b.Fatalf("status %d: %s", rec.Code, rec.Body)
-				}
-			}
+			benchUserStateGet(b, h, tok)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -16,13 +15,7 @@ func TestStrictBodies(t *testing.T) {
 	e := newEnv(t, false)
 	u := e.newUser("")
 	sid := uuid.New()
-	valid := isoValidTurn(sid)
-	sub := func(old, new string) string {
-		if !strings.Contains(valid, old) {
-			t.Fatalf("valid body lacks %q", old)
-		}
-		return strings.Replace(valid, old, new, 1)
-	}
+	sub := func(old, new string) string { return isoValidTurnWith(t, sid, old, new) }
 	tests := []struct {
 		name  string
 		fn    string

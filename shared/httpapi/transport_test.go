@@ -313,6 +313,16 @@ func TestTransportRequestID(t *testing.T) {
 }
 
 // isoValidTurn is a commit-turn body with every optional part, as JSON text.
+// isoValidTurnWith is isoValidTurn(session) with its first old replaced by new (which it must hold).
+func isoValidTurnWith(t *testing.T, session uuid.UUID, old, new string) string {
+	t.Helper()
+	valid := isoValidTurn(session)
+	if !strings.Contains(valid, old) {
+		t.Fatalf("valid body lacks %q", old)
+	}
+	return strings.Replace(valid, old, new, 1)
+}
+
 func isoValidTurn(session uuid.UUID) string {
 	return `{"session_id":"` + session.String() + `","agent":"support-bot","messages":[` +
 		`{"role":"user","content":"My name is Ada.","metadata":{"lang":"en"}},` +
@@ -330,12 +340,7 @@ func TestTransportBodies(t *testing.T) {
 	u := e.newUser("")
 	sid := uuid.New()
 	valid := isoValidTurn(sid)
-	sub := func(old, new string) string {
-		if !strings.Contains(valid, old) {
-			t.Fatalf("valid body lacks %q", old)
-		}
-		return strings.Replace(valid, old, new, 1)
-	}
+	sub := func(old, new string) string { return isoValidTurnWith(t, sid, old, new) }
 	huge := `{"session_id":"` + sid.String() + `","messages":[{"role":"user","content":"` + strings.Repeat("a", 1<<20) + `"}]}`
 	tests := []struct {
 		name    string
