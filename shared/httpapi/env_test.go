@@ -296,6 +296,28 @@ func namesField(r response, field string) bool {
 	return false
 }
 
+// callCase is a row of a table of calls: who calls (token) with body, the status it answers
+// and the field a refusal names ("" for none).
+type callCase struct {
+	name, token string
+	body        any
+	status      int
+	field       string
+}
+
+// runCallCases calls fn once per case, each in a subtest of its name.
+func runCallCases(t *testing.T, e *env, fn string, cases []callCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.call(tc.token, fn, tc.body).must(t, tc.status)
+			if tc.field != "" && !namesField(r, tc.field) {
+				t.Errorf("error does not name %s: %s", tc.field, r.raw)
+			}
+		})
+	}
+}
+
 // createdOnce makes n calls at once (call(i) is the i-th) and fails the test unless exactly one
 // answers 201 and every other 200: concurrent first writes create one row.
 func createdOnce(t *testing.T, n int, call func(i int) response) {

@@ -238,13 +238,7 @@ func TestForgetUserBadInput(t *testing.T) {
 	e := newEnv(t, false)
 	svc := e.serviceToken()
 	u := e.newUser("kn-t")
-	tests := []struct {
-		name   string
-		token  string
-		body   any
-		status int
-		field  string
-	}{
+	tests := []callCase{
 		{"service without user_id", svc, map[string]any{}, 400, "user_id"},
 		{"service with a bad user_id", svc, map[string]any{"user_id": "nope"}, 400, "user_id"},
 		{"service with a bad tenant_id", svc, map[string]any{"user_id": uuid.NewString(), "tenant_id": "a\u0001b"}, 400, "tenant_id"},
@@ -254,14 +248,7 @@ func TestForgetUserBadInput(t *testing.T) {
 		{"user_id of the wrong type", svc, map[string]any{"user_id": 12}, 400, "user_id"},
 		{"no token", "", map[string]any{}, 401, ""},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := e.call(tc.token, "forget-user", tc.body).must(t, tc.status)
-			if tc.field != "" && !namesField(r, tc.field) {
-				t.Errorf("error does not name %s: %s", tc.field, r.raw)
-			}
-		})
-	}
+	runCallCases(t, e, "forget-user", tests)
 }
 
 // A table added to the schema later is erased too, without a change to forget-user: whether

@@ -139,13 +139,7 @@ func TestKnowledgeBadInput(t *testing.T) {
 	e := newEnv(t, false)
 	svc := e.serviceToken()
 	u := e.newUser(knTenant())
-	tests := []struct {
-		name   string
-		token  string
-		body   any
-		status int
-		field  string
-	}{
+	tests := []callCase{
 		{"user may not ingest", u.token, map[string]any{"op": "ingest", "source": "a", "content": "b"}, 403, ""},
 		{"user may not delete", u.token, map[string]any{"op": "delete", "source": "a"}, 403, ""},
 		{"user ingest is 403 before validation", u.token, map[string]any{"op": "ingest"}, 403, ""},
@@ -179,14 +173,7 @@ func TestKnowledgeBadInput(t *testing.T) {
 		{"delete a missing source", svc, map[string]any{"op": "delete", "tenant_id": knTenant(), "source": "nope"}, 404, ""},
 		{"no token", "", map[string]any{"op": "search", "query": "x"}, 401, ""},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := e.call(tc.token, "knowledge", tc.body).must(t, tc.status)
-			if tc.field != "" && !namesField(r, tc.field) {
-				t.Errorf("error does not name %s: %s", tc.field, r.raw)
-			}
-		})
-	}
+	runCallCases(t, e, "knowledge", tests)
 }
 
 // A document as large as a request can carry is split into chunks no longer than the chunk
