@@ -8,13 +8,11 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/shared/adapter/webhook/webhooktest"
 	"github.com/agentmem/agentmem/shared/memory"
-	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/store/storetest"
 )
 
@@ -53,12 +51,9 @@ func TestJobsCommands(t *testing.T) {
 	t.Setenv("PII_HASH_SALT", "a-salt-of-more-than-sixteen-bytes")
 
 	st := storetest.OpenURL(t, os.Getenv("DATABASE_URL"), storetest.Adapters("webhook"))
-	sc := memory.Scope{UserID: uuid.New(), Agent: "bot"}
+	sc := storetest.Scope("bot")
 	for range 2 {
-		if _, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
-			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "hello"}}}); err != nil {
-			t.Fatal(err)
-		}
+		storetest.Commit(t, st, sc, uuid.New(), []memory.NewMessage{{Role: memory.RoleUser, Content: "hello"}})
 	}
 
 	rec.Answer(func(n int) int {

@@ -18,7 +18,7 @@ import (
 func benchStore(b *testing.B, n int) (*store.Store, memory.Scope, uuid.UUID) {
 	b.Helper()
 	st := storetest.New(b, storetest.MaxConns(8)).Store
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	sid := uuid.New()
 	for i := 0; i < n; i += 2 {
 		_, _, err := st.CommitTurn(context.Background(), store.CommitParams{
@@ -158,7 +158,7 @@ func BenchmarkCommitTurnMemories(b *testing.B) {
 		for b.Loop() {
 			if i%256 == 0 {
 				b.StopTimer()
-				sc, sid = memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}, uuid.New()
+				sc, sid = storetest.Scope(memory.DefaultAgent), uuid.New()
 				benchFill(b, st, sc, sid, 0, held)
 				b.StartTimer()
 			}

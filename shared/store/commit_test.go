@@ -57,7 +57,7 @@ func TestConcurrentTurnsWithTheSameFactsDoNotDeadlock(t *testing.T) {
 	t.Parallel()
 	st, _, _ := commitEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	facts := []string{"likes tea", "lives in Porto", "has a cat", "works nights", "speaks Basque", "plays chess"}
 	reversed := make([]string, len(facts))
 	for i, f := range facts {
@@ -89,7 +89,7 @@ func TestAnExpiredFactStoredAgainStartsAfresh(t *testing.T) {
 	t.Parallel()
 	st, _, exec := commitEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	p := turn(sc, uuid.New(), "User lives in Berlin")
 	p.Memories[0].Metadata = json.RawMessage(`{"address":"Example Street 1"}`)
 	first, _, err := commitTurn(st, ctx, p)
@@ -133,7 +133,7 @@ func TestAClientIDOfAnExpiredMessageIsStoredAnew(t *testing.T) {
 	t.Parallel()
 	st, _, exec := commitEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	sid, mid := uuid.New(), uuid.New()
 	p := store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
 		Messages: []memory.NewMessage{{ID: &mid, Role: memory.RoleUser, Content: "first"}}}
@@ -165,7 +165,7 @@ func TestIdempotentRetriesSkipEmbeddingAndKeysExpire(t *testing.T) {
 	t.Parallel()
 	st, emb, exec := commitEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	p := turn(sc, uuid.New(), "prefers window seats")
 	p.Idempotency = &store.Idempotency{CallerRole: "authenticated", Function: "commit-turn", Key: "k1", RequestHash: []byte("h1")}
 

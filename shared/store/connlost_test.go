@@ -189,7 +189,7 @@ func TestConnectionLostIsUnavailable(t *testing.T) {
 			u.RawQuery = q.Encode()
 			// One connection, so the request after the cut takes the one that was cut.
 			st := storetest.OpenURL(t, u.String(), storetest.MaxConns(1))
-			sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+			sc := storetest.Scope(memory.DefaultAgent)
 			sid := uuid.New()
 			commit := func(n string) store.CommitParams {
 				return store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,

@@ -18,6 +18,7 @@ import (
 	"github.com/agentmem/agentmem/shared/embedding/embeddingtest"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -157,7 +158,7 @@ func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
 	t.Parallel()
 	e := newEmbedEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 
 	e.provider.Down.Store(true)
 	ids := e.commit(sc, "User prefers metric units.", "Favourite colour is green")
@@ -228,7 +229,7 @@ func TestVectorsOfAnotherModelAreNotRanked(t *testing.T) {
 	t.Parallel()
 	e := newEmbedEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	ids := e.commit(sc, "User prefers metric units.", "User lives in Lisbon")
 	if s := e.memoryState(ids[0]); s != (vectorState{true, fakeModel}) {
 		t.Fatalf("memory stored with the provider up: %+v", s)
@@ -263,7 +264,7 @@ func TestRewritesDuringAnOutage(t *testing.T) {
 	t.Parallel()
 	e := newEmbedEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	ids := e.commit(sc, "User prefers metric units.", "User lives in Lisbon")
 
 	e.provider.Down.Store(true)
@@ -354,7 +355,7 @@ func TestEmbedPendingSkipsRefusedTextsAndHonoursTheLimit(t *testing.T) {
 	t.Parallel()
 	e := newEmbedEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	e.provider.Down.Store(true)
 	facts := []string{"fact one", "fact two", "poison fact", "fact four", "fact five"}
 	ids := e.commit(sc, facts...)
@@ -386,7 +387,7 @@ func TestConcurrentEmbedPendingRunsCountEachRowOnce(t *testing.T) {
 	t.Parallel()
 	e := newEmbedEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	e.provider.Down.Store(true)
 	var facts []string
 	for i := range 150 {
@@ -418,7 +419,7 @@ func TestEmbedPendingHoldsNoLockWhileTheProviderWorks(t *testing.T) {
 	t.Parallel()
 	e := newEmbedEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	const same, changed, gate = "User prefers metric units.", "User lives in Lisbon.", "User drinks green tea."
 	e.provider.Down.Store(true)
 	ids := e.commit(sc, same, changed, gate)

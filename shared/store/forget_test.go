@@ -132,7 +132,7 @@ func TestForgetUserHoldsBackACommitMeanwhile(t *testing.T) {
 	st := storetest.Open(t, db)
 	admin := storetest.Admin(t, db.URL)
 
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	commit := func(fact string) (store.CommitResult, error) {
 		res, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
 			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "hello"}},

@@ -200,7 +200,7 @@ func (e *mergeEnv) rows(sc memory.Scope) []memRow {
 }
 
 func newScope() memory.Scope {
-	return memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	return storetest.Scope(memory.DefaultAgent)
 }
 
 // A paraphrase close enough merges into the memory it rephrases: one row, the newest text and

@@ -392,7 +392,7 @@ func TestMessagesOutliveAnEmbeddingOutage(t *testing.T) {
 	t.Parallel()
 	e := newEmbedEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	call := msg(memory.RoleAssistant, "")
 	call.ToolCalls = []memory.ToolCall{{ID: "call_1", Type: "function", Function: memory.FunctionCall{Name: "weather", Arguments: "{}"}}}
 	e.provider.Down.Store(true)
@@ -453,7 +453,7 @@ func TestALongMessageIsEmbeddedByItsBeginning(t *testing.T) {
 	t.Parallel()
 	e := newEmbedEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	long := strings.Repeat("é", 19_990) + " pelican " + strings.Repeat("z", 10_000) + " cormorant"
 	var longest atomic.Int64
 	e.provider.Before = func(_ *http.Request, input []string) {

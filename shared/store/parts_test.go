@@ -39,7 +39,7 @@ func TestCommitContentParts(t *testing.T) {
 	t.Parallel()
 	st, _, _ := commitEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	sid := uuid.New()
 	parts := json.RawMessage(`[{"type":"text","text":"What is on this picture?"},` +
 		`{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo=","detail":"low"}},` +
@@ -86,7 +86,7 @@ func TestGetContextSinceAndAnswersOnly(t *testing.T) {
 	t.Parallel()
 	st, _, exec := commitEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	sid := uuid.New()
 	id := "c1"
 	commit := func(msgs ...memory.NewMessage) {
@@ -215,7 +215,7 @@ func TestContentPartsMigrationKeepsOldMessages(t *testing.T) {
 		t.Fatalf("migration %s not found", partsMigration)
 	}
 	// Rows as the schema before it stored them: no parts column.
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := storetest.Scope(memory.DefaultAgent)
 	sid := uuid.New()
 	_, err = conn.Exec(ctx, `
 		insert into agentmem.sessions (id, user_id, agent, last_seq, expires_at) values ($1, $2, 'default', 3, now() + interval '1 hour');

@@ -14,6 +14,7 @@ import (
 	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -172,13 +173,10 @@ func TestSummaryTellsAdaptersAndGoesWithReset(t *testing.T) {
 	db := testdb.New(t)
 	st := obOpen(t, db, adapter.Webhook)
 	ctx := t.Context()
-	sc := memory.Scope{UserID: uuid.New(), Agent: "a"}
+	sc := storetest.Scope("a")
 	sid := uuid.New()
-	res, _, err := st.CommitTurn(ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour, Messages: []memory.NewMessage{
-		{Role: memory.RoleUser, Content: "one"}, {Role: memory.RoleAssistant, Content: "two"}, {Role: memory.RoleUser, Content: "three"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := storetest.Commit(t, st, sc, sid, []memory.NewMessage{
+		{Role: memory.RoleUser, Content: "one"}, {Role: memory.RoleAssistant, Content: "two"}, {Role: memory.RoleUser, Content: "three"}})
 	save := func(prev int64) error {
 		_, err := st.SaveSummary(ctx, store.SaveSummaryParams{Scope: sc, SessionID: sid, PreviousThroughSeq: prev, FromSeq: 1,
 			ThroughSeq: res.Messages[1].Seq, Messages: 2, Content: "one, two", Prompt: "summarise.v1", Model: "m"})
