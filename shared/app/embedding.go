@@ -152,7 +152,7 @@ func (a *App) embedPendingBatch(ctx context.Context, m store.VectorModel, sc sto
 	if err != nil {
 		return took, last, done, err
 	}
-	*res.Counter(t) += stored
+	*t.Counter(res) += stored
 	return took, last, done, nil
 }
 

@@ -212,7 +212,7 @@ func PendingTablesOf(sc PendingScope) []PendingTables {
 
 // Counter is the field of r that counts the rows of table t (one of PendingMemories,
 // PendingKnowledge, PendingMessages) embedded.
-func (r *EmbedPendingResult) Counter(t PendingTables) *int64 {
+func (t PendingTables) Counter(r *EmbedPendingResult) *int64 {
 	switch t {
 	case PendingMemories:
 		return &r.Memories

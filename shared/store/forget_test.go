@@ -185,7 +185,7 @@ func TestForgetUserHoldsBackACommitMeanwhile(t *testing.T) {
 		t.Fatal(err)
 	}
 	type forgetDone struct {
-		res store.ForgetResult
+		res memory.ForgetResult
 		err error
 	}
 	forgot := make(chan forgetDone, 1)

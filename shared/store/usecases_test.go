@@ -63,7 +63,7 @@ func getContext(st *store.Store, ctx context.Context, p store.ContextParams) (st
 	return st.GetContext(ctx, p)
 }
 
-func searchKnowledge(st *store.Store, ctx context.Context, p store.KnowledgeSearchParams) ([]store.KnowledgeHit, error) {
+func searchKnowledge(st *store.Store, ctx context.Context, p store.KnowledgeSearchParams) ([]memory.KnowledgeHit, error) {
 	if p.Mode == "" {
 		p.Mode = memory.ModeHybrid
 	}
@@ -75,16 +75,16 @@ func searchKnowledge(st *store.Store, ctx context.Context, p store.KnowledgeSear
 	return st.SearchKnowledge(ctx, p)
 }
 
-func ingestKnowledge(st *store.Store, ctx context.Context, p store.IngestParams) (store.IngestResult, error) {
+func ingestKnowledge(st *store.Store, ctx context.Context, p store.IngestParams) (memory.IngestResult, error) {
 	vs, err := useCases(st).EmbedChunks(ctx, p.Chunks)
 	if err != nil {
-		return store.IngestResult{}, err
+		return memory.IngestResult{}, err
 	}
 	p.Vectors, p.Model = vs, embedderOf(st).Model()
 	return st.IngestKnowledge(ctx, p)
 }
 
-func createMemory(st *store.Store, ctx context.Context, p store.CreateMemoryParams) (store.CreatedMemory, bool, error) {
+func createMemory(st *store.Store, ctx context.Context, p store.CreateMemoryParams) (memory.CreatedMemory, bool, error) {
 	if p.Idempotency != nil {
 		if res, found, err := st.ReplayCreatedMemory(ctx, p.Scope, *p.Idempotency); err != nil || found {
 			return res, found, err
@@ -92,17 +92,17 @@ func createMemory(st *store.Store, ctx context.Context, p store.CreateMemoryPara
 	}
 	vs, err := useCases(st).EmbedForStorage(ctx, []string{p.Content})
 	if err != nil {
-		return store.CreatedMemory{}, false, err
+		return memory.CreatedMemory{}, false, err
 	}
 	p.Vector, p.Model = vs[0], embedderOf(st).Model()
 	return st.CreateMemory(ctx, p)
 }
 
-func updateMemory(st *store.Store, ctx context.Context, p store.UpdateMemoryParams) (store.MemoryItem, error) {
+func updateMemory(st *store.Store, ctx context.Context, p store.UpdateMemoryParams) (memory.MemoryItem, error) {
 	if p.Content != nil {
 		vs, err := useCases(st).EmbedForStorage(ctx, []string{*p.Content})
 		if err != nil {
-			return store.MemoryItem{}, err
+			return memory.MemoryItem{}, err
 		}
 		p.Vector, p.Model = vs[0], embedderOf(st).Model()
 	}
