@@ -25,7 +25,7 @@ import (
 )
 
 // commitMessages commits msgs (and facts) to session sid of sc and returns where each message landed.
-func commitMessages(t *testing.T, st *store.Store, sc memory.Scope, sid uuid.UUID, msgs []memory.NewMessage, facts ...string) store.CommitResult {
+func commitMessages(t *testing.T, st *store.Store, sc memory.Scope, sid uuid.UUID, msgs []memory.NewMessage, facts ...string) memory.CommitResult {
 	t.Helper()
 	p := store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour, Messages: msgs}
 	for _, f := range facts {

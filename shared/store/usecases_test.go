@@ -52,11 +52,11 @@ func recall(st *store.Store, ctx context.Context, p store.RecallParams) ([]memor
 	return st.Recall(ctx, p)
 }
 
-func getContext(st *store.Store, ctx context.Context, p store.ContextParams) (store.Context, error) {
+func getContext(st *store.Store, ctx context.Context, p store.ContextParams) (memory.Context, error) {
 	if p.Query != "" && p.RecallK > 0 {
 		v, err := useCases(st).EmbedQuery(ctx, p.Query, memory.ModeHybrid)
 		if err != nil {
-			return store.Context{}, err
+			return memory.Context{}, err
 		}
 		p.QueryVector, p.Model = v, embedderOf(st).Model()
 	}
