@@ -518,7 +518,7 @@ func TestMessagesOutliveAnEmbeddingOutage(t *testing.T) {
 		t.Errorf("vector recall after EmbedPending: %v, %v; want the two embedded messages", contents(hits), err)
 	}
 	before := e.provider.Requests.Load()
-	if again, err := embedPending(e.st, ctx, 100); err != nil || again != (store.EmbedPendingResult{}) ||
+	if again, err := embedPending(e.st, ctx, 100); err != nil || again != (memory.EmbedPendingResult{}) ||
 		e.provider.Requests.Load() != before {
 		t.Errorf("second EmbedPending: %+v, %v; want nothing done and no call", again, err)
 	}

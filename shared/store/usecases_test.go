@@ -109,14 +109,14 @@ func updateMemory(st *store.Store, ctx context.Context, p store.UpdateMemoryPara
 	return st.UpdateMemory(ctx, p)
 }
 
-func embedPending(st *store.Store, ctx context.Context, limit int) (store.EmbedPendingResult, error) {
+func embedPending(st *store.Store, ctx context.Context, limit int) (memory.EmbedPendingResult, error) {
 	return useCases(st).EmbedPendingRows(ctx, limit)
 }
 
-func backfill(st *store.Store, ctx context.Context, p store.BackfillParams) (store.EmbedPendingResult, error) {
+func backfill(st *store.Store, ctx context.Context, p store.BackfillParams) (memory.EmbedPendingResult, error) {
 	return useCases(st).Backfill(ctx, p)
 }
 
-func countPending(st *store.Store, ctx context.Context, sc store.PendingScope) (store.PendingCount, error) {
+func countPending(st *store.Store, ctx context.Context, sc store.PendingScope) (memory.PendingCount, error) {
 	return useCases(st).CountPending(ctx, sc)
 }
