@@ -149,7 +149,9 @@ func (s *Store) queueUserDataJobs(b *pgx.Batch, sc memory.Scope) {
 	}
 }
 
-// The refs of a job, by intent. Each names what changed; none holds content.
+// The refs of a job, by intent. Each names what changed; none holds content. Their JSON tags
+// are a stored format, the jsonb column agentmem.jobs.refs (read back by jobRefs), not the
+// API's: no client reads them.
 type (
 	// memoryRefs: onMemoryCreated, onMemoryUpdated, onMemoryDeleted.
 	memoryRefs struct {
