@@ -81,6 +81,7 @@ create table agentmem.jobs (
 );
 CREATE INDEX jobs_done_owner_idx ON agentmem.jobs USING btree (user_id, adapter, updated_at) WHERE (status = 'done'::text);
 CREATE INDEX jobs_due_idx ON agentmem.jobs USING btree (next_attempt_at) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]));
+CREATE INDEX jobs_finished_idx ON agentmem.jobs USING btree (status, updated_at) WHERE (status = ANY (ARRAY['done'::text, 'dead'::text]));
 CREATE INDEX jobs_owner_idx ON agentmem.jobs USING btree (user_id, tenant_id);
 CREATE INDEX jobs_status_created_idx ON agentmem.jobs USING btree (status, created_at DESC, id DESC);
 CREATE INDEX jobs_undelivered_owner_idx ON agentmem.jobs USING btree (user_id, adapter) WHERE (status <> 'done'::text);
@@ -354,27 +355,30 @@ grant execute on function agentmem.any_words_query(text) to agentmem_caller;
 grant execute on function agentmem.any_words_query(text) to authenticated;
 grant execute on function agentmem.any_words_query(text) to service_role;
 
--- Function agentmem.cache_unsettled(text,integer)
-CREATE OR REPLACE FUNCTION agentmem.cache_unsettled(p_adapter text, p_settle_ms integer)
- RETURNS boolean
+-- Function agentmem.check_context_cache(uuid,text,uuid,text,integer)
+CREATE OR REPLACE FUNCTION agentmem.check_context_cache(p_user_id uuid, p_tenant_id text, p_session_id uuid, p_adapter text, p_settle_ms integer)
+ RETURNS TABLE(unsettled boolean, last_expired timestamp with time zone)
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
  SET search_path TO ''
 AS $function$
-declare
-  v_user uuid := agentmem.current_user_id();
 begin
-  return exists (
+  return query select
+    exists (
       select 1 from agentmem.jobs j
-      where j.user_id = v_user and j.adapter = p_adapter and j.status <> 'done')
+      where j.user_id = p_user_id and j.adapter in (p_adapter, 'fanout') and j.status <> 'done')
     or exists (
       select 1 from agentmem.jobs j
-      where j.user_id = v_user and j.adapter = p_adapter and j.status = 'done'
-        and j.updated_at > pg_catalog.now() - pg_catalog.make_interval(secs => p_settle_ms / 1000.0));
+      where j.user_id = p_user_id and j.adapter = p_adapter and j.status = 'done'
+        and j.updated_at > pg_catalog.now() - pg_catalog.make_interval(secs => p_settle_ms / 1000.0)),
+    (select max(m.expires_at) from agentmem.messages m
+      where m.session_id = p_session_id and m.user_id = p_user_id and m.tenant_id = p_tenant_id
+        and m.expires_at <= pg_catalog.now());
 end
 $function$;
-grant execute on function agentmem.cache_unsettled(text,integer) to agentmem_caller;
-grant execute on function agentmem.cache_unsettled(text,integer) to service_role;
+grant execute on function agentmem.check_context_cache(uuid,text,uuid,text,integer) to agentmem_caller;
+grant execute on function agentmem.check_context_cache(uuid,text,uuid,text,integer) to service_role;
+comment on function agentmem.check_context_cache(uuid,text,uuid,text,integer) is 'Whether a get-context answer cached by the adapter p_adapter may be served: see shared/adapter/redis.';
 
 -- Function agentmem.current_tenant()
 CREATE OR REPLACE FUNCTION agentmem.current_tenant()
@@ -487,16 +491,23 @@ begin
     join (select oid, max(d) as d from depth group by oid) x on x.oid = ut.oid
     order by x.d, ut.name
   loop
-    execute pg_catalog.format('delete from agentmem.%I where %s', t.name,
+    execute pg_catalog.format('delete from agentmem.%I where %s%s', t.name,
       case t.user_type
         when 'uuid' then 'user_id = $1'
         when 'text' then 'user_id = $1::text'
         else 'user_id::text = $1::text'
-      end)
+      end,
+      -- An earlier erasure's jobs stay (they hold no content): adapters must still hear of it.
+      case when t.name = 'jobs' then ' and intent <> ''onUserForgotten''' else '' end)
       using p_user_id;
     get diagnostics n = row_count;
     deleted := deleted || pg_catalog.jsonb_build_object(t.name, n);
   end loop;
+  -- The adapters learn of the erasure (every tenant), after the user's earlier jobs went with
+  -- the rest; process-jobs expands this job into one per enabled adapter.
+  insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, intent, adapter, refs)
+  values (pg_catalog.gen_random_uuid(), pg_catalog.gen_random_uuid(), '', p_user_id, '',
+          'onUserForgotten', 'fanout', '{"all_tenants": true}');
   return deleted;
 end
 $function$;

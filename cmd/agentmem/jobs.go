@@ -67,7 +67,7 @@ func jobs(ctx context.Context, args []string) error {
 		}
 	case app.JobsOpPurge:
 		status := fs.String("status", "", "done or dead (required)")
-		older := fs.Duration("older-than", 0, "only jobs created at least this long ago (a Go duration)")
+		older := fs.Duration("older-than", 0, "only jobs that finished at least this long ago (a Go duration)")
 		run = func(svc *service.Service) (any, error) {
 			if *older < 0 {
 				return nil, errors.New("--older-than must not be negative")

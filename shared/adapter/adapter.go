@@ -53,11 +53,15 @@ const (
 	// Summarize advances a session's rolling summary once its unsummarised messages pass the
 	// trigger.
 	Summarize = "summarize"
+	// Fanout is a change the database itself wrote, not knowing which adapters are enabled (a
+	// user deleted in Supabase Auth): process-jobs expands it into one job per enabled
+	// adapter.
+	Fanout = "fanout"
 )
 
 // JobKinds lists every name a job's adapter column may hold: the adapters and the internal
 // work.
-func JobKinds() []string { return append(Known(), Extract, Summarize) }
+func JobKinds() []string { return append(Known(), Extract, Summarize, Fanout) }
 
 // Adapter delivers events to one system.
 type Adapter interface {

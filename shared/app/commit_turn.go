@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/telemetry"
 )
 
 // CommitTurnInput is the request of commit-turn.
@@ -125,7 +127,13 @@ func (a *App) CommitTurn(ctx context.Context, pr auth.Principal, req CommitTurnI
 	if err := a.embedTurn(ctx, &p); err != nil {
 		return CommitTurnOutput{}, err
 	}
-	res, replayed, err := a.store.CommitTurn(ctx, p)
+	// The contract's onTurnCommitted intent; its write to the authoritative store is the
+	// "adapter.supabase" span, the other adapters' work the jobs it writes.
+	ictx, isp := telemetry.StartIntent(ctx, adapter.TurnCommitted)
+	sctx, ssp := telemetry.StartAdapter(ictx, telemetry.AdapterSupabase)
+	res, replayed, err := a.store.CommitTurn(sctx, p)
+	ssp.End(err)
+	isp.End(err)
 	if err == nil && !replayed {
 		a.notify(ctx)
 		a.embedLater(p, res)

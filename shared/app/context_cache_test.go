@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -336,6 +337,50 @@ func TestContextCacheNeverServesAChangeStale(t *testing.T) {
 	r.deliver()
 	if got := r.get(u, in); len(got.Messages) != 0 {
 		t.Fatalf("after the erasure's job: %v", texts(got))
+	}
+}
+
+// A user deleted in Supabase Auth: the trigger's erasure keeps the user's reads off the cache
+// until its fan-out job is expanded and the Redis adapter's share delivered, and the cached
+// window is never served again afterwards, though no request of the user wrote a job.
+func TestContextCacheForgetsAUserDeletedInAuth(t *testing.T) {
+	t.Parallel()
+	r := newCacheRig(t)
+	ctx := context.Background()
+	u := user()
+	if _, err := r.db.Exec(ctx, `insert into auth.users (id, aud, role, email, created_at, updated_at)
+		values ($1, 'authenticated', 'authenticated', $2, now(), now())`, u.UserID, u.UserID.String()+"@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	session := uuid.NewString()
+	in := app.GetContextInput{SessionID: &session}
+	for _, text := range []string{"one", "two"} {
+		r.commit(u, session, text)
+	}
+	r.deliver()
+	r.get(u, in)
+	if !r.servedFromCache(u, in, session) {
+		t.Fatal("not served from the cache")
+	}
+	if _, err := r.db.Exec(ctx, `delete from auth.users where id = $1`, u.UserID); err != nil {
+		t.Fatal(err)
+	}
+	// get compares with the database's answer: a window served from the cache fails it.
+	if got := r.get(u, in); len(got.Messages) != 0 {
+		t.Fatalf("before the fan-out: %v", texts(got))
+	}
+	r.deliver()
+	var jobs []string
+	if err := r.db.QueryRow(ctx, `select array_agg(adapter || ':' || intent || ':' || status order by adapter)
+		from agentmem.jobs where user_id = $1 and created_at > now() - interval '1 minute' and intent = 'onUserForgotten'`,
+		u.UserID).Scan(&jobs); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"fanout:onUserForgotten:done", "redis:onUserForgotten:done"}; !slices.Equal(jobs, want) {
+		t.Fatalf("jobs %v, want %v", jobs, want)
+	}
+	if got := r.get(u, in); len(got.Messages) != 0 {
+		t.Fatalf("after the fan-out: %v", texts(got))
 	}
 }
 

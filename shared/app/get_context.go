@@ -9,6 +9,7 @@ import (
 	"github.com/agentmem/agentmem/shared/chatformat"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/telemetry"
 )
 
 // GetContextInput is the request of get-context.
@@ -39,6 +40,9 @@ type ContextOutput struct {
 	Format string `json:"-"`
 }
 
+// intentFetchContext names get-context as the contract's intent, in spans.
+const intentFetchContext = "fetchContext"
+
 // GetContext reads everything an agent needs for its next prompt (see store.GetContext).
 func (a *App) GetContext(ctx context.Context, pr auth.Principal, req GetContextInput) (ContextOutput, error) {
 	var f apierror.Fields
@@ -65,7 +69,9 @@ func (a *App) GetContext(ctx context.Context, pr auth.Principal, req GetContextI
 	if err := f.Err(); err != nil {
 		return ContextOutput{}, err
 	}
-	out, err := a.readContext(ctx, p)
+	ictx, sp := telemetry.StartIntent(ctx, intentFetchContext)
+	out, err := a.readContext(ictx, p)
+	sp.End(err)
 	return ContextOutput{Context: out, Format: format}, err
 }
 

@@ -177,7 +177,9 @@ func (a *App) CreateIntent(ctx context.Context, pr auth.Principal, in IntentInpu
 		return IntentOutput{}, err
 	}
 	ictx, sp := telemetry.StartIntent(ctx, typ)
-	res, err := a.store.CreateIntent(ictx, store.IntentParams{Scope: sc, SessionID: session, Intent: typ})
+	sctx, ssp := telemetry.StartAdapter(ictx, telemetry.AdapterSupabase)
+	res, err := a.store.CreateIntent(sctx, store.IntentParams{Scope: sc, SessionID: session, Intent: typ})
+	ssp.End(err)
 	sp.End(err)
 	if err != nil {
 		return IntentOutput{}, err
@@ -539,6 +541,8 @@ func (a *App) deliver(ctx context.Context, j store.ClaimedJob) error {
 		return a.extract(ctx, j)
 	case adapter.Summarize:
 		return a.summarize(ctx, j)
+	case adapter.Fanout:
+		return a.store.ExpandFanout(ctx, j)
 	}
 	ad, ok := a.cfg.Adapters[j.Adapter]
 	if !ok {

@@ -84,8 +84,13 @@ func TestDeletingAnAuthUserErasesTheirRows(t *testing.T) {
 		if _, err := tx.Exec(t.Context(), `delete from auth.users where id = $1`, a); err != nil {
 			t.Fatal(err)
 		}
-		// Inside the transaction of the delete, the rows are already gone.
+		// Inside the transaction of the delete, the rows are already gone, and one job tells
+		// the adapters (auFanout).
 		for table, n := range auCountsIn(t, tx, tables, a) {
+			if table == "jobs" && n == 1 {
+				auFanout(t, tx, a)
+				continue
+			}
 			if n != 0 {
 				t.Errorf("within the delete's transaction, %d rows of the user remain in %s", n, table)
 			}
@@ -120,6 +125,9 @@ func TestDeletingAnAuthUserErasesTheirRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		for table, n := range knCounts(t, conn, tables, a, nil) {
+			if table == "jobs" && n == 1 {
+				continue
+			}
 			if n != 0 {
 				t.Errorf("%d rows of the deleted user remain in %s", n, table)
 			}
@@ -127,7 +135,14 @@ func TestDeletingAnAuthUserErasesTheirRows(t *testing.T) {
 		if got := knCounts(t, conn, tables, b, nil); !maps.Equal(got, bBefore) {
 			t.Errorf("another user's rows changed: %v, want %v", got, bBefore)
 		}
-		// What forget-user would erase, the deletion erased.
+		ftx, err := conn.Begin(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		auFanout(t, ftx, a)
+		ftx.Rollback(t.Context()) //nolint:errcheck
+		// What forget-user would erase, the deletion erased (forget-user keeps the erasure's
+		// job, as the deletion keeps an earlier one).
 		res, err := e.store.ForgetUser(t.Context(), store.ForgetParams{UserID: a, AllTenants: true})
 		if err != nil {
 			t.Fatal(err)
@@ -187,6 +202,20 @@ func auCountsIn(t *testing.T, tx pgx.Tx, tables []string, id uuid.UUID) map[stri
 		out[table] = n
 	}
 	return out
+}
+
+// auFanout checks the user's one job is the erasure's fan-out to the adapters: every tenant,
+// no content.
+func auFanout(t *testing.T, tx pgx.Tx, id uuid.UUID) {
+	t.Helper()
+	var adapter, intent, status, tenant, refs string
+	if err := tx.QueryRow(t.Context(), `select adapter, intent, status, tenant_id, refs::text from agentmem.jobs
+		where user_id = $1`, id).Scan(&adapter, &intent, &status, &tenant, &refs); err != nil {
+		t.Fatal(err)
+	}
+	if adapter != "fanout" || intent != "onUserForgotten" || status != "pending" || tenant != "" || refs != `{"all_tenants": true}` {
+		t.Errorf("the erasure's job: %s %s %s %q %s", adapter, intent, status, tenant, refs)
+	}
 }
 
 // agentmem.erase_user, the erasure behind the trigger, erases the tables forget-user erases,

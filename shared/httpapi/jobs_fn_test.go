@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
@@ -386,10 +387,18 @@ func TestJobsFunction(t *testing.T) {
 		t.Errorf("the retried job: %d done", done)
 	}
 
+	// A purge counts from when a job finished: written two hours ago but done just now is not
+	// an hour old; done two hours ago is.
+	e.exec(`update agentmem.jobs set created_at = now() - interval '2 hours' where status = 'done'`)
 	if r := e.call(svc, "jobs", map[string]any{"op": "purge", "status": "done", "older_than_seconds": 3600}).must(t, http.StatusOK); r.body["deleted"] != float64(0) {
 		t.Errorf("purge of old done jobs: %s", r.raw)
 	}
-	if r := e.call(svc, "jobs", map[string]any{"op": "purge", "status": "done"}).must(t, http.StatusOK); r.body["deleted"] != float64(4) {
+	e.exec(`update agentmem.jobs set updated_at = now() - interval '2 hours'
+		where id = (select id from agentmem.jobs where status = 'done' limit 1)`)
+	if r := e.call(svc, "jobs", map[string]any{"op": "purge", "status": "done", "older_than_seconds": 3600}).must(t, http.StatusOK); r.body["deleted"] != float64(1) {
+		t.Errorf("purge of a job done two hours ago: %s", r.raw)
+	}
+	if r := e.call(svc, "jobs", map[string]any{"op": "purge", "status": "done"}).must(t, http.StatusOK); r.body["deleted"] != float64(3) {
 		t.Errorf("purge of done jobs: %s", r.raw)
 	}
 	if r := e.call(svc, "jobs", map[string]any{"op": "purge", "status": "dead"}).must(t, http.StatusOK); r.body["deleted"] != float64(1) {
@@ -653,8 +662,9 @@ func TestNoDeliveryWithoutRedactor(t *testing.T) {
 	}
 }
 
-// The orchestrator's telemetry: an intent is a "memory.intent" span, each delivery attempt an
-// "adapter.webhook" span, jobs are counted as they enter a status and deliveries timed from the
+// The orchestrator's telemetry: an intent (a commit, the intents function) is a "memory.intent"
+// span with its work in the database an "adapter.supabase" span inside it, each delivery
+// attempt an "adapter.webhook" span, jobs are counted as they enter a status and deliveries timed from the
 // commit; and nothing exported holds the content, the user's id or the receiver's URL.
 func TestTelemetryOfTheOrchestrator(t *testing.T) {
 	// Not parallel: the providers are process-wide.
@@ -681,6 +691,8 @@ func TestTelemetryOfTheOrchestrator(t *testing.T) {
 	secrets := []string{"Zanzibar-fixture-7731", "jane.doe.fixture@example.com", u.id.String(), "Tenant-fixture-acme",
 		u.token, e.rec.URL, sid.String()}
 	names := map[string]int{}
+	var intents []string
+	intentSpans := map[trace.SpanID]bool{}
 	for _, s := range spans.GetSpans() {
 		names[s.Name]++
 		checkNoSecrets(t, s.Name+" "+s.Status.Description, secrets)
@@ -690,12 +702,23 @@ func TestTelemetryOfTheOrchestrator(t *testing.T) {
 		if s.Name == "adapter.webhook" && spanAttr(s.Attributes, "agentmem.adapter") != "webhook" {
 			t.Errorf("adapter span attributes %v", s.Attributes)
 		}
-		if s.Name == "memory.intent" && spanAttr(s.Attributes, "agentmem.intent") != "syncSession" {
-			t.Errorf("intent span attributes %v", s.Attributes)
+		if s.Name == "memory.intent" {
+			intents = append(intents, spanAttr(s.Attributes, "agentmem.intent"))
+			intentSpans[s.SpanContext.SpanID()] = true
 		}
 	}
-	if names["memory.intent"] != 1 || names["adapter.webhook"] != 2 {
-		t.Errorf("spans %v, want one memory.intent and two adapter.webhook", names)
+	slices.Sort(intents)
+	if want := []string{"onTurnCommitted", "syncSession"}; !slices.Equal(intents, want) {
+		t.Errorf("intent spans %v, want %v", intents, want)
+	}
+	// Each intent's work in the database is an adapter.supabase span inside it.
+	for _, s := range spans.GetSpans() {
+		if s.Name == "adapter.supabase" && (!intentSpans[s.Parent.SpanID()] || spanAttr(s.Attributes, "agentmem.adapter") != "supabase") {
+			t.Errorf("adapter.supabase span outside an intent, or with attributes %v", s.Attributes)
+		}
+	}
+	if names["memory.intent"] != 2 || names["adapter.supabase"] != 2 || names["adapter.webhook"] != 2 {
+		t.Errorf("spans %v, want two memory.intent, two adapter.supabase and two adapter.webhook", names)
 	}
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {

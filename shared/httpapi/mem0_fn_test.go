@@ -190,6 +190,89 @@ func TestJobsDeliveredToMem0(t *testing.T) {
 	}
 }
 
+// A user deleted in Supabase Auth reaches Mem0 too: the trigger's erasure writes a fan-out
+// job, which process-jobs expands into the Mem0 adapter's onUserForgotten job, and Mem0
+// deletes the person's memories of every tenant (no app_id), even when a forget-user of one
+// tenant came first; another user's stay.
+func TestAuthUserDeletionReachesMem0(t *testing.T) {
+	t.Parallel()
+	e := newMem0Env(t, app.JobsConfig{}, false, 0)
+	conn := e.adminConn()
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	gone, kept := uuid.New(), uuid.New()
+	for _, id := range []uuid.UUID{gone, kept} {
+		auSignUp(t, conn, id)
+		for _, tenant := range []string{"acme", ""} {
+			e.call(knToken(t, id, tenant), "commit-turn", jobTurn(uuid.New(), "bot", "I live in Porto.", "Noted.")).
+				must(t, http.StatusCreated)
+		}
+	}
+	if _, done, _, _, _ := e.process(t); done != 4 {
+		t.Fatalf("turns: done %d", done)
+	}
+	held := func(id uuid.UUID) map[string]int {
+		n := map[string]int{}
+		for _, m := range e.mem0.Memories() {
+			if m.UserID == id.String() {
+				n[m.AppID]++
+			}
+		}
+		return n
+	}
+	if n := held(gone); n["agentmem:acme"] == 0 || n["agentmem:"] == 0 {
+		t.Fatalf("before: Mem0 holds %v of the user", n)
+	}
+	before := len(e.mem0.Requests())
+
+	if _, err := conn.Exec(t.Context(), `delete from auth.users where id = $1`, gone); err != nil {
+		t.Fatal(err)
+	}
+	var adapters []string
+	if err := conn.QueryRow(t.Context(), `select coalesce(array_agg(adapter || ':' || intent || ':' || status || ':' || refs::text
+		order by adapter), '{}') from agentmem.jobs where user_id = $1`, gone).Scan(&adapters); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{`fanout:onUserForgotten:pending:{"all_tenants": true}`}; !slices.Equal(adapters, want) {
+		t.Fatalf("jobs after the deletion %v, want %v", adapters, want)
+	}
+	// A forget-user of one tenant meanwhile does not cancel the erasure of every tenant: it
+	// keeps the waiting erasure's job and writes its own.
+	e.call(e.serviceToken(), "forget-user", map[string]any{"user_id": gone, "tenant_id": "acme"}).must(t, http.StatusOK)
+	if _, done, _, _, _ := e.process(t); done != 3 {
+		t.Fatalf("the deletion: done %d, want the fan-out, its Mem0 job and forget-user's", done)
+	}
+	if err := conn.QueryRow(t.Context(), `select array_agg(adapter || ':' || intent || ':' || status || ':' || refs::text
+		order by adapter, refs::text) from agentmem.jobs where user_id = $1`, gone).Scan(&adapters); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{`fanout:onUserForgotten:done:{"all_tenants": true}`, `mem0:onUserForgotten:done:{"all_tenants": false}`,
+		`mem0:onUserForgotten:done:{"all_tenants": true}`}; !slices.Equal(adapters, want) {
+		t.Fatalf("jobs after process-jobs %v, want %v", adapters, want)
+	}
+	if n := held(gone); len(n) != 0 {
+		t.Errorf("after: Mem0 holds %v of the deleted user", n)
+	}
+	if n := held(kept); n["agentmem:acme"] == 0 || n["agentmem:"] == 0 {
+		t.Errorf("the other user's memories went: %v", n)
+	}
+	everyTenant := 0
+	for _, r := range e.mem0.Requests()[before:] {
+		if r.Method != http.MethodDelete || r.Query.Get("user_id") != gone.String() {
+			t.Errorf("request after the deletion %+v", r)
+		}
+		if !r.Query.Has("app_id") {
+			everyTenant++
+		}
+	}
+	if everyTenant != 1 {
+		t.Errorf("%d deletions in every tenant, want 1", everyTenant)
+	}
+	// Expanded once: another run finds nothing to do.
+	if processed, _, _, _, _ := e.process(t); processed != 0 {
+		t.Errorf("a second run processed %d jobs", processed)
+	}
+}
+
 // Mem0 failing: a 5xx is retried with backoff up to the cap, then the job is dead, its
 // last_error naming the status and not the content; a 429 waits at least its Retry-After; a
 // refused key is dead at once. The commit never fails.

@@ -351,9 +351,9 @@ var definerFunctions = []string{
 	"agentmem.sweep_expired(integer,integer)",
 	// The rate-limit counters are closed to every client role.
 	"agentmem.take_request_slot(text,uuid,integer,integer,integer)",
-	// The get-context cache asks whether the caller's own user has unsettled jobs, which
-	// the caller may not read.
-	"agentmem.cache_unsettled(text,integer)",
+	// The get-context cache asks whether the request's user has unsettled jobs, which the
+	// functions' role may not read.
+	"agentmem.check_context_cache(uuid,text,uuid,text,integer)",
 }
 
 // The functions recall and get-context rank with take the user to search as an argument, and

@@ -23,20 +23,20 @@ type CacheCheck struct {
 	LastExpired *time.Time
 }
 
-// CheckContextCache reads CacheCheck for sc's session in one round trip, as the caller under
-// row-level security; adapter names the cache's jobs.
+// CheckContextCache reads CacheCheck for sc's session in one statement, without the request's
+// transaction set-up (role, claims, the user's lock): agentmem.check_context_cache, which only
+// the functions' role may call, answers for the user, tenant and session the caller has
+// verified; adapter names the cache's jobs.
 func (s *Store) CheckContextCache(ctx context.Context, sc memory.Scope, sessionID uuid.UUID, adapter string, settle time.Duration) (CacheCheck, error) {
 	var out CacheCheck
-	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
-		b.Queue(`select agentmem.cache_unsettled($1, $2),
-			(select max(expires_at) from agentmem.messages
-			  where session_id = $3 and user_id = $4 and tenant_id = $5 and expires_at <= now())`,
-			adapter, int32(settle.Milliseconds()), sessionID, sc.UserID, sc.TenantID).QueryRow(func(row pgx.Row) error {
-			if err := row.Scan(&out.Unsettled, &out.LastExpired); err != nil {
-				return fmt.Errorf("select cache check: %w", err)
-			}
-			return nil
-		})
+	b := &pgx.Batch{}
+	b.Queue(`select unsettled, last_expired from agentmem.check_context_cache(p_user_id => $1::uuid,
+		p_tenant_id => $2::text, p_session_id => $3::uuid, p_adapter => $4::text, p_settle_ms => $5::integer)`,
+		sc.UserID, sc.TenantID, sessionID, adapter, int32(settle.Milliseconds())).QueryRow(func(row pgx.Row) error {
+		if err := row.Scan(&out.Unsettled, &out.LastExpired); err != nil {
+			return fmt.Errorf("select cache check: %w", err)
+		}
+		return nil
 	})
-	return out, err
+	return out, s.sendBatch(ctx, b)
 }

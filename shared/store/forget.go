@@ -217,5 +217,10 @@ func forgetSQL(t userTable, p ForgetParams, verb string) (string, []any) {
 		q += " and tenant_id = $2::text"
 		args = append(args, p.TenantID)
 	}
+	if t.name == "jobs" {
+		// An earlier erasure's jobs stay (they hold no content): the adapters must still hear
+		// of it, whatever the scope of this one (agentmem.erase_user does the same).
+		q += " and intent <> '" + adapter.UserForgotten + "'"
+	}
 	return q, args
 }

@@ -143,17 +143,17 @@ func (s *Store) RetryJob(ctx context.Context, id uuid.UUID) (memory.Job, error) 
 	return out, err
 }
 
-// PurgeJobs deletes done or dead jobs created at least olderThan ago, at most limit of them
-// (the oldest first, through jobs_status_created_idx: no sort, however many jobs are kept),
-// and says how many it deleted.
+// PurgeJobs deletes done or dead jobs that finished (updated_at) at least olderThan ago, at
+// most limit of them (the oldest first, through jobs_finished_idx: no sort, however many jobs
+// are kept), and says how many it deleted.
 func (s *Store) PurgeJobs(ctx context.Context, status string, olderThan time.Duration, limit int) (int64, error) {
 	var n int64
 	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		b.Queue(`
 			with doomed as (
 			  select ctid from agentmem.jobs
-			  where status = $1 and created_at <= now() - make_interval(secs => $2::float8)
-			  order by created_at limit $3
+			  where status = $1 and status in ('done', 'dead') and updated_at <= now() - make_interval(secs => $2::float8)
+			  order by updated_at limit $3
 			  for update skip locked)
 			delete from agentmem.jobs j using doomed where j.ctid = doomed.ctid`,
 			status, olderThan.Seconds(), limit).Exec(func(tag pgconn.CommandTag) error {
@@ -284,6 +284,24 @@ func (s *Store) RecordJobs(ctx context.Context, results []JobResult) (int64, err
 		})
 	})
 	return n, err
+}
+
+// ExpandFanout turns a claimed fan-out job (adapter.Fanout) into one job per enabled adapter,
+// each with the fan-out's event, scope, intent and refs, in the statement that marks it done:
+// a fan-out is expanded once, however often it is claimed. The fan-out is then no longer
+// running, so its RecordJobs result records nothing.
+func (s *Store) ExpandFanout(ctx context.Context, j ClaimedJob) error {
+	return s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+		b.Queue(`
+			with f as (
+			  update agentmem.jobs set status = 'done', last_error = null, updated_at = now()
+			  where id = $1 and status = 'running' and attempts = $2
+			  returning event_id, tenant_id, user_id, agent, session_id, intent, refs)
+			insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, intent, adapter, refs)
+			select a.id, f.event_id, f.tenant_id, f.user_id, f.agent, f.session_id, f.intent, a.adapter, f.refs
+			from f cross join unnest($3::text[], $4::uuid[]) as a(adapter, id)`,
+			j.ID, int32(j.Attempts), s.adapters, s.jobIDs())
+	})
 }
 
 // HasDueJobs reports whether a job is due now.

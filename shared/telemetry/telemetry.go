@@ -21,7 +21,10 @@
 //     agentmem.caller_role (user or service) and http.request.body.size;
 //   - child spans "store.tx" / "store.batch" for each database transaction ([StartStore]) and
 //     "embedding.embed" for each embedding call with the number of texts ([StartEmbedding]);
-//   - for the orchestrator, "memory.intent" ([StartIntent]) and "adapter.<name>" ([StartAdapter]);
+//   - for the orchestrator, "memory.intent" ([StartIntent]: commit-turn's onTurnCommitted,
+//     get-context's fetchContext, the intents function's types) and "adapter.<name>"
+//     ([StartAdapter]): "adapter.supabase" for the intent's read or write in the database,
+//     "adapter.redis", "adapter.webhook", "adapter.mem0" for each delivery of a job;
 //   - "cache.get_context" for a get-context answered through the Redis adapter's cache
 //     ([StartCache]), with agentmem.adapter and agentmem.cache.result (hit, miss, stale,
 //     unavailable).
@@ -330,8 +333,13 @@ func StartIntent(ctx context.Context, intentType string) (context.Context, Span)
 	return start(ctx, "memory.intent", trace.SpanKindInternal, attribute.String("agentmem.intent", intentType))
 }
 
+// AdapterSupabase names the authoritative store in StartAdapter: an intent's own read or
+// write in the database ("adapter.supabase"), beside the deliveries to the other adapters.
+const AdapterSupabase = "supabase"
+
 // StartAdapter starts the span of one delivery attempt to the adapter ("redis", "webhook",
-// "mem0"): the span is named "adapter.<adapter>".
+// "mem0"), or of an intent's work in the database (AdapterSupabase): the span is named
+// "adapter.<adapter>".
 func StartAdapter(ctx context.Context, adapter string) (context.Context, Span) {
 	if current.Load() == nil {
 		return ctx, Span{}

@@ -36,9 +36,10 @@
 //  1. Every change that can alter a cached answer writes a job for this adapter in the
 //     change's own transaction (the outbox), so when the client has its answer the job exists,
 //     pending.
-//  2. get-context asks the database, as the caller, whether the user has a job for this
-//     adapter that is not done (agentmem.cache_unsettled: pending, running or dead), or that
-//     was done less than a settle time S ago (app.DefaultCacheSettle, 2 s); and at the same
+//  2. get-context asks the database, for the user its token names, whether the user has a job
+//     for this adapter that is not done (agentmem.check_context_cache: pending, running or
+//     dead; or an erasure's fan-out job not yet expanded into one per adapter), or that was
+//     done less than a settle time S ago (app.DefaultCacheSettle, 2 s); and at the same
 //     time reads the generations and the answer from Redis. If the check found such a job, or
 //     took S/2 or longer, the cached answer is not served: the database answers.
 //  3. A job is marked done only after its INCR succeeded. A change acknowledged before the

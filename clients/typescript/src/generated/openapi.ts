@@ -878,7 +878,7 @@ export interface paths {
          *     - `get {id}`: one job (404 when there is none).
          *     - `retry {id}`: a `dead` job becomes `pending`, due now, with `attempts` counted afresh;
          *       a job of any other status answers 409 `conflict`. Answer: the job.
-         *     - `purge {status, older_than_seconds?}`: delete `done` or `dead` jobs created at
+         *     - `purge {status, older_than_seconds?}`: delete `done` or `dead` jobs that finished at
          *       least `older_than_seconds` ago (default 0: all of them), at most 100,000 per call.
          *       Answer `{deleted}`. `process-jobs` itself deletes `done` jobs older than
          *       `JOBS_DONE_RETENTION` (24 h by default).

@@ -236,7 +236,7 @@ func Markdown(r *Results, charts []string) string {
 	}
 	if c := w.Cache; c != nil {
 		p("## get-context cache (Redis)\n\n")
-		p("get-context through the use case, each read answered from the database and through the Redis adapter's cache back to back, in alternating order, after a first pass filled the cache: W2's reads (the last %d messages) and windows of %d messages of the longer growth sessions. A cached read still makes one database round trip first (whether a job of the user is undelivered, the session's latest expiry, key/value memory, state and notes), then one to Redis.\n\n%s",
+		p("get-context through the use case, each read answered from the database and through the Redis adapter's cache back to back, in alternating order, after a first pass filled the cache: W2's reads (the last %d messages) and windows of %d messages of the longer growth sessions. A cached read makes two round trips at the same time: the database's check (one statement: whether a job of the user is undelivered, the session's latest expiry) and Redis's look-up; then it decodes the window (CBOR).\n\n%s",
 			contextWindowOf(c, 0), contextWindowOf(c, 1), phaseHeader)
 		for _, v := range c.Windows {
 			phaseRow(fmt.Sprintf("%d messages", v.Messages), "from the database", v.Database)
