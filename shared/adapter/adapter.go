@@ -88,6 +88,10 @@ type ContextCache interface {
 	// are no longer current, and a Fill for a payload read from the database from now on.
 	// An error (the cache is unreachable, too slow) is for the caller to read the database.
 	Lookup(ctx context.Context, key CacheKey) (CacheLookup, error)
+	// Retention is the longest a cached answer lives. A dead job of the cache is kept at least
+	// that long after it died: until then the cache may hold an answer its change never
+	// reached, and the job is what keeps the user's reads away from it.
+	Retention() time.Duration
 }
 
 // CacheKey names a cached get-context window: whose (UserID), which session, and Shape, the

@@ -185,6 +185,9 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (mem
 		done <- checked{c, err, time.Since(start)}
 	}()
 	look, lookErr := a.cache.Lookup(ctx, adapter.CacheKey{UserID: p.Scope.UserID, SessionID: p.SessionID, Shape: contextShape(p)})
+	// The window is decoded while the check may still be on its way (most of a hit's own work).
+	var w cachedWindow
+	decoded := lookErr == nil && look.Payload != nil && cacheDecoding.Unmarshal(look.Payload, &w) == nil
 	chk := <-done
 	if chk.err != nil {
 		return memory.Context{}, telemetry.CacheUnavailable, chk.err
@@ -196,9 +199,8 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (mem
 	}
 	result := telemetry.CacheMiss
 	if look.Payload != nil {
-		var w cachedWindow
 		switch {
-		case cacheDecoding.Unmarshal(look.Payload, &w) != nil:
+		case !decoded:
 		case chk.c.Unsettled, chk.in >= a.cfg.CacheSettle/2,
 			chk.c.LastExpired != nil && !chk.c.LastExpired.Before(w.FilledAt.Add(-expiryMargin)),
 			w.ExpiresAt != nil && !time.Now().Add(expiryMargin).Before(*w.ExpiresAt):

@@ -434,3 +434,44 @@ func TestContextCacheKeepsNoWindowPastItsRetention(t *testing.T) {
 		}
 	}
 }
+
+// A dead job of the cache keeps the user's reads off it, so a purge leaves it until every
+// window that may predate its change has expired (REDIS_TTL after it died); dead jobs of other
+// adapters, and older dead jobs of the cache, go at once.
+func TestPurgeKeepsTheCachesDeadJobsItsRetention(t *testing.T) {
+	t.Parallel()
+	r := newCacheRig(t)
+	ctx := context.Background()
+	u := user()
+	session := uuid.NewString()
+	r.commit(u, session, "one")
+	if _, err := r.db.Exec(ctx, `update agentmem.jobs set status = 'dead', updated_at = now() where user_id = $1`, u.UserID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.db.Exec(ctx, `insert into agentmem.jobs (id, event_id, user_id, intent, adapter, status, updated_at)
+		values (gen_random_uuid(), gen_random_uuid(), $1, 'onTurnCommitted', 'webhook', 'dead', now())`, u.UserID); err != nil {
+		t.Fatal(err)
+	}
+	purge := func() int64 {
+		t.Helper()
+		out, err := r.cached.PurgeJobs(ctx, r.service, app.PurgeJobsInput{Status: ptr("dead")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Deleted
+	}
+	if n := purge(); n != 1 {
+		t.Fatalf("purged %d dead jobs, want the webhook's only", n)
+	}
+	var left string
+	if err := r.db.QueryRow(ctx, `select string_agg(adapter, ',') from agentmem.jobs where user_id = $1`, u.UserID).Scan(&left); err != nil || left != "redis" {
+		t.Fatalf("jobs left %q (%v), want the cache's", left, err)
+	}
+	if _, err := r.db.Exec(ctx, `update agentmem.jobs set updated_at = now() - $2::interval where user_id = $1`,
+		u.UserID, (redis.DefaultTTL + time.Minute).String()); err != nil {
+		t.Fatal(err)
+	}
+	if n := purge(); n != 1 {
+		t.Fatalf("purged %d dead jobs past the cache's retention, want 1", n)
+	}
+}

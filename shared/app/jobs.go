@@ -348,7 +348,13 @@ func (a *App) Purge(ctx context.Context, status string, olderThan time.Duration)
 	if status != store.JobDone && status != store.JobDead {
 		return PurgeJobsOutput{}, apierror.Invalid("status", "must be one of done, dead")
 	}
-	n, err := a.store.PurgeJobs(ctx, status, olderThan, purgeMaxRows)
+	p := store.PurgeJobsParams{Status: status, OlderThan: olderThan, Limit: purgeMaxRows}
+	if status == store.JobDead && a.cache != nil {
+		// A dead job of the cache keeps the user's reads off it (see adapter/redis): not
+		// purged before every window that may predate its change has expired.
+		p.KeepAdapter, p.KeepFor = a.cache.Name(), a.cache.Retention()
+	}
+	n, err := a.store.PurgeJobs(ctx, p)
 	if err != nil {
 		return PurgeJobsOutput{}, err
 	}
@@ -450,7 +456,7 @@ func (a *App) RunJobs(ctx context.Context, limit int, budget time.Duration) (Pro
 		}
 		out.More = more
 	}
-	purged, err := a.store.PurgeJobs(ctx, store.JobDone, jc.DoneRetention, claimBatch*20)
+	purged, err := a.store.PurgeJobs(ctx, store.PurgeJobsParams{Status: store.JobDone, OlderThan: jc.DoneRetention, Limit: claimBatch * 20})
 	if err != nil {
 		return out, err
 	}

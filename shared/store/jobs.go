@@ -143,20 +143,34 @@ func (s *Store) RetryJob(ctx context.Context, id uuid.UUID) (memory.Job, error) 
 	return out, err
 }
 
-// PurgeJobs deletes done or dead jobs that finished (updated_at) at least olderThan ago, at
-// most limit of them (the oldest first, through jobs_finished_idx: no sort, however many jobs
-// are kept), and says how many it deleted.
-func (s *Store) PurgeJobs(ctx context.Context, status string, olderThan time.Duration, limit int) (int64, error) {
+// PurgeJobsParams says which finished jobs PurgeJobs deletes.
+type PurgeJobsParams struct {
+	// Status is JobDone or JobDead.
+	Status string
+	// OlderThan is how long ago a job must have finished (updated_at).
+	OlderThan time.Duration
+	// Limit is the most jobs deleted.
+	Limit int
+	// KeepAdapter's jobs must have finished KeepFor ago at least, whatever OlderThan says
+	// ("" for none).
+	KeepAdapter string
+	KeepFor     time.Duration
+}
+
+// PurgeJobs deletes finished jobs as p says, the oldest first (through jobs_finished_idx: no
+// sort, however many jobs are kept), and says how many it deleted.
+func (s *Store) PurgeJobs(ctx context.Context, p PurgeJobsParams) (int64, error) {
 	var n int64
 	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		b.Queue(`
 			with doomed as (
 			  select ctid from agentmem.jobs
 			  where status = $1 and status in ('done', 'dead') and updated_at <= now() - make_interval(secs => $2::float8)
+			    and not (adapter = $4 and updated_at > now() - make_interval(secs => $5::float8))
 			  order by updated_at limit $3
 			  for update skip locked)
 			delete from agentmem.jobs j using doomed where j.ctid = doomed.ctid`,
-			status, olderThan.Seconds(), limit).Exec(func(tag pgconn.CommandTag) error {
+			p.Status, p.OlderThan.Seconds(), p.Limit, p.KeepAdapter, p.KeepFor.Seconds()).Exec(func(tag pgconn.CommandTag) error {
 			n = tag.RowsAffected()
 			return nil
 		})

@@ -57,7 +57,9 @@
 // itself, so there is no inline invalidation to fail; the outbox delivers the INCR (at once
 // with JOBS_NOTIFY, or on the next process-jobs run) and retries it with backoff until Redis
 // answers. Until then step 2 sends the user's reads to the database. A job that goes dead
-// keeps them there until it is retried (agentmem jobs retry) or purged.
+// keeps them there until it is retried (agentmem jobs retry) or purged; a purge leaves a dead
+// job of this adapter alone until REDIS_TTL after it died (Retention), when every window that
+// may predate its change has expired.
 //
 // Expiry is not a change a job announces: the check of step 2 also reads the latest expiry
 // already passed among the session's stored messages, and an answer filled before it (with a
@@ -236,6 +238,9 @@ func (c *Cache) Deliver(ctx context.Context, ev adapter.Event) error {
 // genTTL is how long a generation lives after its last use: longer than any window filled
 // under it.
 func (c *Cache) genTTL() time.Duration { return 2 * c.cfg.TTL }
+
+// Retention is REDIS_TTL, the longest a window lives.
+func (c *Cache) Retention() time.Duration { return c.cfg.TTL }
 
 // Ready is false while the cache rests after a failure.
 func (c *Cache) Ready() bool { return time.Now().UnixNano() >= c.restUntil.Load() }
