@@ -435,9 +435,9 @@ func TestContextCacheKeepsNoWindowPastItsRetention(t *testing.T) {
 	}
 }
 
-// A dead job of the cache keeps the user's reads off it, so a purge leaves it until every
-// window that may predate its change has expired (REDIS_TTL after it died); dead jobs of other
-// adapters, and older dead jobs of the cache, go at once.
+// A dead job of the cache (or an erasure's fan-out) keeps the user's reads off it, so a purge
+// leaves it until every window that may predate its change has expired (REDIS_TTL after it
+// died); dead jobs of other adapters, and older dead jobs of the cache, go at once.
 func TestPurgeKeepsTheCachesDeadJobsItsRetention(t *testing.T) {
 	t.Parallel()
 	r := newCacheRig(t)
@@ -449,7 +449,8 @@ func TestPurgeKeepsTheCachesDeadJobsItsRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := r.db.Exec(ctx, `insert into agentmem.jobs (id, event_id, user_id, intent, adapter, status, updated_at)
-		values (gen_random_uuid(), gen_random_uuid(), $1, 'onTurnCommitted', 'webhook', 'dead', now())`, u.UserID); err != nil {
+		values (gen_random_uuid(), gen_random_uuid(), $1, 'onTurnCommitted', 'webhook', 'dead', now()),
+		       (gen_random_uuid(), gen_random_uuid(), $1, 'onUserForgotten', 'fanout', 'dead', now())`, u.UserID); err != nil {
 		t.Fatal(err)
 	}
 	purge := func() int64 {
@@ -464,14 +465,15 @@ func TestPurgeKeepsTheCachesDeadJobsItsRetention(t *testing.T) {
 		t.Fatalf("purged %d dead jobs, want the webhook's only", n)
 	}
 	var left string
-	if err := r.db.QueryRow(ctx, `select string_agg(adapter, ',') from agentmem.jobs where user_id = $1`, u.UserID).Scan(&left); err != nil || left != "redis" {
-		t.Fatalf("jobs left %q (%v), want the cache's", left, err)
+	if err := r.db.QueryRow(ctx, `select string_agg(adapter, ',' order by adapter) from agentmem.jobs where user_id = $1`,
+		u.UserID).Scan(&left); err != nil || left != "fanout,redis" {
+		t.Fatalf("jobs left %q (%v), want the cache's and the erasure's fan-out", left, err)
 	}
 	if _, err := r.db.Exec(ctx, `update agentmem.jobs set updated_at = now() - $2::interval where user_id = $1`,
 		u.UserID, (redis.DefaultTTL + time.Minute).String()); err != nil {
 		t.Fatal(err)
 	}
-	if n := purge(); n != 1 {
-		t.Fatalf("purged %d dead jobs past the cache's retention, want 1", n)
+	if n := purge(); n != 2 {
+		t.Fatalf("purged %d dead jobs past the cache's retention, want 2", n)
 	}
 }

@@ -350,9 +350,10 @@ func (a *App) Purge(ctx context.Context, status string, olderThan time.Duration)
 	}
 	p := store.PurgeJobsParams{Status: status, OlderThan: olderThan, Limit: purgeMaxRows}
 	if status == store.JobDead && a.cache != nil {
-		// A dead job of the cache keeps the user's reads off it (see adapter/redis): not
-		// purged before every window that may predate its change has expired.
-		p.KeepAdapter, p.KeepFor = a.cache.Name(), a.cache.Retention()
+		// A dead job of the cache, or an erasure's fan-out that never became one, keeps the
+		// user's reads off it (see adapter/redis): not purged before every window that may
+		// predate its change has expired.
+		p.KeepAdapters, p.KeepFor = []string{a.cache.Name(), adapter.Fanout}, a.cache.Retention()
 	}
 	n, err := a.store.PurgeJobs(ctx, p)
 	if err != nil {

@@ -151,10 +151,9 @@ type PurgeJobsParams struct {
 	OlderThan time.Duration
 	// Limit is the most jobs deleted.
 	Limit int
-	// KeepAdapter's jobs must have finished KeepFor ago at least, whatever OlderThan says
-	// ("" for none).
-	KeepAdapter string
-	KeepFor     time.Duration
+	// KeepAdapters' jobs must have finished KeepFor ago at least, whatever OlderThan says.
+	KeepAdapters []string
+	KeepFor      time.Duration
 }
 
 // PurgeJobs deletes finished jobs as p says, the oldest first (through jobs_finished_idx: no
@@ -166,11 +165,11 @@ func (s *Store) PurgeJobs(ctx context.Context, p PurgeJobsParams) (int64, error)
 			with doomed as (
 			  select ctid from agentmem.jobs
 			  where status = $1 and status in ('done', 'dead') and updated_at <= now() - make_interval(secs => $2::float8)
-			    and not (adapter = $4 and updated_at > now() - make_interval(secs => $5::float8))
+			    and not (adapter = any($4::text[]) and updated_at > now() - make_interval(secs => $5::float8))
 			  order by updated_at limit $3
 			  for update skip locked)
 			delete from agentmem.jobs j using doomed where j.ctid = doomed.ctid`,
-			p.Status, p.OlderThan.Seconds(), p.Limit, p.KeepAdapter, p.KeepFor.Seconds()).Exec(func(tag pgconn.CommandTag) error {
+			p.Status, p.OlderThan.Seconds(), p.Limit, p.KeepAdapters, p.KeepFor.Seconds()).Exec(func(tag pgconn.CommandTag) error {
 			n = tag.RowsAffected()
 			return nil
 		})
