@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentmem/agentmem/cmd/agentmem-bench/internal/bench"
+	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -87,7 +88,7 @@ func runW4(ctx context.Context, cfg Config, db *benchDB, st *store.Store, ops *o
 
 	cfg.logf("W4: sweeping while %d clients commit", sz.Clients)
 	var done atomic.Bool
-	var sweepRes store.SweepResult
+	var sweepRes memory.SweepResult
 	var sweepErr error
 	var sweepTime time.Duration
 	var wg sync.WaitGroup

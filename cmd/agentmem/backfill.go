@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/service"
 	"github.com/agentmem/agentmem/shared/store"
 )
@@ -39,7 +40,7 @@ type backfillSummary struct {
 	Dimensions int    `json:"dimensions"`
 	DryRun     bool   `json:"dry_run,omitempty"`
 	// Pending is the rows of the scope waiting for a vector when the run started.
-	Pending store.PendingCount `json:"pending"`
+	Pending memory.PendingCount `json:"pending"`
 	// Embedded, Failed: rows embedded, and rows the model refused (they stay pending).
 	Embedded int64 `json:"embedded"`
 	Failed   int64 `json:"failed"`
@@ -141,7 +142,7 @@ func runBackfill(ctx context.Context, args []string, con console) error {
 	}
 	bar := barCon.progressBar(total, "rows")
 	res, runErr := svc.App.Backfill(ctx, store.BackfillParams{Scope: scope, Limit: *limit, BatchSize: *batch,
-		Progress: func(done int64, _ store.EmbedPendingResult) {
+		Progress: func(done int64, _ memory.EmbedPendingResult) {
 			if done > bar.GetMax64() {
 				bar.ChangeMax64(done) // rows stored meanwhile without a vector
 			}

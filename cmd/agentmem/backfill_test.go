@@ -18,7 +18,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/embedding/embeddingtest"
-	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/memory"
 )
 
 // useEmbedder configures the commands' embedder: model at dims from the fake API.
@@ -126,7 +126,7 @@ func TestBackfillCommand(t *testing.T) {
 		t.Errorf("--dry-run: %+v, %v", sum, err)
 	}
 	_, _, sum, err = run("--table", "messages", "--dry-run")
-	if err != nil || sum.Pending != (store.PendingCount{Messages: 1}) {
+	if err != nil || sum.Pending != (memory.PendingCount{Messages: 1}) {
 		t.Errorf("--table messages --dry-run: %+v, %v", sum, err)
 	}
 	if api.Texts.Load() != 0 {

@@ -19,11 +19,11 @@ type ActiveSessionInput struct {
 
 // ActiveSession resolves, activates or starts the active session of (user, agent): see
 // store.ActiveSessionParams.
-func (a *App) ActiveSession(ctx context.Context, pr auth.Principal, req ActiveSessionInput) (store.ActiveSession, error) {
+func (a *App) ActiveSession(ctx context.Context, pr auth.Principal, req ActiveSessionInput) (memory.ActiveSession, error) {
 	var f apierror.Fields
 	sc, err := scope(pr, req.ActingFor, req.Agent, memory.DefaultAgent, &f)
 	if err != nil {
-		return store.ActiveSession{}, err
+		return memory.ActiveSession{}, err
 	}
 	mode := oneOf(&f, "mode", req.Mode, store.ModeResolve, store.ModeResolve, store.ModeActivate, store.ModeNew)
 	id := parseUUID(&f, "session_id", req.SessionID, mode == store.ModeActivate)
@@ -31,7 +31,7 @@ func (a *App) ActiveSession(ctx context.Context, pr auth.Principal, req ActiveSe
 		f.Add("session_id", "must not be given with mode new: a new session gets a new id")
 	}
 	if err := f.Err(); err != nil {
-		return store.ActiveSession{}, err
+		return memory.ActiveSession{}, err
 	}
 	return a.store.ActiveSession(ctx, store.ActiveSessionParams{Scope: sc, Mode: mode, SessionID: id, TTL: a.cfg.DefaultRetention})
 }

@@ -42,7 +42,7 @@ type IdempotencyKey struct {
 
 // CommitTurnOutput is the answer of commit-turn; Replayed marks one replayed for a retry.
 type CommitTurnOutput struct {
-	store.CommitResult
+	memory.CommitResult
 	Replayed bool `json:"-"`
 }
 

@@ -72,12 +72,12 @@ type cachedWindow struct {
 	// FilledAt is when the database read that produced it started, by this process's clock.
 	FilledAt   time.Time                  `json:"filled_at"`
 	Messages   []cachedMessage            `json:"messages"`
-	Usage      store.Usage                `json:"usage"`
+	Usage      memory.Usage               `json:"usage"`
 	UserMemory map[string]json.RawMessage `json:"user_memory"`
 	State      *string                    `json:"state"`
 	Notes      *string                    `json:"notes"`
 	// Summary is the session's rolling summary as read with the window.
-	Summary *store.Summary `json:"summary"`
+	Summary *memory.Summary `json:"summary"`
 	// ExpiresAt is when the first of the window's messages expires (the database's clock); nil
 	// without messages. The window is not served from expiryMargin before it: a sweep may
 	// delete the message meanwhile, and no job announces that.
@@ -140,7 +140,7 @@ func contextShape(p store.ContextParams) string {
 }
 
 // storeContext reads get-context's answer from the database: the "adapter.supabase" span.
-func (a *App) storeContext(ctx context.Context, p store.ContextParams) (store.Context, error) {
+func (a *App) storeContext(ctx context.Context, p store.ContextParams) (memory.Context, error) {
 	ctx, sp := telemetry.StartAdapter(ctx, telemetry.AdapterSupabase)
 	out, err := a.store.GetContext(ctx, p)
 	sp.End(err)
@@ -149,11 +149,11 @@ func (a *App) storeContext(ctx context.Context, p store.ContextParams) (store.Co
 
 // readContext reads get-context's answer, through the cache when one is enabled and the
 // request is cacheable, from the database otherwise.
-func (a *App) readContext(ctx context.Context, p store.ContextParams) (store.Context, error) {
+func (a *App) readContext(ctx context.Context, p store.ContextParams) (memory.Context, error) {
 	if p.Query != "" && p.RecallK > 0 {
 		v, err := a.EmbedQuery(ctx, p.Query, memory.ModeHybrid)
 		if err != nil {
-			return store.Context{}, err
+			return memory.Context{}, err
 		}
 		p.QueryVector, p.Model = v, a.cfg.Embedder.Model()
 		return a.storeContext(ctx, p)
@@ -167,7 +167,7 @@ func (a *App) readContext(ctx context.Context, p store.ContextParams) (store.Con
 	return out, err
 }
 
-func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (store.Context, string, error) {
+func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (memory.Context, string, error) {
 	if !a.cache.Ready() {
 		out, err := a.storeContext(ctx, p)
 		return out, telemetry.CacheUnavailable, err
@@ -190,7 +190,7 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (sto
 	decoded := lookErr == nil && look.Payload != nil && cacheDecoding.Unmarshal(look.Payload, &w) == nil
 	chk := <-done
 	if chk.err != nil {
-		return store.Context{}, telemetry.CacheUnavailable, chk.err
+		return memory.Context{}, telemetry.CacheUnavailable, chk.err
 	}
 	if lookErr != nil {
 		a.log.DebugContext(ctx, "context cache unavailable", "adapter", a.cache.Name(), "error", lookErr)
@@ -209,7 +209,7 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (sto
 			if w.UserMemory == nil {
 				w.UserMemory = map[string]json.RawMessage{}
 			}
-			return store.Context{SessionID: p.SessionID, Messages: fromCached(w.Messages), Memories: []memory.Hit{},
+			return memory.Context{SessionID: p.SessionID, Messages: fromCached(w.Messages), Memories: []memory.Hit{},
 					UserMemory: w.UserMemory, State: w.State, Notes: w.Notes, Summary: w.Summary, Usage: w.Usage},
 				telemetry.CacheHit, nil
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/shared/memory"
-	"github.com/agentmem/agentmem/shared/store"
 )
 
 // A cached window comes back from its encoding exactly as it went, every field set or left
@@ -33,11 +32,11 @@ func TestCachedWindowRoundTrips(t *testing.T) {
 			{ID: uuid.New(), Seq: 3, Role: "tool", Content: "{}", Name: &name, ToolCallID: &callID,
 				ToolCalls: []memory.ToolCall{}, CreatedAt: time.Date(2026, 11, 26, 9, 0, 2, 1, time.UTC)},
 		},
-		Usage:      store.Usage{Messages: 3, TokenEstimate: 19, Truncated: true, DroppedMessages: 1, DroppedParts: 2},
+		Usage:      memory.Usage{Messages: 3, TokenEstimate: 19, Truncated: true, DroppedMessages: 1, DroppedParts: 2},
 		UserMemory: map[string]json.RawMessage{"city": json.RawMessage(`{"name":"Lyon"}`), "n": json.RawMessage(`4`)},
 		State:      &state,
 		Notes:      &notes,
-		Summary:    &store.Summary{Content: "They talked of trains.", ThroughSeq: 40, UpdatedAt: time.Date(2026, 11, 25, 8, 0, 0, 5, time.UTC)},
+		Summary:    &memory.Summary{Content: "They talked of trains.", ThroughSeq: 40, UpdatedAt: time.Date(2026, 11, 25, 8, 0, 0, 5, time.UTC)},
 		ExpiresAt:  &expires,
 	}
 	for name, w := range map[string]cachedWindow{

@@ -96,10 +96,10 @@ func (r *cacheRig) deliver() {
 
 // get asks both Apps and checks the cached one answers what the database holds, rendered the
 // same in every format.
-func (r *cacheRig) get(u auth.Principal, in app.GetContextInput) store.Context {
+func (r *cacheRig) get(u auth.Principal, in app.GetContextInput) memory.Context {
 	r.t.Helper()
 	ctx := context.Background()
-	var first store.Context
+	var first memory.Context
 	for i, format := range []string{app.FormatRaw, app.FormatOpenAI, app.FormatAnthropic} {
 		in.Format = &format
 		got, err := r.cached.GetContext(ctx, u, in)
@@ -150,7 +150,7 @@ func (r *cacheRig) servedFromCache(u auth.Principal, in app.GetContextInput, ses
 	return false
 }
 
-func texts(c store.Context) []string {
+func texts(c memory.Context) []string {
 	out := make([]string, len(c.Messages))
 	for i, m := range c.Messages {
 		out[i] = m.Content
@@ -158,7 +158,7 @@ func texts(c store.Context) []string {
 	return out
 }
 
-func hasText(c store.Context, text string) bool {
+func hasText(c memory.Context, text string) bool {
 	for _, m := range c.Messages {
 		if m.Content == text {
 			return true

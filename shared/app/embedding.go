@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -33,7 +34,7 @@ func (a *App) Embedder() embedding.Embedder { return a.cfg.Embedder }
 
 // CountPending counts the rows of a scope that hold no vector of the configured model and
 // dimension.
-func (a *App) CountPending(ctx context.Context, sc store.PendingScope) (store.PendingCount, error) {
+func (a *App) CountPending(ctx context.Context, sc store.PendingScope) (memory.PendingCount, error) {
 	return a.store.CountPending(ctx, a.vectorModel(), sc)
 }
 
@@ -50,7 +51,7 @@ func (a *App) EnsureEmbeddingIndexes(ctx context.Context) ([]string, error) {
 // run stopped by ctx (an interrupt, a deadline) or by a crash is resumed by running it again:
 // the next run goes on with the rows left and embeds none again. CountPending counts the rows
 // it has left.
-func (a *App) Backfill(ctx context.Context, p store.BackfillParams) (store.EmbedPendingResult, error) {
+func (a *App) Backfill(ctx context.Context, p store.BackfillParams) (memory.EmbedPendingResult, error) {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = math.MaxInt
@@ -68,7 +69,7 @@ func (a *App) Backfill(ctx context.Context, p store.BackfillParams) (store.Embed
 // provider for it). It stops at ctx's deadline, when limit rows are done, or when the provider
 // is unavailable (the error wraps embedding.ErrUnavailable, for the operator to see; the
 // result counts what was done).
-func (a *App) EmbedPendingRows(ctx context.Context, limit int) (store.EmbedPendingResult, error) {
+func (a *App) EmbedPendingRows(ctx context.Context, limit int) (memory.EmbedPendingResult, error) {
 	return a.embedPending(ctx, store.BackfillParams{}, limit)
 }
 
@@ -76,8 +77,8 @@ func (a *App) EmbedPendingRows(ctx context.Context, limit int) (store.EmbedPendi
 const embedPendingBatch = 64
 
 // embedPending is EmbedPendingRows and Backfill: up to limit rows of p's scope.
-func (a *App) embedPending(ctx context.Context, p store.BackfillParams, limit int) (store.EmbedPendingResult, error) {
-	var res store.EmbedPendingResult
+func (a *App) embedPending(ctx context.Context, p store.BackfillParams, limit int) (memory.EmbedPendingResult, error) {
+	var res memory.EmbedPendingResult
 	m := a.vectorModel()
 	batch := p.BatchSize
 	if batch <= 0 {
@@ -125,7 +126,7 @@ func (a *App) embedPending(ctx context.Context, p store.BackfillParams, limit in
 // embedPendingBatch embeds up to n pending rows of table t after the row `after`, in key order.
 // It returns how many rows it took, the last key, and whether t has no more after them.
 func (a *App) embedPendingBatch(ctx context.Context, m store.VectorModel, sc store.PendingScope, t store.PendingTables,
-	after store.PendingKey, n int, res *store.EmbedPendingResult) (took int, last store.PendingKey, done bool, err error) {
+	after store.PendingKey, n int, res *memory.EmbedPendingResult) (took int, last store.PendingKey, done bool, err error) {
 	rows, err := a.store.ReadPending(ctx, m, sc, t, after, n)
 	if err != nil {
 		return 0, after, false, err
@@ -152,7 +153,7 @@ func (a *App) embedPendingBatch(ctx context.Context, m store.VectorModel, sc sto
 	if err != nil {
 		return took, last, done, err
 	}
-	*res.Counter(t) += stored
+	*t.Counter(res) += stored
 	return took, last, done, nil
 }
 

@@ -116,7 +116,7 @@ func (a *App) extractTurn(ctx context.Context, j store.ClaimedJob) error {
 	if j.SessionID == nil {
 		return errors.New("extraction job names no session")
 	}
-	events, err := a.store.LoadEvents(ctx, store.ClaimedJob{Job: store.Job{ID: j.ID, Intent: j.Intent,
+	events, err := a.store.LoadEvents(ctx, store.ClaimedJob{Job: memory.Job{ID: j.ID, Intent: j.Intent,
 		CreatedAt: j.CreatedAt, SessionID: j.SessionID, UserID: j.UserID}, EventID: j.EventID, TenantID: j.TenantID,
 		Agent: j.Agent, Refs: j.Refs})
 	if err != nil {

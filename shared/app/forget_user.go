@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -28,14 +29,14 @@ type ForgetUserInput struct {
 // {user_id, tenant_id (null: every tenant), deleted: {<table>: n, ...}}, a count for every
 // table (zeros included). Erasing again answers zeros. Writes that start after the erasure
 // commits are not undone: stop the user's agents first (user-state) when that matters.
-func (a *App) ForgetUser(ctx context.Context, pr auth.Principal, req ForgetUserInput) (store.ForgetResult, error) {
+func (a *App) ForgetUser(ctx context.Context, pr auth.Principal, req ForgetUserInput) (memory.ForgetResult, error) {
 	var f apierror.Fields
 	sc, err := scope(pr, req.ActingFor, nil, "", &f)
 	if err != nil {
-		return store.ForgetResult{}, err
+		return memory.ForgetResult{}, err
 	}
 	if err := f.Err(); err != nil {
-		return store.ForgetResult{}, err
+		return memory.ForgetResult{}, err
 	}
 	p := store.ForgetParams{UserID: sc.UserID, TenantID: sc.TenantID}
 	if pr.IsService() {
@@ -48,22 +49,22 @@ func (a *App) ForgetUser(ctx context.Context, pr auth.Principal, req ForgetUserI
 
 // EraseUser erases a user as a service caller would: in one tenant when tenant is not nil,
 // else in every tenant. The operator command runs it.
-func (a *App) EraseUser(ctx context.Context, userID uuid.UUID, tenant *string) (store.ForgetResult, error) {
+func (a *App) EraseUser(ctx context.Context, userID uuid.UUID, tenant *string) (memory.ForgetResult, error) {
 	if userID == uuid.Nil {
-		return store.ForgetResult{}, apierror.Invalid("user_id", "must be a UUID")
+		return memory.ForgetResult{}, apierror.Invalid("user_id", "must be a UUID")
 	}
 	p := store.ForgetParams{UserID: userID, AllTenants: tenant == nil}
 	if tenant != nil {
 		var f apierror.Fields
 		if !tenantField(&f, tenant) {
-			return store.ForgetResult{}, f.Err()
+			return memory.ForgetResult{}, f.Err()
 		}
 		p.TenantID = *tenant
 	}
 	return a.forget(ctx, p)
 }
 
-func (a *App) forget(ctx context.Context, p store.ForgetParams) (store.ForgetResult, error) {
+func (a *App) forget(ctx context.Context, p store.ForgetParams) (memory.ForgetResult, error) {
 	res, err := a.store.ForgetUser(ctx, p)
 	if err != nil {
 		return res, err

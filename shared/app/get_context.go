@@ -36,7 +36,7 @@ const (
 
 // ContextOutput is the answer of get-context, and the format its messages are to be rendered in.
 type ContextOutput struct {
-	store.Context
+	memory.Context
 	Format string `json:"-"`
 }
 
@@ -91,20 +91,20 @@ func RawMessages(msgs []memory.Message) []memory.Message {
 
 // ContextOpenAI is get-context's answer in the openai format.
 type ContextOpenAI struct {
-	store.Context
+	memory.Context
 	Messages []chatformat.OpenAIMessage `json:"messages"`
 }
 
 // ContextLangChain is get-context's answer in the langchain format.
 type ContextLangChain struct {
-	store.Context
+	memory.Context
 	Messages []chatformat.LangChainMessage `json:"messages"`
 }
 
 // ContextAnthropic is get-context's answer in the anthropic format: System is the text of the
 // window's system messages, which Messages leaves out.
 type ContextAnthropic struct {
-	store.Context
+	memory.Context
 	System   *string                       `json:"system"`
 	Messages []chatformat.AnthropicMessage `json:"messages"`
 }

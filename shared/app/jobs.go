@@ -16,6 +16,7 @@ import (
 	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/telemetry"
 )
@@ -147,10 +148,10 @@ type IntentInput struct {
 
 // IntentOutput is its answer (202).
 type IntentOutput struct {
-	IntentID  uuid.UUID      `json:"intent_id"`
-	Type      string         `json:"type"`
-	SessionID uuid.UUID      `json:"session_id"`
-	Jobs      []store.JobRef `json:"jobs"`
+	IntentID  uuid.UUID       `json:"intent_id"`
+	Type      string          `json:"type"`
+	SessionID uuid.UUID       `json:"session_id"`
+	Jobs      []memory.JobRef `json:"jobs"`
 }
 
 // CreateIntent asks every enabled adapter to act on a session: syncSession (the session's
@@ -221,8 +222,8 @@ type ListJobsInput struct {
 
 // JobList is a page of jobs.
 type JobList struct {
-	Jobs       []store.Job `json:"jobs"`
-	NextCursor *string     `json:"next_cursor"`
+	Jobs       []memory.Job `json:"jobs"`
+	NextCursor *string      `json:"next_cursor"`
 }
 
 func serviceOnly(pr auth.Principal) error {
@@ -282,25 +283,25 @@ func oneJob(pr auth.Principal, in OneJobInput) (uuid.UUID, error) {
 }
 
 // GetJob reads one job.
-func (a *App) GetJob(ctx context.Context, pr auth.Principal, in OneJobInput) (store.Job, error) {
+func (a *App) GetJob(ctx context.Context, pr auth.Principal, in OneJobInput) (memory.Job, error) {
 	id, err := oneJob(pr, in)
 	if err != nil {
-		return store.Job{}, err
+		return memory.Job{}, err
 	}
 	return a.store.GetJob(ctx, id)
 }
 
 // RetryJob makes a dead job pending again, with a fresh count of attempts (others: 409).
-func (a *App) RetryJob(ctx context.Context, pr auth.Principal, in OneJobInput) (store.Job, error) {
+func (a *App) RetryJob(ctx context.Context, pr auth.Principal, in OneJobInput) (memory.Job, error) {
 	id, err := oneJob(pr, in)
 	if err != nil {
-		return store.Job{}, err
+		return memory.Job{}, err
 	}
 	return a.RetryDeadJob(ctx, id)
 }
 
 // RetryDeadJob is RetryJob for the operator command.
-func (a *App) RetryDeadJob(ctx context.Context, id uuid.UUID) (store.Job, error) {
+func (a *App) RetryDeadJob(ctx context.Context, id uuid.UUID) (memory.Job, error) {
 	j, err := a.store.RetryJob(ctx, id)
 	if err != nil {
 		return j, err

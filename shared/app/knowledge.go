@@ -90,14 +90,14 @@ func KnowledgeOpAllowed(p auth.Principal, op string) error {
 }
 
 // KnowledgeIngest ingests a document for a service caller (see IngestKnowledge).
-func (a *App) KnowledgeIngest(ctx context.Context, p auth.Principal, req KnowledgeIngestInput) (store.IngestResult, error) {
+func (a *App) KnowledgeIngest(ctx context.Context, p auth.Principal, req KnowledgeIngestInput) (memory.IngestResult, error) {
 	if err := KnowledgeOpAllowed(p, KnowledgeOpIngest); err != nil {
-		return store.IngestResult{}, err
+		return memory.IngestResult{}, err
 	}
 	var f apierror.Fields
 	tenant, err := knowledgeTenant(p, req.TenantID, &f)
 	if err != nil {
-		return store.IngestResult{}, err
+		return memory.IngestResult{}, err
 	}
 	knowledgeSource(&f, req.Source)
 	if req.Content == nil {
@@ -105,14 +105,14 @@ func (a *App) KnowledgeIngest(ctx context.Context, p auth.Principal, req Knowled
 	}
 	md := objectField(&f, "metadata", req.Metadata, maxMetadataBytes)
 	if err := f.Err(); err != nil {
-		return store.IngestResult{}, err
+		return memory.IngestResult{}, err
 	}
 	return a.IngestKnowledge(ctx, tenant, *req.Source, *req.Content, md)
 }
 
 // KnowledgeResults is the answer of knowledge search.
 type KnowledgeResults struct {
-	Results []store.KnowledgeHit `json:"results"`
+	Results []memory.KnowledgeHit `json:"results"`
 }
 
 // SearchKnowledge searches the caller's tenant's knowledge base.
@@ -163,7 +163,7 @@ func (a *App) DeleteKnowledge(ctx context.Context, p auth.Principal, req Knowled
 // IngestKnowledge splits a document, embeds it and stores it in a tenant's knowledge base in
 // place of any earlier ingest of the same source. It applies the limits of the knowledge
 // function, whatever the caller: the operator command ingests files through it.
-func (a *App) IngestKnowledge(ctx context.Context, tenant, source, content string, metadata json.RawMessage) (store.IngestResult, error) {
+func (a *App) IngestKnowledge(ctx context.Context, tenant, source, content string, metadata json.RawMessage) (memory.IngestResult, error) {
 	var f apierror.Fields
 	source = knowledgeSource(&f, &source)
 	var chunks []knowledge.Chunk
@@ -179,7 +179,7 @@ func (a *App) IngestKnowledge(ctx context.Context, tenant, source, content strin
 		}
 	}
 	if err := f.Err(); err != nil {
-		return store.IngestResult{}, err
+		return memory.IngestResult{}, err
 	}
 	texts := make([]string, len(chunks))
 	for i, ch := range chunks {
@@ -187,7 +187,7 @@ func (a *App) IngestKnowledge(ctx context.Context, tenant, source, content strin
 	}
 	vectors, err := a.EmbedChunks(ctx, texts)
 	if err != nil {
-		return store.IngestResult{Source: source, TenantID: tenant, Chunks: len(texts)}, err
+		return memory.IngestResult{Source: source, TenantID: tenant, Chunks: len(texts)}, err
 	}
 	res, err := a.store.IngestKnowledge(ctx, store.IngestParams{TenantID: tenant, Source: source, Chunks: texts,
 		Metadata: metadata, Vectors: vectors, Model: a.cfg.Embedder.Model()})

@@ -40,8 +40,8 @@ type ListMemoriesInput struct {
 
 // MemoryList is a page of memories.
 type MemoryList struct {
-	Items      []store.MemoryItem `json:"items"`
-	NextCursor *string            `json:"next_cursor"`
+	Items      []memory.MemoryItem `json:"items"`
+	NextCursor *string             `json:"next_cursor"`
 }
 
 // ListMemories lists a user's memories, the newest first. With agent, the list holds that
@@ -108,10 +108,10 @@ type MemoryDeleted struct {
 }
 
 // GetMemory reads one memory; one that is missing, expired or someone else's is not found.
-func (a *App) GetMemory(ctx context.Context, p auth.Principal, in OneMemoryInput) (store.MemoryItem, error) {
+func (a *App) GetMemory(ctx context.Context, p auth.Principal, in OneMemoryInput) (memory.MemoryItem, error) {
 	sc, id, err := oneMemory(p, in)
 	if err != nil {
-		return store.MemoryItem{}, err
+		return memory.MemoryItem{}, err
 	}
 	return a.store.GetMemory(ctx, sc, id)
 }
@@ -143,11 +143,11 @@ type UpdateMemoryInput struct {
 // same fact as another memory of the scope the answer is a conflict and nothing changes.
 // Metadata replaces the stored object as a whole ({} empties it; null is refused as
 // ambiguous). The expiry stays as it was.
-func (a *App) UpdateMemory(ctx context.Context, pr auth.Principal, req UpdateMemoryInput) (store.MemoryItem, error) {
+func (a *App) UpdateMemory(ctx context.Context, pr auth.Principal, req UpdateMemoryInput) (memory.MemoryItem, error) {
 	var f apierror.Fields
 	sc, id, err := memoryOf(pr, req.ActingFor, req.ID, &f)
 	if err != nil {
-		return store.MemoryItem{}, err
+		return memory.MemoryItem{}, err
 	}
 	p := store.UpdateMemoryParams{Scope: sc, ID: id}
 	if req.Content != nil {
@@ -166,13 +166,13 @@ func (a *App) UpdateMemory(ctx context.Context, pr auth.Principal, req UpdateMem
 		f.Add("content", "or metadata is required: update changes at least one of them")
 	}
 	if err := f.Err(); err != nil {
-		return store.MemoryItem{}, err
+		return memory.MemoryItem{}, err
 	}
 	if p.Content != nil {
 		// Embed before the transaction: no row lock is held while a model works.
 		vs, err := a.EmbedForStorage(ctx, []string{*p.Content})
 		if err != nil {
-			return store.MemoryItem{}, err
+			return memory.MemoryItem{}, err
 		}
 		p.Vector, p.Model = vs[0], a.cfg.Embedder.Model()
 	}
@@ -199,7 +199,7 @@ type CreateMemoryInput struct {
 
 // CreateMemoryOutput is the answer of memories create; Replayed marks one replayed for a retry.
 type CreateMemoryOutput struct {
-	store.CreatedMemory
+	memory.CreatedMemory
 	Replayed bool `json:"-"`
 }
 

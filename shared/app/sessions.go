@@ -54,8 +54,8 @@ type ListSessionsInput struct {
 
 // SessionList is a page of sessions.
 type SessionList struct {
-	Sessions   []store.SessionSummary `json:"sessions"`
-	NextCursor *string                `json:"next_cursor"`
+	Sessions   []memory.SessionSummary `json:"sessions"`
+	NextCursor *string                 `json:"next_cursor"`
 }
 
 // ListSessions lists a user's sessions, newest activity first.

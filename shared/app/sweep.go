@@ -8,6 +8,7 @@ import (
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -27,7 +28,7 @@ type SweepInput struct {
 
 // SweepOutput is the answer of sweep-expired.
 type SweepOutput struct {
-	store.SweepResult
+	memory.SweepResult
 	DurationMS int64 `json:"duration_ms"`
 }
 
@@ -82,14 +83,14 @@ const scheduledEmbedLimit = 2000
 // the rows that wait for one.
 type ScheduledSweepOutput struct {
 	SweepOutput
-	Embedded store.EmbedPendingResult `json:"embedded"`
+	Embedded memory.EmbedPendingResult `json:"embedded"`
 }
 
 // EmbedPending embeds up to limit rows that have no vector of the configured model (stored
 // while the embedding provider was down, or embedded by another model), within budget and
 // leaving headroom before ctx's deadline. A provider still unavailable is logged and reported
 // as more: true, not an error: the rows wait for the next run.
-func (a *App) EmbedPending(ctx context.Context, limit int, budget time.Duration) (store.EmbedPendingResult, error) {
+func (a *App) EmbedPending(ctx context.Context, limit int, budget time.Duration) (memory.EmbedPendingResult, error) {
 	start := time.Now()
 	ctx, cancel := context.WithDeadline(ctx, WorkDeadline(ctx, budget))
 	defer cancel()

@@ -177,7 +177,7 @@ func (a *App) embedTurn(ctx context.Context, p *store.CommitParams) error {
 
 // embedLater hands the messages of a committed turn that are embedded but got no vector to the
 // process's laterEmbedder.
-func (a *App) embedLater(p store.CommitParams, res store.CommitResult) {
+func (a *App) embedLater(p store.CommitParams, res memory.CommitResult) {
 	if a.cfg.MessageEmbedding != MessageEmbeddingDeferred {
 		return
 	}

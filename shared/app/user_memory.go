@@ -40,12 +40,12 @@ type UserMemoryInput struct {
 
 // UserMemoryList is the answer of list.
 type UserMemoryList struct {
-	Items []store.UserMemoryItem `json:"items"`
+	Items []memory.UserMemoryItem `json:"items"`
 }
 
 // UserMemorySet is the answer of set.
 type UserMemorySet struct {
-	store.UserMemoryItem
+	memory.UserMemoryItem
 	Created bool `json:"created"`
 }
 
@@ -103,10 +103,10 @@ func (a *App) SetUserMemory(ctx context.Context, p auth.Principal, in UserMemory
 }
 
 // GetUserMemory reads one key.
-func (a *App) GetUserMemory(ctx context.Context, p auth.Principal, in UserMemoryInput) (store.UserMemoryItem, error) {
+func (a *App) GetUserMemory(ctx context.Context, p auth.Principal, in UserMemoryInput) (memory.UserMemoryItem, error) {
 	sc, key, _, err := userMemoryRequest(p, in, UserMemoryOpGet)
 	if err != nil {
-		return store.UserMemoryItem{}, err
+		return memory.UserMemoryItem{}, err
 	}
 	return a.store.GetUserMemory(ctx, sc, key)
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/memory"
-	"github.com/agentmem/agentmem/shared/store"
 )
 
 // userStateModeMaxChars is the longest mode.
@@ -30,7 +29,7 @@ type UserStateInput struct {
 
 // UserStateSet is the answer of set.
 type UserStateSet struct {
-	store.UserState
+	memory.UserState
 	Created bool `json:"created"`
 }
 
@@ -77,10 +76,10 @@ func (a *App) SetUserState(ctx context.Context, p auth.Principal, in UserStateIn
 }
 
 // GetUserState reads the user's mode.
-func (a *App) GetUserState(ctx context.Context, p auth.Principal, in UserStateInput) (store.UserState, error) {
+func (a *App) GetUserState(ctx context.Context, p auth.Principal, in UserStateInput) (memory.UserState, error) {
 	sc, _, err := userStateRequest(p, in, UserStateOpGet)
 	if err != nil {
-		return store.UserState{}, err
+		return memory.UserState{}, err
 	}
 	return a.store.GetUserState(ctx, sc)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/embedding/embeddingtest"
 	"github.com/agentmem/agentmem/shared/httpapi"
-	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/memory"
 )
 
 const isoProviderModel = "iso-provider-384"
@@ -98,8 +98,8 @@ func TestScheduledRunEmbedsPendingRows(t *testing.T) {
 	}
 	raw, _ := json.Marshal(out)
 	var got struct {
-		Deleted  map[string]int64         `json:"deleted"`
-		Embedded store.EmbedPendingResult `json:"embedded"`
+		Deleted  map[string]int64          `json:"deleted"`
+		Embedded memory.EmbedPendingResult `json:"embedded"`
 	}
 	if err := json.Unmarshal(raw, &got); err != nil || got.Deleted == nil || got.Embedded.Memories != 0 || !got.Embedded.More {
 		t.Errorf("scheduled run while down: %s", raw)

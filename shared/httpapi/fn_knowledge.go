@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/agentmem/agentmem/shared/app"
-	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/memory"
 )
 
 // knowledge serves the operations on the tenant's knowledge base (see app.KnowledgeOpAllowed):
@@ -21,7 +21,7 @@ func (s *Server) knowledge(ctx context.Context, c *call) (int, any, error) {
 	}
 	switch op {
 	case app.KnowledgeOpIngest:
-		return run(ctx, c, s.app.KnowledgeIngest, func(store.IngestResult) int { return http.StatusCreated })
+		return run(ctx, c, s.app.KnowledgeIngest, func(memory.IngestResult) int { return http.StatusCreated })
 	case app.KnowledgeOpSearch:
 		return run(ctx, c, s.app.SearchKnowledge, ok200)
 	default:

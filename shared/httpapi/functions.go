@@ -6,12 +6,12 @@ import (
 
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
-	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/memory"
 )
 
 // activeSession serves active-session: 201 when it created the session, else 200.
 func (s *Server) activeSession(ctx context.Context, c *call) (int, any, error) {
-	return run(ctx, c, s.app.ActiveSession, func(o store.ActiveSession) int { return createdOr200(o.Created) })
+	return run(ctx, c, s.app.ActiveSession, func(o memory.ActiveSession) int { return createdOr200(o.Created) })
 }
 
 // commitTurn serves commit-turn: 201, with Idempotent-Replayed: true on a replayed answer.

@@ -1,5 +1,8 @@
 // Package memory holds agentmem's domain types: what a session, a message and a long-term
-// memory are, independent of how they are stored or served.
+// memory are, independent of how they are stored or served. It also holds the values the
+// store returns and every door shows (a commit's answer, a context, a job, a sweep's counts):
+// their JSON form is the API's, so a change to how they are stored cannot change what a client
+// reads.
 package memory
 
 import (

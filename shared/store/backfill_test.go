@@ -194,7 +194,7 @@ func TestBackfillEmbedsItsScopeOnly(t *testing.T) {
 			emb := &foldEmbedder{model: "fake-fold-8", dims: 8}
 			st := e.open(emb)
 
-			var wantCount store.PendingCount
+			var wantCount memory.PendingCount
 			for _, l := range tc.want {
 				if l[0] == 'k' {
 					wantCount.KnowledgeChunks++
@@ -228,7 +228,7 @@ func TestBackfillEmbedsItsScopeOnly(t *testing.T) {
 				t.Errorf("the model embedded %d texts, want %d", asked, wantCount.Total())
 			}
 			if res, err := backfill(st, ctx, store.BackfillParams{Scope: tc.scope}); err != nil ||
-				res != (store.EmbedPendingResult{}) || emb.texts.Load() != asked {
+				res != (memory.EmbedPendingResult{}) || emb.texts.Load() != asked {
 				t.Errorf("a second backfill: %+v, %v, %d texts embedded again", res, err, emb.texts.Load()-asked)
 			}
 		})
@@ -330,7 +330,7 @@ func TestBackfillResumes(t *testing.T) {
 	// Interrupted after the first batch.
 	cctx, cancel := context.WithCancel(ctx)
 	res, err := backfill(st, cctx, store.BackfillParams{Scope: scope, BatchSize: 4,
-		Progress: func(int64, store.EmbedPendingResult) { cancel() }})
+		Progress: func(int64, memory.EmbedPendingResult) { cancel() }})
 	cancel()
 	if (err != nil && !errors.Is(err, context.Canceled)) || res.Memories != 4 || !res.More {
 		t.Fatalf("interrupted run: %+v, %v; want 4 embedded and more", res, err)
@@ -350,7 +350,7 @@ func TestBackfillResumes(t *testing.T) {
 
 	// The provider goes down after a batch.
 	res, err = backfill(st, ctx, store.BackfillParams{Scope: scope, BatchSize: 2,
-		Progress: func(int64, store.EmbedPendingResult) { emb.down.Store(true) }})
+		Progress: func(int64, memory.EmbedPendingResult) { emb.down.Store(true) }})
 	if !errors.Is(err, embedding.ErrUnavailable) || res.Memories != 2 || !res.More {
 		t.Fatalf("run while the provider goes down: %+v, %v", res, err)
 	}
@@ -397,12 +397,12 @@ func TestBackfillProgressReachesTheTotal(t *testing.T) {
 	}
 	st := e.open(&foldEmbedder{model: "fake-fold-8", dims: 8})
 	total, err := countPending(st, ctx, store.PendingScope{})
-	if err != nil || total != (store.PendingCount{Memories: 70, KnowledgeChunks: 5}) {
+	if err != nil || total != (memory.PendingCount{Memories: 70, KnowledgeChunks: 5}) {
 		t.Fatalf("CountPending: %+v, %v", total, err)
 	}
 	var dones []int64
-	var last store.EmbedPendingResult
-	res, err := backfill(st, ctx, store.BackfillParams{Progress: func(done int64, r store.EmbedPendingResult) {
+	var last memory.EmbedPendingResult
+	res, err := backfill(st, ctx, store.BackfillParams{Progress: func(done int64, r memory.EmbedPendingResult) {
 		dones, last = append(dones, done), r
 	}})
 	if err != nil {

@@ -52,31 +52,12 @@ type CommitParams struct {
 	NoExtract bool
 }
 
-// StoredMessage is where a committed message landed.
-type StoredMessage struct {
-	ID        uuid.UUID `json:"id"`
-	Seq       int64     `json:"seq"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-// StoredMemory identifies a committed memory.
-type StoredMemory struct {
-	ID uuid.UUID `json:"id"`
-}
-
-// CommitResult is the answer of CommitTurn, also what a replay returns.
-type CommitResult struct {
-	SessionID uuid.UUID       `json:"session_id"`
-	Messages  []StoredMessage `json:"messages"`
-	Memories  []StoredMemory  `json:"memories"`
-}
-
 // CommitTurn appends a turn to a session, creating the session on first use, all or nothing.
 // Concurrent commits to one session serialise on the session row, so the messages of a turn
 // get consecutive numbers in the order given and never interleave with another turn. A message
 // whose client id the session already holds is not stored again; its original place is
 // returned. With an idempotency key, a retry returns the first answer (replayed = true).
-func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res CommitResult, replayed bool, err error) {
+func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res memory.CommitResult, replayed bool, err error) {
 	vectors := turnVectors{memories: p.MemoryVectors, messages: p.MessageVectors}
 	if p.Idempotency == nil && !hasClientIDs(p.Messages) {
 		// Every message is new and nothing needs deciding between statements: the whole turn
@@ -148,7 +129,7 @@ type newMessages struct {
 
 // collectNew gathers the messages of msgs not yet stored, with their vectors (vecs, one per
 // message or nil).
-func collectNew(msgs []memory.NewMessage, vecs []*string, stored map[uuid.UUID]StoredMessage) newMessages {
+func collectNew(msgs []memory.NewMessage, vecs []*string, stored map[uuid.UUID]memory.StoredMessage) newMessages {
 	var n newMessages
 	for i, m := range msgs {
 		id := uuid.New()
@@ -190,8 +171,8 @@ type turnVectors struct {
 }
 
 // placeAppended puts the rows appendSQL returned at their places in res.
-func placeAppended(rows pgx.Rows, n newMessages, res *CommitResult) error {
-	stored, err := pgx.CollectRows(rows, pgx.RowToStructByPos[StoredMessage])
+func placeAppended(rows pgx.Rows, n newMessages, res *memory.CommitResult) error {
+	stored, err := pgx.CollectRows(rows, pgx.RowToStructByPos[memory.StoredMessage])
 	if err != nil {
 		return fmt.Errorf("insert messages: %w", err)
 	}
@@ -207,12 +188,12 @@ func placeAppended(rows pgx.Rows, n newMessages, res *CommitResult) error {
 	return nil
 }
 
-func newResult(p CommitParams) CommitResult {
-	return CommitResult{SessionID: p.SessionID, Messages: make([]StoredMessage, len(p.Messages)), Memories: []StoredMemory{}}
+func newResult(p CommitParams) memory.CommitResult {
+	return memory.CommitResult{SessionID: p.SessionID, Messages: make([]memory.StoredMessage, len(p.Messages)), Memories: []memory.StoredMemory{}}
 }
 
 // appendTurn commits a turn whose messages are all new in one round trip.
-func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors turnVectors) (CommitResult, error) {
+func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors turnVectors) (memory.CommitResult, error) {
 	res := newResult(p)
 	n := collectNew(p.Messages, vectors.messages, nil)
 	var mems memoryRows
@@ -225,7 +206,7 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors turnVect
 			b.Queue(storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, p.Model, mems)...).Query(func(rows pgx.Rows) error {
 				facts, err := mems.facts(rows)
 				for _, f := range facts {
-					res.Memories = append(res.Memories, StoredMemory{ID: f.ID})
+					res.Memories = append(res.Memories, memory.StoredMemory{ID: f.ID})
 				}
 				return err
 			})
@@ -240,7 +221,7 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors turnVect
 	return res, err
 }
 
-func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors turnVectors) (CommitResult, error) {
+func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors turnVectors) (memory.CommitResult, error) {
 	sc := p.Scope
 	res := newResult(p)
 	// Lock the session (creating it if need be) before looking for the client ids it holds, so
@@ -262,7 +243,7 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 		return res, fmt.Errorf("lock session: %w", err)
 	}
 
-	stored := map[uuid.UUID]StoredMessage{}
+	stored := map[uuid.UUID]memory.StoredMessage{}
 	var clientIDs []uuid.UUID
 	for _, m := range p.Messages {
 		if m.ID != nil {
@@ -281,7 +262,7 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 		if err != nil {
 			return res, fmt.Errorf("select stored messages: %w", err)
 		}
-		found, err := pgx.CollectRows(rows, pgx.RowToStructByPos[StoredMessage])
+		found, err := pgx.CollectRows(rows, pgx.RowToStructByPos[memory.StoredMessage])
 		if err != nil {
 			return res, fmt.Errorf("select stored messages: %w", err)
 		}
@@ -321,7 +302,7 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 			return res, err
 		}
 		for _, f := range facts {
-			res.Memories = append(res.Memories, StoredMemory{ID: f.ID})
+			res.Memories = append(res.Memories, memory.StoredMemory{ID: f.ID})
 		}
 		keys = mems.ckeys
 	}
@@ -469,7 +450,7 @@ func (s *Store) claimKey(ctx context.Context, tx pgx.Tx, sc memory.Scope, k Idem
 // Replay answers a request made again with its Idempotency-Key from the record, before anything
 // is embedded for it again: found is false when the key has no answer in its window yet; a key
 // used with another request is a conflict.
-func (s *Store) Replay(ctx context.Context, sc memory.Scope, k Idempotency) (res CommitResult, found bool, err error) {
+func (s *Store) Replay(ctx context.Context, sc memory.Scope, k Idempotency) (res memory.CommitResult, found bool, err error) {
 	prior, found, err := s.findResponse(ctx, sc, k)
 	if err != nil || !found {
 		return res, false, err
@@ -554,10 +535,10 @@ func rawOrNil(raw json.RawMessage) *string {
 // decodeReplay reads the answer stored for an idempotency key. The row is the store's own
 // writing, but a database is not a type system: a body that does not decode is an error
 // (the request fails as internal), never a panic or a half-filled answer.
-func decodeReplay(prior []byte) (CommitResult, error) {
-	var res CommitResult
+func decodeReplay(prior []byte) (memory.CommitResult, error) {
+	var res memory.CommitResult
 	if err := json.Unmarshal(prior, &res); err != nil {
-		return CommitResult{}, fmt.Errorf("decode stored idempotent answer: %w", err)
+		return memory.CommitResult{}, fmt.Errorf("decode stored idempotent answer: %w", err)
 	}
 	return res, nil
 }

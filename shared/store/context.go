@@ -33,44 +33,9 @@ type ContextParams struct {
 	// AnswersOnly leaves out tool messages, the tool calls of assistant messages, and the
 	// assistant messages that have no text.
 	AnswersOnly bool
-	// WindowExpiry also reads when the first of the window's messages expires (Context's
+	// WindowExpiry also reads when the first of the window's messages expires (memory.Context's
 	// WindowExpiresAt), for an answer that is kept (a cache's fill).
 	WindowExpiry bool
-}
-
-// Usage describes the window returned.
-type Usage struct {
-	Messages      int  `json:"messages"`
-	TokenEstimate int  `json:"token_estimate"`
-	Truncated     bool `json:"truncated"`
-	// DroppedMessages and DroppedParts count the messages of the window, and the content parts
-	// of the messages returned, that the format asked for cannot carry and left out.
-	DroppedMessages int `json:"dropped_messages"`
-	DroppedParts    int `json:"dropped_parts"`
-}
-
-// Summary is a session's rolling summary: the gist of its messages up to ThroughSeq.
-type Summary struct {
-	Content    string    `json:"content"`
-	ThroughSeq int64     `json:"through_seq"`
-	UpdatedAt  time.Time `json:"updated_at"`
-}
-
-// Context is everything GetContext returns.
-type Context struct {
-	SessionID  uuid.UUID                  `json:"session_id"`
-	Messages   []memory.Message           `json:"messages"`
-	Memories   []memory.Hit               `json:"memories"`
-	UserMemory map[string]json.RawMessage `json:"user_memory"`
-	State      *string                    `json:"state"`
-	Notes      *string                    `json:"notes"`
-	// Summary is the session's rolling summary; nil when it has none.
-	Summary *Summary `json:"summary"`
-	Usage   Usage    `json:"usage"`
-	// WindowExpiresAt is the earliest expiry among the messages the window was drawn from
-	// (ContextParams.WindowExpiry; nil otherwise or without messages): the answer holds a
-	// message past its retention from then on.
-	WindowExpiresAt *time.Time `json:"-"`
 }
 
 // windowSQL selects a session's recent window, newest first: $1 session, $2 user, $3 tenant,
@@ -86,8 +51,8 @@ const windowSQL = `
 // GetContext reads the recent window of a session, the memories relevant to a query and the
 // user's key/value memory, state and notes, in one read-only transaction. A session that does
 // not exist, or is not the caller's, has no messages.
-func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error) {
-	out := Context{SessionID: p.SessionID, Memories: []memory.Hit{}, UserMemory: map[string]json.RawMessage{}}
+func (s *Store) GetContext(ctx context.Context, p ContextParams) (memory.Context, error) {
+	out := memory.Context{SessionID: p.SessionID, Memories: []memory.Hit{}, UserMemory: map[string]json.RawMessage{}}
 	var rp *RecallParams
 	if p.Query != "" && p.RecallK > 0 {
 		r, err := prepareRecall(RecallParams{Scope: p.Scope, Query: p.Query, K: p.RecallK, Mode: memory.ModeHybrid,
@@ -146,7 +111,7 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (Context, error
 				return fmt.Errorf("select state, notes, user memory and summary: %w", err)
 			}
 			if sumContent != nil && sumThrough != nil && sumUpdated != nil {
-				out.Summary = &Summary{Content: *sumContent, ThroughSeq: *sumThrough, UpdatedAt: sumUpdated.UTC()}
+				out.Summary = &memory.Summary{Content: *sumContent, ThroughSeq: *sumThrough, UpdatedAt: sumUpdated.UTC()}
 			}
 			if kv != nil {
 				if err := json.Unmarshal(kv, &out.UserMemory); err != nil {

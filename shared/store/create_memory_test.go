@@ -15,7 +15,7 @@ import (
 	"github.com/agentmem/agentmem/shared/store"
 )
 
-func create(t *testing.T, st *store.Store, sc memory.Scope, content, meta string, ttl time.Duration) store.CreatedMemory {
+func create(t *testing.T, st *store.Store, sc memory.Scope, content, meta string, ttl time.Duration) memory.CreatedMemory {
 	t.Helper()
 	p := store.CreateMemoryParams{Scope: sc, Content: content, TTL: ttl}
 	if meta != "" {
@@ -150,7 +150,7 @@ func TestCreateMemoryIdempotency(t *testing.T) {
 	}
 	// Concurrent identical requests store one memory and give one answer.
 	c := store.CreateMemoryParams{Scope: sc, Content: owes, TTL: time.Hour, Idempotency: key("k3", "c")}
-	outs := make(chan store.CreatedMemory, 8)
+	outs := make(chan memory.CreatedMemory, 8)
 	for range 8 {
 		go func() {
 			out, _, err := createMemory(st, ctx, c)
@@ -160,7 +160,7 @@ func TestCreateMemoryIdempotency(t *testing.T) {
 			outs <- out
 		}()
 	}
-	var firstOut store.CreatedMemory
+	var firstOut memory.CreatedMemory
 	for i := range 8 {
 		out := <-outs
 		if i == 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -45,20 +46,6 @@ func EmbedText(text string) string {
 	return text
 }
 
-// EmbedPendingResult counts what an embed-pending run or a backfill did (see app.EmbedPending).
-type EmbedPendingResult struct {
-	// Memories, KnowledgeChunks and Messages count the rows embedded.
-	Memories        int64 `json:"memories"`
-	KnowledgeChunks int64 `json:"knowledge_chunks"`
-	Messages        int64 `json:"messages"`
-	// Failed counts rows the provider refused for good (an input the model does not take);
-	// they stay pending and are tried again by the next run.
-	Failed int64 `json:"failed"`
-	// More reports that pending rows may remain: the limit or the time ran out, or the
-	// provider is unavailable.
-	More bool `json:"more"`
-}
-
 // PendingTables chooses the tables a backfill covers, as a set.
 type PendingTables uint8
 
@@ -86,20 +73,6 @@ type PendingScope struct {
 	Tables PendingTables
 }
 
-// PendingCount counts the rows of a scope that wait for a vector of the configured model and
-// dimension.
-type PendingCount struct {
-	Memories        int64 `json:"memories"`
-	KnowledgeChunks int64 `json:"knowledge_chunks"`
-	Messages        int64 `json:"messages"`
-}
-
-// Total is the rows of every table.
-func (c PendingCount) Total() int64 { return c.Memories + c.KnowledgeChunks + c.Messages }
-
-// Total is the rows embedded in every table.
-func (r EmbedPendingResult) Total() int64 { return r.Memories + r.KnowledgeChunks + r.Messages }
-
 // BackfillParams says what a backfill embeds (see app.Backfill).
 type BackfillParams struct {
 	// Scope is the rows to embed; default every row.
@@ -112,7 +85,7 @@ type BackfillParams struct {
 	// Progress, when set, is called after each batch with the rows taken so far (embedded,
 	// refused, or changed by a writer meanwhile and so left to it) and what was done. It runs
 	// on the caller's goroutine, between batches.
-	Progress func(done int64, res EmbedPendingResult)
+	Progress func(done int64, res memory.EmbedPendingResult)
 }
 
 // MaxBackfillBatch is the largest BackfillParams.BatchSize: a batch's texts and vectors are held
@@ -125,7 +98,7 @@ type pendingTable struct {
 	tables PendingTables
 	// ofUsers: the rows belong to users (memories and messages do, chunks do not).
 	ofUsers bool
-	pending func(*PendingCount) *int64
+	pending func(*memory.PendingCount) *int64
 	// live limits the rows worth embedding (memories and messages expire; chunks do not; tool
 	// messages and messages without text are not embedded).
 	live string
@@ -138,16 +111,16 @@ type pendingTable struct {
 
 var pendingTables = []pendingTable{
 	{"memories", PendingMemories, true,
-		func(c *PendingCount) *int64 { return &c.Memories },
+		func(c *memory.PendingCount) *int64 { return &c.Memories },
 		"and expires_at > now()",
 		"and ($3::text is null or tenant_id = $3::text) and ($4::uuid is null or user_id = $4::uuid)", false},
 	{"knowledge_chunks", PendingKnowledge, false,
-		func(c *PendingCount) *int64 { return &c.KnowledgeChunks },
+		func(c *memory.PendingCount) *int64 { return &c.KnowledgeChunks },
 		"",
 		"and ($3::text is null or tenant_id = $3::text) and $4::uuid is null", false},
 	// Last: after an upgrade every earlier message waits, and memories should not wait for them.
 	{"messages", PendingMessages, true,
-		func(c *PendingCount) *int64 { return &c.Messages },
+		func(c *memory.PendingCount) *int64 { return &c.Messages },
 		"and expires_at > now() and role <> 'tool' and content <> ''",
 		"and ($3::text is null or tenant_id = $3::text) and ($4::uuid is null or user_id = $4::uuid)", true},
 }
@@ -212,7 +185,7 @@ func PendingTablesOf(sc PendingScope) []PendingTables {
 
 // Counter is the field of r that counts the rows of table t (one of PendingMemories,
 // PendingKnowledge, PendingMessages) embedded.
-func (r *EmbedPendingResult) Counter(t PendingTables) *int64 {
+func (t PendingTables) Counter(r *memory.EmbedPendingResult) *int64 {
 	switch t {
 	case PendingMemories:
 		return &r.Memories
@@ -248,8 +221,8 @@ type PendingRow struct {
 
 // CountPending counts the rows of a scope that wait for a vector of model m: what a backfill
 // has left to do. It runs as service_role.
-func (s *Store) CountPending(ctx context.Context, m VectorModel, sc PendingScope) (PendingCount, error) {
-	var c PendingCount
+func (s *Store) CountPending(ctx context.Context, m VectorModel, sc PendingScope) (memory.PendingCount, error) {
+	var c memory.PendingCount
 	q := newPendingQuery(m, sc)
 	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		for _, t := range q.tables() {
@@ -259,7 +232,7 @@ func (s *Store) CountPending(ctx context.Context, m VectorModel, sc PendingScope
 		}
 	})
 	if err != nil {
-		return PendingCount{}, fmt.Errorf("count pending rows: %w", err)
+		return memory.PendingCount{}, fmt.Errorf("count pending rows: %w", err)
 	}
 	return c, nil
 }

@@ -215,7 +215,7 @@ func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
 	}
 	// Nothing is left: a second run finds nothing and asks no more of the provider.
 	before := e.provider.Requests.Load()
-	if res, err := embedPending(e.st, ctx, 100); err != nil || res != (store.EmbedPendingResult{}) {
+	if res, err := embedPending(e.st, ctx, 100); err != nil || res != (memory.EmbedPendingResult{}) {
 		t.Errorf("second EmbedPending: %+v, %v", res, err)
 	}
 	if e.provider.Requests.Load() != before {
@@ -395,7 +395,7 @@ func TestConcurrentEmbedPendingRunsCountEachRowOnce(t *testing.T) {
 	}
 	e.commit(sc, facts...)
 	e.provider.Down.Store(false)
-	results := make(chan store.EmbedPendingResult, 2)
+	results := make(chan memory.EmbedPendingResult, 2)
 	for range 2 {
 		go func() {
 			res, err := embedPending(e.st, ctx, 1000)
@@ -427,7 +427,7 @@ func TestEmbedPendingHoldsNoLockWhileTheProviderWorks(t *testing.T) {
 
 	arrived, release := e.provider.hold(t, gate) // the run's batch holds all three texts
 	type result struct {
-		res store.EmbedPendingResult
+		res memory.EmbedPendingResult
 		err error
 	}
 	done := make(chan result, 1)

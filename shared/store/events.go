@@ -13,7 +13,9 @@ import (
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
-// jobRefs is every field a job's refs may hold (see the refs types in outbox.go).
+// jobRefs is every field a job's refs may hold (see the refs types in outbox.go). Its JSON
+// tags are a stored format, the jsonb column agentmem.jobs.refs (also written by the SQL
+// function agentmem.write_turn_jobs), not the API's: no client reads them.
 type jobRefs struct {
 	SeqFrom    *int64      `json:"seq_from"`
 	SeqTo      *int64      `json:"seq_to"`

@@ -24,16 +24,6 @@ type ForgetParams struct {
 	AsUser bool
 }
 
-// ForgetResult is the answer of ForgetUser.
-type ForgetResult struct {
-	UserID uuid.UUID `json:"user_id"`
-	// TenantID is the tenant erased; nil when every tenant was.
-	TenantID *string `json:"tenant_id"`
-	// Deleted counts the rows deleted per table, for every table that holds user rows (zero
-	// included), keyed by table name.
-	Deleted map[string]int64 `json:"deleted"`
-}
-
 // userTable is a table of schema agentmem with a user_id column.
 type userTable struct {
 	name       string
@@ -149,8 +139,8 @@ func referencingFirst(tables []userTable, refs map[string][]string) []userTable 
 // It then locks the user's sessions before any other row, in the order a commit takes its locks
 // (the session, then what hangs off it and the memories), for writers that bypass the user lock
 // (the sweep, which skips locked rows).
-func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (ForgetResult, error) {
-	res := ForgetResult{UserID: p.UserID, Deleted: map[string]int64{}}
+func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (memory.ForgetResult, error) {
+	res := memory.ForgetResult{UserID: p.UserID, Deleted: map[string]int64{}}
 	if !p.AllTenants {
 		t := p.TenantID
 		res.TenantID = &t

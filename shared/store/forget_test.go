@@ -34,7 +34,7 @@ func TestForgetUserRacingCommits(t *testing.T) {
 	for _, tenant := range []string{"", "acme"} {
 		sc := memory.Scope{TenantID: tenant, UserID: uuid.New(), Agent: memory.DefaultAgent}
 		shared := uuid.New()
-		commit := func(round, w int, session uuid.UUID) (store.CommitResult, error) {
+		commit := func(round, w int, session uuid.UUID) (memory.CommitResult, error) {
 			p := store.CommitParams{Scope: sc, SessionID: session, TTL: time.Hour,
 				Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "hello"},
 					{Role: memory.RoleAssistant, Content: "hi"}},
@@ -133,7 +133,7 @@ func TestForgetUserHoldsBackACommitMeanwhile(t *testing.T) {
 	admin := storetest.Admin(t, db.URL)
 
 	sc := storetest.Scope(memory.DefaultAgent)
-	commit := func(fact string) (store.CommitResult, error) {
+	commit := func(fact string) (memory.CommitResult, error) {
 		res, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
 			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "hello"}},
 			Memories: []memory.NewMemory{{Content: fact}}})
@@ -170,7 +170,7 @@ func TestForgetUserHoldsBackACommitMeanwhile(t *testing.T) {
 		t.Fatal(err)
 	}
 	type forgetDone struct {
-		res store.ForgetResult
+		res memory.ForgetResult
 		err error
 	}
 	forgot := make(chan forgetDone, 1)
@@ -184,7 +184,7 @@ func TestForgetUserHoldsBackACommitMeanwhile(t *testing.T) {
 		}
 	}
 	type commitDone struct {
-		res store.CommitResult
+		res memory.CommitResult
 		err error
 	}
 	committed := make(chan commitDone, 1)

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/memory"
 )
 
 // The statuses of a job.
@@ -22,26 +23,11 @@ const (
 	JobDead    = "dead"
 )
 
-// Job is a job of the outbox as the jobs function shows it: no refs, no content.
-type Job struct {
-	ID            uuid.UUID  `json:"id"`
-	Intent        string     `json:"intent"`
-	Adapter       string     `json:"adapter"`
-	Status        string     `json:"status"`
-	Attempts      int        `json:"attempts"`
-	NextAttemptAt time.Time  `json:"next_attempt_at"`
-	LastError     *string    `json:"last_error"`
-	CreatedAt     time.Time  `json:"created_at"`
-	UpdatedAt     time.Time  `json:"updated_at"`
-	SessionID     *uuid.UUID `json:"session_id"`
-	UserID        uuid.UUID  `json:"user_id"`
-}
-
 const jobColumns = `id, intent, adapter, status, attempts, next_attempt_at, last_error, created_at, updated_at,
 	session_id, user_id`
 
-func scanJob(r pgx.CollectableRow) (Job, error) {
-	var j Job
+func scanJob(r pgx.CollectableRow) (memory.Job, error) {
+	var j memory.Job
 	err := r.Scan(&j.ID, &j.Intent, &j.Adapter, &j.Status, &j.Attempts, &j.NextAttemptAt, &j.LastError,
 		&j.CreatedAt, &j.UpdatedAt, &j.SessionID, &j.UserID)
 	j.NextAttemptAt, j.CreatedAt, j.UpdatedAt = j.NextAttemptAt.UTC(), j.CreatedAt.UTC(), j.UpdatedAt.UTC()
@@ -66,14 +52,14 @@ type ListJobsParams struct {
 
 // JobPage is one page of jobs.
 type JobPage struct {
-	Jobs []Job
+	Jobs []memory.Job
 	// Next continues the listing; nil on the last page.
 	Next *JobKey
 }
 
 // ListJobs reads a page of every user's jobs, the newest first (service callers).
 func (s *Store) ListJobs(ctx context.Context, p ListJobsParams) (JobPage, error) {
-	out := JobPage{Jobs: []Job{}}
+	out := JobPage{Jobs: []memory.Job{}}
 	var afterAt *time.Time
 	var afterID *uuid.UUID
 	if p.After != nil {
@@ -113,8 +99,8 @@ func (s *Store) ListJobs(ctx context.Context, p ListJobsParams) (JobPage, error)
 func jobNotFound() error { return apierror.New(apierror.NotFound, "job not found") }
 
 // GetJob reads one job.
-func (s *Store) GetJob(ctx context.Context, id uuid.UUID) (Job, error) {
-	var out Job
+func (s *Store) GetJob(ctx context.Context, id uuid.UUID) (memory.Job, error) {
+	var out memory.Job
 	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		b.Queue(`select `+jobColumns+` from agentmem.jobs where id = $1`, id).Query(func(rows pgx.Rows) error {
 			var err error
@@ -130,8 +116,8 @@ func (s *Store) GetJob(ctx context.Context, id uuid.UUID) (Job, error) {
 
 // RetryJob makes a dead job pending again, due now, with its attempts counted afresh; any
 // other status is a conflict.
-func (s *Store) RetryJob(ctx context.Context, id uuid.UUID) (Job, error) {
-	var out Job
+func (s *Store) RetryJob(ctx context.Context, id uuid.UUID) (memory.Job, error) {
+	var out memory.Job
 	err := s.asServiceRole(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `
 			update agentmem.jobs set status = 'pending', attempts = 0, next_attempt_at = now(), updated_at = now()
@@ -193,7 +179,7 @@ func (s *Store) PurgeJobs(ctx context.Context, p PurgeJobsParams) (int64, error)
 
 // ClaimedJob is a job a worker claimed: everything needed to deliver it.
 type ClaimedJob struct {
-	Job
+	memory.Job
 	EventID  uuid.UUID
 	TenantID string
 	// Agent is "" for a change of the user as a whole.

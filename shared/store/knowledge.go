@@ -36,32 +36,6 @@ func (p IngestParams) LogValue() slog.Value {
 	return slog.GroupValue(slog.Int("source_len", len(p.Source)), slog.Int("chunks", len(p.Chunks)))
 }
 
-// IngestResult is the answer of IngestKnowledge.
-type IngestResult struct {
-	Source   string `json:"source"`
-	TenantID string `json:"tenant_id"`
-	// Chunks is how many chunks the source has now.
-	Chunks int `json:"chunks"`
-	// Replaced is how many chunks of an earlier ingest of the source were removed.
-	Replaced int64 `json:"replaced"`
-}
-
-// KnowledgeHit is a chunk found by a search.
-type KnowledgeHit struct {
-	ID         uuid.UUID       `json:"id"`
-	Source     string          `json:"source"`
-	ChunkIndex int             `json:"chunk_index"`
-	Content    string          `json:"content"`
-	Score      float64         `json:"score"`
-	Metadata   json.RawMessage `json:"metadata"`
-}
-
-// LogValue keeps chunk content out of logs.
-func (h KnowledgeHit) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("id", h.ID.String()), slog.Int("chunk_index", h.ChunkIndex),
-		slog.Int("content_len", len(h.Content)))
-}
-
 // KnowledgeSearchParams is a search of one tenant's knowledge base.
 type KnowledgeSearchParams struct {
 	TenantID string
@@ -105,8 +79,8 @@ func lockSource(ctx context.Context, tx pgx.Tx, tenant, source string) error {
 // new ones, never a mix and never none. The caller embeds the chunks before (p.Vectors); a
 // chunk without a vector (the provider failed) is found by full-text search until the
 // embed-pending run embeds it.
-func (s *Store) IngestKnowledge(ctx context.Context, p IngestParams) (IngestResult, error) {
-	res := IngestResult{Source: p.Source, TenantID: p.TenantID, Chunks: len(p.Chunks)}
+func (s *Store) IngestKnowledge(ctx context.Context, p IngestParams) (memory.IngestResult, error) {
+	res := memory.IngestResult{Source: p.Source, TenantID: p.TenantID, Chunks: len(p.Chunks)}
 	vectors := make([]*string, len(p.Chunks))
 	copy(vectors, p.Vectors)
 	indexes := make([]int32, len(p.Chunks))
@@ -202,7 +176,7 @@ limit $9`
 // row-level security, which shows only their own tenant's chunks. Only vectors of p.Model
 // rank; without p.QueryVector (the caller's provider failed), hybrid search ranks by full text
 // alone.
-func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([]KnowledgeHit, error) {
+func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([]memory.KnowledgeHit, error) {
 	if p.Mode == "" {
 		p.Mode = memory.ModeHybrid
 	}
@@ -213,14 +187,14 @@ func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([
 	if p.Mode == memory.ModeVector && emb == nil {
 		return nil, errors.New("search knowledge: mode vector needs a query vector")
 	}
-	var hits []KnowledgeHit
+	var hits []memory.KnowledgeHit
 	search := func(b *pgx.Batch) {
 		b.Queue(knowledgeSQL, p.Query, p.TenantID, p.Mode, candidates(p.K), emb,
 			s.ranking.TextWeight, s.ranking.VectorWeight, s.ranking.RRFK, p.K, p.Model,
 			s.ranking.ExactLimit).Query(func(rows pgx.Rows) error {
 			var err error
-			hits, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (KnowledgeHit, error) {
-				var h KnowledgeHit
+			hits, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (memory.KnowledgeHit, error) {
+				var h memory.KnowledgeHit
 				var idx int32
 				err := r.Scan(&h.ID, &h.Source, &idx, &h.Content, &h.Score, &h.Metadata)
 				h.ChunkIndex = int(idx)
@@ -239,7 +213,7 @@ func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([
 		err = s.batchInScope(ctx, memory.Scope{TenantID: p.TenantID, UserID: p.UserID}, search)
 	}
 	if hits == nil {
-		hits = []KnowledgeHit{}
+		hits = []memory.KnowledgeHit{}
 	}
 	return hits, err
 }

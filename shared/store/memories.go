@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,23 +15,6 @@ import (
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
-
-// MemoryItem is a stored long-term memory as the memories function shows it.
-type MemoryItem struct {
-	ID       uuid.UUID       `json:"id"`
-	Content  string          `json:"content"`
-	Metadata json.RawMessage `json:"metadata"`
-	// Agent is nil for a memory of the user that every agent recalls.
-	Agent     *string   `json:"agent"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-	ExpiresAt time.Time `json:"expires_at"`
-}
-
-// LogValue keeps memory content out of logs.
-func (m MemoryItem) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("id", m.ID.String()), slog.Int("content_len", len(m.Content)))
-}
 
 // MemoryKey is the place of a memory in a listing, which orders by creation time, then id, both
 // descending.
@@ -52,15 +34,15 @@ type ListMemoriesParams struct {
 
 // MemoryPage is one page of memories.
 type MemoryPage struct {
-	Items []MemoryItem
+	Items []memory.MemoryItem
 	// Next continues the listing; nil on the last page.
 	Next *MemoryKey
 }
 
 const memoryColumns = `id, content, metadata, nullif(agent, ''), created_at, updated_at, expires_at`
 
-func scanMemoryItem(r pgx.CollectableRow) (MemoryItem, error) {
-	var m MemoryItem
+func scanMemoryItem(r pgx.CollectableRow) (memory.MemoryItem, error) {
+	var m memory.MemoryItem
 	var md []byte
 	if err := r.Scan(&m.ID, &m.Content, &md, &m.Agent, &m.CreatedAt, &m.UpdatedAt, &m.ExpiresAt); err != nil {
 		return m, err
@@ -73,7 +55,7 @@ func scanMemoryItem(r pgx.CollectableRow) (MemoryItem, error) {
 // ListMemories reads a page of the user's unexpired memories, the newest first, in the order
 // of memories_owner_created_idx.
 func (s *Store) ListMemories(ctx context.Context, p ListMemoriesParams) (MemoryPage, error) {
-	out := MemoryPage{Items: []MemoryItem{}}
+	out := MemoryPage{Items: []memory.MemoryItem{}}
 	sc := p.Scope
 	var afterAt *time.Time
 	var afterID *uuid.UUID
@@ -108,8 +90,8 @@ func (s *Store) ListMemories(ctx context.Context, p ListMemoriesParams) (MemoryP
 }
 
 // GetMemory reads one unexpired memory of the user.
-func (s *Store) GetMemory(ctx context.Context, sc memory.Scope, id uuid.UUID) (MemoryItem, error) {
-	var out MemoryItem
+func (s *Store) GetMemory(ctx context.Context, sc memory.Scope, id uuid.UUID) (memory.MemoryItem, error) {
+	var out memory.MemoryItem
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(selectMemorySQL, id, sc.UserID, sc.TenantID).Query(func(rows pgx.Rows) error {
 			var err error
@@ -123,20 +105,20 @@ func (s *Store) GetMemory(ctx context.Context, sc memory.Scope, id uuid.UUID) (M
 const selectMemorySQL = `select ` + memoryColumns + ` from agentmem.memories
 	where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()`
 
-func selectMemory(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID, lock bool) (MemoryItem, error) {
+func selectMemory(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID, lock bool) (memory.MemoryItem, error) {
 	q := selectMemorySQL
 	if lock {
 		q += ` for update`
 	}
 	rows, err := tx.Query(ctx, q, id, sc.UserID, sc.TenantID)
 	if err != nil {
-		return MemoryItem{}, fmt.Errorf("select memory: %w", err)
+		return memory.MemoryItem{}, fmt.Errorf("select memory: %w", err)
 	}
 	return collectMemory(rows)
 }
 
 // collectMemory reads the one row of selectMemorySQL; none is not found.
-func collectMemory(rows pgx.Rows) (MemoryItem, error) {
+func collectMemory(rows pgx.Rows) (memory.MemoryItem, error) {
 	m, err := pgx.CollectExactlyOneRow(rows, scanMemoryItem)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return m, memoryNotFound()
@@ -165,7 +147,7 @@ type UpdateMemoryParams struct {
 // New content that is the same fact (same content key) as another unexpired memory of the same
 // user and agent is a conflict: one row per fact and scope stays true, and the caller decides
 // which of the two to keep. An expired memory holding that key is deleted to make room.
-func (s *Store) UpdateMemory(ctx context.Context, p UpdateMemoryParams) (MemoryItem, error) {
+func (s *Store) UpdateMemory(ctx context.Context, p UpdateMemoryParams) (memory.MemoryItem, error) {
 	sc := p.Scope
 	var vector, key *string
 	if p.Content != nil {
@@ -177,7 +159,7 @@ func (s *Store) UpdateMemory(ctx context.Context, p UpdateMemoryParams) (MemoryI
 		m := string(p.Metadata)
 		metadata = &m
 	}
-	var out MemoryItem
+	var out memory.MemoryItem
 	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
 		cur, err := selectMemory(ctx, tx, sc, p.ID, true)
 		if err != nil {
@@ -348,18 +330,10 @@ func holdSource(ctx context.Context, tx pgx.Tx, sc memory.Scope, r MessageRange)
 	return nil
 }
 
-// CreatedMemory is the answer of CreateMemory, also what a replay returns.
-type CreatedMemory struct {
-	ID uuid.UUID `json:"id"`
-	// Merged is true when the fact went into a memory the scope held already (the same text,
-	// or a near-duplicate), false when it made a memory of its own.
-	Merged bool `json:"merged"`
-}
-
 // ReplayCreatedMemory reads the recorded answer of a CreateMemory with key k, without locking:
 // what a retry is answered from before anything is embedded again. found is false when the key
 // has no answer in its window yet; a key used with another request is a conflict.
-func (s *Store) ReplayCreatedMemory(ctx context.Context, sc memory.Scope, k Idempotency) (out CreatedMemory, found bool, err error) {
+func (s *Store) ReplayCreatedMemory(ctx context.Context, sc memory.Scope, k Idempotency) (out memory.CreatedMemory, found bool, err error) {
 	prior, found, err := s.findResponse(ctx, sc, k)
 	if err != nil || !found {
 		return out, false, err
@@ -374,7 +348,7 @@ func (s *Store) ReplayCreatedMemory(ctx context.Context, sc memory.Scope, k Idem
 // fact without a vector waits for the embed-pending run. With an idempotency key, a retry
 // returns the first answer (replayed = true), and the key used with another request is a
 // conflict; the caller answers a retry before embedding with ReplayCreatedMemory.
-func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out CreatedMemory, replayed bool, err error) {
+func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out memory.CreatedMemory, replayed bool, err error) {
 	rows := newMemoryRows([]memory.NewMemory{{Content: p.Content, Metadata: p.Metadata}}, []*string{p.Vector})
 	args := s.memoryArgs(p.Scope, nil, p.TTL, p.Model, rows)
 	read := func(r pgx.Rows) error {
@@ -385,7 +359,7 @@ func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out Cre
 		if len(facts) != 1 {
 			return fmt.Errorf("store memory: %d facts stored, want 1", len(facts))
 		}
-		out = CreatedMemory{ID: facts[0].ID, Merged: facts[0].Merged}
+		out = memory.CreatedMemory{ID: facts[0].ID, Merged: facts[0].Merged}
 		return nil
 	}
 	jobs := s.memoryJobsArgs(p.Scope, rows.ckeys[0])
@@ -468,13 +442,13 @@ func (s *Store) memoryJobsArgs(sc memory.Scope, key string) []any {
 
 // decodeCreated reads the answer stored for an idempotency key of CreateMemory; a body that
 // does not decode is an error, never a half-filled answer.
-func decodeCreated(prior []byte) (CreatedMemory, error) {
-	var out CreatedMemory
+func decodeCreated(prior []byte) (memory.CreatedMemory, error) {
+	var out memory.CreatedMemory
 	if err := json.Unmarshal(prior, &out); err != nil {
-		return CreatedMemory{}, fmt.Errorf("decode stored idempotent answer: %w", err)
+		return memory.CreatedMemory{}, fmt.Errorf("decode stored idempotent answer: %w", err)
 	}
 	if out.ID == uuid.Nil {
-		return CreatedMemory{}, errors.New("decode stored idempotent answer: no memory id")
+		return memory.CreatedMemory{}, errors.New("decode stored idempotent answer: no memory id")
 	}
 	return out, nil
 }

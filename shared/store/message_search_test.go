@@ -26,7 +26,7 @@ import (
 )
 
 // commitMessages commits msgs (and facts) to session sid of sc and returns where each message landed.
-func commitMessages(t *testing.T, st *store.Store, sc memory.Scope, sid uuid.UUID, msgs []memory.NewMessage, facts ...string) store.CommitResult {
+func commitMessages(t *testing.T, st *store.Store, sc memory.Scope, sid uuid.UUID, msgs []memory.NewMessage, facts ...string) memory.CommitResult {
 	t.Helper()
 	p := store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour, Messages: msgs}
 	for _, f := range facts {
@@ -441,7 +441,7 @@ func TestMessagesOutliveAnEmbeddingOutage(t *testing.T) {
 		t.Errorf("vector recall after EmbedPending: %v, %v; want the two embedded messages", contents(hits), err)
 	}
 	before := e.provider.Requests.Load()
-	if again, err := embedPending(e.st, ctx, 100); err != nil || again != (store.EmbedPendingResult{}) ||
+	if again, err := embedPending(e.st, ctx, 100); err != nil || again != (memory.EmbedPendingResult{}) ||
 		e.provider.Requests.Load() != before {
 		t.Errorf("second EmbedPending: %+v, %v; want nothing done and no call", again, err)
 	}

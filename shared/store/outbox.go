@@ -36,13 +36,6 @@ type change struct {
 	refs any
 }
 
-// JobRef is a job as a change's answer names it.
-type JobRef struct {
-	ID      uuid.UUID `json:"id"`
-	Adapter string    `json:"adapter"`
-	Status  string    `json:"status"`
-}
-
 // enqueueSQL writes one job per adapter ($8 names, $9 job ids) for a change.
 const enqueueSQL = `
 insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, intent, adapter, refs)
@@ -78,10 +71,10 @@ func (s *Store) newJobs() newJobs {
 }
 
 // refs are the jobs' answer: each adapter's job, pending.
-func (n newJobs) refs() []JobRef {
-	jobs := make([]JobRef, len(n.ids))
+func (n newJobs) refs() []memory.JobRef {
+	jobs := make([]memory.JobRef, len(n.ids))
 	for i, id := range n.ids {
-		jobs[i] = JobRef{ID: id, Adapter: n.adapters[i], Status: JobPending}
+		jobs[i] = memory.JobRef{ID: id, Adapter: n.adapters[i], Status: JobPending}
 	}
 	return jobs
 }
@@ -103,9 +96,9 @@ func (s *Store) enqueueArgs(c change) ([]any, newJobs, error) {
 // enqueue writes c's jobs in tx, as whatever role tx runs (a user's own change under
 // CallerRole, whose policy lets it insert its own jobs only), and returns the change's event
 // id and its jobs. Nothing without adapters.
-func (s *Store) enqueue(ctx context.Context, tx pgx.Tx, c change) (uuid.UUID, []JobRef, error) {
+func (s *Store) enqueue(ctx context.Context, tx pgx.Tx, c change) (uuid.UUID, []memory.JobRef, error) {
 	if !s.outboxOn() {
-		return uuid.New(), []JobRef{}, nil
+		return uuid.New(), []memory.JobRef{}, nil
 	}
 	args, n, err := s.enqueueArgs(c)
 	if err != nil {
@@ -156,7 +149,9 @@ func (s *Store) queueUserDataJobs(b *pgx.Batch, sc memory.Scope) {
 	}
 }
 
-// The refs of a job, by intent. Each names what changed; none holds content.
+// The refs of a job, by intent. Each names what changed; none holds content. Their JSON tags
+// are a stored format, the jsonb column agentmem.jobs.refs (read back by jobRefs), not the
+// API's: no client reads them.
 type (
 	// memoryRefs: onMemoryCreated, onMemoryUpdated, onMemoryDeleted.
 	memoryRefs struct {
@@ -235,7 +230,7 @@ type IntentParams struct {
 type IntentResult struct {
 	// IntentID is the event id every job of the intent delivers under.
 	IntentID uuid.UUID
-	Jobs     []JobRef
+	Jobs     []memory.JobRef
 }
 
 // CreateIntent writes one job per enabled adapter for an intent on one of the user's sessions;

@@ -385,7 +385,7 @@ func TestSearchKnowledgeLargeTenantUsesTheIndex(t *testing.T) {
 				if !acme[h.Content] {
 					t.Fatalf("%q is not acme's", h.Content)
 				}
-				if slices.ContainsFunc(want, func(w store.KnowledgeHit) bool { return w.ID == h.ID }) {
+				if slices.ContainsFunc(want, func(w memory.KnowledgeHit) bool { return w.ID == h.ID }) {
 					overlap++
 				}
 			}

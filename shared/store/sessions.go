@@ -31,18 +31,9 @@ type ActiveSessionParams struct {
 	TTL time.Duration
 }
 
-// ActiveSession is the answer of ActiveSession.
-type ActiveSession struct {
-	SessionID    uuid.UUID `json:"session_id"`
-	Agent        string    `json:"agent"`
-	Created      bool      `json:"created"`
-	Matched      bool      `json:"matched"`
-	LastActiveAt time.Time `json:"last_active_at"`
-}
-
 // ActiveSession resolves, activates or starts the current session of a scope.
-func (s *Store) ActiveSession(ctx context.Context, p ActiveSessionParams) (ActiveSession, error) {
-	var out ActiveSession
+func (s *Store) ActiveSession(ctx context.Context, p ActiveSessionParams) (memory.ActiveSession, error) {
+	var out memory.ActiveSession
 	err := s.inScope(ctx, p.Scope, func(tx pgx.Tx) error {
 		var err error
 		switch p.Mode {
@@ -61,7 +52,7 @@ func (s *Store) ActiveSession(ctx context.Context, p ActiveSessionParams) (Activ
 		return err
 	})
 	if err != nil {
-		return ActiveSession{}, err
+		return memory.ActiveSession{}, err
 	}
 	out.Agent = p.Scope.Agent
 	out.LastActiveAt = out.LastActiveAt.UTC()
@@ -77,9 +68,9 @@ const selectActive = `
 	join agentmem.sessions s on s.id = a.session_id
 	where a.user_id = $1 and a.tenant_id = $2 and a.agent = $3 and s.expires_at > now()`
 
-func resolve(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (ActiveSession, error) {
+func resolve(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (memory.ActiveSession, error) {
 	sc := p.Scope
-	var out ActiveSession
+	var out memory.ActiveSession
 	err := tx.QueryRow(ctx, selectActive, sc.UserID, sc.TenantID, sc.Agent).Scan(&out.SessionID, &out.LastActiveAt)
 	if err == nil {
 		return out, nil
@@ -111,8 +102,8 @@ func lockScope(ctx context.Context, tx pgx.Tx, sc memory.Scope) error {
 	return nil
 }
 
-func createActive(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID, ttl time.Duration) (ActiveSession, error) {
-	out := ActiveSession{SessionID: id, Created: true}
+func createActive(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID, ttl time.Duration) (memory.ActiveSession, error) {
+	out := memory.ActiveSession{SessionID: id, Created: true}
 	err := tx.QueryRow(ctx, `
 		insert into agentmem.sessions (id, tenant_id, user_id, agent, expires_at)
 		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8))
@@ -138,15 +129,15 @@ func setActive(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID) er
 
 // activate makes p.SessionID the active session: the caller's own (unexpired, same agent), or
 // an id nobody uses yet, which starts a session. Anyone else's session looks like a missing one.
-func activate(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (ActiveSession, error) {
+func activate(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (memory.ActiveSession, error) {
 	sc, id := p.Scope, *p.SessionID
 	if err := lockScope(ctx, tx, sc); err != nil {
-		return ActiveSession{}, err
+		return memory.ActiveSession{}, err
 	}
 	// A new id starts a session; the caller's own session of this agent is kept (an expired one
 	// comes back for the retention, as a commit to it would). Another agent's session returns
 	// no row, and another user's fails row-level security: both look like a missing session.
-	out := ActiveSession{SessionID: id}
+	out := memory.ActiveSession{SessionID: id}
 	err := tx.QueryRow(ctx, `
 		insert into agentmem.sessions as s (id, tenant_id, user_id, agent, expires_at)
 		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,22 +13,6 @@ import (
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
-
-// SessionSummary is one session of a listing.
-type SessionSummary struct {
-	SessionID uuid.UUID `json:"session_id"`
-	Agent     string    `json:"agent"`
-	Title     *string   `json:"title"`
-	// MessageCount counts the session's unexpired messages.
-	MessageCount int64     `json:"message_count"`
-	CreatedAt    time.Time `json:"created_at"`
-	LastActiveAt time.Time `json:"last_active_at"`
-}
-
-// LogValue keeps the title out of logs.
-func (s SessionSummary) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("session_id", s.SessionID.String()), slog.Int64("message_count", s.MessageCount))
-}
 
 // SessionKey is the place of a session in a listing, which orders by last activity, then id,
 // both descending.
@@ -49,7 +32,7 @@ type ListSessionsParams struct {
 
 // SessionPage is one page of sessions.
 type SessionPage struct {
-	Sessions []SessionSummary
+	Sessions []memory.SessionSummary
 	// Next continues the listing; nil on the last page.
 	Next *SessionKey
 }
@@ -80,7 +63,7 @@ var (
 
 // ListSessions reads a page of the user's unexpired sessions, the most recently active first.
 func (s *Store) ListSessions(ctx context.Context, p ListSessionsParams) (SessionPage, error) {
-	out := SessionPage{Sessions: []SessionSummary{}}
+	out := SessionPage{Sessions: []memory.SessionSummary{}}
 	sc := p.Scope
 	var afterAt *time.Time
 	var afterID *uuid.UUID
@@ -94,8 +77,8 @@ func (s *Store) ListSessions(ctx context.Context, p ListSessionsParams) (Session
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(q, args...).Query(func(rows pgx.Rows) error {
 			var err error
-			out.Sessions, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (SessionSummary, error) {
-				var v SessionSummary
+			out.Sessions, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (memory.SessionSummary, error) {
+				var v memory.SessionSummary
 				err := r.Scan(&v.SessionID, &v.Agent, &v.Title, &v.MessageCount, &v.CreatedAt, &v.LastActiveAt)
 				v.CreatedAt, v.LastActiveAt = v.CreatedAt.UTC(), v.LastActiveAt.UTC()
 				return v, err

@@ -28,7 +28,7 @@ const MaxSummaryScan = 2000
 // SessionSummaryInput is what the next summary of a session starts from.
 type SessionSummaryInput struct {
 	// Summary is the current summary; nil when the session has none.
-	Summary *Summary
+	Summary *memory.Summary
 	// Messages are the unexpired messages after the summary's through_seq (all of them when
 	// there is none), oldest first, at most MaxSummaryScan.
 	Messages []memory.Message
@@ -54,7 +54,7 @@ func (s *Store) SummaryInput(ctx context.Context, sc memory.Scope, session uuid.
 				return fmt.Errorf("select summary: %w", err)
 			}
 			if content != nil && through != nil && updated != nil {
-				out.Summary = &Summary{Content: *content, ThroughSeq: *through, UpdatedAt: updated.UTC()}
+				out.Summary = &memory.Summary{Content: *content, ThroughSeq: *through, UpdatedAt: updated.UTC()}
 			}
 			return nil
 		})
@@ -110,9 +110,9 @@ var ErrSummaryStale = errors.New("the session changed while its summary was made
 // and then deletes the summary, or went first and the save finds it missing. Otherwise it
 // answers ErrSummaryStale and changes nothing. The adapters learn of a saved summary
 // (adapter.SummaryUpdated), in the same transaction.
-func (s *Store) SaveSummary(ctx context.Context, p SaveSummaryParams) (Summary, error) {
+func (s *Store) SaveSummary(ctx context.Context, p SaveSummaryParams) (memory.Summary, error) {
 	sc := p.Scope
-	var out Summary
+	var out memory.Summary
 	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
 		var n int
 		err := tx.QueryRow(ctx, `

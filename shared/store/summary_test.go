@@ -200,7 +200,7 @@ func TestSummaryTellsAdaptersAndGoesWithReset(t *testing.T) {
 			if j.Adapter != adapter.Webhook || j.SessionID == nil || *j.SessionID != sid || j.Refs["seq_to"] != float64(res.Messages[1].Seq) {
 				t.Errorf("summary job: %+v", j)
 			}
-			claimed := store.ClaimedJob{Job: store.Job{ID: j.ID, Intent: j.Intent, SessionID: j.SessionID, UserID: j.UserID},
+			claimed := store.ClaimedJob{Job: memory.Job{ID: j.ID, Intent: j.Intent, SessionID: j.SessionID, UserID: j.UserID},
 				EventID: j.EventID, Agent: j.Agent, Refs: []byte(`{"seq_to": 2}`)}
 			evs, err := st.LoadEvents(ctx, claimed)
 			if err != nil || len(evs) != 1 || evs[0].Type != adapter.SummaryUpdated || evs[0].SeqTo == nil || *evs[0].SeqTo != 2 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -19,51 +20,32 @@ type SweepParams struct {
 	Deadline time.Time
 }
 
-// SweepCounts counts rows per kind.
-type SweepCounts struct {
-	Messages        int64 `json:"messages"`
-	Memories        int64 `json:"memories"`
-	Sessions        int64 `json:"sessions"`
-	IdempotencyKeys int64 `json:"idempotency_keys"`
-	// RequestRates counts rate-limit counters whose bucket was full again (see TakeRequestSlot):
-	// deleting one changes no limit.
-	RequestRates int64 `json:"request_rates"`
-}
-
-// SweepResult is the answer of Sweep.
-type SweepResult struct {
-	Deleted SweepCounts `json:"deleted"`
-	Batches int         `json:"batches"`
-	// More reports that expired rows remain because the time ran out.
-	More bool `json:"more"`
-}
-
 // sweepSteps delete expired rows in batches. Each batch is its own short transaction that
 // skips rows a live request has locked (but for rate counters, see there), so the sweep never makes a commit or a read wait.
 // Sessions go after their messages: only sessions left empty are deleted.
 var sweepSteps = []struct {
-	count func(*SweepCounts) *int64
+	count func(*memory.SweepCounts) *int64
 	del   string
 	// expired is the FROM clause of the rows a dry run counts and a sweep out of time
 	// looks for.
 	expired string
 }{
 	{
-		func(c *SweepCounts) *int64 { return &c.Messages },
+		func(c *memory.SweepCounts) *int64 { return &c.Messages },
 		`with doomed as (
 		   select ctid from agentmem.messages where expires_at <= now() limit $1 for update skip locked)
 		 delete from agentmem.messages m using doomed where m.ctid = doomed.ctid`,
 		`agentmem.messages where expires_at <= now()`,
 	},
 	{
-		func(c *SweepCounts) *int64 { return &c.Memories },
+		func(c *memory.SweepCounts) *int64 { return &c.Memories },
 		`with doomed as (
 		   select id from agentmem.memories where expires_at <= now() limit $1 for update skip locked)
 		 delete from agentmem.memories m using doomed where m.id = doomed.id`,
 		`agentmem.memories where expires_at <= now()`,
 	},
 	{
-		func(c *SweepCounts) *int64 { return &c.Sessions },
+		func(c *memory.SweepCounts) *int64 { return &c.Sessions },
 		`with doomed as (
 		   select s.id from agentmem.sessions s
 		   where s.expires_at <= now()
@@ -75,14 +57,14 @@ var sweepSteps = []struct {
 		                   and m.expires_at > now())`,
 	},
 	{
-		func(c *SweepCounts) *int64 { return &c.IdempotencyKeys },
+		func(c *memory.SweepCounts) *int64 { return &c.IdempotencyKeys },
 		`with doomed as (
 		   select ctid from agentmem.idempotency_keys where expires_at <= now() limit $1 for update skip locked)
 		 delete from agentmem.idempotency_keys k using doomed where k.ctid = doomed.ctid`,
 		`agentmem.idempotency_keys where expires_at <= now()`,
 	},
 	{
-		func(c *SweepCounts) *int64 { return &c.RequestRates },
+		func(c *memory.SweepCounts) *int64 { return &c.RequestRates },
 		// service_role may not update counters, so may not lock them (for update) either: a
 		// counter a request holds is waited for (microseconds), and kept when the request
 		// moved it to the future meanwhile (the condition is checked again on the new row).
@@ -97,8 +79,8 @@ var sweepSteps = []struct {
 // Sweep deletes expired rows of every user. Each statement runs as service_role, which bypasses
 // row-level security whatever login the service connects as (see batchAsServiceRole): it is for
 // trusted callers only.
-func (s *Store) Sweep(ctx context.Context, p SweepParams) (SweepResult, error) {
-	var res SweepResult
+func (s *Store) Sweep(ctx context.Context, p SweepParams) (memory.SweepResult, error) {
+	var res memory.SweepResult
 	if p.DryRun {
 		err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 			for _, step := range sweepSteps {

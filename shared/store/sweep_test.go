@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
@@ -87,7 +88,7 @@ func TestMaintenanceAsALoginThatOwnsNoTable(t *testing.T) {
 		UserLimit: 5, Period: time.Hour}); err != nil || !slot.Taken {
 		t.Fatalf("TakeRequestSlot as a login that owns no table: %+v, %v", slot, err)
 	}
-	want := store.SweepCounts{Messages: 2, Memories: 2, Sessions: 2, IdempotencyKeys: 2, RequestRates: 1}
+	want := memory.SweepCounts{Messages: 2, Memories: 2, Sessions: 2, IdempotencyKeys: 2, RequestRates: 1}
 
 	dry, err := st.Sweep(ctx, store.SweepParams{DryRun: true, BatchSize: 100, Deadline: time.Now().Add(time.Minute)})
 	if err != nil || dry.Deleted != want {

@@ -11,7 +11,7 @@ import (
 // embeds nothing itself): a retry with a key is answered from the record first; then the
 // turn's memories and the text of its messages are embedded with st's embedder in one call,
 // every vector nil when the provider fails; then the turn is committed with them.
-func commitTurn(st *store.Store, ctx context.Context, p store.CommitParams) (store.CommitResult, bool, error) {
+func commitTurn(st *store.Store, ctx context.Context, p store.CommitParams) (memory.CommitResult, bool, error) {
 	if p.Idempotency != nil && len(p.Memories) > 0 {
 		if res, found, err := st.Replay(ctx, p.Scope, *p.Idempotency); err != nil || found {
 			return res, found, err
@@ -37,7 +37,7 @@ func commitTurn(st *store.Store, ctx context.Context, p store.CommitParams) (sto
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return store.CommitResult{}, false, err
+			return memory.CommitResult{}, false, err
 		}
 		p.MemoryVectors = vecs[:len(p.Memories)]
 		p.Model = e.Model()

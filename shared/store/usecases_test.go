@@ -61,18 +61,18 @@ func recall(st *store.Store, ctx context.Context, p store.RecallParams) ([]memor
 	return st.Recall(ctx, p)
 }
 
-func getContext(st *store.Store, ctx context.Context, p store.ContextParams) (store.Context, error) {
+func getContext(st *store.Store, ctx context.Context, p store.ContextParams) (memory.Context, error) {
 	if p.Query != "" && p.RecallK > 0 {
 		mode := memory.ModeHybrid
 		var err error
 		if p.QueryVector, p.Model, err = embedQuery(st, ctx, p.Query, &mode); err != nil {
-			return store.Context{}, err
+			return memory.Context{}, err
 		}
 	}
 	return st.GetContext(ctx, p)
 }
 
-func searchKnowledge(st *store.Store, ctx context.Context, p store.KnowledgeSearchParams) ([]store.KnowledgeHit, error) {
+func searchKnowledge(st *store.Store, ctx context.Context, p store.KnowledgeSearchParams) ([]memory.KnowledgeHit, error) {
 	var err error
 	if p.QueryVector, p.Model, err = embedQuery(st, ctx, p.Query, &p.Mode); err != nil {
 		return nil, err
@@ -80,16 +80,16 @@ func searchKnowledge(st *store.Store, ctx context.Context, p store.KnowledgeSear
 	return st.SearchKnowledge(ctx, p)
 }
 
-func ingestKnowledge(st *store.Store, ctx context.Context, p store.IngestParams) (store.IngestResult, error) {
+func ingestKnowledge(st *store.Store, ctx context.Context, p store.IngestParams) (memory.IngestResult, error) {
 	vs, err := useCases(st).EmbedChunks(ctx, p.Chunks)
 	if err != nil {
-		return store.IngestResult{}, err
+		return memory.IngestResult{}, err
 	}
 	p.Vectors, p.Model = vs, embedderOf(st).Model()
 	return st.IngestKnowledge(ctx, p)
 }
 
-func createMemory(st *store.Store, ctx context.Context, p store.CreateMemoryParams) (store.CreatedMemory, bool, error) {
+func createMemory(st *store.Store, ctx context.Context, p store.CreateMemoryParams) (memory.CreatedMemory, bool, error) {
 	if p.Idempotency != nil {
 		if res, found, err := st.ReplayCreatedMemory(ctx, p.Scope, *p.Idempotency); err != nil || found {
 			return res, found, err
@@ -97,31 +97,31 @@ func createMemory(st *store.Store, ctx context.Context, p store.CreateMemoryPara
 	}
 	vs, err := useCases(st).EmbedForStorage(ctx, []string{p.Content})
 	if err != nil {
-		return store.CreatedMemory{}, false, err
+		return memory.CreatedMemory{}, false, err
 	}
 	p.Vector, p.Model = vs[0], embedderOf(st).Model()
 	return st.CreateMemory(ctx, p)
 }
 
-func updateMemory(st *store.Store, ctx context.Context, p store.UpdateMemoryParams) (store.MemoryItem, error) {
+func updateMemory(st *store.Store, ctx context.Context, p store.UpdateMemoryParams) (memory.MemoryItem, error) {
 	if p.Content != nil {
 		vs, err := useCases(st).EmbedForStorage(ctx, []string{*p.Content})
 		if err != nil {
-			return store.MemoryItem{}, err
+			return memory.MemoryItem{}, err
 		}
 		p.Vector, p.Model = vs[0], embedderOf(st).Model()
 	}
 	return st.UpdateMemory(ctx, p)
 }
 
-func embedPending(st *store.Store, ctx context.Context, limit int) (store.EmbedPendingResult, error) {
+func embedPending(st *store.Store, ctx context.Context, limit int) (memory.EmbedPendingResult, error) {
 	return useCases(st).EmbedPendingRows(ctx, limit)
 }
 
-func backfill(st *store.Store, ctx context.Context, p store.BackfillParams) (store.EmbedPendingResult, error) {
+func backfill(st *store.Store, ctx context.Context, p store.BackfillParams) (memory.EmbedPendingResult, error) {
 	return useCases(st).Backfill(ctx, p)
 }
 
-func countPending(st *store.Store, ctx context.Context, sc store.PendingScope) (store.PendingCount, error) {
+func countPending(st *store.Store, ctx context.Context, sc store.PendingScope) (memory.PendingCount, error) {
 	return useCases(st).CountPending(ctx, sc)
 }

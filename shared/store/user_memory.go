@@ -5,28 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
-
-// UserMemoryItem is one key of a user's key/value memory. Value is the stored JSON object as
-// jsonb gives it back: the same value (numbers keep their digits), keys in jsonb's order and
-// without duplicates.
-type UserMemoryItem struct {
-	Key       string          `json:"key"`
-	Value     json.RawMessage `json:"value"`
-	UpdatedAt time.Time       `json:"updated_at"`
-}
-
-// LogValue keeps keys and values out of logs.
-func (i UserMemoryItem) LogValue() slog.Value {
-	return slog.GroupValue(slog.Int("key_len", len(i.Key)), slog.Int("value_len", len(i.Value)))
-}
 
 // SetUserMemoryParams stores Value under Key for the scope's user (Scope.Agent is not used:
 // key/value memory belongs to the user, every agent sees it).
@@ -39,7 +23,7 @@ type SetUserMemoryParams struct {
 
 // SetUserMemory inserts or replaces one key in a single statement, so concurrent sets of a key
 // never fail and the last one wins; created reports that the key was new.
-func (s *Store) SetUserMemory(ctx context.Context, p SetUserMemoryParams) (item UserMemoryItem, created bool, err error) {
+func (s *Store) SetUserMemory(ctx context.Context, p SetUserMemoryParams) (item memory.UserMemoryItem, created bool, err error) {
 	sc := p.Scope
 	err = s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		// xmax is 0 on a freshly inserted row and the locking transaction's id on one the
@@ -65,8 +49,8 @@ func (s *Store) SetUserMemory(ctx context.Context, p SetUserMemoryParams) (item 
 }
 
 // GetUserMemory reads one key; a key the user has not set is not_found.
-func (s *Store) GetUserMemory(ctx context.Context, sc memory.Scope, key string) (UserMemoryItem, error) {
-	var item UserMemoryItem
+func (s *Store) GetUserMemory(ctx context.Context, sc memory.Scope, key string) (memory.UserMemoryItem, error) {
+	var item memory.UserMemoryItem
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(`select key, value, updated_at from agentmem.user_memory
 			where user_id = $1 and tenant_id = $2 and key = $3`, sc.UserID, sc.TenantID, key).Query(func(rows pgx.Rows) error {
@@ -85,8 +69,8 @@ func (s *Store) GetUserMemory(ctx context.Context, sc memory.Scope, key string) 
 }
 
 // ListUserMemory reads every key of the user, ordered by key (bytewise).
-func (s *Store) ListUserMemory(ctx context.Context, sc memory.Scope) ([]UserMemoryItem, error) {
-	items := []UserMemoryItem{}
+func (s *Store) ListUserMemory(ctx context.Context, sc memory.Scope) ([]memory.UserMemoryItem, error) {
+	items := []memory.UserMemoryItem{}
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(`select key, value, updated_at from agentmem.user_memory
 			where user_id = $1 and tenant_id = $2 order by key collate "C"`, sc.UserID, sc.TenantID).Query(func(rows pgx.Rows) error {
@@ -128,8 +112,8 @@ func (s *Store) ClearUserMemory(ctx context.Context, sc memory.Scope) (int64, er
 	return n, err
 }
 
-func scanUserMemoryItem(row pgx.CollectableRow) (UserMemoryItem, error) {
-	var item UserMemoryItem
+func scanUserMemoryItem(row pgx.CollectableRow) (memory.UserMemoryItem, error) {
+	var item memory.UserMemoryItem
 	var value []byte
 	if err := row.Scan(&item.Key, &value, &item.UpdatedAt); err != nil {
 		return item, err

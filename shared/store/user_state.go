@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,15 +11,9 @@ import (
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
-// UserState is the mode of a user (e.g. active, halted), one per user: every agent sees it.
-type UserState struct {
-	Mode      string    `json:"mode"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
-
 // SetUserState sets the user's mode in a single statement; created reports that the user had
 // none. Scope.Agent is not used.
-func (s *Store) SetUserState(ctx context.Context, sc memory.Scope, mode string) (st UserState, created bool, err error) {
+func (s *Store) SetUserState(ctx context.Context, sc memory.Scope, mode string) (st memory.UserState, created bool, err error) {
 	err = s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		// xmax is 0 on a freshly inserted row, not on one the conflict clause updated.
 		b.Queue(`
@@ -42,8 +35,8 @@ func (s *Store) SetUserState(ctx context.Context, sc memory.Scope, mode string) 
 }
 
 // GetUserState reads the user's mode; a user without one is not_found.
-func (s *Store) GetUserState(ctx context.Context, sc memory.Scope) (UserState, error) {
-	var st UserState
+func (s *Store) GetUserState(ctx context.Context, sc memory.Scope) (memory.UserState, error) {
+	var st memory.UserState
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(`select mode, updated_at from agentmem.user_state
 			where user_id = $1 and tenant_id = $2`, sc.UserID, sc.TenantID).QueryRow(func(row pgx.Row) error {

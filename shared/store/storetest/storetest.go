@@ -154,7 +154,7 @@ func Messages(n int, prefix string) []memory.NewMessage {
 
 // Commit commits a turn of msgs (and facts as its memories) to session sid of sc, without
 // vectors, kept for TTL, and returns where the rows landed.
-func Commit(t testing.TB, st *store.Store, sc memory.Scope, sid uuid.UUID, msgs []memory.NewMessage, facts ...string) store.CommitResult {
+func Commit(t testing.TB, st *store.Store, sc memory.Scope, sid uuid.UUID, msgs []memory.NewMessage, facts ...string) memory.CommitResult {
 	t.Helper()
 	p := store.CommitParams{Scope: sc, SessionID: sid, TTL: TTL, Messages: msgs}
 	for _, f := range facts {
@@ -168,7 +168,7 @@ func Commit(t testing.TB, st *store.Store, sc memory.Scope, sid uuid.UUID, msgs 
 }
 
 // Memory stores a memory of sc with content, and its vector of the built-in embedder.
-func Memory(t testing.TB, st *store.Store, sc memory.Scope, content string, metadata json.RawMessage) store.CreatedMemory {
+func Memory(t testing.TB, st *store.Store, sc memory.Scope, content string, metadata json.RawMessage) memory.CreatedMemory {
 	t.Helper()
 	v := HashLiteral(content)
 	m, _, err := st.CreateMemory(context.Background(), store.CreateMemoryParams{Scope: sc, Content: content,
@@ -181,7 +181,7 @@ func Memory(t testing.TB, st *store.Store, sc memory.Scope, content string, meta
 
 // Knowledge ingests a document of chunks into tenant's knowledge base under source, with the
 // built-in embedder's vectors.
-func Knowledge(t testing.TB, st *store.Store, tenant, source string, chunks ...string) store.IngestResult {
+func Knowledge(t testing.TB, st *store.Store, tenant, source string, chunks ...string) memory.IngestResult {
 	t.Helper()
 	vs := make([]*string, len(chunks))
 	for i, c := range chunks {
