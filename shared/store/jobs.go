@@ -165,7 +165,7 @@ func (s *Store) PurgeJobs(ctx context.Context, p PurgeJobsParams) (int64, error)
 			with doomed as (
 			  select ctid from agentmem.jobs
 			  where status = $1 and status in ('done', 'dead') and updated_at <= now() - make_interval(secs => $2::float8)
-			    and not (adapter = any($4::text[]) and updated_at > now() - make_interval(secs => $5::float8))
+			    and not (coalesce(adapter = any($4::text[]), false) and updated_at > now() - make_interval(secs => $5::float8))
 			  order by updated_at limit $3
 			  for update skip locked)
 			delete from agentmem.jobs j using doomed where j.ctid = doomed.ctid`,
