@@ -28,7 +28,9 @@ import (
 // store.CreateMemory, the path of memories create, so a repeat of a known fact (same text or a
 // near-duplicate) merges into its memory. A fact that names a memory replaces that memory's
 // text (store.UpdateMemory, re-embedded), and the memory's metadata keeps the texts it
-// replaced, newest last (metadata.previous, at most maxPreviousTexts). Every memory a fact
+// replaced, newest last (metadata.previous, at most maxPreviousTexts), but only while the
+// memory still holds the text the model saw: one the user edited while the model answered is
+// left as the user wrote it, and the fact is stored as a new one. Every memory a fact
 // touches records its source in metadata: {"source": "extraction", "session_id", "seq_from",
 // "seq_to", "kind", "prompt", "model"}.
 //
@@ -155,8 +157,10 @@ func (a *App) extractTurn(ctx context.Context, j store.ClaimedJob) error {
 	// sees them (a fact they hold is known already), but only the scope's own are updated
 	// (see updateFact).
 	existing := make([]prompts.Memory, 0, len(hits))
+	shown := make(map[uuid.UUID]string, len(hits))
 	for _, h := range hits {
 		existing = append(existing, prompts.Memory{ID: h.ID, Text: h.Content})
+		shown[h.ID] = h.Content
 	}
 	facts, err := a.cfg.Prompts.ExtractFacts(ctx, prompts.FactsInput{Turn: ev.Messages, Existing: existing})
 	if err != nil {
@@ -166,7 +170,7 @@ func (a *App) extractTurn(ctx context.Context, j store.ClaimedJob) error {
 		Prompt: facts.Prompt, Model: facts.Model}
 	for _, f := range facts.Facts {
 		src.Kind = f.Kind
-		err := a.storeFact(ctx, sc, f, src)
+		err := a.storeFact(ctx, sc, f, src, shown)
 		if errors.Is(err, store.ErrSourceGone) {
 			// The turn was deleted, reset, cleared or erased while the model answered: its
 			// facts go with it.
@@ -183,19 +187,22 @@ func (a *App) extractTurn(ctx context.Context, j store.ClaimedJob) error {
 }
 
 // storeFact stores one extracted fact: a new one as memories create stores a fact, one that
-// updates a memory into that memory.
-func (a *App) storeFact(ctx context.Context, sc memory.Scope, f prompts.Fact, src extractionSource) error {
+// updates a memory into that memory. shown holds the memories the model saw, by id, with the
+// text it saw.
+func (a *App) storeFact(ctx context.Context, sc memory.Scope, f prompts.Fact, src extractionSource, shown map[uuid.UUID]string) error {
 	meta, err := json.Marshal(src)
 	if err != nil {
 		return err
 	}
 	if f.Updates != nil {
-		done, err := a.updateFact(ctx, sc, *f.Updates, f.Text, src)
-		if err != nil || done {
-			return err
+		if seen, ok := shown[*f.Updates]; ok {
+			done, err := a.updateFact(ctx, sc, *f.Updates, seen, f.Text, src)
+			if err != nil || done {
+				return err
+			}
 		}
-		// The memory went meanwhile, or another one holds the fact already: store it as new,
-		// which merges it into that one.
+		// The memory went or changed meanwhile, or another one holds the fact already: store
+		// it as new, which merges it into a memory holding it.
 	}
 	vs, err := a.EmbedForStorage(ctx, []string{f.Text})
 	if err != nil {
@@ -216,9 +223,10 @@ func (a *App) storeFact(ctx context.Context, sc memory.Scope, f prompts.Fact, sr
 }
 
 // updateFact replaces the text of memory id with text, keeping the text it had in the
-// metadata's previous texts. It reports false when the memory is gone or another memory of the
-// scope holds the same fact.
-func (a *App) updateFact(ctx context.Context, sc memory.Scope, id uuid.UUID, text string, src extractionSource) (bool, error) {
+// metadata's previous texts. seen is the text the model saw: a memory changed since (the user
+// edited it while the model answered) is left as it is. It reports false when the memory is
+// gone or changed, or another memory of the scope holds the same fact.
+func (a *App) updateFact(ctx context.Context, sc memory.Scope, id uuid.UUID, seen, text string, src extractionSource) (bool, error) {
 	cur, err := a.store.GetMemory(ctx, sc, id)
 	if codeOf(err) == apierror.NotFound {
 		return false, nil
@@ -233,6 +241,9 @@ func (a *App) updateFact(ctx context.Context, sc memory.Scope, id uuid.UUID, tex
 	}
 	if store.ContentKey(cur.Content) == store.ContentKey(text) {
 		return true, nil // the same fact: nothing changes
+	}
+	if cur.Content != seen {
+		return false, nil
 	}
 	meta := map[string]json.RawMessage{}
 	if len(cur.Metadata) > 0 {
@@ -273,7 +284,7 @@ func (a *App) updateFact(ctx context.Context, sc memory.Scope, id uuid.UUID, tex
 		return false, fmt.Errorf("update memory: %w", err)
 	}
 	_, err = a.store.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: id, Content: &text, Metadata: md,
-		Vector: vs[0], Model: a.cfg.Embedder.Model()})
+		Vector: vs[0], Model: a.cfg.Embedder.Model(), IfContent: &seen})
 	switch codeOf(err) {
 	case "":
 		a.extractCount.updated.Add(1)

@@ -274,6 +274,56 @@ func TestFactExtraction(t *testing.T) {
 	}
 }
 
+// A memory the user edits while the model answers is never overwritten by a fact the model
+// drew from its older text: the user's edit stays, and the fact is stored as a new memory.
+func TestExtractionNeverOverwritesAnEdit(t *testing.T) {
+	t.Parallel()
+	e := newLLMEnv(t, true, false, memory.SummaryPolicy{}, app.JobsConfig{}, nil)
+	u := e.newUser("t1")
+	sid := uuid.New()
+	e.model.SetAnswer(llmtest.Always(llmtest.Reply{Output: facts(fact("The user prefers metric units.", "preference", ""))}))
+	e.call(u.token, "commit-turn", jobTurn(sid, "coach", "I use metric units.", "Noted.")).must(t, http.StatusCreated)
+	if _, done, _, _, _ := e.process(t); done != 1 {
+		t.Fatalf("process: %d done", done)
+	}
+	var memID string
+	conn := e.adminConn()
+	defer conn.Close(context.Background())
+	if err := conn.QueryRow(context.Background(), `select id::text from agentmem.memories where user_id = $1`, u.id).Scan(&memID); err != nil {
+		t.Fatal(err)
+	}
+	const edited = "The user prefers metric units, except for cooking."
+	e.model.SetAnswer(func(c llmtest.Call) llmtest.Reply {
+		in := readFactsInput(t, c)
+		metric := ""
+		for _, m := range in.Existing {
+			if m.Text == "The user prefers metric units." {
+				metric = m.ID
+			}
+		}
+		if metric == "" {
+			t.Errorf("the metric memory was not shown: %+v", in.Existing)
+		}
+		// The user edits the memory while the model answers.
+		e.call(u.token, "memories", map[string]any{"op": "update", "id": memID, "content": edited}).must(t, http.StatusOK)
+		return llmtest.Reply{Output: facts(fact("The user now prefers imperial units.", "preference", metric))}
+	})
+	e.call(u.token, "commit-turn", jobTurn(sid, "coach", "I switched to imperial units.", "Got it.")).must(t, http.StatusCreated)
+	if _, done, _, _, _ := e.process(t); done != 1 {
+		t.Fatalf("process: %d done", done)
+	}
+	mems := e.memories(u)
+	if len(mems) != 2 || mems[0].Content != edited || mems[1].Content != "The user now prefers imperial units." {
+		t.Fatalf("memories: %+v", mems)
+	}
+	if _, ok := mems[0].Metadata["previous"]; ok {
+		t.Errorf("the edited memory was rewritten: %v", mems[0].Metadata)
+	}
+	if st := e.app.ExtractStats(); st.Updated != 0 || st.Created != 2 {
+		t.Errorf("extract stats: %+v", st)
+	}
+}
+
 // Without the deployment's switch, commit-turn writes no extract job, whatever the request.
 func TestNoExtractionWhenOff(t *testing.T) {
 	t.Parallel()

@@ -13,6 +13,7 @@ import (
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 )
 
 func create(t *testing.T, st *store.Store, sc memory.Scope, content, meta string, ttl time.Duration) memory.CreatedMemory {
@@ -232,5 +233,27 @@ func TestCreateMemoryFromAGoneTurn(t *testing.T) {
 	}
 	if len(page.Items) != 1 || page.Items[0].Content != "The user likes tea." {
 		t.Errorf("memories stored: %+v, want only the one drawn while the turn was whole", page.Items)
+	}
+}
+
+// An update made on a text the memory no longer holds (IfContent) is a conflict and changes
+// nothing; made on the text it holds, it goes through.
+func TestUpdateMemoryIfContentStillHeld(t *testing.T) {
+	t.Parallel()
+	e := storetest.New(t)
+	ctx := context.Background()
+	sc := storetest.Scope(memory.DefaultAgent)
+	id := storetest.Memory(t, e.Store, sc, "User prefers tea.", nil).ID
+	held, stale, next := "User prefers tea.", "User prefers green tea.", "User prefers coffee."
+	_, err := e.Store.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: id, Content: &next, IfContent: &stale})
+	if apierror.As(err).Code != apierror.Conflict {
+		t.Fatalf("update on a stale text: %v, want a conflict", err)
+	}
+	if got, err := e.Store.GetMemory(ctx, sc, id); err != nil || got.Content != held {
+		t.Fatalf("after the refused update: %q, %v", got.Content, err)
+	}
+	got, err := e.Store.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: id, Content: &next, IfContent: &held})
+	if err != nil || got.Content != next {
+		t.Fatalf("update on the held text: %q, %v", got.Content, err)
 	}
 }

@@ -141,6 +141,9 @@ type UpdateMemoryParams struct {
 	Model  string
 	// Metadata, when set (a JSON object), replaces the metadata as a whole.
 	Metadata json.RawMessage
+	// IfContent, when set, is the text the caller based the update on: the memory is updated
+	// only while it still holds that text (checked with the row locked), a conflict otherwise.
+	IfContent *string
 }
 
 // UpdateMemory changes the content and/or metadata of an unexpired memory and keeps its expiry.
@@ -164,6 +167,9 @@ func (s *Store) UpdateMemory(ctx context.Context, p UpdateMemoryParams) (memory.
 		cur, err := selectMemory(ctx, tx, sc, p.ID, true)
 		if err != nil {
 			return err
+		}
+		if p.IfContent != nil && cur.Content != *p.IfContent {
+			return apierror.New(apierror.Conflict, "the memory changed since it was read")
 		}
 		agent := ""
 		if cur.Agent != nil {
