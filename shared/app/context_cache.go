@@ -190,7 +190,10 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (mem
 	decoded := lookErr == nil && look.Payload != nil && cacheDecoding.Unmarshal(look.Payload, &w) == nil
 	chk := <-done
 	if chk.err != nil {
-		return memory.Context{}, telemetry.CacheUnavailable, chk.err
+		// Without the check no cached answer may be served; the database may still answer.
+		a.log.DebugContext(ctx, "context cache check failed", "adapter", a.cache.Name(), "error", chk.err)
+		out, err := a.storeContext(ctx, p)
+		return out, telemetry.CacheUnavailable, err
 	}
 	if lookErr != nil {
 		a.log.DebugContext(ctx, "context cache unavailable", "adapter", a.cache.Name(), "error", lookErr)

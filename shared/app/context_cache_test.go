@@ -468,4 +468,88 @@ func TestPurgeKeepsTheCachesDeadJobsItsRetention(t *testing.T) {
 	if n := purge(); n != 2 {
 		t.Fatalf("purged %d dead jobs past the cache's retention, want 2", n)
 	}
+
+	// A done job of the cache stays for the settle time, whatever older_than_seconds says.
+	r.commit(u, session, "two")
+	r.deliver() // waits out the settle time: make the job's delivery recent again
+	if _, err := r.db.Exec(ctx, `update agentmem.jobs set updated_at = now() where user_id = $1`, u.UserID); err != nil {
+		t.Fatal(err)
+	}
+	purgeDone := func() int64 {
+		t.Helper()
+		out, err := r.cached.PurgeJobs(ctx, r.service, app.PurgeJobsInput{Status: ptr("done")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Deleted
+	}
+	if n := purgeDone(); n != 0 {
+		t.Fatalf("purged %d done jobs of the cache within the settle time", n)
+	}
+	time.Sleep(testSettle)
+	if n := purgeDone(); n != 1 {
+		t.Fatalf("purged %d done jobs of the cache after the settle time, want 1", n)
+	}
+}
+
+// An erasure's fan-out claimed by a process without adapters (an operator's process-jobs run
+// without ADAPTERS) is not finished there, which would leave the adapters untold: it waits for
+// a process with them.
+func TestFanoutWaitsForAProcessWithAdapters(t *testing.T) {
+	t.Parallel()
+	r := newCacheRig(t)
+	ctx := context.Background()
+	u := user()
+	if _, err := r.db.Exec(ctx, `insert into agentmem.jobs (id, event_id, user_id, intent, adapter, refs)
+		values (gen_random_uuid(), gen_random_uuid(), $1, 'onUserForgotten', 'fanout', '{"all_tenants": true}')`, u.UserID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.direct.ProcessJobs(ctx, r.service, app.ProcessJobsInput{}); err != nil {
+		t.Fatal(err)
+	}
+	var status string
+	var lastErr *string
+	if err := r.db.QueryRow(ctx, `select status, last_error from agentmem.jobs where user_id = $1 and adapter = 'fanout'`,
+		u.UserID).Scan(&status, &lastErr); err != nil {
+		t.Fatal(err)
+	}
+	if status != "pending" || lastErr == nil {
+		t.Fatalf("the fan-out after a process without adapters: %s, %v", status, lastErr)
+	}
+	if _, err := r.db.Exec(ctx, `update agentmem.jobs set next_attempt_at = now() where user_id = $1`, u.UserID); err != nil {
+		t.Fatal(err)
+	}
+	r.deliver()
+	var jobs []string
+	if err := r.db.QueryRow(ctx, `select array_agg(adapter || ':' || status order by adapter) from agentmem.jobs where user_id = $1`,
+		u.UserID).Scan(&jobs); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"fanout:done", "redis:done"}; !slices.Equal(jobs, want) {
+		t.Fatalf("jobs %v, want %v", jobs, want)
+	}
+}
+
+// The cache's check failing (here, its function missing, as between a deployment's code and its
+// migration) serves no cached answer and fails no request: the database answers.
+func TestContextCacheCheckFailingReadsTheDatabase(t *testing.T) {
+	t.Parallel()
+	r := newCacheRig(t)
+	ctx := context.Background()
+	u := user()
+	session := uuid.NewString()
+	in := app.GetContextInput{SessionID: &session}
+	r.commit(u, session, "one")
+	r.deliver()
+	r.get(u, in)
+	if !r.servedFromCache(u, in, session) {
+		t.Fatal("not served from the cache")
+	}
+	if _, err := r.db.Exec(ctx, `drop function agentmem.check_context_cache(uuid, text, uuid, text, integer)`); err != nil {
+		t.Fatal(err)
+	}
+	if r.servedFromCache(u, in, session) {
+		t.Fatal("served from the cache without its check")
+	}
+	r.get(u, in)
 }

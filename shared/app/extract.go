@@ -29,8 +29,9 @@ import (
 // near-duplicate) merges into its memory. A fact that names a memory replaces that memory's
 // text (store.UpdateMemory, re-embedded), and the memory's metadata keeps the texts it
 // replaced, newest last (metadata.previous, at most maxPreviousTexts), but only while the
-// memory still holds the text the model saw: one the user edited while the model answered is
-// left as the user wrote it, and the fact is stored as a new one. Every memory a fact
+// memory still holds the text the model saw and is unchanged since it was read for the update:
+// one the user edited while the model answered is left as the user wrote it, and the fact is
+// dropped (ExtractStats.Dropped). Every memory a fact
 // touches records its source in metadata: {"source": "extraction", "session_id", "seq_from",
 // "seq_to", "kind", "prompt", "model"}.
 //
@@ -59,17 +60,20 @@ type ExtractStats struct {
 	// Created, Merged and Updated count the facts stored: as new memories, merged into a
 	// memory holding the same fact, and replacing a contradicted memory's text.
 	Created, Merged, Updated int64
+	// Dropped counts the facts that would have replaced a memory the user changed while the
+	// model answered: the user's text stands.
+	Dropped int64
 }
 
 type extractCounters struct {
-	jobs, malformed, failed, created, merged, updated atomic.Int64
+	jobs, malformed, failed, created, merged, updated, dropped atomic.Int64
 }
 
 // ExtractStats is what fact extraction did so far.
 func (a *App) ExtractStats() ExtractStats {
 	c := &a.extractCount
 	return ExtractStats{Jobs: c.jobs.Load(), Malformed: c.malformed.Load(), Failed: c.failed.Load(),
-		Created: c.created.Load(), Merged: c.merged.Load(), Updated: c.updated.Load()}
+		Created: c.created.Load(), Merged: c.merged.Load(), Updated: c.updated.Load(), Dropped: c.dropped.Load()}
 }
 
 // errNoChat fails an internal job in a process without a chat model.
@@ -196,13 +200,22 @@ func (a *App) storeFact(ctx context.Context, sc memory.Scope, f prompts.Fact, sr
 	}
 	if f.Updates != nil {
 		if seen, ok := shown[*f.Updates]; ok {
-			done, err := a.updateFact(ctx, sc, *f.Updates, seen, f.Text, src)
-			if err != nil || done {
+			res, err := a.updateFact(ctx, sc, *f.Updates, seen, f.Text, src)
+			switch {
+			case err != nil:
 				return err
+			case res == factStored:
+				return nil
+			case res == factEdited:
+				// The user changed the memory while the model answered: their text stands,
+				// and the fact, drawn from the text they replaced, is dropped (stored as new
+				// it could merge into their memory and overwrite it).
+				a.extractCount.dropped.Add(1)
+				return nil
 			}
 		}
-		// The memory went or changed meanwhile, or another one holds the fact already: store
-		// it as new, which merges it into a memory holding it.
+		// The memory went meanwhile, or another one holds the fact already: store it as new,
+		// which merges it into a memory holding it.
 	}
 	vs, err := a.EmbedForStorage(ctx, []string{f.Text})
 	if err != nil {
@@ -222,28 +235,40 @@ func (a *App) storeFact(ctx context.Context, sc memory.Scope, f prompts.Fact, sr
 	return nil
 }
 
+// The outcomes of updateFact.
+type factUpdate int
+
+const (
+	// factStored: the memory holds the fact now (or held it already).
+	factStored factUpdate = iota
+	// factElsewhere: the memory is gone, another scope's, or another memory holds the fact:
+	// the fact is to be stored as new.
+	factElsewhere
+	// factEdited: the memory changed since the model saw it (the user edited it meanwhile).
+	factEdited
+)
+
 // updateFact replaces the text of memory id with text, keeping the text it had in the
-// metadata's previous texts. seen is the text the model saw: a memory changed since (the user
-// edited it while the model answered) is left as it is. It reports false when the memory is
-// gone or changed, or another memory of the scope holds the same fact.
-func (a *App) updateFact(ctx context.Context, sc memory.Scope, id uuid.UUID, seen, text string, src extractionSource) (bool, error) {
+// metadata's previous texts. seen is the text the model saw: a memory changed since, or
+// between this read and the update (content or metadata), is left as it is.
+func (a *App) updateFact(ctx context.Context, sc memory.Scope, id uuid.UUID, seen, text string, src extractionSource) (factUpdate, error) {
 	cur, err := a.store.GetMemory(ctx, sc, id)
 	if codeOf(err) == apierror.NotFound {
-		return false, nil
+		return factElsewhere, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("read memory: %w", err)
+		return 0, fmt.Errorf("read memory: %w", err)
 	}
 	if cur.Agent == nil || *cur.Agent != sc.Agent {
 		// Another scope's memory (the user's agent-less ones): the fact is stored as the
 		// turn's own.
-		return false, nil
+		return factElsewhere, nil
 	}
 	if store.ContentKey(cur.Content) == store.ContentKey(text) {
-		return true, nil // the same fact: nothing changes
+		return factStored, nil // the same fact: nothing changes
 	}
 	if cur.Content != seen {
-		return false, nil
+		return factEdited, nil
 	}
 	meta := map[string]json.RawMessage{}
 	if len(cur.Metadata) > 0 {
@@ -263,36 +288,40 @@ func (a *App) updateFact(ctx context.Context, sc memory.Scope, id uuid.UUID, see
 	}
 	srcFields, err := json.Marshal(src)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(srcFields, &fields); err != nil {
-		return false, err
+		return 0, err
 	}
 	for k, v := range fields {
 		meta[k] = v
 	}
 	if meta["previous"], err = json.Marshal(prev); err != nil {
-		return false, err
+		return 0, err
 	}
 	md, err := json.Marshal(meta)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	vs, err := a.EmbedForStorage(ctx, []string{text})
 	if err != nil {
-		return false, fmt.Errorf("update memory: %w", err)
+		return 0, fmt.Errorf("update memory: %w", err)
 	}
 	_, err = a.store.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: id, Content: &text, Metadata: md,
-		Vector: vs[0], Model: a.cfg.Embedder.Model(), IfContent: &seen})
-	switch codeOf(err) {
-	case "":
+		Vector: vs[0], Model: a.cfg.Embedder.Model(), IfUpdatedAt: &cur.UpdatedAt})
+	switch {
+	case err == nil:
 		a.extractCount.updated.Add(1)
-		return true, nil
-	case apierror.NotFound, apierror.Conflict:
-		return false, nil
+		return factStored, nil
+	case codeOf(err) == apierror.NotFound:
+		return factElsewhere, nil
+	case codeOf(err) == apierror.Conflict && errors.Is(err, store.ErrMemoryChanged):
+		return factEdited, nil
+	case codeOf(err) == apierror.Conflict:
+		return factElsewhere, nil // another memory holds the fact
 	}
-	return false, fmt.Errorf("update memory: %w", err)
+	return 0, fmt.Errorf("update memory: %w", err)
 }
 
 // codeOf is err's code, "" for nil.

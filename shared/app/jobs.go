@@ -343,19 +343,28 @@ func (a *App) PurgeJobs(ctx context.Context, pr auth.Principal, in PurgeJobsInpu
 	return a.Purge(ctx, status, time.Duration(older)*time.Second)
 }
 
+// purgeParams says which finished jobs a purge deletes. With the get-context cache enabled,
+// the jobs its read-your-writes check counts stay as long as it needs them (see adapter/redis):
+// a done job of the cache for the settle time, a dead one (or an erasure's fan-out that never
+// became one) until every window that may predate its change has expired.
+func (a *App) purgeParams(status string, olderThan time.Duration, limit int) store.PurgeJobsParams {
+	p := store.PurgeJobsParams{Status: status, OlderThan: olderThan, Limit: limit}
+	switch {
+	case a.cache == nil:
+	case status == store.JobDone:
+		p.KeepAdapters, p.KeepFor = []string{a.cache.Name()}, a.cfg.CacheSettle
+	case status == store.JobDead:
+		p.KeepAdapters, p.KeepFor = []string{a.cache.Name(), adapter.Fanout}, a.cache.Retention()
+	}
+	return p
+}
+
 // Purge is PurgeJobs for the operator command: every done or dead job older than olderThan.
 func (a *App) Purge(ctx context.Context, status string, olderThan time.Duration) (PurgeJobsOutput, error) {
 	if status != store.JobDone && status != store.JobDead {
 		return PurgeJobsOutput{}, apierror.Invalid("status", "must be one of done, dead")
 	}
-	p := store.PurgeJobsParams{Status: status, OlderThan: olderThan, Limit: purgeMaxRows}
-	if status == store.JobDead && a.cache != nil {
-		// A dead job of the cache, or an erasure's fan-out that never became one, keeps the
-		// user's reads off it (see adapter/redis): not purged before every window that may
-		// predate its change has expired.
-		p.KeepAdapters, p.KeepFor = []string{a.cache.Name(), adapter.Fanout}, a.cache.Retention()
-	}
-	n, err := a.store.PurgeJobs(ctx, p)
+	n, err := a.store.PurgeJobs(ctx, a.purgeParams(status, olderThan, purgeMaxRows))
 	if err != nil {
 		return PurgeJobsOutput{}, err
 	}
@@ -457,7 +466,7 @@ func (a *App) RunJobs(ctx context.Context, limit int, budget time.Duration) (Pro
 		}
 		out.More = more
 	}
-	purged, err := a.store.PurgeJobs(ctx, store.PurgeJobsParams{Status: store.JobDone, OlderThan: jc.DoneRetention, Limit: claimBatch * 20})
+	purged, err := a.store.PurgeJobs(ctx, a.purgeParams(store.JobDone, jc.DoneRetention, claimBatch*20))
 	if err != nil {
 		return out, err
 	}
@@ -549,6 +558,11 @@ func (a *App) deliver(ctx context.Context, j store.ClaimedJob) error {
 	case adapter.Summarize:
 		return a.summarize(ctx, j)
 	case adapter.Fanout:
+		if len(a.cfg.Adapters) == 0 {
+			// Expanded here, it would become no job at all: it waits, as any adapter's job
+			// does, for a process that has the deployment's adapters.
+			return errors.New("no adapter is enabled in this process (ADAPTERS): the fan-out waits for a process with them")
+		}
 		return a.store.ExpandFanout(ctx, j)
 	}
 	ad, ok := a.cfg.Adapters[j.Adapter]

@@ -236,24 +236,29 @@ func TestCreateMemoryFromAGoneTurn(t *testing.T) {
 	}
 }
 
-// An update made on a text the memory no longer holds (IfContent) is a conflict and changes
-// nothing; made on the text it holds, it goes through.
-func TestUpdateMemoryIfContentStillHeld(t *testing.T) {
+// An update based on a read of the memory older than its last change (IfUpdatedAt) is a
+// conflict (ErrMemoryChanged) and changes nothing; based on its current state, it goes through.
+func TestUpdateMemoryIfUnchanged(t *testing.T) {
 	t.Parallel()
 	e := storetest.New(t)
 	ctx := context.Background()
 	sc := storetest.Scope(memory.DefaultAgent)
 	id := storetest.Memory(t, e.Store, sc, "User prefers tea.", nil).ID
-	held, stale, next := "User prefers tea.", "User prefers green tea.", "User prefers coffee."
-	_, err := e.Store.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: id, Content: &next, IfContent: &stale})
-	if apierror.As(err).Code != apierror.Conflict {
-		t.Fatalf("update on a stale text: %v, want a conflict", err)
+	cur, err := e.Store.GetMemory(ctx, sc, id)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got, err := e.Store.GetMemory(ctx, sc, id); err != nil || got.Content != held {
-		t.Fatalf("after the refused update: %q, %v", got.Content, err)
+	next := "User prefers coffee."
+	stale := cur.UpdatedAt.Add(-time.Microsecond)
+	_, err = e.Store.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: id, Content: &next, IfUpdatedAt: &stale})
+	if apierror.As(err).Code != apierror.Conflict || !errors.Is(err, store.ErrMemoryChanged) {
+		t.Fatalf("update on a stale read: %v, want a conflict", err)
 	}
-	got, err := e.Store.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: id, Content: &next, IfContent: &held})
+	if got, err := e.Store.GetMemory(ctx, sc, id); err != nil || got.Content != cur.Content || !got.UpdatedAt.Equal(cur.UpdatedAt) {
+		t.Fatalf("after the refused update: %+v, %v", got, err)
+	}
+	got, err := e.Store.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: id, Content: &next, IfUpdatedAt: &cur.UpdatedAt})
 	if err != nil || got.Content != next {
-		t.Fatalf("update on the held text: %q, %v", got.Content, err)
+		t.Fatalf("update on the current read: %q, %v", got.Content, err)
 	}
 }

@@ -141,10 +141,15 @@ type UpdateMemoryParams struct {
 	Model  string
 	// Metadata, when set (a JSON object), replaces the metadata as a whole.
 	Metadata json.RawMessage
-	// IfContent, when set, is the text the caller based the update on: the memory is updated
-	// only while it still holds that text (checked with the row locked), a conflict otherwise.
-	IfContent *string
+	// IfUpdatedAt, when set, is the updated_at of the memory the caller read and based the
+	// update on: the memory is updated only while it is unchanged since (checked with the row
+	// locked), a conflict otherwise.
+	IfUpdatedAt *time.Time
 }
+
+// ErrMemoryChanged is in the chain of UpdateMemory's conflict when the memory changed since
+// UpdateMemoryParams.IfUpdatedAt.
+var ErrMemoryChanged = errors.New("memory changed since it was read")
 
 // UpdateMemory changes the content and/or metadata of an unexpired memory and keeps its expiry.
 // New content that is the same fact (same content key) as another unexpired memory of the same
@@ -168,8 +173,8 @@ func (s *Store) UpdateMemory(ctx context.Context, p UpdateMemoryParams) (memory.
 		if err != nil {
 			return err
 		}
-		if p.IfContent != nil && cur.Content != *p.IfContent {
-			return apierror.New(apierror.Conflict, "the memory changed since it was read")
+		if p.IfUpdatedAt != nil && !cur.UpdatedAt.Equal(*p.IfUpdatedAt) {
+			return fmt.Errorf("%w: %w", ErrMemoryChanged, apierror.New(apierror.Conflict, "the memory changed since it was read"))
 		}
 		agent := ""
 		if cur.Agent != nil {
