@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -66,7 +67,31 @@ type ExtractStats struct {
 }
 
 type extractCounters struct {
-	jobs, malformed, failed, created, merged, updated, dropped atomic.Int64
+	modelJobCounts
+	created, merged, updated, dropped atomic.Int64
+}
+
+// modelJobCounts counts how the jobs that ask the chat model ended.
+type modelJobCounts struct {
+	jobs, malformed, failed atomic.Int64
+}
+
+// end counts how job j ended with err and says what the outbox records: a malformed answer
+// (llm.ErrMalformedOutput) is dropped, never stored, and logged as what's; the job is done.
+// Any other error is the job's, retried.
+func (c *modelJobCounts) end(ctx context.Context, log *slog.Logger, j store.ClaimedJob, err error, what string) error {
+	switch {
+	case err == nil:
+		c.jobs.Add(1)
+	case errors.Is(err, llm.ErrMalformedOutput):
+		c.jobs.Add(1)
+		c.malformed.Add(1)
+		log.WarnContext(ctx, what+" dropped a malformed answer", "job_id", j.ID.String(), "error", errorText(err))
+		return nil
+	default:
+		c.failed.Add(1)
+	}
+	return err
 }
 
 // ExtractStats is what fact extraction did so far.
@@ -101,21 +126,9 @@ func (a *App) extract(ctx context.Context, j store.ClaimedJob) error {
 	if a.cfg.Prompts == nil {
 		return errNoChat
 	}
-	err := a.extractTurn(ctx, j)
-	switch {
-	case err == nil:
-		a.extractCount.jobs.Add(1)
-	case errors.Is(err, llm.ErrMalformedOutput):
-		// Dropped, never stored, and not asked again: the same turn would likely get the same
-		// answer, and the count says how often it happens.
-		a.extractCount.jobs.Add(1)
-		a.extractCount.malformed.Add(1)
-		a.log.WarnContext(ctx, "fact extraction dropped a malformed answer", "job_id", j.ID.String(), "error", errorText(err))
-		return nil
-	default:
-		a.extractCount.failed.Add(1)
-	}
-	return err
+	// A malformed answer is not asked again: the same turn would likely get the same answer,
+	// and the count says how often it happens.
+	return a.extractCount.end(ctx, a.log, j, a.extractTurn(ctx, j), "fact extraction")
 }
 
 func (a *App) extractTurn(ctx context.Context, j store.ClaimedJob) error {

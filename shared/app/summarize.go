@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentmem/agentmem/shared/llm"
 	"github.com/agentmem/agentmem/shared/llm/prompts"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
@@ -41,7 +40,8 @@ type SummaryStats struct {
 }
 
 type summaryCounters struct {
-	jobs, saved, stale, malformed, failed atomic.Int64
+	modelJobCounts
+	saved, stale atomic.Int64
 }
 
 // SummaryStats is what rolling summaries did so far.
@@ -60,20 +60,8 @@ func (a *App) summarize(ctx context.Context, j store.ClaimedJob) error {
 		return errors.New("summarize job names no session")
 	}
 	sc := memory.Scope{TenantID: j.TenantID, UserID: j.UserID, Agent: j.Agent}
-	err := a.SummarizeSession(ctx, sc, *j.SessionID)
-	switch {
-	case err == nil:
-		a.summaryCount.jobs.Add(1)
-	case errors.Is(err, llm.ErrMalformedOutput):
-		// Dropped, never stored; the next commit's job asks again.
-		a.summaryCount.jobs.Add(1)
-		a.summaryCount.malformed.Add(1)
-		a.log.WarnContext(ctx, "summary dropped a malformed answer", "job_id", j.ID.String(), "error", errorText(err))
-		return nil
-	default:
-		a.summaryCount.failed.Add(1)
-	}
-	return err
+	// A malformed answer is dropped; the next commit's job asks again.
+	return a.summaryCount.end(ctx, a.log, j, a.SummarizeSession(ctx, sc, *j.SessionID), "summary")
 }
 
 // SummarizeSession advances a session's rolling summary as far as its policy calls for (see
