@@ -558,11 +558,6 @@ func (a *App) deliver(ctx context.Context, j store.ClaimedJob) error {
 	case adapter.Summarize:
 		return a.summarize(ctx, j)
 	case adapter.Fanout:
-		if len(a.cfg.Adapters) == 0 {
-			// Expanded here, it would become no job at all: it waits, as any adapter's job
-			// does, for a process that has the deployment's adapters.
-			return errors.New("no adapter is enabled in this process (ADAPTERS): the fan-out waits for a process with them")
-		}
 		return a.store.ExpandFanout(ctx, j)
 	}
 	ad, ok := a.cfg.Adapters[j.Adapter]

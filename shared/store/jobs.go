@@ -299,11 +299,19 @@ func (s *Store) RecordJobs(ctx context.Context, results []JobResult) (int64, err
 	return n, err
 }
 
+// ErrNoAdapters fails ExpandFanout in a process whose ADAPTERS names none.
+var ErrNoAdapters = errors.New("no adapter is enabled in this process (ADAPTERS): the fan-out waits for a process with them")
+
 // ExpandFanout turns a claimed fan-out job (adapter.Fanout) into one job per enabled adapter,
 // each with the fan-out's event, scope, intent and refs, in the statement that marks it done:
 // a fan-out is expanded once, however often it is claimed. The fan-out is then no longer
-// running, so its RecordJobs result records nothing.
+// running, so its RecordJobs result records nothing. A store without adapters would expand it
+// into no job at all: it refuses (ErrNoAdapters), and the fan-out waits, retried as any
+// adapter's job is, for a process with the deployment's adapters.
 func (s *Store) ExpandFanout(ctx context.Context, j ClaimedJob) error {
+	if !s.outboxOn() {
+		return ErrNoAdapters
+	}
 	return s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		b.Queue(`
 			with f as (
