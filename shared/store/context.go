@@ -64,7 +64,7 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (memory.Context
 	}
 	sc := p.Scope
 	var msgs []memory.Message
-	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+	err := s.batchInScopeGeneric(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(`
 			select `+messageColumns+windowSQL, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages, p.Since, p.AnswersOnly).Query(func(rows pgx.Rows) error {
 			var err error
@@ -83,6 +83,7 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (memory.Context
 			})
 		}
 		if rp != nil {
+			b.Queue(resetPlanCacheSQL)
 			b.Queue(recallSQL, s.recallArgs(*rp)...).Query(func(rows pgx.Rows) error {
 				var err error
 				out.Memories, err = recallHits(rows, *rp)

@@ -188,6 +188,21 @@ const setClaimsSQL = `select set_config('role', '` + CallerRole + `', true),
 	set_config('statement_timeout', $3::text, true),
 	pg_advisory_xact_lock_shared(hashtextextended($2::text, 7216))`
 
+// setClaimsGenericSQL is setClaimsSQL that also makes the transaction's prepared statements
+// run their generic plan, planned once per connection, instead of a plan for each call's values.
+// PostgreSQL keeps replanning a statement whose generic plan it estimates dearer than the plans
+// for the values it was called with: the window of get-context, whose generic estimate of
+// "limit $5" and of its optional filters is higher although the plan is the same (the session's
+// primary key, backwards), is planned again on every call on a large table, and planning costs
+// more than running it. A statement sent unnamed (through a transaction-mode pooler) is planned
+// once either way.
+const setClaimsGenericSQL = setClaimsSQL + `,
+	set_config('plan_cache_mode', 'force_generic_plan', true)`
+
+// resetPlanCacheSQL gives the statements after it, in a transaction begun by
+// setClaimsGenericSQL, plans for their values again.
+const resetPlanCacheSQL = `select set_config('plan_cache_mode', 'auto', true)`
+
 // statementTimeout is the statement_timeout of a request's transaction: the time left before
 // ctx's deadline, less a margin for the answer to come back; "0" (none) without a deadline.
 // A batch is sent whole, Sync included, so without it a statement blocked on a lock would run
@@ -212,12 +227,24 @@ const lockUserSQL = `select pg_advisory_xact_lock(hashtextextended($1::text, 721
 // nothing) and the role and claims set first hold for every statement after them, and only for
 // them. For work that needs no decision between statements.
 func (s *Store) batchInScope(ctx context.Context, sc memory.Scope, queue func(b *pgx.Batch)) error {
+	return s.batchAs(ctx, sc, setClaimsSQL, queue)
+}
+
+// batchInScopeGeneric is batchInScope with plan_cache_mode force_generic_plan for the
+// transaction (see setClaimsGenericSQL): for reads whose every statement has one right plan.
+// A statement that needs a plan for its values (recall: the model's partial indexes) must be
+// preceded by resetPlanCacheSQL.
+func (s *Store) batchInScopeGeneric(ctx context.Context, sc memory.Scope, queue func(b *pgx.Batch)) error {
+	return s.batchAs(ctx, sc, setClaimsGenericSQL, queue)
+}
+
+func (s *Store) batchAs(ctx context.Context, sc memory.Scope, claimsSQL string, queue func(b *pgx.Batch)) error {
 	claims, err := claimsJSON(sc)
 	if err != nil {
 		return err
 	}
 	b := &pgx.Batch{}
-	b.Queue(setClaimsSQL, claims, sc.UserID.String(), statementTimeout(ctx))
+	b.Queue(claimsSQL, claims, sc.UserID.String(), statementTimeout(ctx))
 	queue(b)
 	return s.sendBatch(ctx, b)
 }
