@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -107,4 +108,99 @@ func TestGetContextPlansItsWindowOnce(t *testing.T) {
 func literal(text string) *string {
 	l := pgvector.NewVector(embedding.Hash{}.Vector(text)).String()
 	return &l
+}
+
+// A session's history runs its generic plans too, and a page after a cursor is a range of the
+// primary key that begins at the cursor: a deep page reads what the first does.
+func TestSessionHistoryPagesRunGenericPlansFromTheCursor(t *testing.T) {
+	db := testdb.New(t)
+	ctx := context.Background()
+	s, err := Open(ctx, Config{DatabaseURL: db.URL, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sc := memory.Scope{UserID: uuid.New(), Agent: "default"}
+	sid := uuid.New()
+	msgs := make([]memory.NewMessage, 50)
+	for i := range msgs {
+		msgs[i] = memory.NewMessage{Role: "user", Content: fmt.Sprintf("message %d", i+1)}
+	}
+	if _, _, err := s.CommitTurn(ctx, CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour, Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	for _, newest := range []bool{false, true} {
+		var after *int64
+		var seen []int64
+		for {
+			page, err := s.SessionHistory(ctx, HistoryParams{Scope: sc, SessionID: sid, Limit: 7, Newest: newest, After: after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if page.Total != 50 {
+				t.Fatalf("total %d, want 50", page.Total)
+			}
+			for _, m := range page.Messages {
+				seen = append(seen, m.Seq)
+			}
+			if page.Next == nil {
+				break
+			}
+			after = page.Next
+		}
+		if len(seen) != 50 {
+			t.Fatalf("newest %v: paged through %d messages, want 50", newest, len(seen))
+		}
+		for i, seq := range seen {
+			want := int64(i + 1)
+			if newest {
+				want = int64(50 - i)
+			}
+			if seq != want {
+				t.Fatalf("newest %v: message %d has seq %d, want %d", newest, i, seq, want)
+			}
+		}
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for q, cond := range map[string]string{historyOldestAfterSQL: "seq > $4", historyNewestAfterSQL: "seq < $4"} {
+		var name string
+		var generic, custom int64
+		if err := conn.QueryRow(ctx, `select name, generic_plans, custom_plans from pg_prepared_statements where statement = $1`, q).
+			Scan(&name, &generic, &custom); err != nil {
+			t.Fatalf("the page after a cursor (%s) was not prepared: %v", cond, err)
+		}
+		if generic == 0 || custom != 0 {
+			t.Errorf("the page after a cursor (%s) ran %d generic and %d custom plans, want only generic", cond, generic, custom)
+		}
+		var plan strings.Builder
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `set local plan_cache_mode = force_generic_plan`); err != nil {
+				return err
+			}
+			rows, err := tx.Query(ctx, `explain execute `+pgx.Identifier{name}.Sanitize()+`($1, $2, '', 20, 8, null)`,
+				pgx.QueryExecModeSimpleProtocol, sid, sc.UserID)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var line string
+				if err := rows.Scan(&line); err != nil {
+					return err
+				}
+				plan.WriteString(line + "\n")
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "Index Cond: ((session_id = $1) AND (" + cond + "))"
+		if !strings.Contains(plan.String(), want) {
+			t.Errorf("the generic plan of the page after a cursor does not begin at it (%s):\n%s", want, plan.String())
+		}
+	}
 }

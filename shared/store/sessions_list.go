@@ -123,21 +123,27 @@ type HistoryPage struct {
 	Total int64
 }
 
-// historySQL reads a page of a session's messages in primary-key order from the cursor $4
-// (exclusive) on, created at or after $6 when it is not null; %s are the cursor comparison and
-// the direction.
+// historySQL reads a page of a session's messages in primary-key order, created at or after $6
+// when it is not null; %s is the cursor's condition on $4 and %s the direction. The statements
+// run their generic plans (see SessionHistory), so the cursor has a statement of its own: in a
+// generic plan "$4 is null or seq > $4" could not bound the primary key's range, and a deep page
+// would read the session from its start.
 const historySQL = `
 	select ` + messageColumns + `
 	from agentmem.messages
 	where session_id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
-	  and ($4::bigint is null or seq %s $4::bigint)
+	  and %s
 	  and ($6::timestamptz is null or created_at >= $6::timestamptz)
 	order by seq %s
 	limit $5`
 
 var (
-	historyOldestSQL = fmt.Sprintf(historySQL, ">", "asc")
-	historyNewestSQL = fmt.Sprintf(historySQL, "<", "desc")
+	// The first page (no cursor: $4 is null).
+	historyOldestSQL = fmt.Sprintf(historySQL, "$4::bigint is null", "asc")
+	historyNewestSQL = fmt.Sprintf(historySQL, "$4::bigint is null", "desc")
+	// The pages after the cursor $4 (exclusive).
+	historyOldestAfterSQL = fmt.Sprintf(historySQL, "seq > $4::bigint", "asc")
+	historyNewestAfterSQL = fmt.Sprintf(historySQL, "seq < $4::bigint", "desc")
 )
 
 // SessionHistory pages through a session's unexpired messages by seq. Seqs only grow and a
@@ -148,13 +154,20 @@ func (s *Store) SessionHistory(ctx context.Context, p HistoryParams) (HistoryPag
 	var out HistoryPage
 	sc := p.Scope
 	q := historyOldestSQL
-	if p.Newest {
+	switch {
+	case p.Newest && p.After != nil:
+		q = historyNewestAfterSQL
+	case p.Newest:
 		q = historyNewestSQL
+	case p.After != nil:
+		q = historyOldestAfterSQL
 	}
 	// The check, the page and the count only read, so nothing waits on the check: all three go
 	// in one round trip, and a session the check does not find answers not found, whatever
-	// the other two read.
-	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+	// the other two read. Each is a look-up of the session's rows by its primary key or
+	// messages_session_expiry_idx whatever the values, so they run their generic plans (see
+	// setClaimsGenericSQL): PostgreSQL would otherwise plan the page again at every call.
+	err := s.batchInScopeGeneric(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(selectSessionSQL, p.SessionID, sc.UserID, sc.TenantID, sc.Agent).
 			QueryRow(oneRow("select session", sessionNotFound))
 		b.Queue(q, p.SessionID, sc.UserID, sc.TenantID, p.After, p.Limit+1, p.Since).Query(func(rows pgx.Rows) error {
