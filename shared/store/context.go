@@ -48,6 +48,17 @@ const windowSQL = `
 	order by seq desc
 	limit $5`
 
+// userDataSQL reads the user's ($1, tenant $2) state, notes (of agent $3), key/value memory
+// (as one JSON object) and the summary of session $4.
+const userDataSQL = `
+			select (select mode from agentmem.user_state where user_id = $1 and tenant_id = $2),
+			       (select content from agentmem.notes where user_id = $1 and tenant_id = $2 and agent = $3),
+			       (select jsonb_object_agg(key, value) from agentmem.user_memory where user_id = $1 and tenant_id = $2),
+			       s.content, s.through_seq, s.updated_at
+			from (select) one
+			left join agentmem.session_summaries s
+			  on s.session_id = $4 and s.user_id = $1 and s.tenant_id = $2 and s.agent = $3`
+
 // GetContext reads the recent window of a session, the memories relevant to a query and the
 // user's key/value memory, state and notes, in one read-only transaction. A session that does
 // not exist, or is not the caller's, has no messages.
@@ -64,7 +75,12 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (memory.Context
 	}
 	sc := p.Scope
 	var msgs []memory.Message
-	err := s.batchInScopeGeneric(ctx, sc, func(b *pgx.Batch) {
+	// Without Since, the window (and its expiry) is the session's primary key read backwards
+	// whatever the values: it runs its generic plan. A window since a time is left to plans for
+	// its values, which may read messages_owner_created_idx instead. The statements after the
+	// window are planned as before: the summaries' table has a second index, which a generic
+	// plan may take.
+	err := s.batchInScopeGeneric(ctx, sc, p.Since == nil, func(b *pgx.Batch, generic bool) {
 		b.Queue(`
 			select `+messageColumns+windowSQL, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages, p.Since, p.AnswersOnly).Query(func(rows pgx.Rows) error {
 			var err error
@@ -82,8 +98,10 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (memory.Context
 				return nil
 			})
 		}
+		if generic {
+			queueResetPlans(b)
+		}
 		if rp != nil {
-			b.Queue(resetPlanCacheSQL)
 			b.Queue(recallSQL, s.recallArgs(*rp)...).Query(func(rows pgx.Rows) error {
 				var err error
 				out.Memories, err = recallHits(rows, *rp)
@@ -99,15 +117,7 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (memory.Context
 		var sumContent *string
 		var sumThrough *int64
 		var sumUpdated *time.Time
-		b.Queue(`
-			select (select mode from agentmem.user_state where user_id = $1 and tenant_id = $2),
-			       (select content from agentmem.notes where user_id = $1 and tenant_id = $2 and agent = $3),
-			       (select jsonb_object_agg(key, value) from agentmem.user_memory where user_id = $1 and tenant_id = $2),
-			       s.content, s.through_seq, s.updated_at
-			from (select) one
-			left join agentmem.session_summaries s
-			  on s.session_id = $4 and s.user_id = $1 and s.tenant_id = $2 and s.agent = $3`,
-			sc.UserID, sc.TenantID, sc.Agent, p.SessionID).QueryRow(func(row pgx.Row) error {
+		b.Queue(userDataSQL, sc.UserID, sc.TenantID, sc.Agent, p.SessionID).QueryRow(func(row pgx.Row) error {
 			if err := row.Scan(&out.State, &out.Notes, &kv, &sumContent, &sumThrough, &sumUpdated); err != nil {
 				return fmt.Errorf("select state, notes, user memory and summary: %w", err)
 			}

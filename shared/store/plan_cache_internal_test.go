@@ -18,91 +18,86 @@ import (
 
 // get-context's window runs the generic plan prepared once on the connection from its first
 // call: left to choose, PostgreSQL plans it for the values of at least five calls and, on a large
-// table (the bench's 400,000 messages), of every call, because it estimates "limit $5" and the
-// optional filters dearer in the generic plan, which is the same plan; and planning it costs more
-// than running it. The recall of the same batch is still planned for its values as PostgreSQL
-// chooses: a generic plan cannot use its model's partial vector indexes.
+// table (the bench's 400,000 messages), of every call, because it estimates "limit $5" dearer in
+// the generic plan, which is the same plan; and planning it costs more than running it. A window
+// since a time is still planned for its values.
 func TestGetContextPlansItsWindowOnce(t *testing.T) {
-	db := testdb.New(t)
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, db.URL)
+	s := openPreparing(t)
+	sc := memory.Scope{UserID: uuid.New(), Agent: "default"}
+	sid := uuid.New()
+	msgs := make([]memory.NewMessage, 30)
+	for i := range msgs {
+		msgs[i] = memory.NewMessage{Role: "user", Content: fmt.Sprintf("message %d", i+1)}
+	}
+	if _, _, err := s.CommitTurn(ctx, CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour, Messages: msgs,
+		Memories: []memory.NewMemory{{Content: "likes green tea"}}, MemoryVectors: []*string{literal("likes green tea")},
+		Model: embedding.Hash{}.Model()}); err != nil {
+		t.Fatal(err)
+	}
+	window := `
+			select ` + messageColumns + windowSQL
+	for _, since := range []*time.Time{nil, ptr(time.Now().Add(-time.Hour))} {
+		for i := 0; i < 12; i++ {
+			p := ContextParams{Scope: sc, SessionID: sid, MaxMessages: 12, Since: since}
+			if i%2 == 1 {
+				// With a recall: agentmem.recall_memories plans its vector search itself.
+				p.Query, p.RecallK, p.QueryVector, p.Model = "tea", 3, literal("tea"), embedding.Hash{}.Model()
+			}
+			got, err := s.GetContext(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Messages) != 12 || got.Messages[11].Seq != 30 || len(got.Memories) != i%2 {
+				t.Fatalf("read %d messages and %d memories, want 12 (the last seq 30) and %d", len(got.Messages), len(got.Memories), i%2)
+			}
+		}
+		g, c := plansOf(t, s, window)
+		if since == nil && (g != 12 || c != 0) {
+			t.Errorf("the window ran %d generic and %d custom plans, want 12 generic", g, c)
+		}
+		// The statement after the window is planned as the connection's settings choose again.
+		if g, c := plansOf(t, s, userDataSQL); since == nil && c < 5 {
+			t.Errorf("the user's data ran %d generic and %d custom plans, want at least 5 custom", g, c)
+		}
+		// The window since a time, in transactions left to choose: PostgreSQL plans it for the
+		// values of at least its first five calls.
+		if since != nil && (g+c != 24 || c < 5) {
+			t.Errorf("with the window since a time, it ran %d generic and %d custom plans in all, want 24 with at least 5 custom", g, c)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// openPreparing opens a store on a database of its own that prepares statements once per
+// connection, whatever the port of the server, on one connection.
+func openPreparing(t *testing.T) *Store {
+	db := testdb.New(t)
+	url := db.URL
+	if strings.Contains(url, "?") {
+		url += "&default_query_exec_mode=cache_statement"
+	} else {
+		url += "?default_query_exec_mode=cache_statement"
+	}
+	s, err := Open(context.Background(), Config{DatabaseURL: url, MaxConns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close(ctx)
-	// 200 sessions of 50 messages of one user, analysed.
-	user := uuid.New()
-	for _, q := range []string{`
-		insert into agentmem.sessions (id, user_id, agent, last_seq, expires_at)
-		select ('00000000-0000-4000-8000-' || lpad(s::text, 12, '0'))::uuid, $1, 'default', 50, now() + interval '1 day'
-		from generate_series(1, 200) s`, `
-		insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
-		select ('00000000-0000-4000-8000-' || lpad(s::text, 12, '0'))::uuid, m, gen_random_uuid(), $1, 'default',
-		  case when m % 2 = 1 then 'user' else 'assistant' end, 'message ' || m, 3, now() + interval '1 day'
-		from generate_series(1, 200) s, generate_series(1, 50) m`,
-	} {
-		if _, err := admin.Exec(ctx, q, user); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := admin.Exec(ctx, `analyze agentmem.sessions, agentmem.messages`); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(ctx, Config{DatabaseURL: db.URL, MaxConns: 1})
+	t.Cleanup(s.Close)
+	return s
+}
+
+// plansOf is how many generic and custom plans the statement prepared as sql ran on the store's
+// connection.
+func plansOf(t *testing.T, s *Store, sql string) (generic, custom int64) {
+	t.Helper()
+	err := s.pool.QueryRow(context.Background(),
+		`select generic_plans, custom_plans from pg_prepared_statements where statement = $1`, sql).Scan(&generic, &custom)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("statement not prepared (%v):%s", err, sql)
 	}
-	defer s.Close()
-	sc := memory.Scope{UserID: user, Agent: "default"}
-	if _, _, err := s.CommitTurn(ctx, CommitParams{Scope: sc, SessionID: uuid.MustParse("00000000-0000-4000-8000-000000000001"),
-		TTL: time.Hour, Memories: []memory.NewMemory{{Content: "likes green tea"}},
-		MemoryVectors: []*string{literal("likes green tea")}, Model: embedding.Hash{}.Model()}); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 12; i++ {
-		sid := uuid.MustParse("00000000-0000-4000-8000-" + strings.Repeat("0", 9) + []string{"001", "002", "003"}[i%3])
-		got, err := s.GetContext(ctx, ContextParams{Scope: sc, SessionID: sid, MaxMessages: 12,
-			Query: "tea", RecallK: 3, QueryVector: literal("tea"), Model: embedding.Hash{}.Model()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got.Messages) != 12 || got.Messages[11].Seq != 50 || len(got.Memories) != 1 {
-			t.Fatalf("read %d messages (last %d) and %d memories, want 12 (last 50) and 1", len(got.Messages), got.Messages[len(got.Messages)-1].Seq, len(got.Memories))
-		}
-	}
-	plans := map[string][2]int64{}
-	rows, err := s.pool.Query(ctx, `select statement, generic_plans, custom_plans from pg_prepared_statements`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var st string
-		var g, c int64
-		if err := rows.Scan(&st, &g, &c); err != nil {
-			t.Fatal(err)
-		}
-		plans[st] = [2]int64{g, c}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	var window, recall [2]int64
-	for st, n := range plans {
-		switch {
-		case strings.Contains(st, "order by seq desc"):
-			window = n
-		case st == recallSQL:
-			recall = n
-		}
-	}
-	if window != [2]int64{12, 0} {
-		t.Errorf("the window ran %d generic and %d custom plans, want 12 generic", window[0], window[1])
-	}
-	// PostgreSQL plans a prepared statement for its values at least five times before it weighs
-	// the generic plan; forced to the generic plan, it never does.
-	if recall[0]+recall[1] != 12 || recall[1] < 5 {
-		t.Errorf("the recall ran %d generic and %d custom plans, want at least 5 custom of 12", recall[0], recall[1])
-	}
+	return generic, custom
 }
 
 func literal(text string) *string {
@@ -110,16 +105,12 @@ func literal(text string) *string {
 	return &l
 }
 
-// A session's history runs its generic plans too, and a page after a cursor is a range of the
-// primary key that begins at the cursor: a deep page reads what the first does.
+// A session's history page runs its generic plan too: a page after a cursor is a range of the
+// primary key that begins at the cursor, so a deep page reads what the first does. The plans are
+// read as the user's request runs them, under row-level security.
 func TestSessionHistoryPagesRunGenericPlansFromTheCursor(t *testing.T) {
-	db := testdb.New(t)
 	ctx := context.Background()
-	s, err := Open(ctx, Config{DatabaseURL: db.URL, MaxConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openPreparing(t)
 	sc := memory.Scope{UserID: uuid.New(), Agent: "default"}
 	sid := uuid.New()
 	msgs := make([]memory.NewMessage, 50)
@@ -161,46 +152,59 @@ func TestSessionHistoryPagesRunGenericPlansFromTheCursor(t *testing.T) {
 			}
 		}
 	}
-	conn, err := s.pool.Acquire(ctx)
+	// The count is planned as the connection's settings choose: a generic plan may read the
+	// user's index instead of the session's.
+	if g, c := plansOf(t, s, historyCountSQL); c < 5 {
+		t.Errorf("the count ran %d generic and %d custom plans, want at least 5 custom", g, c)
+	}
+	for _, c := range []struct {
+		sql, args, want string
+	}{
+		{historyOldestAfterSQL, `$1, $2, '', 20, 8, null`, "Index Cond: ((session_id = $1) AND (seq > $4))"},
+		{historyNewestAfterSQL, `$1, $2, '', 20, 8, null`, "Index Cond: ((session_id = $1) AND (seq < $4))"},
+	} {
+		if g, cu := plansOf(t, s, c.sql); g == 0 || cu != 0 {
+			t.Errorf("ran %d generic and %d custom plans, want only generic:%s", g, cu, c.sql)
+		}
+		if plan := genericPlan(t, s, sc, c.sql, c.args, sid, sc.UserID); !strings.Contains(plan, c.want) {
+			t.Errorf("the generic plan has no %q:\n%s", c.want, plan)
+		}
+	}
+}
+
+// genericPlan is the generic plan of the statement prepared as sql on the store's connection,
+// executed with args (SQL, $1 and $2 the values given) as the scope's user.
+func genericPlan(t *testing.T, s *Store, sc memory.Scope, sql, args string, values ...any) string {
+	t.Helper()
+	ctx := context.Background()
+	var plan strings.Builder
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var name string
+		if err := tx.QueryRow(ctx, `select name from pg_prepared_statements where statement = $1`, sql).Scan(&name); err != nil {
+			return err
+		}
+		if err := setScope(ctx, tx, sc); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `set local plan_cache_mode = force_generic_plan`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `explain execute `+pgx.Identifier{name}.Sanitize()+`(`+args+`)`,
+			append([]any{pgx.QueryExecModeSimpleProtocol}, values...)...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				return err
+			}
+			plan.WriteString(line + "\n")
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Release()
-	for q, cond := range map[string]string{historyOldestAfterSQL: "seq > $4", historyNewestAfterSQL: "seq < $4"} {
-		var name string
-		var generic, custom int64
-		if err := conn.QueryRow(ctx, `select name, generic_plans, custom_plans from pg_prepared_statements where statement = $1`, q).
-			Scan(&name, &generic, &custom); err != nil {
-			t.Fatalf("the page after a cursor (%s) was not prepared: %v", cond, err)
-		}
-		if generic == 0 || custom != 0 {
-			t.Errorf("the page after a cursor (%s) ran %d generic and %d custom plans, want only generic", cond, generic, custom)
-		}
-		var plan strings.Builder
-		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `set local plan_cache_mode = force_generic_plan`); err != nil {
-				return err
-			}
-			rows, err := tx.Query(ctx, `explain execute `+pgx.Identifier{name}.Sanitize()+`($1, $2, '', 20, 8, null)`,
-				pgx.QueryExecModeSimpleProtocol, sid, sc.UserID)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					return err
-				}
-				plan.WriteString(line + "\n")
-			}
-			return rows.Err()
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := "Index Cond: ((session_id = $1) AND (" + cond + "))"
-		if !strings.Contains(plan.String(), want) {
-			t.Errorf("the generic plan of the page after a cursor does not begin at it (%s):\n%s", want, plan.String())
-		}
-	}
+	return plan.String()
 }

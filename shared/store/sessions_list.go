@@ -124,8 +124,8 @@ type HistoryPage struct {
 }
 
 // historySQL reads a page of a session's messages in primary-key order, created at or after $6
-// when it is not null; %s is the cursor's condition on $4 and %s the direction. The statements
-// run their generic plans (see SessionHistory), so the cursor has a statement of its own: in a
+// when it is not null; %s is the cursor's condition on $4 and %s the direction. The page runs
+// its generic plan (see SessionHistory), so the cursor has a statement of its own: in a
 // generic plan "$4 is null or seq > $4" could not bound the primary key's range, and a deep page
 // would read the session from its start.
 const historySQL = `
@@ -146,6 +146,16 @@ var (
 	historyNewestAfterSQL = fmt.Sprintf(historySQL, "seq < $4::bigint", "desc")
 )
 
+// historyCountSQL counts a session's unexpired messages; historyCountSinceSQL those created at
+// or after $4.
+const (
+	historyCountSQL = `
+	select count(*) from agentmem.messages
+	where session_id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()`
+	historyCountSinceSQL = historyCountSQL + `
+	  and created_at >= $4::timestamptz`
+)
+
 // SessionHistory pages through a session's unexpired messages by seq. Seqs only grow and a
 // session's commits become visible in seq order, so a page continued from a cursor neither
 // skips nor repeats a message, however many are committed between pages. A session that does
@@ -162,28 +172,33 @@ func (s *Store) SessionHistory(ctx context.Context, p HistoryParams) (HistoryPag
 	case p.After != nil:
 		q = historyOldestAfterSQL
 	}
-	// The check, the page and the count only read, so nothing waits on the check: all three go
+	// The check, the count and the page only read, so nothing waits on the check: all three go
 	// in one round trip, and a session the check does not find answers not found, whatever
-	// the other two read. Each is a look-up of the session's rows by its primary key or
-	// messages_session_expiry_idx whatever the values, so they run their generic plans (see
-	// setClaimsGenericSQL): PostgreSQL would otherwise plan the page again at every call.
-	err := s.batchInScopeGeneric(ctx, sc, func(b *pgx.Batch) {
+	// the other two read. Without Since, the page is a range of the primary key whatever the
+	// values, so it runs its generic plan (see queueGenericPlans): PostgreSQL would otherwise plan
+	// it again at every call. The count stays with plans for its values: a generic plan may
+	// choose messages_owner_created_idx, and read every message of the user.
+	count, countArgs := historyCountSQL, []any{p.SessionID, sc.UserID, sc.TenantID}
+	if p.Since != nil {
+		count, countArgs = historyCountSinceSQL, append(countArgs, p.Since)
+	}
+	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(selectSessionSQL, p.SessionID, sc.UserID, sc.TenantID, sc.Agent).
 			QueryRow(oneRow("select session", sessionNotFound))
+		b.Queue(count, countArgs...).QueryRow(func(row pgx.Row) error {
+			if err := row.Scan(&out.Total); err != nil {
+				return fmt.Errorf("count messages: %w", err)
+			}
+			return nil
+		})
+		if p.Since == nil {
+			// The last statement: nothing after it to reset.
+			s.queueGenericPlans(b)
+		}
 		b.Queue(q, p.SessionID, sc.UserID, sc.TenantID, p.After, p.Limit+1, p.Since).Query(func(rows pgx.Rows) error {
 			var err error
 			if out.Messages, err = pgx.CollectRows(rows, scanMessage); err != nil {
 				return fmt.Errorf("select history: %w", err)
-			}
-			return nil
-		})
-		b.Queue(`
-			select count(*) from agentmem.messages
-			where session_id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
-			  and ($4::timestamptz is null or created_at >= $4::timestamptz)`,
-			p.SessionID, sc.UserID, sc.TenantID, p.Since).QueryRow(func(row pgx.Row) error {
-			if err := row.Scan(&out.Total); err != nil {
-				return fmt.Errorf("count messages: %w", err)
 			}
 			return nil
 		})

@@ -66,6 +66,10 @@ type Store struct {
 	adapters []string
 	// extract and summarize are Config.ExtractFacts and Config.Summaries.
 	extract, summarize bool
+	// preparesStatements is whether statements are prepared once per connection
+	// (pgx.QueryExecModeCacheStatement), so that a generic plan is planned once (see
+	// genericPlansSQL).
+	preparesStatements bool
 }
 
 // Open connects a pool. The URL's default_query_exec_mode, when it has one, chooses how
@@ -95,7 +99,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{pool: pool, idemTTL: cfg.IdempotencyWindow, ranking: cfg.Ranking.orDefaults(),
 		mergeSimilarity: cfg.MergeSimilarity, adapters: slices.Clone(cfg.Adapters),
-		extract: cfg.ExtractFacts, summarize: cfg.Summaries}
+		extract: cfg.ExtractFacts, summarize: cfg.Summaries,
+		preparesStatements: pc.ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement}
 	if s.idemTTL <= 0 {
 		s.idemTTL = 24 * time.Hour
 	}
@@ -188,20 +193,48 @@ const setClaimsSQL = `select set_config('role', '` + CallerRole + `', true),
 	set_config('statement_timeout', $3::text, true),
 	pg_advisory_xact_lock_shared(hashtextextended($2::text, 7216))`
 
-// setClaimsGenericSQL is setClaimsSQL that also makes the transaction's prepared statements
-// run their generic plan, planned once per connection, instead of a plan for each call's values.
-// PostgreSQL keeps replanning a statement whose generic plan it estimates dearer than the plans
-// for the values it was called with: the window of get-context, whose generic estimate of
-// "limit $5" and of its optional filters is higher although the plan is the same (the session's
-// primary key, backwards), is planned again on every call on a large table, and planning costs
-// more than running it. A statement sent unnamed (through a transaction-mode pooler) is planned
-// once either way.
+// genericPlansSQL switches the statements after it in a transaction to their generic plans,
+// planned once per connection, instead of plans for each call's values. PostgreSQL keeps
+// planning a prepared statement for its values when it estimates the generic plan dearer than the
+// plans for the values of its first calls: get-context's window, whose "limit $5" is estimated
+// less selective without a value although the plan is the same (the session's primary key,
+// backwards), was planned again on every call on a large table, and planning it cost more than
+// running it. Only for statements that have one right plan whatever the values; queueResetPlans
+// ends the switch. The setting holds for the transaction only, and PostgreSQL reads it as it
+// binds each statement, so in a batch it holds from the next statement on.
+const genericPlansSQL = `select set_config('plan_cache_mode', 'force_generic_plan', true)`
+
+// queueGenericPlans queues genericPlansSQL where statements are prepared once per connection, and
+// reports whether it did. Where statements go unnamed (through a transaction pooler), each is
+// planned at every call anyway, and nothing is queued.
+func (s *Store) queueGenericPlans(b *pgx.Batch) bool {
+	if !s.preparesStatements {
+		return false
+	}
+	b.Queue(genericPlansSQL)
+	return true
+}
+
+// batchInScopeGeneric is batchInScope with, when want is set and statements are prepared once
+// per connection, the statements queue adds on their generic plans from the first
+// (genericPlansSQL, in the claims statement: one statement fewer); generic tells queue whether
+// they are.
+func (s *Store) batchInScopeGeneric(ctx context.Context, sc memory.Scope, want bool, queue func(b *pgx.Batch, generic bool)) error {
+	if !want || !s.preparesStatements {
+		return s.batchInScope(ctx, sc, func(b *pgx.Batch) { queue(b, false) })
+	}
+	return s.batchAs(ctx, sc, setClaimsGenericSQL, func(b *pgx.Batch) { queue(b, true) })
+}
+
+// setClaimsGenericSQL is setClaimsSQL and genericPlansSQL in one statement.
 const setClaimsGenericSQL = setClaimsSQL + `,
 	set_config('plan_cache_mode', 'force_generic_plan', true)`
 
-// resetPlanCacheSQL gives the statements after it, in a transaction begun by
-// setClaimsGenericSQL, plans for their values again.
-const resetPlanCacheSQL = `select set_config('plan_cache_mode', 'auto', true)`
+// queueResetPlans gives the statements queued after it in b the plans the connection's settings
+// choose again, after queueGenericPlans.
+func queueResetPlans(b *pgx.Batch) {
+	b.Queue(`reset plan_cache_mode`)
+}
 
 // statementTimeout is the statement_timeout of a request's transaction: the time left before
 // ctx's deadline, less a margin for the answer to come back; "0" (none) without a deadline.
@@ -230,14 +263,8 @@ func (s *Store) batchInScope(ctx context.Context, sc memory.Scope, queue func(b 
 	return s.batchAs(ctx, sc, setClaimsSQL, queue)
 }
 
-// batchInScopeGeneric is batchInScope with plan_cache_mode force_generic_plan for the
-// transaction (see setClaimsGenericSQL): for reads whose every statement has one right plan.
-// A statement that needs a plan for its values (recall: the model's partial indexes) must be
-// preceded by resetPlanCacheSQL.
-func (s *Store) batchInScopeGeneric(ctx context.Context, sc memory.Scope, queue func(b *pgx.Batch)) error {
-	return s.batchAs(ctx, sc, setClaimsGenericSQL, queue)
-}
-
+// batchAs is batchInScope with claimsSQL (setClaimsSQL or a statement that does what it does
+// first) as the first statement.
 func (s *Store) batchAs(ctx context.Context, sc memory.Scope, claimsSQL string, queue func(b *pgx.Batch)) error {
 	claims, err := claimsJSON(sc)
 	if err != nil {
