@@ -48,6 +48,12 @@ const windowSQL = `
 	order by seq desc
 	limit $5`
 
+// windowSQL's statements: the window's messages, and when the first of them expires.
+const (
+	windowMessagesSQL = `select ` + messageColumns + windowSQL
+	windowExpirySQL   = `select min(expires_at) from (select expires_at` + windowSQL + `) w`
+)
+
 // userDataSQL reads the user's ($1, tenant $2) state, notes (of agent $3), key/value memory
 // (as one JSON object) and the summary of session $4.
 const userDataSQL = `
@@ -81,8 +87,7 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (memory.Context
 	// window are planned as before: the summaries' table has a second index, which a generic
 	// plan may take.
 	err := s.batchInScopeGeneric(ctx, sc, p.Since == nil, func(b *pgx.Batch, generic bool) {
-		b.Queue(`
-			select `+messageColumns+windowSQL, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages, p.Since, p.AnswersOnly).Query(func(rows pgx.Rows) error {
+		b.Queue(windowMessagesSQL, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages, p.Since, p.AnswersOnly).Query(func(rows pgx.Rows) error {
 			var err error
 			if msgs, err = pgx.CollectRows(rows, scanMessage); err != nil {
 				return fmt.Errorf("select messages: %w", err)
@@ -90,8 +95,7 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (memory.Context
 			return nil
 		})
 		if p.WindowExpiry {
-			b.Queue(`
-				select min(expires_at) from (select expires_at`+windowSQL+`) w`, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages, p.Since, p.AnswersOnly).QueryRow(func(row pgx.Row) error {
+			b.Queue(windowExpirySQL, p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.MaxMessages, p.Since, p.AnswersOnly).QueryRow(func(row pgx.Row) error {
 				if err := row.Scan(&out.WindowExpiresAt); err != nil {
 					return fmt.Errorf("select window expiry: %w", err)
 				}

@@ -35,11 +35,11 @@ func TestGetContextPlansItsWindowOnce(t *testing.T) {
 		Model: embedding.Hash{}.Model()}); err != nil {
 		t.Fatal(err)
 	}
-	window := `
-			select ` + messageColumns + windowSQL
+	before := planCacheMode(t, s)
 	for _, since := range []*time.Time{nil, ptr(time.Now().Add(-time.Hour))} {
 		for i := 0; i < 12; i++ {
-			p := ContextParams{Scope: sc, SessionID: sid, MaxMessages: 12, Since: since}
+			p := ContextParams{Scope: sc, SessionID: sid, MaxMessages: 12, Since: since,
+				WindowExpiry: i%3 == 0, AnswersOnly: i%4 == 2}
 			if i%2 == 1 {
 				// With a recall: agentmem.recall_memories plans its vector search itself.
 				p.Query, p.RecallK, p.QueryVector, p.Model = "tea", 3, literal("tea"), embedding.Hash{}.Model()
@@ -51,21 +51,41 @@ func TestGetContextPlansItsWindowOnce(t *testing.T) {
 			if len(got.Messages) != 12 || got.Messages[11].Seq != 30 || len(got.Memories) != i%2 {
 				t.Fatalf("read %d messages and %d memories, want 12 (the last seq 30) and %d", len(got.Messages), len(got.Memories), i%2)
 			}
+			if p.WindowExpiry != (got.WindowExpiresAt != nil) {
+				t.Fatalf("window expiry asked %v, read %v", p.WindowExpiry, got.WindowExpiresAt)
+			}
 		}
-		g, c := plansOf(t, s, window)
-		if since == nil && (g != 12 || c != 0) {
-			t.Errorf("the window ran %d generic and %d custom plans, want 12 generic", g, c)
-		}
-		// The statement after the window is planned as the connection's settings choose again.
-		if g, c := plansOf(t, s, userDataSQL); since == nil && c < 5 {
-			t.Errorf("the user's data ran %d generic and %d custom plans, want at least 5 custom", g, c)
+		g, c := plansOf(t, s, windowMessagesSQL)
+		eg, ec := plansOf(t, s, windowExpirySQL)
+		if since == nil {
+			if g != 12 || c != 0 || eg != 4 || ec != 0 {
+				t.Errorf("the window ran %d generic and %d custom plans, its expiry %d and %d; want 12 and 4 generic", g, c, eg, ec)
+			}
+			// The statement after the window is planned as the connection's settings choose.
+			if g, c := plansOf(t, s, userDataSQL); c < 5 {
+				t.Errorf("the user's data ran %d generic and %d custom plans, want at least 5 custom", g, c)
+			}
+			continue
 		}
 		// The window since a time, in transactions left to choose: PostgreSQL plans it for the
 		// values of at least its first five calls.
-		if since != nil && (g+c != 24 || c < 5) {
-			t.Errorf("with the window since a time, it ran %d generic and %d custom plans in all, want 24 with at least 5 custom", g, c)
+		if g+c != 24 || c < 5 || ec != 4 {
+			t.Errorf("with the window since a time, it ran %d generic and %d custom plans in all (its expiry %d custom), want 24 with at least 5 custom (4)", g, c, ec)
 		}
 	}
+	if after := planCacheMode(t, s); after != before {
+		t.Errorf("plan_cache_mode of the connection is %q after get-context, was %q", after, before)
+	}
+}
+
+// planCacheMode is the store's connection's plan_cache_mode.
+func planCacheMode(t *testing.T, s *Store) string {
+	t.Helper()
+	var mode string
+	if err := s.pool.QueryRow(context.Background(), `select current_setting('plan_cache_mode')`).Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	return mode
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -151,6 +171,21 @@ func TestSessionHistoryPagesRunGenericPlansFromTheCursor(t *testing.T) {
 				t.Fatalf("newest %v: message %d has seq %d, want %d", newest, i, seq, want)
 			}
 		}
+	}
+	// A history since a time is planned for its values: the oldest first page ran generic plans
+	// only so far, and runs its first five since a time planned for them.
+	if g, c := plansOf(t, s, historyOldestSQL); g == 0 || c != 0 {
+		t.Fatalf("the first page ran %d generic and %d custom plans, want only generic", g, c)
+	}
+	since := time.Now().Add(-time.Hour)
+	for i := 0; i < 6; i++ {
+		page, err := s.SessionHistory(ctx, HistoryParams{Scope: sc, SessionID: sid, Limit: 7, Since: &since})
+		if err != nil || page.Total != 50 || len(page.Messages) != 7 || page.Messages[0].Seq != 1 {
+			t.Fatalf("since an hour ago: %+v, %v", page, err)
+		}
+	}
+	if g, c := plansOf(t, s, historyOldestSQL); c < 5 {
+		t.Errorf("the first page since a time ran %d generic and %d custom plans, want at least 5 custom", g, c)
 	}
 	// The count is planned as the connection's settings choose: a generic plan may read the
 	// user's index instead of the session's.

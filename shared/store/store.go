@@ -231,7 +231,10 @@ const setClaimsGenericSQL = setClaimsSQL + `,
 	set_config('plan_cache_mode', 'force_generic_plan', true)`
 
 // queueResetPlans gives the statements queued after it in b the plans the connection's settings
-// choose again, after queueGenericPlans.
+// choose again, after queueGenericPlans or batchInScopeGeneric. RESET sets the session's value to
+// the one the connection began with (the server's, database's or login's setting, or the URL's),
+// which is what held before the switch: the store never sets plan_cache_mode for a session. If
+// the transaction fails, the value before it comes back.
 func queueResetPlans(b *pgx.Batch) {
 	b.Queue(`reset plan_cache_mode`)
 }
