@@ -27,6 +27,38 @@ type planNode struct {
 	Plans        []planNode `json:"Plans"`
 }
 
+// explainInScope is EXPLAIN (opts) of q with args, run as the scope's user runs a request
+// (agentmem_caller with the user's claims, under row-level security). Without args, q goes as it
+// is, so that EXPLAIN (GENERIC_PLAN) plans its parameters.
+func explainInScope(t *testing.T, st *Store, sc memory.Scope, opts, q string, args ...any) planNode {
+	t.Helper()
+	ctx := context.Background()
+	var raw []byte
+	err := st.inScope(ctx, sc, func(tx pgx.Tx) error {
+		if len(args) == 0 {
+			res, err := tx.Conn().PgConn().Exec(ctx, "explain ("+opts+") "+q).ReadAll()
+			if err == nil && (len(res) != 1 || len(res[0].Rows) != 1) {
+				err = fmt.Errorf("explain gave %d results", len(res))
+			}
+			if err == nil {
+				raw = res[0].Rows[0][0]
+			}
+			return err
+		}
+		return tx.QueryRow(ctx, "explain ("+opts+") "+q, args...).Scan(&raw)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plans []struct {
+		Plan planNode `json:"Plan"`
+	}
+	if err := json.Unmarshal(raw, &plans); err != nil || len(plans) != 1 {
+		t.Fatalf("explain: %v: %s", err, raw)
+	}
+	return plans[0].Plan
+}
+
 func (n planNode) walk(fn func(planNode)) {
 	fn(n)
 	for _, c := range n.Plans {
@@ -111,21 +143,7 @@ func TestUserHistoryAndClearUseTheOwnerIndex(t *testing.T) {
 		if analyze {
 			opts = "analyze, buffers, format json"
 		}
-		var raw []byte
-		sc := memory.Scope{UserID: user}
-		err := st.inScope(ctx, sc, func(tx pgx.Tx) error {
-			return tx.QueryRow(ctx, "explain ("+opts+") "+q, args...).Scan(&raw)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plans []struct {
-			Plan planNode `json:"Plan"`
-		}
-		if err := json.Unmarshal(raw, &plans); err != nil || len(plans) != 1 {
-			t.Fatalf("explain: %v: %s", err, raw)
-		}
-		return plans[0].Plan
+		return explainInScope(t, st, memory.Scope{UserID: user}, opts, q, args...)
 	}
 	// check fails unless the plan reads messages through messages_owner_created_idx only (an
 	// index-only scan when indexOnly), with no sort and no scan of the table.

@@ -172,33 +172,32 @@ func (s *Store) SessionHistory(ctx context.Context, p HistoryParams) (HistoryPag
 	case p.After != nil:
 		q = historyOldestAfterSQL
 	}
-	// The check, the count and the page only read, so nothing waits on the check: all three go
+	// The page, the check and the count only read, so nothing waits on the check: all three go
 	// in one round trip, and a session the check does not find answers not found, whatever
 	// the other two read. Without Since, the page is a range of the primary key whatever the
-	// values, so it runs its generic plan (see queueGenericPlans): PostgreSQL would otherwise plan
-	// it again at every call. The count stays with plans for its values: a generic plan may
-	// choose messages_owner_created_idx, and read every message of the user.
+	// values, so it runs its generic plan (see batchInScopeGeneric): PostgreSQL would otherwise
+	// plan it again at every call. The check and the count after it keep plans for their values:
+	// a generic count may choose messages_owner_created_idx, and read every message of the user.
 	count, countArgs := historyCountSQL, []any{p.SessionID, sc.UserID, sc.TenantID}
 	if p.Since != nil {
 		count, countArgs = historyCountSinceSQL, append(countArgs, p.Since)
 	}
-	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+	err := s.batchInScopeGeneric(ctx, sc, p.Since == nil, func(b *pgx.Batch, generic bool) {
+		b.Queue(q, p.SessionID, sc.UserID, sc.TenantID, p.After, p.Limit+1, p.Since).Query(func(rows pgx.Rows) error {
+			var err error
+			if out.Messages, err = pgx.CollectRows(rows, scanMessage); err != nil {
+				return fmt.Errorf("select history: %w", err)
+			}
+			return nil
+		})
+		if generic {
+			queueResetPlans(b)
+		}
 		b.Queue(selectSessionSQL, p.SessionID, sc.UserID, sc.TenantID, sc.Agent).
 			QueryRow(oneRow("select session", sessionNotFound))
 		b.Queue(count, countArgs...).QueryRow(func(row pgx.Row) error {
 			if err := row.Scan(&out.Total); err != nil {
 				return fmt.Errorf("count messages: %w", err)
-			}
-			return nil
-		})
-		if p.Since == nil {
-			// The last statement: nothing after it to reset.
-			s.queueGenericPlans(b)
-		}
-		b.Queue(q, p.SessionID, sc.UserID, sc.TenantID, p.After, p.Limit+1, p.Since).Query(func(rows pgx.Rows) error {
-			var err error
-			if out.Messages, err = pgx.CollectRows(rows, scanMessage); err != nil {
-				return fmt.Errorf("select history: %w", err)
 			}
 			return nil
 		})

@@ -68,7 +68,7 @@ type Store struct {
 	extract, summarize bool
 	// preparesStatements is whether statements are prepared once per connection
 	// (pgx.QueryExecModeCacheStatement), so that a generic plan is planned once (see
-	// genericPlansSQL).
+	// batchInScopeGeneric).
 	preparesStatements bool
 }
 
@@ -193,32 +193,18 @@ const setClaimsSQL = `select set_config('role', '` + CallerRole + `', true),
 	set_config('statement_timeout', $3::text, true),
 	pg_advisory_xact_lock_shared(hashtextextended($2::text, 7216))`
 
-// genericPlansSQL switches the statements after it in a transaction to their generic plans,
-// planned once per connection, instead of plans for each call's values. PostgreSQL keeps
-// planning a prepared statement for its values when it estimates the generic plan dearer than the
-// plans for the values of its first calls: get-context's window, whose "limit $5" is estimated
-// less selective without a value although the plan is the same (the session's primary key,
-// backwards), was planned again on every call on a large table, and planning it cost more than
-// running it. Only for statements that have one right plan whatever the values; queueResetPlans
-// ends the switch. The setting holds for the transaction only, and PostgreSQL reads it as it
-// binds each statement, so in a batch it holds from the next statement on.
-const genericPlansSQL = `select set_config('plan_cache_mode', 'force_generic_plan', true)`
-
-// queueGenericPlans queues genericPlansSQL where statements are prepared once per connection, and
-// reports whether it did. Where statements go unnamed (through a transaction pooler), each is
-// planned at every call anyway, and nothing is queued.
-func (s *Store) queueGenericPlans(b *pgx.Batch) bool {
-	if !s.preparesStatements {
-		return false
-	}
-	b.Queue(genericPlansSQL)
-	return true
-}
-
-// batchInScopeGeneric is batchInScope with, when want is set and statements are prepared once
-// per connection, the statements queue adds on their generic plans from the first
-// (genericPlansSQL, in the claims statement: one statement fewer); generic tells queue whether
-// they are.
+// batchInScopeGeneric is batchInScope that, when want is set and statements are prepared once
+// per connection, runs the statements queue adds on their generic plans, planned once per
+// connection, instead of plans for each call's values; generic tells queue whether it does.
+// PostgreSQL keeps planning a prepared statement for its values when it estimates the generic
+// plan dearer than the plans for the values of its first calls: get-context's window, whose
+// "limit $5" is estimated less selective without a value although the plan is the same (the
+// session's primary key, backwards), was planned again on every call on a large table, and
+// planning it cost more than running it. Only for statements that have one right plan whatever
+// the values; queueResetPlans ends the switch. The setting (setClaimsGenericSQL) holds for the
+// transaction only, and PostgreSQL reads it as it binds each statement, so in a batch it holds
+// from the statement after the claims on. Where statements go unnamed (through a transaction
+// pooler), each is planned at every call anyway, and it is batchInScope.
 func (s *Store) batchInScopeGeneric(ctx context.Context, sc memory.Scope, want bool, queue func(b *pgx.Batch, generic bool)) error {
 	if !want || !s.preparesStatements {
 		return s.batchInScope(ctx, sc, func(b *pgx.Batch) { queue(b, false) })
@@ -226,15 +212,16 @@ func (s *Store) batchInScopeGeneric(ctx context.Context, sc memory.Scope, want b
 	return s.batchAs(ctx, sc, setClaimsGenericSQL, func(b *pgx.Batch) { queue(b, true) })
 }
 
-// setClaimsGenericSQL is setClaimsSQL and genericPlansSQL in one statement.
+// setClaimsGenericSQL is setClaimsSQL that also switches the transaction to generic plans (see
+// batchInScopeGeneric).
 const setClaimsGenericSQL = setClaimsSQL + `,
 	set_config('plan_cache_mode', 'force_generic_plan', true)`
 
 // queueResetPlans gives the statements queued after it in b the plans the connection's settings
-// choose again, after queueGenericPlans or batchInScopeGeneric. RESET sets the session's value to
-// the one the connection began with (the server's, database's or login's setting, or the URL's),
-// which is what held before the switch: the store never sets plan_cache_mode for a session. If
-// the transaction fails, the value before it comes back.
+// choose again, after batchInScopeGeneric. RESET sets the session's value to the one the
+// connection began with (the server's, database's or login's setting, or the URL's), which is
+// what held before the switch: the store never sets plan_cache_mode for a session. If the
+// transaction fails, the value before it comes back.
 func queueResetPlans(b *pgx.Batch) {
 	b.Queue(`reset plan_cache_mode`)
 }
