@@ -45,4 +45,7 @@ dev: or open the demo chat page: http://127.0.0.1:9000/demo/
 
 EOM
 export ADDR
+# The demo page's "Sign in with a local token" (POST /demo/token): only ever on a loopback ADDR
+# with the local default secret; DEMO_TOKENS=false turns it off.
+export DEMO_TOKENS=${DEMO_TOKENS:-true}
 exec go run ./cmd/agentmem serve

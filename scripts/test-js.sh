@@ -88,7 +88,7 @@ go build -o "$work/" ./cmd/agentmem ./cmd/agentmem-testdb
 db_url=$("$work/agentmem-testdb" create "$db") || die "could not create the test database"
 
 port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-ADDR=127.0.0.1:$port DATABASE_URL=$db_url LOG_LEVEL=warn CORS_ALLOWED_ORIGINS='*' \
+ADDR=127.0.0.1:$port DATABASE_URL=$db_url LOG_LEVEL=warn CORS_ALLOWED_ORIGINS='*' DEMO_TOKENS=true \
 	SUPABASE_JWT_SECRET=${SUPABASE_JWT_SECRET:-super-secret-jwt-token-with-at-least-32-characters-long} \
 	"$work/agentmem" serve >"$work/server.log" 2>&1 &
 server_pid=$!

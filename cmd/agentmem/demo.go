@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/config"
 )
 
 // demoFiles is the demo chat page (cmd/agentmem/demo): plain HTML and ES modules importing the
@@ -32,9 +33,14 @@ type demoParams struct {
 	API http.Handler
 	// Addr is where the server listens: POST /demo/token exists only on a loopback address.
 	Addr string
-	// JWTSecret signs the demo's tokens; without it (JWKS or auth-server mode) there is no
-	// token endpoint and the page takes a pasted token.
+	// JWTSecret signs the demo's tokens. POST /demo/token exists only when it is the public
+	// local default (config.LocalJWTSecret): a token the endpoint mints must never be worth
+	// more than one anybody can sign with that published secret. With any other secret (a
+	// hosted project's), JWKS or auth-server mode, the page takes a pasted token.
 	JWTSecret string
+	// Tokens (DEMO_TOKENS=true) enables POST /demo/token; `make dev` and the browser test set
+	// it. Off by default, so that no server mints tokens unless asked to.
+	Tokens bool
 	// InLambda is true inside AWS Lambda (AWS_LAMBDA_FUNCTION_NAME set), where no token is
 	// ever minted, whatever the rest says.
 	InLambda bool
@@ -57,7 +63,7 @@ func withDemo(p demoParams) http.Handler {
 	mux.HandleFunc("GET /demo", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/demo/", http.StatusMovedPermanently)
 	})
-	if !p.InLambda && demoTokensEnabled(p.Addr, p.JWTSecret) {
+	if !p.InLambda && p.Tokens && demoTokensEnabled(p.Addr, p.JWTSecret) {
 		mux.HandleFunc("POST /demo/token", demoToken(p.JWTSecret, p.Log))
 	}
 	return mux
@@ -71,21 +77,13 @@ func noStore(h http.Handler) http.Handler {
 	})
 }
 
-// demoTokensEnabled tells whether the token endpoint may exist: an HS256 secret to sign with
-// and a listening address that only this machine can reach.
+// demoTokensEnabled tells whether the token endpoint may exist: the public local secret to
+// sign with and a listening address that only this machine can reach.
 func demoTokensEnabled(addr, secret string) bool {
-	if secret == "" {
+	if secret != config.LocalJWTSecret {
 		return false
 	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return config.LoopbackAddr(addr)
 }
 
 // demoTokenRequest is the body of POST /demo/token.
@@ -112,6 +110,17 @@ func demoToken(secret string, log *slog.Logger) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !fromLoopback(r) {
 			writeDemoProblem(w, http.StatusForbidden, "forbidden", "tokens are minted for this machine only")
+			return
+		}
+		// A loopback peer is not enough: a page on another site can reach this server through
+		// the browser (DNS rebinding gives its name a loopback address) or a tunnel can forward
+		// to it. Such a request names a host of its own, or comes from another origin.
+		if !loopbackRequestHost(r.Host) {
+			writeDemoProblem(w, http.StatusForbidden, "forbidden", "tokens are minted only for requests to localhost or a loopback address")
+			return
+		}
+		if !sameOrigin(r) {
+			writeDemoProblem(w, http.StatusForbidden, "forbidden", "tokens are minted only for the demo page's own origin")
 			return
 		}
 		var req demoTokenRequest
@@ -154,6 +163,31 @@ func fromLoopback(r *http.Request) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// loopbackRequestHost tells whether a request's Host header names localhost or a loopback
+// literal (with or without a port).
+func loopbackRequestHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	return host != "" && config.LoopbackHost(host)
+}
+
+// sameOrigin tells whether a request comes from the server's own origin: without an Origin
+// header (curl, a script on this machine) or with one that is exactly http://<Host>. A
+// browser sends Origin on every cross-origin request and on same-origin POSTs.
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Values("Origin")
+	switch len(origin) {
+	case 0:
+		return true
+	case 1:
+		return origin[0] == "http://"+r.Host
+	default:
+		return false
+	}
 }
 
 func writeDemoProblem(w http.ResponseWriter, status int, code, detail string) {

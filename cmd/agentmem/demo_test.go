@@ -11,9 +11,14 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/config"
 )
 
-const demoTestSecret = "demo-test-secret-with-at-least-32-characters"
+// demoTestSecret is the only secret the token endpoint signs with: the public local one.
+const demoTestSecret = config.LocalJWTSecret
+
+// otherSecret stands for a hosted project's secret, which the endpoint never signs with.
+const otherSecret = "a-hosted-projects-secret-with-at-least-32-characters"
 
 func TestDemoTokensEnabled(t *testing.T) {
 	t.Parallel()
@@ -25,6 +30,8 @@ func TestDemoTokensEnabled(t *testing.T) {
 		{"localhost:9000", demoTestSecret, true},
 		{"[::1]:9000", demoTestSecret, true},
 		{"127.0.0.1:9000", "", false},
+		{"127.0.0.1:9000", otherSecret, false},
+		{"LOCALHOST:9000", demoTestSecret, true},
 		{"0.0.0.0:9000", demoTestSecret, false},
 		{":9000", demoTestSecret, false},
 		{"192.168.1.5:9000", demoTestSecret, false},
@@ -49,11 +56,19 @@ func demoHandlerIn(addr, secret string, inLambda bool) http.Handler {
 		w.Header().Set("X-From", "api")
 		w.WriteHeader(http.StatusTeapot)
 	})
-	return withDemo(demoParams{API: api, Addr: addr, JWTSecret: secret, InLambda: inLambda, Log: slog.New(slog.DiscardHandler)})
+	return withDemo(demoParams{API: api, Addr: addr, JWTSecret: secret, Tokens: true, InLambda: inLambda, Log: slog.New(slog.DiscardHandler)})
 }
 
 func serveDemo(h http.Handler, method, path, remote, body string) *httptest.ResponseRecorder {
-	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	return serveDemoAt(h, method, "http://127.0.0.1:9000"+path, remote, body, nil)
+}
+
+// serveDemoAt sends a request to url (whose host is the Host header) with the given headers.
+func serveDemoAt(h http.Handler, method, url, remote, body string, header http.Header) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, url, strings.NewReader(body))
+	for k, v := range header {
+		r.Header[k] = v
+	}
 	r.RemoteAddr = remote
 	if body != "" {
 		r.Header.Set("Content-Type", "application/json")
@@ -122,11 +137,64 @@ func TestDemoToken(t *testing.T) {
 	}
 }
 
+// TestDemoTokenRefusesOtherHostsAndOrigins: a loopback peer is not enough. A DNS-rebinding
+// page (its own name resolving to 127.0.0.1), a tunnel or a port forwarder names a host of its
+// own, and a page of another site sends its origin.
+func TestDemoTokenRefusesOtherHostsAndOrigins(t *testing.T) {
+	t.Parallel()
+	h := demoHandler("127.0.0.1:9000", demoTestSecret)
+	origin := func(o ...string) http.Header { return http.Header{"Origin": o} }
+	tests := []struct {
+		name, url string
+		header    http.Header
+		status    int
+	}{
+		{"rebinding host", "http://rebind.attacker.example:9000/demo/token", nil, 403},
+		{"rebinding host without port", "http://rebind.attacker.example/demo/token", nil, 403},
+		{"tunnel host", "http://abc123.tunnel.example/demo/token", nil, 403},
+		{"private address as host", "http://192.168.1.5:9000/demo/token", nil, 403},
+		{"localhost subdomain trick", "http://localhost.attacker.example:9000/demo/token", nil, 403},
+		{"cross-origin page", "http://127.0.0.1:9000/demo/token", origin("https://attacker.example"), 403},
+		{"other loopback port", "http://127.0.0.1:9000/demo/token", origin("http://127.0.0.1:3000"), 403},
+		{"opaque origin", "http://127.0.0.1:9000/demo/token", origin("null"), 403},
+		{"two origins", "http://127.0.0.1:9000/demo/token", origin("http://127.0.0.1:9000", "http://127.0.0.1:9000"), 403},
+		{"same origin", "http://127.0.0.1:9000/demo/token", origin("http://127.0.0.1:9000"), 200},
+		{"localhost, same origin", "http://localhost:9000/demo/token", origin("http://localhost:9000"), 200},
+		{"ipv6 loopback", "http://[::1]:9000/demo/token", nil, 200},
+		{"no origin (curl)", "http://127.0.0.1:9000/demo/token", nil, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := serveDemoAt(h, http.MethodPost, tt.url, "127.0.0.1:5555", `{}`, tt.header)
+			if w.Code != tt.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, tt.status, w.Body)
+			}
+			if tt.status == 403 {
+				if ct := w.Header().Get("Content-Type"); ct != "application/problem+json" {
+					t.Errorf("Content-Type %q", ct)
+				}
+				if strings.Contains(w.Body.String(), "access_token") {
+					t.Errorf("a refusal carries a token: %s", w.Body)
+				}
+			}
+		})
+	}
+}
+
 func TestDemoTokenDisabled(t *testing.T) {
 	t.Parallel()
+	notEnabled := withDemo(demoParams{
+		API: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-From", "api")
+			w.WriteHeader(http.StatusTeapot)
+		}),
+		Addr: "127.0.0.1:9000", JWTSecret: demoTestSecret, Log: slog.New(slog.DiscardHandler),
+	})
 	for _, h := range []http.Handler{
+		notEnabled,
 		demoHandler("0.0.0.0:9000", demoTestSecret),
 		demoHandler("127.0.0.1:9000", ""),
+		demoHandler("127.0.0.1:9000", otherSecret),
 		demoHandlerIn("127.0.0.1:9000", demoTestSecret, true),
 	} {
 		w := serveDemo(h, http.MethodPost, "/demo/token", "127.0.0.1:5555", `{}`)

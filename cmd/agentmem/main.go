@@ -38,6 +38,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -57,9 +58,9 @@ const usage = `usage: agentmem <command> [flags]
 
 commands:
   serve       serve every function at POST /v1/<name>, GET /healthz and the demo chat page at
-              /demo/ (ADDR, else :$PORT, else 127.0.0.1:9000; on a loopback ADDR with an HS256
-              secret, POST /demo/token mints the page's sign-in tokens); SIGTERM or Ctrl-C lets
-              requests in flight finish, then stops
+              /demo/ (ADDR, else :$PORT, else 127.0.0.1:9000; with DEMO_TOKENS=true on a loopback
+              ADDR and the local default secret, POST /demo/token mints the page's sign-in
+              tokens); SIGTERM or Ctrl-C lets requests in flight finish, then stops
   lambda      run one function under the Lambda Runtime API: lambda [NAME] (default
               $AGENTMEM_FUNCTION), as a Lambda container image does
   schedule    install the pg_cron job that sweeps expired rows in the database itself:
@@ -147,9 +148,13 @@ func serve(ctx context.Context) error {
 		// One process serves every function locally: a bigger pool than one Lambda's.
 		os.Setenv("DB_MAX_CONNS", "16")
 	}
-	if os.Getenv("ADDR") == "" && os.Getenv("PORT") != "" {
-		// Cloud Run, Heroku-style platforms and the container image name the port in PORT.
-		os.Setenv("ADDR", ":"+os.Getenv("PORT"))
+	demoTokens := false
+	if v := strings.TrimSpace(os.Getenv("DEMO_TOKENS")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("DEMO_TOKENS must be true or false, not %q", v)
+		}
+		demoTokens = b
 	}
 	svc, err := service.Start(ctx)
 	if err != nil {
@@ -160,6 +165,7 @@ func serve(ctx context.Context) error {
 		API:       svc.Server.Mux(),
 		Addr:      svc.Config.Addr,
 		JWTSecret: svc.Config.JWTSecret,
+		Tokens:    demoTokens,
 		InLambda:  os.Getenv("AWS_LAMBDA_FUNCTION_NAME") != "",
 		Log:       svc.Log,
 	})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -111,7 +112,8 @@ type Config struct {
 	// NotesMaxChars (NOTES_MAX_CHARS) limits one agent's notes about a user, in characters;
 	// default 20,000.
 	NotesMaxChars int
-	// Addr (ADDR) is where the local server listens; default 127.0.0.1:9000.
+	// Addr (ADDR) is where the local server listens; default :$PORT when PORT is set, else
+	// 127.0.0.1:9000.
 	Addr string
 	// MessageEmbedding (MESSAGE_EMBEDDING) is when commit-turn's messages are embedded:
 	// "deferred" (default, app.DefaultMessageEmbedding: right after the answer, outside the
@@ -274,6 +276,11 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = LocalDatabaseURL
 	}
+	if c.Addr == "" && getenv("PORT") != "" {
+		// Cloud Run, Heroku-style platforms and the container image name the port in PORT,
+		// on every interface.
+		c.Addr = ":" + getenv("PORT")
+	}
 	if c.Addr == "" {
 		c.Addr = "127.0.0.1:9000"
 	}
@@ -292,10 +299,14 @@ func Load(getenv func(string) string) (Config, error) {
 		c.JWKSURL = c.SupabaseURL + "/auth/v1/.well-known/jwks.json"
 	}
 	if c.AuthVerify == AuthVerifyJWT && c.JWTSecret == "" && c.JWKSURL == "" {
-		// The local default secret is public: it may only ever guard a local database, never
-		// a deployed function, or anyone could mint a service token.
+		// The local default secret is public: it may only ever guard a local database served
+		// to this machine alone, never a deployed function nor a server that others can reach,
+		// or anyone could mint a service token.
 		if getenv("AWS_LAMBDA_FUNCTION_NAME") != "" || !isLocalURL(c.DatabaseURL) {
 			return c, fmt.Errorf("no way to verify tokens: set SUPABASE_URL (its JWKS is used), SUPABASE_JWKS_URL or SUPABASE_JWT_SECRET; the local default secret only serves a local database")
+		}
+		if !LoopbackAddr(c.Addr) {
+			return c, fmt.Errorf("no way to verify tokens on %s, which other machines can reach: set SUPABASE_URL (its JWKS is used), SUPABASE_JWKS_URL or SUPABASE_JWT_SECRET, or listen on a loopback ADDR such as 127.0.0.1:9000; the local default secret is public and only serves this machine", c.Addr)
 		}
 		c.JWTSecret = LocalJWTSecret
 	}
@@ -725,6 +736,24 @@ func boundedInt(getenv func(string) string, name string, def, lo, hi int) (int, 
 		return 0, fmt.Errorf("%s must be a number from %d to %d, not %q", name, lo, hi, v)
 	}
 	return n, nil
+}
+
+// LoopbackAddr reports whether a listening address (host:port) can be reached from this
+// machine only: its host is "localhost" or a loopback IP literal. An empty host (":8080")
+// or 0.0.0.0 listens on every interface.
+func LoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && LoopbackHost(host)
+}
+
+// LoopbackHost reports whether host (without a port; IPv6 with or without brackets) is
+// "localhost" or a loopback IP literal.
+func LoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return ip != nil && ip.IsLoopback()
 }
 
 // isLocalURL reports whether a database URL points at this machine.

@@ -200,6 +200,20 @@ func TestTokenVerificationSettings(t *testing.T) {
 			"s", "https://ref.supabase.co/auth/v1/.well-known/jwks.json", false},
 		{"explicit jwks", map[string]string{"AWS_LAMBDA_FUNCTION_NAME": "recall", "SUPABASE_JWKS_URL": "https://keys.example/jwks.json"},
 			"", "https://keys.example/jwks.json", false},
+		// The public local secret never guards a server that other machines can reach.
+		{"every interface", map[string]string{"ADDR": "0.0.0.0:9000"}, "", "", true},
+		{"every interface, no host", map[string]string{"ADDR": ":9000"}, "", "", true},
+		{"every interface, IPv6", map[string]string{"ADDR": "[::]:9000"}, "", "", true},
+		{"a network address", map[string]string{"ADDR": "192.168.1.5:9000"}, "", "", true},
+		{"a host name", map[string]string{"ADDR": "dev.example.com:9000"}, "", "", true},
+		{"PORT, as the container image sets it", map[string]string{"PORT": "8080"}, "", "", true},
+		{"loopback ADDR", map[string]string{"ADDR": "127.0.0.1:9100"}, config.LocalJWTSecret, "", false},
+		{"localhost ADDR", map[string]string{"ADDR": "localhost:9100"}, config.LocalJWTSecret, "", false},
+		{"IPv6 loopback ADDR", map[string]string{"ADDR": "[::1]:9100"}, config.LocalJWTSecret, "", false},
+		{"ADDR wins over PORT", map[string]string{"ADDR": "127.0.0.1:9100", "PORT": "8080"}, config.LocalJWTSecret, "", false},
+		{"every interface with a secret", map[string]string{"ADDR": "0.0.0.0:9000", "SUPABASE_JWT_SECRET": "s3cr3t"}, "s3cr3t", "", false},
+		{"PORT with a key set", map[string]string{"PORT": "8080", "SUPABASE_JWKS_URL": "https://keys.example/jwks.json"},
+			"", "https://keys.example/jwks.json", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := config.Load(env(tc.vars))
