@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/google/uuid"
 )
@@ -260,30 +259,8 @@ func ScoreAnswers(answers []Answer) QualityScore {
 }
 
 // scoreAnswer is hit@1, hit@5 and the reciprocal rank of one answer, each the mean over the
-// ranks its labelled fact takes in the orders of its tie. A tie is seen only within Ranked.
+// ranks its labelled fact takes in the orders of its tie (see Ranking).
 func scoreAnswer(a Answer) (at1, at5, rr float64) {
-	i := slices.Index(a.Ranked, a.Want)
-	if i < 0 {
-		return 0, 0, 0
-	}
-	lo, hi := i, i
-	if len(a.Scores) == len(a.Ranked) {
-		for lo > 0 && a.Scores[lo-1] == a.Scores[i] {
-			lo--
-		}
-		for hi+1 < len(a.Scores) && a.Scores[hi+1] == a.Scores[i] {
-			hi++
-		}
-	}
-	for r := lo + 1; r <= hi+1 && r <= QualityK; r++ {
-		if r == 1 {
-			at1++
-		}
-		if r <= 5 {
-			at5++
-		}
-		rr += 1 / float64(r)
-	}
-	n := float64(hi - lo + 1)
-	return at1 / n, at5 / n, rr / n
+	r := Ranking{Ranked: a.Ranked, Scores: a.Scores, Relevant: []string{a.Want}}
+	return r.HitAt(1), r.HitAt(5), r.ReciprocalRank(QualityK)
 }
