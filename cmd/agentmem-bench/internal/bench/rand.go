@@ -34,7 +34,8 @@ func (r *Rand) Float() float64 { return float64(r.Uint32()) / 4294967296 }
 func (r *Rand) Int(n int) int { return int(math.Floor(r.Float() * float64(n))) }
 
 // The streams of the specification: stream k is mulberry32 seeded with 42 + k. StreamHistory
-// is the project's own, for the history workload, which the specification does not have.
+// and StreamConversations are the project's own, for the history workload and the
+// conversation set of the quality workload, which the specification does not have.
 const (
 	StreamMessages = 0
 	StreamMemories = 1
@@ -43,6 +44,8 @@ const (
 	StreamGrowth   = 4
 	StreamQueries  = 5
 	StreamHistory  = 6
+
+	StreamConversations = 7
 )
 
 // Stream returns a fresh generator of stream k.
