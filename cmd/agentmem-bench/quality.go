@@ -12,8 +12,8 @@ import (
 	"github.com/agentmem/agentmem/shared/store"
 )
 
-// runQuality stores the labelled set through CommitTurn, one turn per user, with the built-in
-// embedder (what a deployment ranks with when it configures no model; the other workloads use
+// runQuality stores the labelled set of memories through CommitTurn, one turn per user, with
+// the built-in embedder (what a deployment ranks with when it configures no model; the other workloads use
 // the specification's embedder so that every system measured gets the same vectors), then asks
 // every question in each recall mode and scores where the labelled fact ranks. It runs at the
 // store level only: ranking does not depend on the transport.
@@ -22,6 +22,8 @@ import (
 // scored as every order of it; a tie inside one of the lists hybrid fuses is not visible, so
 // the set is stored sz.QualityCopies times, each copy under users of its own (new ids), and
 // the figures are the mean over the copies.
+//
+// Then it measures recall over messages on the conversation set (runConversations).
 func runQuality(ctx context.Context, db *benchDB, sz bench.Sizes) (*bench.Quality, error) {
 	emb := embedding.Hash{}
 	st, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: 2})
@@ -94,6 +96,9 @@ func runQuality(ctx context.Context, db *benchDB, sz bench.Sizes) (*bench.Qualit
 		// copies' means, and the questions are counted once.
 		*m.score = bench.ScoreAnswers(answers)
 		m.score.Questions /= copies
+	}
+	if q.Conversations, err = runConversations(ctx, db, st, emb, sz.QualityConversations); err != nil {
+		return nil, err
 	}
 	return q, nil
 }

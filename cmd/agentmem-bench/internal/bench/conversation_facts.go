@@ -78,7 +78,7 @@ var conversationFacts = []fact{
 			{text: "What did {o} name the {pet1} from the shelter?", kind: KindSingleHop, ev: []int{0}, keys: []string{"name1"}, adv: true},
 			{text: "How many animals does {o} have, and what are their names?", kind: KindMultiHop, ev: []int{0, 1}, keys: []string{"name1", "name2"}},
 			{text: "When did {o} adopt {name1}?", kind: KindTemporal, ev: []int{0}, keys: []string{"name1"}},
-			{text: "Which animal joined {o}'s household most recently?", kind: KindSingleHop, ev: []int{1}, keys: []string{"pet2"}, para: true},
+			{text: "Which animal did {o} bring home most recently?", kind: KindSingleHop, ev: []int{1}, keys: []string{"pet2"}},
 		},
 	},
 	{
@@ -159,10 +159,10 @@ var conversationFacts = []fact{
 			x("Way to go, {o}! That's a great time."),
 			o("I was so happy to see the finish line. Never again... until the next one."),
 		}}},
-		both: &qt{text: "Which races have {a} and {b} run?", ev: []int{0}, keys: []string{"race"}},
+		both: &qt{text: "Which races did {a} and {b} finish?", ev: []int{0}, keys: []string{"race"}},
 		questions: []qt{
 			{text: "When did {o} run the {race}?", kind: KindTemporal, ev: []int{0}, keys: []string{"race"}, adv: true},
-			{text: "What was {o}'s result in the running event?", kind: KindSingleHop, ev: []int{0}, keys: []string{"rtime"}, para: true},
+			{text: "What was {o}'s finishing time in the race?", kind: KindSingleHop, ev: []int{0}, keys: []string{"rtime"}},
 			{text: "What did {o} do {window}?", kind: KindTemporal, ev: []int{0}, keys: []string{"race"}, para: true},
 		},
 	},
@@ -189,8 +189,8 @@ var conversationFacts = []fact{
 		both: &qt{text: "Which novels have moved {a} and {b} to tears?", ev: []int{0}, keys: []string{"book1"}, para: true},
 		questions: []qt{
 			{text: "Which books has {o} finished recently?", kind: KindMultiHop, ev: []int{0, 1}, keys: []string{"book1", "book2"}, adv: true},
-			{text: "Who is the author of the novel that made {o} emotional?", kind: KindSingleHop, ev: []int{0}, keys: []string{"author1"}, para: true},
-			{text: "What kept {o} awake late at night?", kind: KindSingleHop, ev: []int{1}, keys: []string{"book2"}, para: true},
+			{text: "Who wrote the book that made {o} cry?", kind: KindSingleHop, ev: []int{0}, keys: []string{"author1"}},
+			{text: "Which book did {o} stay up late finishing?", kind: KindSingleHop, ev: []int{1}, keys: []string{"book2"}},
 		},
 	},
 	{
@@ -209,7 +209,7 @@ var conversationFacts = []fact{
 		}}},
 		both: &qt{text: "Where did {a} and {b} each go on holiday?", ev: []int{0}, keys: []string{"place"}, para: true},
 		questions: []qt{
-			{text: "Where did {o} go on holiday?", kind: KindSingleHop, ev: []int{0}, keys: []string{"place"}, para: true, adv: true},
+			{text: "Where did {o} just get back from?", kind: KindSingleHop, ev: []int{0}, keys: []string{"place"}, adv: true},
 			{text: "Which country was {o}'s recent getaway in?", kind: KindOpenDomain, ev: []int{0}, keys: []string{"place"}, para: true},
 			{text: "Where was {o} {window}?", kind: KindTemporal, ev: []int{0}, keys: []string{"place"}, para: true},
 		},
@@ -305,7 +305,7 @@ var conversationFacts = []fact{
 		both: &qt{text: "What do {a} and {b} drive these days?", ev: []int{1}, keys: []string{"car2"}, para: true},
 		questions: []qt{
 			{text: "What does {o} drive these days?", kind: KindSingleHop, ev: []int{1}, keys: []string{"car2"}, para: true, adv: true},
-			{text: "What was wrong with {o}'s previous vehicle?", kind: KindTemporal, ev: []int{0}, keys: []string{"car1"}, para: true},
+			{text: "What happened to {o}'s old car on the motorway?", kind: KindTemporal, ev: []int{0}, keys: []string{"car1"}},
 			{text: "What colour is {o}'s new car?", kind: KindSingleHop, ev: []int{1}, keys: []string{"color"}},
 		},
 	},
@@ -366,7 +366,7 @@ var conversationFacts = []fact{
 			x("Is {kid} still loving {sport}, {o}?"),
 			o("Obsessed. It's all we hear about at dinner."),
 		},
-		both: &qt{text: "Which sports do the kids of {a} and {b} do?", ev: []int{0}, keys: []string{"sport"}},
+		both: &qt{text: "What lessons did the kids of {a} and {b} start?", ev: []int{0}, keys: []string{"sport"}},
 		questions: []qt{
 			{text: "What sport does {o}'s {child} do?", kind: KindSingleHop, ev: []int{0}, keys: []string{"sport"}, para: true, adv: true},
 			{text: "What activity did {kid} start this month?", kind: KindSingleHop, ev: []int{0}, keys: []string{"sport"}},
@@ -388,7 +388,7 @@ var conversationFacts = []fact{
 		}}},
 		both: &qt{text: "What are {a} and {b} growing in their gardens?", ev: []int{0}, keys: []string{"plants"}, para: true},
 		questions: []qt{
-			{text: "What is {o} growing in the garden?", kind: KindSingleHop, ev: []int{0}, keys: []string{"plants"}, para: true, adv: true},
+			{text: "What did {o} spend the weekend planting?", kind: KindSingleHop, ev: []int{0}, keys: []string{"plants"}, adv: true},
 		},
 	},
 	{
@@ -433,7 +433,7 @@ var conversationFacts = []fact{
 		},
 		both: &qt{text: "What are {a} and {b} studying online?", ev: []int{0}, keys: []string{"field"}},
 		questions: []qt{
-			{text: "What subject is {o} studying?", kind: KindSingleHop, ev: []int{0}, keys: []string{"field"}, para: true, adv: true},
+			{text: "What online course did {o} enrol in?", kind: KindSingleHop, ev: []int{0}, keys: []string{"field"}, adv: true},
 			{text: "When did {o} pass the {field} exam?", kind: KindTemporal, ev: []int{1}, keys: []string{"field"}},
 			{text: "How long did it take {o} to get from enrolling to passing the {field} course?", kind: KindTemporal, ev: []int{0, 1}, keys: []string{"field"}},
 		},
@@ -477,10 +477,10 @@ var conversationFacts = []fact{
 				x("Ooh, I keep hearing good things about that one."),
 			}},
 		},
-		both: &qt{text: "Which shows are {a} and {b} watching these days?", ev: []int{1}, keys: []string{"show2"}},
+		both: &qt{text: "Which shows have {a} and {b} switched to?", ev: []int{1}, keys: []string{"show2"}},
 		questions: []qt{
 			{text: "What series is {o} into these days?", kind: KindSingleHop, ev: []int{1}, keys: []string{"show2"}, para: true, adv: true},
-			{text: "Which show did {o} stop watching?", kind: KindTemporal, ev: []int{1}, keys: []string{"show1"}},
+			{text: "Which show did {o} switch away from?", kind: KindTemporal, ev: []int{1}, keys: []string{"show1"}},
 		},
 	},
 	{
@@ -516,7 +516,7 @@ var conversationFacts = []fact{
 			oe("I sprained my {part} playing {game} on Sunday, so I'm hobbling around like a pirate."),
 			x("Oh no! Rest up, {o}. Ice and elevation!"),
 		}}},
-		both: &qt{text: "Which injuries did {a} and {b} get playing sports?", ev: []int{0}, keys: []string{"part"}, para: true},
+		both: &qt{text: "Which injuries did {a} and {b} get from sports?", ev: []int{0}, keys: []string{"part"}, para: true},
 		questions: []qt{
 			{text: "How did {o} get hurt?", kind: KindSingleHop, ev: []int{0}, keys: []string{"game"}, para: true, adv: true},
 			{text: "When did {o} sprain the {part}?", kind: KindTemporal, ev: []int{0}, keys: []string{"part"}},
@@ -559,7 +559,7 @@ var conversationFacts = []fact{
 		both: &qt{text: "Which of {a} and {b} eat meat?", ev: []int{0}, keys: []string{"diet"}, para: true},
 		questions: []qt{
 			{text: "Would {o} eat a beef burger?", kind: KindOpenDomain, ev: []int{0}, keys: []string{"diet"}, para: true, adv: true},
-			{text: "Why did {o} change the way of eating?", kind: KindSingleHop, ev: []int{0}, keys: []string{"diet"}, para: true},
+			{text: "Why did {o} go {diet}?", kind: KindSingleHop, ev: []int{0}, keys: []string{"diet"}},
 		},
 	},
 	{
@@ -602,7 +602,7 @@ var conversationFacts = []fact{
 		both: &qt{text: "Which clubs or groups did {a} and {b} join?", ev: []int{0}, keys: []string{"club"}},
 		questions: []qt{
 			{text: "When did {o} go to the {club}?", kind: KindTemporal, ev: []int{0}, keys: []string{"club"}, adv: true},
-			{text: "What group did {o} join {window}?", kind: KindTemporal, ev: []int{0}, keys: []string{"club"}},
+			{text: "Which club or group did {o} go to for the first time {window}?", kind: KindTemporal, ev: []int{0}, keys: []string{"club"}},
 		},
 	},
 }

@@ -170,6 +170,9 @@ func Markdown(r *Results, charts []string) string {
 			p("| %s | %d | %.3f | %.3f | %.3f |\n", m.mode, m.s.Questions, m.s.HitAt1, m.s.HitAt5, m.s.MRR)
 		}
 		p("\n")
+		if cq := q.Conversations; cq != nil {
+			p("%s", ConversationMarkdown(cq))
+		}
 	}
 	if w.History != nil {
 		var any *History
@@ -306,4 +309,59 @@ func num(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// conversationSystemLabels name the systems of ConversationQuality in the report.
+var conversationSystemLabels = map[string]string{
+	"text": "recall, text", "vector": "recall, vector", "hybrid": "recall, hybrid (default)",
+	"bm25": "BM25 (k1 1.2, b 0.75), PostgreSQL's lexemes", "last-messages": "last 25 messages, newest first",
+}
+
+// ConversationMarkdown renders the conversation scores: a section of results.md, and the table
+// docs/benchmarks.md quotes.
+func ConversationMarkdown(cq *ConversationQuality) string {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("## Recall over conversations: %d questions about %d conversations (set `%s`, source messages, store, embedder %s)\n\n",
+		cq.Questions, cq.Conversations, cq.SetID, cq.Embedder)
+	p("%d sessions, %d turns, each speaker's name in the message's `name`, each conversation one user; every question labelled with the turns that answer it. "+
+		"hit@n: an answering turn in the first n (hit@25 asked with k 25, the others with k 10); recall@10: the share of the answering turns in the first 10; "+
+		"MRR: 1 / rank of the first, 0 below 10; ±1 turn: hit@10 counting the turn before or after one. Ties count over their orders.\n\n",
+		cq.Sessions, cq.Turns)
+	p("| System | hit@1 | hit@5 | hit@10 | hit@25 | recall@10 | MRR | hit@10 ±1 turn |\n|---|---|---|---|---|---|---|---|\n")
+	for _, s := range cq.Systems {
+		a := s.All
+		p("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", conversationLabel(s.Name),
+			a.HitAt1, a.HitAt5, a.HitAt10, a.HitAt25, a.RecallAt10, a.MRR, a.HitAt10Neighbour)
+	}
+	p("\nhit@10 by kind of question:\n\n| Questions |")
+	for _, s := range cq.Systems {
+		p(" %s |", s.Name)
+	}
+	p("\n|---|%s\n", strings.Repeat("---|", len(cq.Systems)))
+	row := func(label string, score func(ConversationSystem) ConversationScore) {
+		if len(cq.Systems) == 0 || score(cq.Systems[0]).Questions == 0 {
+			return
+		}
+		p("| %s (%d) |", label, score(cq.Systems[0]).Questions)
+		for _, s := range cq.Systems {
+			p(" %.3f |", score(s).HitAt10)
+		}
+		p("\n")
+	}
+	for _, k := range QuestionKinds {
+		row(k, func(s ConversationSystem) ConversationScore { return s.ByKind[k] })
+	}
+	row("sharing a word with the answer", func(s ConversationSystem) ConversationScore { return s.Lexical })
+	row("sharing none (paraphrase)", func(s ConversationSystem) ConversationScore { return s.Paraphrase })
+	row("all", func(s ConversationSystem) ConversationScore { return s.All })
+	p("\n")
+	return b.String()
+}
+
+func conversationLabel(name string) string {
+	if l, ok := conversationSystemLabels[name]; ok {
+		return l
+	}
+	return name
 }

@@ -184,3 +184,77 @@ func (m *BM25) Top(query []string, k int) (docs []int, scores []float64) {
 	}
 	return docs, scores
 }
+
+// ConversationAnswer is what one system answered to one question of the conversation set: its
+// first ConversationK results and its first ConversationDeepK (the keys are TurnRef.Key()).
+// Relevant is filled from the question's evidence by ScoreConversation.
+type ConversationAnswer struct {
+	Question     *ConversationQuestion
+	Top, DeepTop Ranking
+}
+
+// The depths of the conversation scores: most figures look at the first ConversationK results
+// (recall's k in an agent's prompt), hit@25 at ConversationDeepK asked for separately (the
+// store's hybrid mode fuses a longer list of candidates for a larger k).
+const (
+	ConversationK     = 10
+	ConversationDeepK = 25
+)
+
+// ScoreConversation scores the answers of one system: over all questions, by kind, and for the
+// questions that share no word with their evidence (Paraphrase) and the others.
+func ScoreConversation(name string, answers []ConversationAnswer) ConversationSystem {
+	sys := ConversationSystem{Name: name, ByKind: map[string]ConversationScore{}}
+	var para, lex []ConversationAnswer
+	byKind := map[string][]ConversationAnswer{}
+	for _, a := range answers {
+		byKind[a.Question.Kind] = append(byKind[a.Question.Kind], a)
+		if a.Question.Paraphrase {
+			para = append(para, a)
+		} else {
+			lex = append(lex, a)
+		}
+	}
+	sys.All = scoreConversationAnswers(answers)
+	sys.Paraphrase = scoreConversationAnswers(para)
+	sys.Lexical = scoreConversationAnswers(lex)
+	for k, as := range byKind {
+		sys.ByKind[k] = scoreConversationAnswers(as)
+	}
+	return sys
+}
+
+func scoreConversationAnswers(answers []ConversationAnswer) ConversationScore {
+	s := ConversationScore{Questions: len(answers)}
+	if len(answers) == 0 {
+		return s
+	}
+	for _, a := range answers {
+		var evidence, near []string
+		for _, e := range a.Question.Evidence {
+			evidence = append(evidence, e.Key())
+			for d := -1; d <= 1; d++ {
+				near = append(near, TurnRef{Session: e.Session, Turn: e.Turn + d}.Key())
+			}
+		}
+		top, deep := a.Top, a.DeepTop
+		top.Relevant, deep.Relevant = evidence, evidence
+		s.HitAt1 += top.HitAt(1)
+		s.HitAt5 += top.HitAt(5)
+		s.HitAt10 += top.HitAt(ConversationK)
+		s.HitAt25 += deep.HitAt(ConversationDeepK)
+		s.RecallAt10 += top.RecallAt(ConversationK)
+		s.MRR += top.ReciprocalRank(ConversationK)
+		top.Relevant = near
+		s.HitAt10Neighbour += top.HitAt(ConversationK)
+	}
+	n := float64(len(answers))
+	s.HitAt1 /= n
+	s.HitAt5 /= n
+	s.HitAt10 /= n
+	s.HitAt25 /= n
+	s.RecallAt10 /= n
+	s.MRR /= n
+	s.HitAt10Neighbour /= n
+	return s
+}

@@ -69,6 +69,9 @@ type Sizes struct {
 	// under users of its own: memory ids are random and the store breaks ties of score by id,
 	// so the mean over copies is steadier than any one copy.
 	QualityCopies int `json:"quality_copies"`
+	// QualityConversations is how many conversations of the conversation set the quality
+	// workload stores and asks about (the first ones).
+	QualityConversations int `json:"quality_conversations"`
 	// SourcesRows is how many memories, and as many messages, the user of W3-sources holds
 	// (other users hold as many again of each).
 	SourcesRows int `json:"sources_rows"`
@@ -326,6 +329,53 @@ type Quality struct {
 	Text     QualityScore `json:"text"`
 	Vector   QualityScore `json:"vector"`
 	Hybrid   QualityScore `json:"hybrid"`
+	// Conversations is recall over the messages of the conversation set (Conversations).
+	Conversations *ConversationQuality `json:"conversations"`
+}
+
+// ConversationQuality is how well recall with source messages finds the turns that answer
+// questions about long conversations, beside two baselines that need no search engine.
+type ConversationQuality struct {
+	// SetID is ConversationSetID: figures of different sets do not compare.
+	SetID         string `json:"set_id"`
+	Conversations int    `json:"conversations"`
+	Sessions      int    `json:"sessions"`
+	Turns         int    `json:"turns"`
+	Questions     int    `json:"questions"`
+	Embedder      string `json:"embedder"`
+	// Systems are recall in each mode (text, vector, hybrid), then the baselines: BM25 over
+	// PostgreSQL's lexemes of the same texts (bm25) and the last messages of the conversation,
+	// newest first (last-messages).
+	Systems []ConversationSystem `json:"systems"`
+}
+
+// ConversationSystem is one system's scores: over every question, by kind (QuestionKinds), and
+// over the questions that share no word with their evidence (Paraphrase) and the others
+// (Lexical).
+type ConversationSystem struct {
+	Name       string                       `json:"name"`
+	All        ConversationScore            `json:"all"`
+	ByKind     map[string]ConversationScore `json:"by_kind"`
+	Paraphrase ConversationScore            `json:"paraphrase"`
+	Lexical    ConversationScore            `json:"lexical"`
+}
+
+// ConversationScore is the mean of each metric over a set of questions. A question's evidence
+// may be several turns: a hit is any of them.
+type ConversationScore struct {
+	Questions int `json:"questions"`
+	// HitAtN is the share of questions with an evidence turn among the first N results.
+	HitAt1  float64 `json:"hit_at_1"`
+	HitAt5  float64 `json:"hit_at_5"`
+	HitAt10 float64 `json:"hit_at_10"`
+	HitAt25 float64 `json:"hit_at_25"`
+	// RecallAt10 is the mean share of a question's evidence turns among the first 10.
+	RecallAt10 float64 `json:"recall_at_10"`
+	// MRR is the mean of 1 / the rank of the first evidence turn, 0 below 10.
+	MRR float64 `json:"mrr"`
+	// HitAt10Neighbour is HitAt10 counting the turn before or after an evidence turn as a hit
+	// (the question that the answer follows, the reply that repeats it).
+	HitAt10Neighbour float64 `json:"hit_at_10_neighbour"`
 }
 
 // QualityScore is how well one recall mode ranks the labelled facts.
