@@ -176,6 +176,7 @@ func TestRunTiny(t *testing.T) {
 			}
 		}
 	}
+	checkConversationQuality(t, workloads, sizes)
 	if goals, _ := doc["goals"].([]any); len(goals) != 23 {
 		t.Errorf("results.json has %d goals, want 23", len(goals))
 	}
@@ -217,7 +218,7 @@ func TestRunTiny(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"## Medians of 2 runs", "## Goals", "## W1", "## W2 ", "## W2-growth", "## W3", "## W3-sources", "## W4", "## W5", "## W6", "## Retrieval quality",
-		"## History across sessions", "## Outbox", "## get-context cache (Redis)"} {
+		"## History across sessions", "## Outbox", "## get-context cache (Redis)", "## Recall over conversations"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("results.md has no section %q", s)
 		}
@@ -227,6 +228,59 @@ func TestRunTiny(t *testing.T) {
 		if err != nil || len(b) < 8 || string(b[1:4]) != "PNG" {
 			t.Errorf("%s is not a PNG: %v", png, err)
 		}
+	}
+}
+
+// checkConversationQuality checks the conversation part of the quality workload in
+// results.json: the conversations of the run's size stored whole, every question scored by
+// each mode and baseline, over all questions and by kind, each figure a share.
+func checkConversationQuality(t *testing.T, workloads map[string]any, sizes bench.Sizes) {
+	t.Helper()
+	convs := bench.Conversations()[:sizes.QualityConversations]
+	turns, questions := 0.0, 0.0
+	kinds := map[string]float64{}
+	for _, c := range convs {
+		for _, s := range c.Sessions {
+			turns += float64(len(s.Turns))
+		}
+		for _, q := range c.Questions {
+			questions++
+			kinds[q.Kind]++
+		}
+	}
+	for path, want := range map[string]any{"conversations": float64(len(convs)), "turns": turns, "questions": questions,
+		"set_id": bench.ConversationSetID()} {
+		if got, _ := lookup(workloads, "quality.conversations."+path); got != want {
+			t.Errorf("workloads.quality.conversations.%s = %v, want %v", path, got, want)
+		}
+	}
+	raw, _ := lookup(workloads, "quality.conversations.systems")
+	systems, _ := raw.([]any)
+	var names []string
+	for _, sys := range systems {
+		m := sys.(map[string]any)
+		name, _ := m["name"].(string)
+		names = append(names, name)
+		parts := map[string]float64{"all": questions}
+		for k, n := range kinds {
+			parts["by_kind."+k] = n
+		}
+		for part, n := range parts {
+			if got, _ := lookup(m, part+".questions"); got != n {
+				t.Errorf("conversations %s %s: %v questions, want %v", name, part, got, n)
+			}
+			for _, f := range []string{"hit_at_1", "hit_at_5", "hit_at_10", "hit_at_25", "recall_at_10", "mrr", "hit_at_10_neighbour"} {
+				if v, ok := lookup(m, part+"."+f); !ok || v.(float64) < 0 || v.(float64) > 1 {
+					t.Errorf("conversations %s %s.%s = %v: want a share in [0, 1]", name, part, f, v)
+				}
+			}
+		}
+		if p, _ := lookup(m, "paraphrase.questions"); p.(float64)+m["lexical"].(map[string]any)["questions"].(float64) != questions {
+			t.Errorf("conversations %s: paraphrase and lexical questions do not add up to %v", name, questions)
+		}
+	}
+	if want := []string{"text", "vector", "hybrid", systemBM25, systemLastMessages}; !slices.Equal(names, want) {
+		t.Errorf("conversation systems %v, want %v", names, want)
 	}
 }
 
