@@ -1,8 +1,8 @@
 // Command agentmem-bench measures agentmem on the standard workloads of shared/WORKLOADS.md
 // (W1 commit, W2 context and its growth variant, W3 recall, W4 sweep, W5 end to end, W6
 // start-up), and recall by source for a user with many memories and messages (W3-sources),
-// against a PostgreSQL server, scores recall's ranking on a labelled set of
-// questions (quality), pages and clears one user's history across sessions (history), and
+// against a PostgreSQL server, scores recall's ranking on labelled questions about memories
+// and about long conversations, beside a BM25 baseline (quality), pages and clears one user's history across sessions (history), and
 // writes bench-results/<timestamp>/results.json, results.md and PNG
 // charts.
 //
