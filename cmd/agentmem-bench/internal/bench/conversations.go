@@ -368,7 +368,7 @@ func askQuestions(r *Rand, names [2]string, facts []*placed, chosen [2]map[strin
 			}
 			qs = append(qs, ConversationQuestion{Text: fill(q.text, vars), Kind: q.kind, Evidence: ev, Keys: keys, Paraphrase: q.para})
 			if _, theirs := chosen[1-f.owner][f.kind.id]; q.adv && !theirs && r.Int(3) != 0 {
-				swapped := maps(vars, map[string]string{"o": vars["x"], "x": vars["o"]})
+				swapped := merged(vars, map[string]string{"o": vars["x"], "x": vars["o"]})
 				qs = append(qs, ConversationQuestion{Text: fill(q.text, swapped), Kind: KindAdversarial, Evidence: ev, Keys: keys, Paraphrase: q.para})
 			}
 		}
@@ -402,7 +402,7 @@ func pickStages(ev [][]TurnRef, stages []int) [][]TurnRef {
 	return out
 }
 
-func maps(base, over map[string]string) map[string]string {
+func merged(base, over map[string]string) map[string]string {
 	m := make(map[string]string, len(base))
 	for k, v := range base {
 		m[k] = v
