@@ -75,13 +75,16 @@ func jwk(kid string, key any) map[string]string {
 	panic("unsupported key")
 }
 
-// jwksServer serves a JWK Set that a test can change or take down, and counts the fetches.
+// jwksServer serves a JWK Set that a test can change, slow down, hang or take down, and counts
+// the fetches.
 type jwksServer struct {
 	*httptest.Server
-	mu   sync.Mutex
-	keys []map[string]string
-	hits atomic.Int32
-	down atomic.Bool // answer 503, as a key set that cannot be fetched
+	mu    sync.Mutex
+	keys  []map[string]string
+	hits  atomic.Int32
+	down  atomic.Bool  // answer 503, as a key set that cannot be fetched
+	delay atomic.Int64 // nanoseconds to wait before each answer
+	hung  chan struct{}
 }
 
 func newJWKSServer(t testing.TB, keys ...map[string]string) *jwksServer {
@@ -89,6 +92,23 @@ func newJWKSServer(t testing.TB, keys ...map[string]string) *jwksServer {
 	s := &jwksServer{keys: keys}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.hits.Add(1)
+		s.mu.Lock()
+		hung := s.hung
+		s.mu.Unlock()
+		if hung != nil {
+			select {
+			case <-hung:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		if d := time.Duration(s.delay.Load()); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+				return
+			}
+		}
 		if s.down.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
@@ -100,6 +120,15 @@ func newJWKSServer(t testing.TB, keys ...map[string]string) *jwksServer {
 	}))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// hang makes every fetch wait, unanswered, until the test ends.
+func (s *jwksServer) hang(t testing.TB) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hung = make(chan struct{})
+	// Cleanups run last first: the waiting fetches end before the server closes.
+	t.Cleanup(func() { close(s.hung) })
 }
 
 func (s *jwksServer) add(k map[string]string) {
@@ -170,6 +199,23 @@ func sign(t testing.TB, method jwt.SigningMethod, kid string, key any, c jwt.Map
 
 func hs(t testing.TB, c jwt.MapClaims) string {
 	return sign(t, jwt.SigningMethodHS256, "", []byte(testSecret), c)
+}
+
+// hsRaw signs with the secret the claims c followed by members, raw JSON written as is (such as
+// a claim named twice, which a map cannot hold).
+func hsRaw(t testing.TB, c jwt.MapClaims, members string) string {
+	t.Helper()
+	body, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = append(append(body[:len(body)-1], ','), append([]byte(members), '}')...)
+	unsigned := b64([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + b64(body)
+	sig, err := jwt.SigningMethodHS256.Sign(unsigned, []byte(testSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return unsigned + "." + b64(sig)
 }
 
 func mint(t testing.TB, c MintClaims) string {
@@ -253,6 +299,11 @@ func TestVerify(t *testing.T) {
 		{"is_anonymous false", "hs", hs(t, userClaims(set("is_anonymous", false))), &user},
 		{"is_anonymous null", "hs", hs(t, userClaims(set("is_anonymous", nil))), &user},
 		{"is_anonymous not a bool", "hs", hs(t, userClaims(set("is_anonymous", "true"))), nil},
+		// A claim named twice counts as its last (RFC 7519, section 4): a last null is absence.
+		{"is_anonymous true, then null", "hs", hsRaw(t, userClaims(), `"is_anonymous":true,"is_anonymous":null`), &user},
+		{"is_anonymous null, then true", "hs", hsRaw(t, userClaims(), `"is_anonymous":null,"is_anonymous":true`),
+			&Principal{Role: RoleUser, UserID: testUser, Anonymous: true}},
+		{"is_anonymous true, then false", "hs", hsRaw(t, userClaims(), `"is_anonymous":true,"is_anonymous":false`), &user},
 		{"service is never anonymous", "hs", hs(t, serviceClaims(set("is_anonymous", true))), &service},
 
 		{"expired", "hs", hs(t, userClaims(set("exp", past))), nil},

@@ -204,6 +204,7 @@ func TestAuthServerVerify(t *testing.T) {
 			want: &Principal{Role: RoleUser, UserID: testUser, TenantID: "t1", Anonymous: true}},
 		{name: "is_anonymous absent", token: token, user: authUserJSON(id, func(u map[string]any) { delete(u, "is_anonymous") }),
 			want: &user, calls: 1},
+		{name: "is_anonymous null", token: token, user: authUserJSON(id, set2("is_anonymous", nil)), want: &user, calls: 1},
 		{name: "configured audience", token: token, user: authUserJSON(id, set2("aud", "agents")), want: &user, calls: 1,
 			mod: func(c *AuthServerConfig) { c.Audience = "agents" }},
 

@@ -122,7 +122,7 @@ type claims struct {
 	jwt.RegisteredClaims
 	Role string `json:"role"`
 	// IsAnonymous is true in the tokens of Supabase's anonymous sign-ins.
-	IsAnonymous bool `json:"is_anonymous"`
+	IsAnonymous nullFalse `json:"is_anonymous"`
 	AppMetadata struct {
 		TenantID string `json:"tenant_id"`
 	} `json:"app_metadata"`
@@ -191,7 +191,7 @@ func (v *Verifier) user(c *claims) (Principal, error) {
 	if !ValidTenant(tenant) {
 		return Principal{}, apierror.New(apierror.Unauthenticated, errTenant)
 	}
-	return Principal{Role: RoleUser, UserID: id, TenantID: tenant, Anonymous: c.IsAnonymous}, nil
+	return Principal{Role: RoleUser, UserID: id, TenantID: tenant, Anonymous: bool(c.IsAnonymous)}, nil
 }
 
 // ValidTenant accepts "" (no tenant) or up to MaxTenantLen characters without control characters
