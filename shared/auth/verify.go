@@ -65,10 +65,12 @@ type Verifier struct {
 	parser   *jwt.Parser
 }
 
-// NewVerifier builds a Verifier from cfg. In JWKS mode it fetches the key set before returning
-// (waiting at most a few seconds, or until ctx ends), but a key set it cannot fetch is no error:
-// it is logged, tokens that need it answer 503 with Retry-After until a later fetch succeeds, and
+// NewVerifier builds a Verifier from cfg. In JWKS mode it starts fetching the key set and
+// returns at once: start-up never waits for it, the first tokens that need it do (at most a few
+// seconds, or until their context ends). A key set that cannot be fetched is no error: it is
+// logged, tokens that need it answer 503 with Retry-After until a later fetch succeeds, and
 // HS256 tokens are checked as ever. A JWKS URL that is not an http or https URL is an error.
+// The fetches see ctx's values; its end cuts none of them.
 func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	return buildVerifier(ctx, cfg, realClock)
 }
@@ -105,7 +107,7 @@ func buildVerifier(ctx context.Context, cfg Config, clk clock) (*Verifier, error
 			logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 		}
 		v.jwks = newKeySet(ctx, cfg.JWKSURL, cfg.JWKSRefresh, logger, clk)
-		v.jwks.prime(ctx)
+		v.jwks.prime()
 		methods = append(methods, jwt.SigningMethodES256.Alg(), jwt.SigningMethodRS256.Alg())
 	}
 	v.parser = jwt.NewParser(
