@@ -31,8 +31,9 @@ func (c *claims) UnmarshalJSON(b []byte) error {
 
 // nullFalse is a boolean claim whose null means what its absence means: false. encoding/json
 // leaves a bool untouched on null, so a claim named twice, true and then null, would stay true,
-// although its last value (the one RFC 7519 says counts, and the one Postgres's jsonb keeps) says
-// absent. Anything but true, false and null is an error, so such a token is malformed.
+// although its last value says absent: the one RFC 7519 says counts, and the one Supabase's
+// database reads from the same token (jsonb keeps the last). Anything but true, false and null
+// is an error, so such a token is malformed.
 type nullFalse bool
 
 // UnmarshalJSON reads true, false or null (false).
