@@ -75,13 +75,16 @@ func jwk(kid string, key any) map[string]string {
 	panic("unsupported key")
 }
 
-// jwksServer serves a JWK Set that a test can change or take down, and counts the fetches.
+// jwksServer serves a JWK Set that a test can change, slow down, hang or take down, and counts
+// the fetches.
 type jwksServer struct {
 	*httptest.Server
-	mu   sync.Mutex
-	keys []map[string]string
-	hits atomic.Int32
-	down atomic.Bool // answer 503, as a key set that cannot be fetched
+	mu    sync.Mutex
+	keys  []map[string]string
+	hits  atomic.Int32
+	down  atomic.Bool  // answer 503, as a key set that cannot be fetched
+	delay atomic.Int64 // nanoseconds to wait before each answer
+	hung  chan struct{}
 }
 
 func newJWKSServer(t testing.TB, keys ...map[string]string) *jwksServer {
@@ -89,6 +92,23 @@ func newJWKSServer(t testing.TB, keys ...map[string]string) *jwksServer {
 	s := &jwksServer{keys: keys}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.hits.Add(1)
+		s.mu.Lock()
+		hung := s.hung
+		s.mu.Unlock()
+		if hung != nil {
+			select {
+			case <-hung:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		if d := time.Duration(s.delay.Load()); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-r.Context().Done():
+				return
+			}
+		}
 		if s.down.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
@@ -100,6 +120,15 @@ func newJWKSServer(t testing.TB, keys ...map[string]string) *jwksServer {
 	}))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// hang makes every fetch wait, unanswered, until the test ends.
+func (s *jwksServer) hang(t testing.TB) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hung = make(chan struct{})
+	// Cleanups run last first: the waiting fetches end before the server closes.
+	t.Cleanup(func() { close(s.hung) })
 }
 
 func (s *jwksServer) add(k map[string]string) {
@@ -172,6 +201,23 @@ func hs(t testing.TB, c jwt.MapClaims) string {
 	return sign(t, jwt.SigningMethodHS256, "", []byte(testSecret), c)
 }
 
+// hsRaw signs with the secret the claims c followed by members, raw JSON written as is (such as
+// a claim named twice, which a map cannot hold).
+func hsRaw(t testing.TB, c jwt.MapClaims, members string) string {
+	t.Helper()
+	body, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = append(append(body[:len(body)-1], ','), append([]byte(members), '}')...)
+	unsigned := b64([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + b64(body)
+	sig, err := jwt.SigningMethodHS256.Sign(unsigned, []byte(testSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return unsigned + "." + b64(sig)
+}
+
 func mint(t testing.TB, c MintClaims) string {
 	t.Helper()
 	s, err := MintHS256(testSecret, c)
@@ -210,9 +256,14 @@ func TestVerify(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	srv := newJWKSServer(t, jwk("ec-1", ecKey()), jwk("rsa-1", rsaKey()))
-	// A fake clock: the made-up kid would otherwise wait a real second for its fetch.
-	jwksOnly, _ := fakeVerifier(t, Config{JWKSURL: srv.url()})
+	jwksOnly, clk := fakeVerifier(t, Config{JWKSURL: srv.url()})
 	both, _ := fakeVerifier(t, Config{JWTSecret: testSecret, JWKSURL: srv.url()})
+	// A kid the set does not hold answers 503 until a fetch since its first sight tells; here
+	// that fetch has told, on a fake clock that no case moves.
+	clk.Advance(jwksFetchGap)
+	if _, err := verifyRetrying(t, jwksOnly, clk, sign(t, jwt.SigningMethodES256, "nope", ecKey(), userClaims())); refused(err) != nil {
+		t.Fatalf("unknown kid: %v", err)
+	}
 	verifiers := map[string]*Verifier{
 		"hs":     newVerifier(t, ctx, Config{JWTSecret: testSecret}),
 		"iss":    newVerifier(t, ctx, Config{JWTSecret: testSecret, Issuer: "https://project.supabase.co/auth/v1"}),
@@ -253,6 +304,11 @@ func TestVerify(t *testing.T) {
 		{"is_anonymous false", "hs", hs(t, userClaims(set("is_anonymous", false))), &user},
 		{"is_anonymous null", "hs", hs(t, userClaims(set("is_anonymous", nil))), &user},
 		{"is_anonymous not a bool", "hs", hs(t, userClaims(set("is_anonymous", "true"))), nil},
+		// A claim named twice counts as its last (RFC 7519, section 4): a last null is absence.
+		{"is_anonymous true, then null", "hs", hsRaw(t, userClaims(), `"is_anonymous":true,"is_anonymous":null`), &user},
+		{"is_anonymous null, then true", "hs", hsRaw(t, userClaims(), `"is_anonymous":null,"is_anonymous":true`),
+			&Principal{Role: RoleUser, UserID: testUser, Anonymous: true}},
+		{"is_anonymous true, then false", "hs", hsRaw(t, userClaims(), `"is_anonymous":true,"is_anonymous":false`), &user},
 		{"service is never anonymous", "hs", hs(t, serviceClaims(set("is_anonymous", true))), &service},
 
 		{"expired", "hs", hs(t, userClaims(set("exp", past))), nil},
@@ -343,16 +399,23 @@ func tamper(token string, c jwt.MapClaims) string {
 	return strings.Join(parts, ".")
 }
 
+// A key published after start is asked for at its first token, which answers 503 with
+// Retry-After 1 and does not wait; the retry is accepted.
 func TestJWKSPicksUpAddedKey(t *testing.T) {
 	t.Parallel()
 	srv := newJWKSServer(t, jwk("ec-1", ecKey()))
-	v := newVerifier(t, t.Context(), Config{JWKSURL: srv.url()})
+	v, clk := fakeVerifier(t, Config{JWKSURL: srv.url()})
+	clk.Advance(jwksFetchGap)
 	srv.add(jwk("rsa-later", rsaLater()))
 
 	tok := sign(t, jwt.SigningMethodRS256, "rsa-later", rsaLater(), userClaims())
+	_, err := v.Verify(t.Context(), tok)
+	wantRetry(t, err, 1)
+	clk.Advance(time.Second)
+	settle(t, v)
 	got, err := v.Verify(t.Context(), tok)
 	if err != nil {
-		t.Fatalf("token signed by a key added after start: %v", err)
+		t.Fatalf("token signed by a key added after start, on its retry: %v", err)
 	}
 	if got.UserID != testUser {
 		t.Errorf("UserID = %v, want %v", got.UserID, testUser)
@@ -511,7 +574,6 @@ func FuzzParseBearer(f *testing.F) {
 
 func FuzzVerify(f *testing.F) {
 	srv := newJWKSServer(f, jwk("ec-1", ecKey()), jwk("rsa-1", rsaKey()))
-	// A fake clock: a made-up kid would otherwise wait a real second for its fetch.
 	v, _ := fakeVerifier(f, Config{JWTSecret: testSecret, JWKSURL: srv.url()})
 	for _, tok := range []string{
 		hs(f, userClaims()),
@@ -533,6 +595,11 @@ func FuzzVerify(f *testing.F) {
 	f.Fuzz(func(t *testing.T, token string) {
 		p, err := v.Verify(t.Context(), token)
 		if err != nil {
+			if ae := apierror.As(err); ae.Code == apierror.Unavailable {
+				// A kid the set does not hold, not yet told.
+				wantRetry(t, err, 1, 2)
+				return
+			}
 			if !strings.Contains(token, ".") {
 				token = "" // too short to be told apart from the words of a message
 			}

@@ -283,7 +283,7 @@ type authUser struct {
 	ID          string          `json:"id"`
 	Aud         string          `json:"aud"`
 	Role        string          `json:"role"`
-	IsAnonymous bool            `json:"is_anonymous"`
+	IsAnonymous nullFalse       `json:"is_anonymous"`
 	AppMetadata json.RawMessage `json:"app_metadata"`
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -204,6 +205,7 @@ func TestAuthServerVerify(t *testing.T) {
 			want: &Principal{Role: RoleUser, UserID: testUser, TenantID: "t1", Anonymous: true}},
 		{name: "is_anonymous absent", token: token, user: authUserJSON(id, func(u map[string]any) { delete(u, "is_anonymous") }),
 			want: &user, calls: 1},
+		{name: "is_anonymous null", token: token, user: authUserJSON(id, set2("is_anonymous", nil)), want: &user, calls: 1},
 		{name: "configured audience", token: token, user: authUserJSON(id, set2("aud", "agents")), want: &user, calls: 1,
 			mod: func(c *AuthServerConfig) { c.Audience = "agents" }},
 
@@ -297,8 +299,15 @@ func set2(k string, v any) func(map[string]any) { return func(u map[string]any) 
 
 // fakeClock is a clock a test moves by hand.
 type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu     sync.Mutex
+	t      time.Time
+	timers []fakeTimer
+}
+
+// fakeTimer is a function to run once the fake clock reaches at.
+type fakeTimer struct {
+	at time.Time
+	f  func()
 }
 
 func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(time.Now().Unix(), 0)} }
@@ -309,10 +318,29 @@ func (c *fakeClock) Now() time.Time {
 	return c.t
 }
 
+// Advance moves the clock by d, and runs the timers that became due, before it returns.
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
+	var due []func()
+	c.timers = slices.DeleteFunc(c.timers, func(tm fakeTimer) bool {
+		if tm.at.After(c.t) {
+			return false
+		}
+		due = append(due, tm.f)
+		return true
+	})
+	c.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
+}
+
+// AfterFunc runs f once the clock has moved by d.
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.timers = append(c.timers, fakeTimer{at: c.t.Add(d), f: f})
 }
 
 func TestAuthServerCache(t *testing.T) {

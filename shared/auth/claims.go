@@ -28,3 +28,24 @@ func (c *claims) UnmarshalJSON(b []byte) error {
 	type plain claims // the same fields without this method
 	return json.Unmarshal(b, (*plain)(c))
 }
+
+// nullFalse is a boolean claim whose null means what its absence means: false. encoding/json
+// leaves a bool untouched on null, so a claim named twice, true and then null, would stay true,
+// although its last value says absent: the one RFC 7519 says counts, and the one Supabase's
+// database reads from the same token (jsonb keeps the last). Anything but true, false and null
+// is an error, so such a token is malformed.
+type nullFalse bool
+
+// UnmarshalJSON reads true, false or null (false).
+func (b *nullFalse) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		*b = false
+		return nil
+	}
+	var v bool
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*b = nullFalse(v)
+	return nil
+}

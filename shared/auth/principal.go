@@ -18,7 +18,8 @@ type Principal struct {
 	// TenantID is app_metadata.tenant_id of a user token, "" when absent or for service callers.
 	TenantID string
 	// Anonymous marks a user of Supabase's anonymous sign-ins (claim is_anonymous: true, or
-	// is_anonymous of the Auth server's user); false for service callers.
+	// is_anonymous of the Auth server's user); false for service callers, and when is_anonymous
+	// is false, null or absent, which the contract reads alike: only true marks an anonymous user.
 	Anonymous bool
 }
 

@@ -65,10 +65,12 @@ type Verifier struct {
 	parser   *jwt.Parser
 }
 
-// NewVerifier builds a Verifier from cfg. In JWKS mode it fetches the key set before returning
-// (waiting at most a few seconds, or until ctx ends), but a key set it cannot fetch is no error:
-// it is logged, tokens that need it answer 503 with Retry-After until a later fetch succeeds, and
+// NewVerifier builds a Verifier from cfg. In JWKS mode it starts fetching the key set and
+// returns at once: start-up never waits for it, the first tokens that need it do (at most a few
+// seconds, or until their context ends). A key set that cannot be fetched is no error: it is
+// logged, tokens that need it answer 503 with Retry-After until a later fetch succeeds, and
 // HS256 tokens are checked as ever. A JWKS URL that is not an http or https URL is an error.
+// The fetches see ctx's values; its end cuts none of them.
 func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	return buildVerifier(ctx, cfg, realClock)
 }
@@ -105,7 +107,7 @@ func buildVerifier(ctx context.Context, cfg Config, clk clock) (*Verifier, error
 			logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 		}
 		v.jwks = newKeySet(ctx, cfg.JWKSURL, cfg.JWKSRefresh, logger, clk)
-		v.jwks.prime(ctx)
+		v.jwks.prime()
 		methods = append(methods, jwt.SigningMethodES256.Alg(), jwt.SigningMethodRS256.Alg())
 	}
 	v.parser = jwt.NewParser(
@@ -122,7 +124,7 @@ type claims struct {
 	jwt.RegisteredClaims
 	Role string `json:"role"`
 	// IsAnonymous is true in the tokens of Supabase's anonymous sign-ins.
-	IsAnonymous bool `json:"is_anonymous"`
+	IsAnonymous nullFalse `json:"is_anonymous"`
 	AppMetadata struct {
 		TenantID string `json:"tenant_id"`
 	} `json:"app_metadata"`
@@ -191,7 +193,7 @@ func (v *Verifier) user(c *claims) (Principal, error) {
 	if !ValidTenant(tenant) {
 		return Principal{}, apierror.New(apierror.Unauthenticated, errTenant)
 	}
-	return Principal{Role: RoleUser, UserID: id, TenantID: tenant, Anonymous: c.IsAnonymous}, nil
+	return Principal{Role: RoleUser, UserID: id, TenantID: tenant, Anonymous: bool(c.IsAnonymous)}, nil
 }
 
 // ValidTenant accepts "" (no tenant) or up to MaxTenantLen characters without control characters

@@ -83,6 +83,8 @@ type envConfig struct {
 	store store.Config
 	app   app.Config
 	http  httpapi.Config
+	// verifier checks the tokens; nil: the HS256 verifier of secret.
+	verifier httpapi.Verifier
 	// log is the server's logger over the env's log buffer; nil writes JSON lines, from debug
 	// up, with the request id, to it.
 	log func(buf io.Writer) *slog.Logger
@@ -121,9 +123,13 @@ func buildEnv(t *testing.T, c envConfig) *env {
 // serve is the use cases over st and their HTTP server, as c says, logging to buf.
 func (c envConfig) serve(tb testing.TB, st *store.Store, buf io.Writer) (*app.App, *httpapi.Server) {
 	tb.Helper()
-	v, err := auth.NewVerifier(context.Background(), auth.Config{JWTSecret: secret})
-	if err != nil {
-		tb.Fatal(err)
+	v := c.verifier
+	if v == nil {
+		hs, err := auth.NewVerifier(context.Background(), auth.Config{JWTSecret: secret})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		v = hs
 	}
 	var log *slog.Logger
 	if c.log != nil {
