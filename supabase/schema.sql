@@ -107,6 +107,7 @@ create table agentmem.knowledge_chunks (
   fts tsvector generated always as (to_tsvector('english'::regconfig, content)) stored,
   created_at timestamp with time zone default now() not null,
   embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
+  fts_len integer generated always as (length(to_tsvector('english'::regconfig, content))) stored,
   constraint knowledge_chunks_chunk_index_check CHECK ((chunk_index >= 0)),
   constraint knowledge_chunks_embedding_model_check CHECK (((embedding IS NULL) OR (embedding_model IS NOT NULL))),
   constraint knowledge_chunks_pkey PRIMARY KEY (id),
@@ -143,6 +144,7 @@ create table agentmem.memories (
   updated_at timestamp with time zone default now() not null,
   expires_at timestamp with time zone not null,
   embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
+  fts_len integer generated always as (length(to_tsvector('english'::regconfig, content))) stored,
   constraint memories_embedding_model_check CHECK (((embedding IS NULL) OR (embedding_model IS NOT NULL))),
   constraint memories_pkey PRIMARY KEY (id),
   constraint memories_user_id_tenant_id_agent_content_key_key UNIQUE (user_id, tenant_id, agent, content_key)
@@ -185,7 +187,8 @@ create table agentmem.messages (
   embedding extensions.vector,
   embedding_model text,
   embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
-  fts tsvector generated always as (to_tsvector('english'::regconfig, content)) stored,
+  fts tsvector generated always as ((setweight(to_tsvector('english'::regconfig, COALESCE(name, ''::text)), 'A'::"char") || to_tsvector('english'::regconfig, content))) stored,
+  fts_len integer generated always as (length((to_tsvector('english'::regconfig, COALESCE(name, ''::text)) || to_tsvector('english'::regconfig, content)))) stored,
   constraint messages_embedding_model_check CHECK (((embedding IS NULL) OR (embedding_model IS NOT NULL))),
   constraint messages_parts_check CHECK (((parts IS NULL) OR ((jsonb_typeof(parts) = 'array'::text) AND ((jsonb_array_length(parts) >= 1) AND (jsonb_array_length(parts) <= 100))))) NOT VALID,
   constraint messages_pkey PRIMARY KEY (session_id, seq),
@@ -199,7 +202,7 @@ CREATE INDEX messages_embedding_model_idx ON agentmem.messages USING btree (embe
 CREATE INDEX messages_embedding_pending_idx ON agentmem.messages USING btree (session_id, seq) WHERE ((embedding IS NULL) AND (role <> 'tool'::text) AND (content <> ''::text));
 CREATE INDEX messages_expires_idx ON agentmem.messages USING btree (expires_at);
 CREATE INDEX messages_fts_idx ON agentmem.messages USING gin (fts);
-CREATE INDEX messages_owner_created_idx ON agentmem.messages USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at);
+CREATE INDEX messages_owner_created_idx ON agentmem.messages USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at, fts_len);
 CREATE INDEX messages_session_expiry_idx ON agentmem.messages USING btree (session_id, expires_at) INCLUDE (user_id, tenant_id);
 alter table agentmem.messages enable row level security;
 create policy caller_owner on agentmem.messages as permissive for all to agentmem_caller
@@ -513,6 +516,50 @@ end
 $function$;
 comment on function agentmem.erase_user(uuid) is 'Erases every row of a user in every agentmem table and tenant; returns the rows deleted per table. Called when Supabase Auth deletes the user.';
 
+-- Function agentmem.knowledge_bm25_hits(text,text[],integer)
+CREATE OR REPLACE FUNCTION agentmem.knowledge_bm25_hits(p_tenant_id text, terms text[], n integer)
+ RETURNS TABLE(id uuid, score double precision)
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+declare
+  q tsquery := agentmem.terms_query(terms);
+  docs double precision;
+  avgdl double precision;
+begin
+  if q is null or n < 1 then
+    return;
+  end if;
+  select pg_catalog.count(*), greatest(pg_catalog.avg(k.fts_len), 1) into docs, avgdl
+  from agentmem.knowledge_chunks k where k.tenant_id = p_tenant_id;
+  return query execute $q$
+    with cand as materialized (
+      select k.id, k.fts_len,
+             pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(k.fts, 'D'), 'A', $3), '{a}') as hit
+      from agentmem.knowledge_chunks k
+      where k.tenant_id = $1 and k.fts operator(pg_catalog.@@) $2
+    ),
+    tf as (
+      select c.id, c.fts_len, u.lexeme, coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8 as tf
+      from cand c, pg_catalog.unnest(c.hit) u
+    ),
+    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme)
+    select t.id,
+           pg_catalog.sum(pg_catalog.ln(1 + ($5 - d.df + 0.5) / (d.df + 0.5))
+             * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $6)))::float8 as bm25
+    from tf t join df d on d.lexeme = t.lexeme
+    group by t.id
+    order by bm25 desc, t.id
+    limit $4
+    $q$
+    using p_tenant_id, q, terms, n, docs, avgdl;
+end
+$function$;
+grant execute on function agentmem.knowledge_bm25_hits(text,text[],integer) to agentmem_caller;
+grant execute on function agentmem.knowledge_bm25_hits(text,text[],integer) to service_role;
+
 -- Function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer)
 CREATE OR REPLACE FUNCTION agentmem.knowledge_neighbours(p_tenant_id text, query_embedding extensions.vector, query_model text, n integer, exact_limit integer)
  RETURNS TABLE(id uuid, distance double precision)
@@ -561,6 +608,92 @@ end
 $function$;
 grant execute on function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer) to agentmem_caller;
 grant execute on function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer) to service_role;
+
+-- Function agentmem.memory_bm25_hits(uuid,text,text,jsonb,text[],integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, terms text[], n integer, exact boolean)
+ RETURNS TABLE(id uuid, score double precision)
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+declare
+  q tsquery := agentmem.terms_query(terms);
+  docs double precision;
+  avgdl double precision;
+begin
+  if q is null or n < 1 then
+    return;
+  end if;
+  if exact then
+    return query
+      with scope as materialized (
+        select m.id, m.fts_len,
+               case when (m.fts operator(pg_catalog.@@) q) is true
+                     and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+                          and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
+                                          where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+                    then pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', terms), '{a}')
+               end as hit
+        from agentmem.memories m
+        where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+          and (p_agent = '' or m.agent in (p_agent, ''))
+          and m.expires_at > pg_catalog.now()
+      ),
+      stats as (
+        select pg_catalog.count(*)::float8 as docs, greatest(pg_catalog.avg(s.fts_len), 1)::float8 as avgdl from scope s
+      ),
+      tf as (
+        select s.id, s.fts_len, u.lexeme, coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8 as tf
+        from scope s, pg_catalog.unnest(s.hit) u
+        where s.hit is not null
+      ),
+      df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme)
+      select t.id,
+             pg_catalog.sum(pg_catalog.ln(1 + (st.docs - d.df + 0.5) / (d.df + 0.5))
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / st.avgdl)))::float8 as bm25
+      from tf t join df d on d.lexeme = t.lexeme cross join stats st
+      group by t.id
+      order by bm25 desc, t.id
+      limit n;
+    return;
+  end if;
+  select pg_catalog.count(*), greatest(pg_catalog.avg(m.fts_len), 1) into docs, avgdl
+  from agentmem.memories m
+  where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+    and (p_agent = '' or m.agent in (p_agent, ''))
+    and m.expires_at > pg_catalog.now();
+  return query execute $q$
+    with cand as materialized (
+      select m.id, m.fts_len,
+             pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
+      from agentmem.memories m
+      where m.user_id = $1 and m.tenant_id = $2
+        and ($3 = '' or m.agent in ($3, ''))
+        and m.expires_at > pg_catalog.now()
+        and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+             and not exists (select 1 from pg_catalog.jsonb_each($4) f
+                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+        and m.fts operator(pg_catalog.@@) $5
+    ),
+    tf as (
+      select c.id, c.fts_len, u.lexeme, coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8 as tf
+      from cand c, pg_catalog.unnest(c.hit) u
+    ),
+    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme)
+    select t.id,
+           pg_catalog.sum(pg_catalog.ln(1 + ($8 - d.df + 0.5) / (d.df + 0.5))
+             * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $9)))::float8 as bm25
+    from tf t join df d on d.lexeme = t.lexeme
+    group by t.id
+    order by bm25 desc, t.id
+    limit $6
+    $q$
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl;
+end
+$function$;
+grant execute on function agentmem.memory_bm25_hits(uuid,text,text,jsonb,text[],integer,boolean) to agentmem_caller;
+grant execute on function agentmem.memory_bm25_hits(uuid,text,text,jsonb,text[],integer,boolean) to service_role;
 
 -- Function agentmem.memory_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean)
 CREATE OR REPLACE FUNCTION agentmem.memory_neighbours(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, query_embedding extensions.vector, query_model text, n integer, exact boolean)
@@ -637,51 +770,93 @@ $function$;
 grant execute on function agentmem.memory_scope_is_small(uuid,text,integer) to agentmem_caller;
 grant execute on function agentmem.memory_scope_is_small(uuid,text,integer) to service_role;
 
--- Function agentmem.memory_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.memory_text_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, q tsquery, n integer, exact boolean)
- RETURNS TABLE(id uuid, score double precision)
+-- Function agentmem.message_bm25_hits(uuid,text,text,jsonb,text[],integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.message_bm25_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, terms text[], n integer, exact boolean)
+ RETURNS TABLE(session_id uuid, seq bigint, score double precision)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
+declare
+  q tsquery := agentmem.terms_query(terms);
+  docs double precision;
+  avgdl double precision;
 begin
   if q is null or n < 1 then
     return;
   end if;
   if exact then
     return query
-      select m.id, pg_catalog.ts_rank_cd(m.fts, q)::float8 as rank_score
-      from agentmem.memories m
-      where m.user_id = p_user_id and m.tenant_id = p_tenant_id
-        and (p_agent = '' or m.agent in (p_agent, ''))
-        and m.expires_at > pg_catalog.now()
-        and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
-             and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
-                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
-        and (m.fts operator(pg_catalog.@@) q) is true
-      order by rank_score desc, m.id
+      with scope as materialized (
+        select m.session_id, m.seq, m.fts_len,
+               case when (m.fts operator(pg_catalog.@@) q) is true
+                     and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+                          and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
+                                          where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+                    then pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', terms), '{a}')
+               end as hit
+        from agentmem.messages m
+        where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+          and (p_agent = '' or m.agent = p_agent)
+          and m.expires_at > pg_catalog.now()
+      ),
+      stats as (
+        select pg_catalog.count(*)::float8 as docs, greatest(pg_catalog.avg(s.fts_len), 1)::float8 as avgdl from scope s
+      ),
+      tf as (
+        select s.session_id, s.seq, s.fts_len, u.lexeme,
+               coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8 as tf
+        from scope s, pg_catalog.unnest(s.hit) u
+        where s.hit is not null
+      ),
+      df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme)
+      select t.session_id, t.seq,
+             pg_catalog.sum(pg_catalog.ln(1 + (st.docs - d.df + 0.5) / (d.df + 0.5))
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / st.avgdl)))::float8 as bm25
+      from tf t join df d on d.lexeme = t.lexeme cross join stats st
+      group by t.session_id, t.seq
+      order by bm25 desc, t.session_id, t.seq
       limit n;
     return;
   end if;
+  select pg_catalog.count(*), greatest(pg_catalog.avg(m.fts_len), 1) into docs, avgdl
+  from agentmem.messages m
+  where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+    and (p_agent = '' or m.agent = p_agent)
+    and m.expires_at > pg_catalog.now();
   return query execute $q$
-    select m.id, pg_catalog.ts_rank_cd(m.fts, $5)::float8 as rank_score
-    from agentmem.memories m
-    where m.user_id = $1 and m.tenant_id = $2
-      and ($3 = '' or m.agent in ($3, ''))
-      and m.expires_at > pg_catalog.now()
-      and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
-           and not exists (select 1 from pg_catalog.jsonb_each($4) f
-                           where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
-      and m.fts operator(pg_catalog.@@) $5
-    order by rank_score desc, m.id
+    with cand as materialized (
+      select m.session_id, m.seq, m.fts_len,
+             pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
+      from agentmem.messages m
+      where m.user_id = $1 and m.tenant_id = $2
+        and ($3 = '' or m.agent = $3)
+        and m.expires_at > pg_catalog.now()
+        and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+             and not exists (select 1 from pg_catalog.jsonb_each($4) f
+                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+        and m.fts operator(pg_catalog.@@) $5
+    ),
+    tf as (
+      select c.session_id, c.seq, c.fts_len, u.lexeme,
+             coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8 as tf
+      from cand c, pg_catalog.unnest(c.hit) u
+    ),
+    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme)
+    select t.session_id, t.seq,
+           pg_catalog.sum(pg_catalog.ln(1 + ($8 - d.df + 0.5) / (d.df + 0.5))
+             * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $9)))::float8 as bm25
+    from tf t join df d on d.lexeme = t.lexeme
+    group by t.session_id, t.seq
+    order by bm25 desc, t.session_id, t.seq
     limit $6
     $q$
-    using p_user_id, p_tenant_id, p_agent, p_filter, q, n;
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl;
 end
 $function$;
-grant execute on function agentmem.memory_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.memory_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean) to service_role;
+grant execute on function agentmem.message_bm25_hits(uuid,text,text,jsonb,text[],integer,boolean) to agentmem_caller;
+grant execute on function agentmem.message_bm25_hits(uuid,text,text,jsonb,text[],integer,boolean) to service_role;
 
 -- Function agentmem.message_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean)
 CREATE OR REPLACE FUNCTION agentmem.message_neighbours(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, query_embedding extensions.vector, query_model text, n integer, exact boolean)
@@ -759,51 +934,20 @@ $function$;
 grant execute on function agentmem.message_scope_is_small(uuid,text,integer) to agentmem_caller;
 grant execute on function agentmem.message_scope_is_small(uuid,text,integer) to service_role;
 
--- Function agentmem.message_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.message_text_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, q tsquery, n integer, exact boolean)
- RETURNS TABLE(session_id uuid, seq bigint, score double precision)
+-- Function agentmem.query_terms(text)
+CREATE OR REPLACE FUNCTION agentmem.query_terms(query text)
+ RETURNS text[]
  LANGUAGE plpgsql
- STABLE
+ IMMUTABLE PARALLEL SAFE
  SET search_path TO ''
- SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 begin
-  if q is null or n < 1 then
-    return;
-  end if;
-  if exact then
-    return query
-      select m.session_id, m.seq, pg_catalog.ts_rank_cd(m.fts, q)::float8 as rank_score
-      from agentmem.messages m
-      where m.user_id = p_user_id and m.tenant_id = p_tenant_id
-        and (p_agent = '' or m.agent = p_agent)
-        and m.expires_at > pg_catalog.now()
-        and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
-             and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
-                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
-        and (m.fts operator(pg_catalog.@@) q) is true
-      order by rank_score desc, m.session_id, m.seq
-      limit n;
-    return;
-  end if;
-  return query execute $q$
-    select m.session_id, m.seq, pg_catalog.ts_rank_cd(m.fts, $5)::float8 as rank_score
-    from agentmem.messages m
-    where m.user_id = $1 and m.tenant_id = $2
-      and ($3 = '' or m.agent = $3)
-      and m.expires_at > pg_catalog.now()
-      and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
-           and not exists (select 1 from pg_catalog.jsonb_each($4) f
-                           where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
-      and m.fts operator(pg_catalog.@@) $5
-    order by rank_score desc, m.session_id, m.seq
-    limit $6
-    $q$
-    using p_user_id, p_tenant_id, p_agent, p_filter, q, n;
+  return (select pg_catalog.array_agg(u.lexeme order by u.lexeme)
+          from pg_catalog.unnest(pg_catalog.to_tsvector('english'::pg_catalog.regconfig, query)) u);
 end
 $function$;
-grant execute on function agentmem.message_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.message_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean) to service_role;
+grant execute on function agentmem.query_terms(text) to agentmem_caller;
+grant execute on function agentmem.query_terms(text) to service_role;
 
 -- Function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean)
 CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean)
@@ -822,9 +966,9 @@ begin
     with
     text_hits as (
       select t.id, t.score, pg_catalog.row_number() over (order by t.score desc, t.id) as rank
-      from agentmem.memory_text_hits(
+      from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             q => case when p_mode <> 'vector' then agentmem.any_words_query(p_query) end,
+             terms => case when p_mode <> 'vector' then agentmem.query_terms(p_query) end,
              n => candidates, exact => exact) t
     ),
     vector_hits as (
@@ -868,7 +1012,7 @@ AS $function$
 declare
   with_memories boolean := p_source in ('memories', 'all');
   with_messages boolean := p_source in ('messages', 'all');
-  q tsquery := case when p_mode <> 'vector' then agentmem.any_words_query(p_query) end;
+  terms text[] := case when p_mode <> 'vector' then agentmem.query_terms(p_query) end;
   qv extensions.vector := case when p_mode <> 'text' then query_embedding end;
   -- one count per source for both sides
   memories_exact boolean;
@@ -886,14 +1030,14 @@ begin
     with
     text_found as (
       select 'memory'::text as src, t.id as k1, 0::bigint as k2, t.score
-      from agentmem.memory_text_hits(
+      from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             q => case when with_memories then q end, n => candidates, exact => memories_exact) t
+             terms => case when with_memories then terms end, n => candidates, exact => memories_exact) t
       union all
       select 'message'::text, t.session_id, t.seq, t.score
-      from agentmem.message_text_hits(
+      from agentmem.message_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             q => case when with_messages then q end, n => candidates, exact => messages_exact) t
+             terms => case when with_messages then terms end, n => candidates, exact => messages_exact) t
     ),
     text_hits as (
       select t.src, t.k1, t.k2, t.score,
@@ -1245,6 +1389,21 @@ begin
 end
 $function$;
 grant execute on function agentmem.take_request_slot(text,uuid,integer,integer,integer) to service_role;
+
+-- Function agentmem.terms_query(text[])
+CREATE OR REPLACE FUNCTION agentmem.terms_query(terms text[])
+ RETURNS tsquery
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+begin
+  return (select pg_catalog.string_agg(pg_catalog.quote_literal(t), ' | ')::pg_catalog.tsquery
+          from pg_catalog.unnest(terms) t);
+end
+$function$;
+grant execute on function agentmem.terms_query(text[]) to agentmem_caller;
+grant execute on function agentmem.terms_query(text[]) to service_role;
 
 -- Function agentmem.unschedule_sweep()
 CREATE OR REPLACE FUNCTION agentmem.unschedule_sweep()
