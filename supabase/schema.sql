@@ -789,7 +789,7 @@ begin
   if exact then
     return query
       with scope as materialized (
-        select m.session_id, m.seq, m.fts_len,
+        select m.session_id, m.seq, m.fts_len, m.name,
                case when (m.fts operator(pg_catalog.@@) q) is true
                      and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
                           and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
@@ -804,10 +804,18 @@ begin
       stats as (
         select pg_catalog.count(*)::float8 as docs, greatest(pg_catalog.avg(s.fts_len), 1)::float8 as avgdl from scope s
       ),
+      speakers as (
+        select x.name, u.lexeme
+        from (select distinct s.name from scope s where s.hit is not null and s.name is not null) x,
+             pg_catalog.unnest(pg_catalog.to_tsvector('english'::regconfig, x.name)) u
+        where u.lexeme operator(pg_catalog.=) any (terms)
+      ),
       tf as (
         select s.session_id, s.seq, s.fts_len, u.lexeme,
-               coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8 as tf
-        from scope s, pg_catalog.unnest(s.hit) u
+               coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8
+                 + case when sp.lexeme is not null then 2 else 0 end as tf
+        from scope s cross join pg_catalog.unnest(s.hit) u
+          left join speakers sp on sp.name = s.name and sp.lexeme = u.lexeme
         where s.hit is not null
       ),
       df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme)
@@ -827,7 +835,7 @@ begin
     and m.expires_at > pg_catalog.now();
   return query execute $q$
     with cand as materialized (
-      select m.session_id, m.seq, m.fts_len,
+      select m.session_id, m.seq, m.fts_len, m.name,
              pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
       from agentmem.messages m
       where m.user_id = $1 and m.tenant_id = $2
@@ -838,10 +846,18 @@ begin
                              where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
         and m.fts operator(pg_catalog.@@) $5
     ),
+    speakers as (
+      select x.name, u.lexeme
+      from (select distinct c.name from cand c where c.name is not null) x,
+           pg_catalog.unnest(pg_catalog.to_tsvector('english'::regconfig, x.name)) u
+      where u.lexeme operator(pg_catalog.=) any ($7)
+    ),
     tf as (
       select c.session_id, c.seq, c.fts_len, u.lexeme,
-             coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8 as tf
-      from cand c, pg_catalog.unnest(c.hit) u
+             coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8
+               + case when sp.lexeme is not null then 2 else 0 end as tf
+      from cand c cross join pg_catalog.unnest(c.hit) u
+        left join speakers sp on sp.name = c.name and sp.lexeme = u.lexeme
     ),
     df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme)
     select t.session_id, t.seq,
