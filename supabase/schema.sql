@@ -609,8 +609,8 @@ $function$;
 grant execute on function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer) to agentmem_caller;
 grant execute on function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer) to service_role;
 
--- Function agentmem.memory_bm25_hits(uuid,text,text,jsonb,text[],integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, terms text[], n integer, exact boolean)
+-- Function agentmem.memory_bm25_hits(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean)
  RETURNS TABLE(id uuid, score double precision)
  LANGUAGE plpgsql
  STABLE
@@ -633,6 +633,8 @@ begin
                      and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
                           and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
                                           where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+                     and (p_since is null or m.created_at >= p_since)
+                     and (p_until is null or m.created_at < p_until)
                     then pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', terms), '{a}')
                end as hit
         from agentmem.memories m
@@ -674,6 +676,8 @@ begin
         and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
              and not exists (select 1 from pg_catalog.jsonb_each($4) f
                              where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+        and ($10 is null or m.created_at >= $10)
+        and ($11 is null or m.created_at < $11)
         and m.fts operator(pg_catalog.@@) $5
     ),
     tf as (
@@ -689,14 +693,14 @@ begin
     order by bm25 desc, t.id
     limit $6
     $q$
-    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl;
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl, p_since, p_until;
 end
 $function$;
-grant execute on function agentmem.memory_bm25_hits(uuid,text,text,jsonb,text[],integer,boolean) to agentmem_caller;
-grant execute on function agentmem.memory_bm25_hits(uuid,text,text,jsonb,text[],integer,boolean) to service_role;
+grant execute on function agentmem.memory_bm25_hits(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to agentmem_caller;
+grant execute on function agentmem.memory_bm25_hits(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to service_role;
 
--- Function agentmem.memory_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.memory_neighbours(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, query_embedding extensions.vector, query_model text, n integer, exact boolean)
+-- Function agentmem.memory_neighbours(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.memory_neighbours(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer, exact boolean)
  RETURNS TABLE(id uuid, distance double precision)
  LANGUAGE plpgsql
  STABLE
@@ -720,8 +724,10 @@ begin
           and (p_agent = '' or m.agent in (p_agent, ''))
           and m.expires_at > pg_catalog.now()
           and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
-               and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
-                               where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+            and not exists (select 1 from pg_catalog.jsonb_each(p_filter) x
+                            where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+          and (p_since is null or m.created_at >= p_since)
+          and (p_until is null or m.created_at < p_until)
       ) x
       -- a text without words embeds to the zero vector: its distance is NaN, it has no rank
       where x.d is not null and x.d <> 'NaN'::float8
@@ -741,18 +747,20 @@ begin
         and ($3 = '' or m.agent in ($3, ''))
         and m.expires_at > pg_catalog.now()
         and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
-             and not exists (select 1 from pg_catalog.jsonb_each($4) f
-                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+          and not exists (select 1 from pg_catalog.jsonb_each($4) x
+                          where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+        and ($7 is null or m.created_at >= $7)
+        and ($8 is null or m.created_at < $8)
       order by d
       limit $6
     )
     select near.id, near.d from near where near.d <> 'NaN'::float8 order by near.d, near.id
     $q$, dims, query_model)
-    using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n;
+    using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n, p_since, p_until;
 end
 $function$;
-grant execute on function agentmem.memory_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.memory_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean) to service_role;
+grant execute on function agentmem.memory_neighbours(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to agentmem_caller;
+grant execute on function agentmem.memory_neighbours(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to service_role;
 
 -- Function agentmem.memory_scope_is_small(uuid,text,integer)
 CREATE OR REPLACE FUNCTION agentmem.memory_scope_is_small(p_user_id uuid, p_tenant_id text, exact_limit integer)
@@ -770,8 +778,8 @@ $function$;
 grant execute on function agentmem.memory_scope_is_small(uuid,text,integer) to agentmem_caller;
 grant execute on function agentmem.memory_scope_is_small(uuid,text,integer) to service_role;
 
--- Function agentmem.message_bm25_hits(uuid,text,text,jsonb,text[],integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.message_bm25_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, terms text[], n integer, exact boolean)
+-- Function agentmem.message_bm25_hits(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision)
+CREATE OR REPLACE FUNCTION agentmem.message_bm25_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean, follow_weight double precision)
  RETURNS TABLE(session_id uuid, seq bigint, score double precision)
  LANGUAGE plpgsql
  STABLE
@@ -790,10 +798,16 @@ begin
     return query
       with scope as materialized (
         select m.session_id, m.seq, m.fts_len, m.name,
+               (m.fts operator(pg_catalog.@@) q) is true
+                 and pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
+               ((p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+                  and not exists (select 1 from pg_catalog.jsonb_each(p_filter) x
+                                  where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+                and (p_speaker = '' or pg_catalog.lower(m.name) = pg_catalog.lower(p_speaker))
+                and (p_role = '' or m.role = p_role)
+                and (p_since is null or m.created_at >= p_since)
+                and (p_until is null or m.created_at < p_until)) as eligible,
                case when (m.fts operator(pg_catalog.@@) q) is true
-                     and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
-                          and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
-                                          where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
                     then pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', terms), '{a}')
                end as hit
         from agentmem.messages m
@@ -811,20 +825,34 @@ begin
         where u.lexeme operator(pg_catalog.=) any (terms)
       ),
       tf as (
-        select s.session_id, s.seq, s.fts_len, u.lexeme,
+        select s.session_id, s.seq, s.fts_len, s.eligible, s.question, u.lexeme,
                coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8
                  + case when sp.lexeme is not null then 2 else 0 end as tf
         from scope s cross join pg_catalog.unnest(s.hit) u
           left join speakers sp on sp.name = s.name and sp.lexeme = u.lexeme
         where s.hit is not null
       ),
-      df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme)
-      select t.session_id, t.seq,
-             pg_catalog.sum(pg_catalog.ln(1 + (st.docs - d.df + 0.5) / (d.df + 0.5))
-               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / st.avgdl)))::float8 as bm25
-      from tf t join df d on d.lexeme = t.lexeme cross join stats st
-      group by t.session_id, t.seq
-      order by bm25 desc, t.session_id, t.seq
+      -- document frequencies count every message of the scope, eligible or not
+      df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
+      scored as (
+        select t.session_id, t.seq, pg_catalog.bool_and(t.eligible) as eligible,
+               pg_catalog.bool_and(t.question) as question,
+               pg_catalog.sum(pg_catalog.ln(1 + (st.docs - d.df + 0.5) / (d.df + 0.5))
+                 * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / st.avgdl)))::float8 as bm25
+        from tf t join df d on d.lexeme = t.lexeme cross join stats st
+        group by t.session_id, t.seq
+      ),
+      summed as (
+        select s.session_id, s.seq,
+               s.bm25 + follow_weight * (case when b.question then b.bm25 else 0 end
+                                        + case when not s.question and not a.question then a.bm25 else 0 end) as score
+        from scored s
+          left join scored b on b.session_id = s.session_id and b.seq = s.seq - 1
+          left join scored a on a.session_id = s.session_id and a.seq = s.seq + 1
+        where s.eligible
+      )
+      select s.session_id, s.seq, s.score from summed s
+      order by s.score desc, s.session_id, s.seq
       limit n;
     return;
   end if;
@@ -836,14 +864,19 @@ begin
   return query execute $q$
     with cand as materialized (
       select m.session_id, m.seq, m.fts_len, m.name,
+             pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
+             (($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+                and not exists (select 1 from pg_catalog.jsonb_each($4) x
+                                where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+              and ($10 = '' or pg_catalog.lower(m.name) = pg_catalog.lower($10))
+              and ($11 = '' or m.role = $11)
+              and ($12 is null or m.created_at >= $12)
+              and ($13 is null or m.created_at < $13)) as eligible,
              pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
       from agentmem.messages m
       where m.user_id = $1 and m.tenant_id = $2
         and ($3 = '' or m.agent = $3)
         and m.expires_at > pg_catalog.now()
-        and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
-             and not exists (select 1 from pg_catalog.jsonb_each($4) f
-                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
         and m.fts operator(pg_catalog.@@) $5
     ),
     speakers as (
@@ -853,29 +886,43 @@ begin
       where u.lexeme operator(pg_catalog.=) any ($7)
     ),
     tf as (
-      select c.session_id, c.seq, c.fts_len, u.lexeme,
+      select c.session_id, c.seq, c.fts_len, c.eligible, c.question, u.lexeme,
              coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8
                + case when sp.lexeme is not null then 2 else 0 end as tf
       from cand c cross join pg_catalog.unnest(c.hit) u
         left join speakers sp on sp.name = c.name and sp.lexeme = u.lexeme
     ),
-    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme)
-    select t.session_id, t.seq,
-           pg_catalog.sum(pg_catalog.ln(1 + ($8 - d.df + 0.5) / (d.df + 0.5))
-             * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $9)))::float8 as bm25
-    from tf t join df d on d.lexeme = t.lexeme
-    group by t.session_id, t.seq
-    order by bm25 desc, t.session_id, t.seq
+    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
+    scored as (
+      select t.session_id, t.seq, pg_catalog.bool_and(t.eligible) as eligible,
+             pg_catalog.bool_and(t.question) as question,
+             pg_catalog.sum(pg_catalog.ln(1 + ($8 - d.df + 0.5) / (d.df + 0.5))
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $9)))::float8 as bm25
+      from tf t join df d on d.lexeme = t.lexeme
+      group by t.session_id, t.seq
+    ),
+    summed as (
+      select s.session_id, s.seq,
+             s.bm25 + $14 * (case when b.question then b.bm25 else 0 end
+                             + case when not s.question and not a.question then a.bm25 else 0 end) as score
+      from scored s
+        left join scored b on b.session_id = s.session_id and b.seq = s.seq - 1
+        left join scored a on a.session_id = s.session_id and a.seq = s.seq + 1
+      where s.eligible
+    )
+    select s.session_id, s.seq, s.score from summed s
+    order by s.score desc, s.session_id, s.seq
     limit $6
     $q$
-    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl;
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl,
+          p_speaker, p_role, p_since, p_until, follow_weight;
 end
 $function$;
-grant execute on function agentmem.message_bm25_hits(uuid,text,text,jsonb,text[],integer,boolean) to agentmem_caller;
-grant execute on function agentmem.message_bm25_hits(uuid,text,text,jsonb,text[],integer,boolean) to service_role;
+grant execute on function agentmem.message_bm25_hits(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision) to agentmem_caller;
+grant execute on function agentmem.message_bm25_hits(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision) to service_role;
 
--- Function agentmem.message_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.message_neighbours(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, query_embedding extensions.vector, query_model text, n integer, exact boolean)
+-- Function agentmem.message_neighbours(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.message_neighbours(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer, exact boolean)
  RETURNS TABLE(session_id uuid, seq bigint, distance double precision)
  LANGUAGE plpgsql
  STABLE
@@ -899,8 +946,12 @@ begin
           and (p_agent = '' or m.agent = p_agent)
           and m.expires_at > pg_catalog.now()
           and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
-               and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
-                               where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+            and not exists (select 1 from pg_catalog.jsonb_each(p_filter) x
+                            where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+          and (p_speaker = '' or pg_catalog.lower(m.name) = pg_catalog.lower(p_speaker))
+          and (p_role = '' or m.role = p_role)
+          and (p_since is null or m.created_at >= p_since)
+          and (p_until is null or m.created_at < p_until)
       ) x
       -- a text without words embeds to the zero vector: its distance is NaN, it has no rank
       where x.d is not null and x.d <> 'NaN'::float8
@@ -920,19 +971,23 @@ begin
         and ($3 = '' or m.agent = $3)
         and m.expires_at > pg_catalog.now()
         and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
-             and not exists (select 1 from pg_catalog.jsonb_each($4) f
-                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+          and not exists (select 1 from pg_catalog.jsonb_each($4) x
+                          where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+        and ($7 = '' or pg_catalog.lower(m.name) = pg_catalog.lower($7))
+        and ($8 = '' or m.role = $8)
+        and ($9 is null or m.created_at >= $9)
+        and ($10 is null or m.created_at < $10)
       order by d
       limit $6
     )
     select near.session_id, near.seq, near.d from near where near.d <> 'NaN'::float8
     order by near.d, near.session_id, near.seq
     $q$, dims, query_model)
-    using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n;
+    using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n, p_speaker, p_role, p_since, p_until;
 end
 $function$;
-grant execute on function agentmem.message_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.message_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean) to service_role;
+grant execute on function agentmem.message_neighbours(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to agentmem_caller;
+grant execute on function agentmem.message_neighbours(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to service_role;
 
 -- Function agentmem.message_scope_is_small(uuid,text,integer)
 CREATE OR REPLACE FUNCTION agentmem.message_scope_is_small(p_user_id uuid, p_tenant_id text, exact_limit integer)
@@ -965,8 +1020,8 @@ $function$;
 grant execute on function agentmem.query_terms(text) to agentmem_caller;
 grant execute on function agentmem.query_terms(text) to service_role;
 
--- Function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean)
+-- Function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone)
+CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone)
  RETURNS TABLE(id uuid, content text, score double precision, metadata jsonb, created_at timestamp with time zone, embedding extensions.vector)
  LANGUAGE plpgsql
  STABLE
@@ -984,14 +1039,14 @@ begin
       select t.id, t.score, pg_catalog.row_number() over (order by t.score desc, t.id) as rank
       from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             terms => case when p_mode <> 'vector' then agentmem.query_terms(p_query) end,
+             p_since => p_since, p_until => p_until, terms => case when p_mode <> 'vector' then agentmem.query_terms(p_query) end,
              n => candidates, exact => exact) t
     ),
     vector_hits as (
       select v.id, 1 - v.distance as score, pg_catalog.row_number() over (order by v.distance, v.id) as rank
       from agentmem.memory_neighbours(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             query_embedding => case when p_mode <> 'text' then query_embedding end,
+             p_since => p_since, p_until => p_until, query_embedding => case when p_mode <> 'text' then query_embedding end,
              query_model => query_model, n => candidates, exact => exact) v
     ),
     fused as (
@@ -1014,19 +1069,20 @@ begin
     order by f.score desc, f.id;
 end
 $function$;
-grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean) to service_role;
+grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone) to agentmem_caller;
+grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone) to service_role;
 
--- Function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean)
- RETURNS TABLE(source text, id uuid, session_id uuid, seq bigint, role text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, embedding extensions.vector)
+-- Function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision)
+CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0)
+ RETURNS TABLE(source text, id uuid, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, embedding extensions.vector)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 declare
-  with_memories boolean := p_source in ('memories', 'all');
+  -- memories have no speaker nor role: a filter of either keeps messages alone
+  with_memories boolean := p_source in ('memories', 'all') and p_speaker = '' and p_role = '';
   with_messages boolean := p_source in ('messages', 'all');
   terms text[] := case when p_mode <> 'vector' then agentmem.query_terms(p_query) end;
   qv extensions.vector := case when p_mode <> 'text' then query_embedding end;
@@ -1048,12 +1104,14 @@ begin
       select 'memory'::text as src, t.id as k1, 0::bigint as k2, t.score
       from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             terms => case when with_memories then terms end, n => candidates, exact => memories_exact) t
+             p_since => p_since, p_until => p_until, terms => case when with_memories then terms end, n => candidates, exact => memories_exact) t
       union all
       select 'message'::text, t.session_id, t.seq, t.score
       from agentmem.message_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             terms => case when with_messages then terms end, n => candidates, exact => messages_exact) t
+             p_speaker => p_speaker, p_role => p_role, p_since => p_since, p_until => p_until,
+             terms => case when with_messages then terms end, n => candidates, exact => messages_exact,
+             follow_weight => follow_weight) t
     ),
     text_hits as (
       select t.src, t.k1, t.k2, t.score,
@@ -1064,12 +1122,13 @@ begin
       select 'memory'::text as src, v.id as k1, 0::bigint as k2, v.distance
       from agentmem.memory_neighbours(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             query_embedding => case when with_memories then qv end,
+             p_since => p_since, p_until => p_until, query_embedding => case when with_memories then qv end,
              query_model => query_model, n => candidates, exact => memories_exact) v
       union all
       select 'message'::text, v.session_id, v.seq, v.distance
       from agentmem.message_neighbours(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+             p_speaker => p_speaker, p_role => p_role, p_since => p_since, p_until => p_until,
              query_embedding => case when with_messages then qv end,
              query_model => query_model, n => candidates, exact => messages_exact) v
     ),
@@ -1092,7 +1151,7 @@ begin
       select f.src, f.k1, f.k2, f.score from fused f where f.score >= min_score
       order by f.score desc, f.src, f.k1, f.k2 limit p_k
     )
-    select b.src, coalesce(m.id, g.id), g.session_id, g.seq, g.role, coalesce(m.content, g.content),
+    select b.src, coalesce(m.id, g.id), g.session_id, g.seq, g.role, g.name, coalesce(m.content, g.content),
            b.score, coalesce(m.metadata, g.metadata), coalesce(m.created_at, g.created_at),
            case when with_vectors and m.embedding_model = query_model
                  and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding
@@ -1105,8 +1164,8 @@ begin
     order by b.score desc, b.src, b.k1, b.k2;
 end
 $function$;
-grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean) to service_role;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision) to agentmem_caller;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision) to service_role;
 
 -- Function agentmem.rrf_score(bigint,bigint,double precision,double precision,integer)
 CREATE OR REPLACE FUNCTION agentmem.rrf_score(text_rank bigint, vector_rank bigint, text_weight double precision, vector_weight double precision, rrf_k integer)

@@ -201,6 +201,31 @@ type Hit struct {
 	SessionID *uuid.UUID `json:"session_id,omitempty"`
 	Seq       *int64     `json:"seq,omitempty"`
 	Role      *string    `json:"role,omitempty"`
+	// Name is a message's speaker, when it has one.
+	Name *string `json:"name,omitempty"`
+	// Context holds, when recall was asked for neighbours, the turns around a message of its
+	// session in seq order, without the turns that are results or another result's context.
+	Context []Turn `json:"context,omitempty"`
+}
+
+// Place is where a message is: its session and seq.
+type Place struct {
+	SessionID uuid.UUID
+	Seq       int64
+}
+
+// Turn is a message shown beside a recall result.
+type Turn struct {
+	Seq       int64     `json:"seq"`
+	Role      string    `json:"role"`
+	Name      *string   `json:"name,omitempty"`
+	Content   string    `json:"content"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// LogValue keeps message content out of logs.
+func (t Turn) LogValue() slog.Value {
+	return slog.GroupValue(slog.Int64("seq", t.Seq), slog.Int("content_len", len(t.Content)))
 }
 
 // LogValue keeps memory and message content out of logs.

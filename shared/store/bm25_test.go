@@ -30,7 +30,7 @@ func bm25(tf, df map[string]float64, n, dl, avgdl float64) float64 {
 // scores are exactly BM25's over the user's unexpired rows.
 func TestRecallTextRanksByBM25(t *testing.T) {
 	t.Parallel()
-	e := newRankEnv(t, store.Ranking{})
+	e := newRankEnv(t, store.Ranking{FollowWeight: -1})
 	ctx := context.Background()
 	user := uuid.New()
 	sc := memory.Scope{UserID: user, Agent: "chat"}
@@ -94,8 +94,8 @@ func TestRecallTextRanksByBM25(t *testing.T) {
 	for _, exact := range []bool{true, false} {
 		var n int
 		var top float64
-		if err := e.conn.QueryRow(ctx, `select count(*), max(score) from agentmem.message_bm25_hits($1, '', 'chat', '{}',
-			agentmem.query_terms('Does John play the clarinet?'), 10, $2)`, user, exact).Scan(&n, &top); err != nil {
+		if err := e.conn.QueryRow(ctx, `select count(*), max(score) from agentmem.message_bm25_hits($1, '', 'chat', '{}', '', '', null, null,
+			agentmem.query_terms('Does John play the clarinet?'), 10, $2, 0)`, user, exact).Scan(&n, &top); err != nil {
 			t.Fatal(err)
 		}
 		if n != 5 || math.Abs(top-hits[0].Score) > 1e-9 {

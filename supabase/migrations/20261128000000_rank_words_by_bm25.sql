@@ -76,14 +76,23 @@ end
 $$;
 
 -- The n messages of a user that best match some lexemes by BM25, best first, among the
--- unexpired ones of the scope (agent, filter: as message_neighbours). The statistics (number
--- of messages, their average length, each lexeme's document frequency) are the scope's own
--- (user, tenant, agent, unexpired). A tf is a lexeme's number of positions in the message; a
--- word of the speaker's name counts three times (a field weight, as BM25F gives one), so that
--- "what does Melanie play?" prefers what Melanie said to what others said to her.
+-- unexpired ones of the scope (agent) that pass the filters (top-level metadata keys equal to
+-- p_filter's; the speaker, its name case-insensitive, and role when given; created within
+-- [p_since, p_until) when given). The statistics (number of
+-- messages, their average length, each lexeme's document frequency) are the scope's own (user,
+-- tenant, agent, unexpired), whatever the filters. A tf is a lexeme's number of positions in
+-- the message; a word of the speaker's name counts three times (a field weight, as BM25F gives
+-- one), so that "what does Melanie play?" prefers what Melanie said to what others said to her.
+--
+-- follow_weight (0: none) credits a matching message with that share of the scores of its
+-- matching neighbours in its session that point at it: the message before it when that one is
+-- a question (it ends with "?"): the answer ranks beside the question, though it repeats few
+-- of its words; and the message after it when neither is a question: the statement that a
+-- reply repeats ("Way to go, John! A marathon!") ranks above the reply.
 create function agentmem.message_bm25_hits(
   p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb,
-  terms text[], n integer, exact boolean
+  p_speaker text, p_role text, p_since timestamptz, p_until timestamptz,
+  terms text[], n integer, exact boolean, follow_weight double precision
 )
 returns table (session_id uuid, seq bigint, score double precision)
 language plpgsql stable
@@ -102,10 +111,16 @@ begin
     return query
       with scope as materialized (
         select m.session_id, m.seq, m.fts_len, m.name,
+               (m.fts operator(pg_catalog.@@) q) is true
+                 and pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
+               ((p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+                  and not exists (select 1 from pg_catalog.jsonb_each(p_filter) x
+                                  where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+                and (p_speaker = '' or pg_catalog.lower(m.name) = pg_catalog.lower(p_speaker))
+                and (p_role = '' or m.role = p_role)
+                and (p_since is null or m.created_at >= p_since)
+                and (p_until is null or m.created_at < p_until)) as eligible,
                case when (m.fts operator(pg_catalog.@@) q) is true
-                     and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
-                          and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
-                                          where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
                     then pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', terms), '{a}')
                end as hit
         from agentmem.messages m
@@ -123,20 +138,34 @@ begin
         where u.lexeme operator(pg_catalog.=) any (terms)
       ),
       tf as (
-        select s.session_id, s.seq, s.fts_len, u.lexeme,
+        select s.session_id, s.seq, s.fts_len, s.eligible, s.question, u.lexeme,
                coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8
                  + case when sp.lexeme is not null then 2 else 0 end as tf
         from scope s cross join pg_catalog.unnest(s.hit) u
           left join speakers sp on sp.name = s.name and sp.lexeme = u.lexeme
         where s.hit is not null
       ),
-      df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme)
-      select t.session_id, t.seq,
-             pg_catalog.sum(pg_catalog.ln(1 + (st.docs - d.df + 0.5) / (d.df + 0.5))
-               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / st.avgdl)))::float8 as bm25
-      from tf t join df d on d.lexeme = t.lexeme cross join stats st
-      group by t.session_id, t.seq
-      order by bm25 desc, t.session_id, t.seq
+      -- document frequencies count every message of the scope, eligible or not
+      df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
+      scored as (
+        select t.session_id, t.seq, pg_catalog.bool_and(t.eligible) as eligible,
+               pg_catalog.bool_and(t.question) as question,
+               pg_catalog.sum(pg_catalog.ln(1 + (st.docs - d.df + 0.5) / (d.df + 0.5))
+                 * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / st.avgdl)))::float8 as bm25
+        from tf t join df d on d.lexeme = t.lexeme cross join stats st
+        group by t.session_id, t.seq
+      ),
+      summed as (
+        select s.session_id, s.seq,
+               s.bm25 + follow_weight * (case when b.question then b.bm25 else 0 end
+                                        + case when not s.question and not a.question then a.bm25 else 0 end) as score
+        from scored s
+          left join scored b on b.session_id = s.session_id and b.seq = s.seq - 1
+          left join scored a on a.session_id = s.session_id and a.seq = s.seq + 1
+        where s.eligible
+      )
+      select s.session_id, s.seq, s.score from summed s
+      order by s.score desc, s.session_id, s.seq
       limit n;
     return;
   end if;
@@ -148,14 +177,19 @@ begin
   return query execute $q$
     with cand as materialized (
       select m.session_id, m.seq, m.fts_len, m.name,
+             pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
+             (($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+                and not exists (select 1 from pg_catalog.jsonb_each($4) x
+                                where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+              and ($10 = '' or pg_catalog.lower(m.name) = pg_catalog.lower($10))
+              and ($11 = '' or m.role = $11)
+              and ($12 is null or m.created_at >= $12)
+              and ($13 is null or m.created_at < $13)) as eligible,
              pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
       from agentmem.messages m
       where m.user_id = $1 and m.tenant_id = $2
         and ($3 = '' or m.agent = $3)
         and m.expires_at > pg_catalog.now()
-        and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
-             and not exists (select 1 from pg_catalog.jsonb_each($4) f
-                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
         and m.fts operator(pg_catalog.@@) $5
     ),
     speakers as (
@@ -165,31 +199,45 @@ begin
       where u.lexeme operator(pg_catalog.=) any ($7)
     ),
     tf as (
-      select c.session_id, c.seq, c.fts_len, u.lexeme,
+      select c.session_id, c.seq, c.fts_len, c.eligible, c.question, u.lexeme,
              coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8
                + case when sp.lexeme is not null then 2 else 0 end as tf
       from cand c cross join pg_catalog.unnest(c.hit) u
         left join speakers sp on sp.name = c.name and sp.lexeme = u.lexeme
     ),
-    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme)
-    select t.session_id, t.seq,
-           pg_catalog.sum(pg_catalog.ln(1 + ($8 - d.df + 0.5) / (d.df + 0.5))
-             * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $9)))::float8 as bm25
-    from tf t join df d on d.lexeme = t.lexeme
-    group by t.session_id, t.seq
-    order by bm25 desc, t.session_id, t.seq
+    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
+    scored as (
+      select t.session_id, t.seq, pg_catalog.bool_and(t.eligible) as eligible,
+             pg_catalog.bool_and(t.question) as question,
+             pg_catalog.sum(pg_catalog.ln(1 + ($8 - d.df + 0.5) / (d.df + 0.5))
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $9)))::float8 as bm25
+      from tf t join df d on d.lexeme = t.lexeme
+      group by t.session_id, t.seq
+    ),
+    summed as (
+      select s.session_id, s.seq,
+             s.bm25 + $14 * (case when b.question then b.bm25 else 0 end
+                             + case when not s.question and not a.question then a.bm25 else 0 end) as score
+      from scored s
+        left join scored b on b.session_id = s.session_id and b.seq = s.seq - 1
+        left join scored a on a.session_id = s.session_id and a.seq = s.seq + 1
+      where s.eligible
+    )
+    select s.session_id, s.seq, s.score from summed s
+    order by s.score desc, s.session_id, s.seq
     limit $6
     $q$
-    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl;
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl,
+          p_speaker, p_role, p_since, p_until, follow_weight;
 end
 $$;
 
 -- The n memories of a user that best match some lexemes by BM25, best first, among the
--- unexpired ones of the scope (agent: that agent's and agent-less ones; filter: as
+-- unexpired ones of the scope (agent: that agent's and agent-less ones; filter and time: as
 -- memory_neighbours), with the scope's own statistics, as message_bm25_hits.
 create function agentmem.memory_bm25_hits(
   p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb,
-  terms text[], n integer, exact boolean
+  p_since timestamptz, p_until timestamptz, terms text[], n integer, exact boolean
 )
 returns table (id uuid, score double precision)
 language plpgsql stable
@@ -212,6 +260,8 @@ begin
                      and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
                           and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
                                           where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+                     and (p_since is null or m.created_at >= p_since)
+                     and (p_until is null or m.created_at < p_until)
                     then pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', terms), '{a}')
                end as hit
         from agentmem.memories m
@@ -253,6 +303,8 @@ begin
         and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
              and not exists (select 1 from pg_catalog.jsonb_each($4) f
                              where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+        and ($10 is null or m.created_at >= $10)
+        and ($11 is null or m.created_at < $11)
         and m.fts operator(pg_catalog.@@) $5
     ),
     tf as (
@@ -268,7 +320,7 @@ begin
     order by bm25 desc, t.id
     limit $6
     $q$
-    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl;
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl, p_since, p_until;
 end
 $$;
 
@@ -314,13 +366,172 @@ begin
 end
 $$;
 
+-- The vector sides, as before (migrations store_vectors_of_any_model and search_messages),
+-- with the filters of time (and, for messages, of speaker and role).
+drop function agentmem.memory_neighbours(uuid, text, text, jsonb, extensions.vector, text, integer, boolean);
+drop function agentmem.message_neighbours(uuid, text, text, jsonb, extensions.vector, text, integer, boolean);
+
+-- The n memories of a user nearest to query_embedding (cosine distance), nearest first, among
+-- the unexpired ones of the scope (agent: that agent's and agent-less ones; filter: top-level
+-- metadata keys equal; created within [p_since, p_until) when given) whose vector query_model made at the query's dimension. With exact (a
+-- scope smaller than the exact limit, see memory_scope_is_small) the scope is ranked exactly;
+-- else through the model's HNSW index, scanning on until n rows pass the filters (or
+-- hnsw.max_scan_tuples), then re-sorted.
+create function agentmem.memory_neighbours(
+  p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb,
+  p_since timestamptz, p_until timestamptz,
+  query_embedding extensions.vector, query_model text, n integer, exact boolean
+)
+returns table (id uuid, distance double precision)
+language plpgsql stable
+set search_path = ''
+set plan_cache_mode = 'force_generic_plan'
+as $$
+declare
+  dims integer := extensions.vector_dims(query_embedding);
+begin
+  if query_embedding is null or n < 1 then
+    return;
+  end if;
+  if exact then
+    return query
+      select x.id, x.d from (
+        select m.id,
+               case when m.embedding_model = query_model and m.embedding_dims = dims
+                    then m.embedding operator(extensions.<=>) query_embedding end as d
+        from agentmem.memories m
+        where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+          and (p_agent = '' or m.agent in (p_agent, ''))
+          and m.expires_at > pg_catalog.now()
+          and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+            and not exists (select 1 from pg_catalog.jsonb_each(p_filter) x
+                            where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+          and (p_since is null or m.created_at >= p_since)
+          and (p_until is null or m.created_at < p_until)
+      ) x
+      -- a text without words embeds to the zero vector: its distance is NaN, it has no rank
+      where x.d is not null and x.d <> 'NaN'::float8
+      order by x.d, x.id
+      limit n;
+    return;
+  end if;
+  perform pg_catalog.set_config('hnsw.iterative_scan', 'relaxed_order', true);
+  perform pg_catalog.set_config('hnsw.ef_search', greatest(n, 40)::text, true);
+  return query execute pg_catalog.format($q$
+    with near as materialized (
+      select m.id,
+             m.embedding::extensions.vector(%1$s) operator(extensions.<=>) $5::extensions.vector(%1$s) as d
+      from agentmem.memories m
+      where m.embedding_model = %2$L and m.embedding_dims = %1$s
+        and m.user_id = $1 and m.tenant_id = $2
+        and ($3 = '' or m.agent in ($3, ''))
+        and m.expires_at > pg_catalog.now()
+        and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+          and not exists (select 1 from pg_catalog.jsonb_each($4) x
+                          where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+        and ($7 is null or m.created_at >= $7)
+        and ($8 is null or m.created_at < $8)
+      order by d
+      limit $6
+    )
+    select near.id, near.d from near where near.d <> 'NaN'::float8 order by near.d, near.id
+    $q$, dims, query_model)
+    using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n, p_since, p_until;
+end
+$$;
+
+-- The n messages of a user nearest to query_embedding (cosine distance), nearest first, among
+-- the unexpired ones of the scope (agent: that agent's) that pass the filters (as
+-- message_bm25_hits: metadata, speaker, role, time)
+-- whose vector query_model made at the query's dimension. With exact (a scope smaller than the
+-- exact limit) the scope is ranked exactly; else through the model's HNSW index, scanning on
+-- until n rows pass the filters (or hnsw.max_scan_tuples), then re-sorted. A message is
+-- (session_id, seq).
+create function agentmem.message_neighbours(
+  p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb,
+  p_speaker text, p_role text, p_since timestamptz, p_until timestamptz,
+  query_embedding extensions.vector, query_model text, n integer, exact boolean
+)
+returns table (session_id uuid, seq bigint, distance double precision)
+language plpgsql stable
+set search_path = ''
+set plan_cache_mode = 'force_generic_plan'
+as $$
+declare
+  dims integer := extensions.vector_dims(query_embedding);
+begin
+  if query_embedding is null or n < 1 then
+    return;
+  end if;
+  if exact then
+    return query
+      select x.session_id, x.seq, x.d from (
+        select m.session_id, m.seq,
+               case when m.embedding_model = query_model and m.embedding_dims = dims
+                    then m.embedding operator(extensions.<=>) query_embedding end as d
+        from agentmem.messages m
+        where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+          and (p_agent = '' or m.agent = p_agent)
+          and m.expires_at > pg_catalog.now()
+          and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+            and not exists (select 1 from pg_catalog.jsonb_each(p_filter) x
+                            where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+          and (p_speaker = '' or pg_catalog.lower(m.name) = pg_catalog.lower(p_speaker))
+          and (p_role = '' or m.role = p_role)
+          and (p_since is null or m.created_at >= p_since)
+          and (p_until is null or m.created_at < p_until)
+      ) x
+      -- a text without words embeds to the zero vector: its distance is NaN, it has no rank
+      where x.d is not null and x.d <> 'NaN'::float8
+      order by x.d, x.session_id, x.seq
+      limit n;
+    return;
+  end if;
+  perform pg_catalog.set_config('hnsw.iterative_scan', 'relaxed_order', true);
+  perform pg_catalog.set_config('hnsw.ef_search', greatest(n, 40)::text, true);
+  return query execute pg_catalog.format($q$
+    with near as materialized (
+      select m.session_id, m.seq,
+             m.embedding::extensions.vector(%1$s) operator(extensions.<=>) $5::extensions.vector(%1$s) as d
+      from agentmem.messages m
+      where m.embedding_model = %2$L and m.embedding_dims = %1$s
+        and m.user_id = $1 and m.tenant_id = $2
+        and ($3 = '' or m.agent = $3)
+        and m.expires_at > pg_catalog.now()
+        and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+          and not exists (select 1 from pg_catalog.jsonb_each($4) x
+                          where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+        and ($7 = '' or pg_catalog.lower(m.name) = pg_catalog.lower($7))
+        and ($8 = '' or m.role = $8)
+        and ($9 is null or m.created_at >= $9)
+        and ($10 is null or m.created_at < $10)
+      order by d
+      limit $6
+    )
+    select near.session_id, near.seq, near.d from near where near.d <> 'NaN'::float8
+    order by near.d, near.session_id, near.seq
+    $q$, dims, query_model)
+    using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n, p_speaker, p_role, p_since, p_until;
+end
+$$;
+
+
 -- Recall, as before (migrations fuse_ranks_once and search_messages), its full-text side ranked
--- by BM25.
-create or replace function agentmem.recall_memories(
+-- by BM25, with a time range ([p_since, p_until), either end null: open) and, over messages,
+-- speaker and role filters and follow_weight (message_bm25_hits).
+drop function agentmem.recall_memories(text, extensions.vector, text, uuid, text, text, jsonb,
+  text, integer, double precision, double precision, integer, double precision, integer, integer, boolean);
+drop function agentmem.recall_sources(text, text, extensions.vector, text, uuid, text, text, jsonb,
+  text, integer, double precision, double precision, integer, double precision, integer, integer, boolean);
+drop function agentmem.memory_text_hits(uuid, text, text, jsonb, tsquery, integer, boolean);
+drop function agentmem.message_text_hits(uuid, text, text, jsonb, tsquery, integer, boolean);
+
+create function agentmem.recall_memories(
   p_query text, query_embedding extensions.vector, query_model text,
   p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb,
   p_mode text, candidates integer, text_weight double precision, vector_weight double precision,
-  rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean
+  rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean,
+  p_since timestamptz default null, p_until timestamptz default null
 )
 returns table (id uuid, content text, score double precision, metadata jsonb,
                created_at timestamptz, embedding extensions.vector)
@@ -339,14 +550,14 @@ begin
       select t.id, t.score, pg_catalog.row_number() over (order by t.score desc, t.id) as rank
       from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             terms => case when p_mode <> 'vector' then agentmem.query_terms(p_query) end,
+             p_since => p_since, p_until => p_until, terms => case when p_mode <> 'vector' then agentmem.query_terms(p_query) end,
              n => candidates, exact => exact) t
     ),
     vector_hits as (
       select v.id, 1 - v.distance as score, pg_catalog.row_number() over (order by v.distance, v.id) as rank
       from agentmem.memory_neighbours(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             query_embedding => case when p_mode <> 'text' then query_embedding end,
+             p_since => p_since, p_until => p_until, query_embedding => case when p_mode <> 'text' then query_embedding end,
              query_model => query_model, n => candidates, exact => exact) v
     ),
     fused as (
@@ -370,20 +581,23 @@ begin
 end
 $$;
 
-create or replace function agentmem.recall_sources(
+create function agentmem.recall_sources(
   p_source text, p_query text, query_embedding extensions.vector, query_model text,
   p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb,
   p_mode text, candidates integer, text_weight double precision, vector_weight double precision,
-  rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean
+  rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean,
+  p_since timestamptz default null, p_until timestamptz default null, p_speaker text default '',
+  p_role text default '', follow_weight double precision default 0
 )
-returns table (source text, id uuid, session_id uuid, seq bigint, role text, content text,
+returns table (source text, id uuid, session_id uuid, seq bigint, role text, name text, content text,
                score double precision, metadata jsonb, created_at timestamptz, embedding extensions.vector)
 language plpgsql stable
 set search_path = ''
 set plan_cache_mode = 'force_generic_plan'
 as $$
 declare
-  with_memories boolean := p_source in ('memories', 'all');
+  -- memories have no speaker nor role: a filter of either keeps messages alone
+  with_memories boolean := p_source in ('memories', 'all') and p_speaker = '' and p_role = '';
   with_messages boolean := p_source in ('messages', 'all');
   terms text[] := case when p_mode <> 'vector' then agentmem.query_terms(p_query) end;
   qv extensions.vector := case when p_mode <> 'text' then query_embedding end;
@@ -405,12 +619,14 @@ begin
       select 'memory'::text as src, t.id as k1, 0::bigint as k2, t.score
       from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             terms => case when with_memories then terms end, n => candidates, exact => memories_exact) t
+             p_since => p_since, p_until => p_until, terms => case when with_memories then terms end, n => candidates, exact => memories_exact) t
       union all
       select 'message'::text, t.session_id, t.seq, t.score
       from agentmem.message_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             terms => case when with_messages then terms end, n => candidates, exact => messages_exact) t
+             p_speaker => p_speaker, p_role => p_role, p_since => p_since, p_until => p_until,
+             terms => case when with_messages then terms end, n => candidates, exact => messages_exact,
+             follow_weight => follow_weight) t
     ),
     text_hits as (
       select t.src, t.k1, t.k2, t.score,
@@ -421,12 +637,13 @@ begin
       select 'memory'::text as src, v.id as k1, 0::bigint as k2, v.distance
       from agentmem.memory_neighbours(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             query_embedding => case when with_memories then qv end,
+             p_since => p_since, p_until => p_until, query_embedding => case when with_memories then qv end,
              query_model => query_model, n => candidates, exact => memories_exact) v
       union all
       select 'message'::text, v.session_id, v.seq, v.distance
       from agentmem.message_neighbours(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+             p_speaker => p_speaker, p_role => p_role, p_since => p_since, p_until => p_until,
              query_embedding => case when with_messages then qv end,
              query_model => query_model, n => candidates, exact => messages_exact) v
     ),
@@ -449,7 +666,7 @@ begin
       select f.src, f.k1, f.k2, f.score from fused f where f.score >= min_score
       order by f.score desc, f.src, f.k1, f.k2 limit p_k
     )
-    select b.src, coalesce(m.id, g.id), g.session_id, g.seq, g.role, coalesce(m.content, g.content),
+    select b.src, coalesce(m.id, g.id), g.session_id, g.seq, g.role, g.name, coalesce(m.content, g.content),
            b.score, coalesce(m.metadata, g.metadata), coalesce(m.created_at, g.created_at),
            case when with_vectors and m.embedding_model = query_model
                  and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding
@@ -463,22 +680,25 @@ begin
 end
 $$;
 
-drop function agentmem.memory_text_hits(uuid, text, text, jsonb, tsquery, integer, boolean);
-drop function agentmem.message_text_hits(uuid, text, text, jsonb, tsquery, integer, boolean);
-
 -- For the functions' roles only, as every function of schema agentmem (migration
 -- take_writes_from_client_roles): they run with the caller's rights, under row-level security.
-revoke all on function agentmem.query_terms(text) from public, anon, authenticated;
-revoke all on function agentmem.terms_query(text[]) from public, anon, authenticated;
-revoke all on function agentmem.message_bm25_hits(uuid, text, text, jsonb, text[], integer, boolean)
-  from public, anon, authenticated;
-revoke all on function agentmem.memory_bm25_hits(uuid, text, text, jsonb, text[], integer, boolean)
-  from public, anon, authenticated;
-revoke all on function agentmem.knowledge_bm25_hits(text, text[], integer) from public, anon, authenticated;
-grant execute on function agentmem.query_terms(text) to agentmem_caller, service_role;
-grant execute on function agentmem.terms_query(text[]) to agentmem_caller, service_role;
-grant execute on function agentmem.message_bm25_hits(uuid, text, text, jsonb, text[], integer, boolean)
-  to agentmem_caller, service_role;
-grant execute on function agentmem.memory_bm25_hits(uuid, text, text, jsonb, text[], integer, boolean)
-  to agentmem_caller, service_role;
-grant execute on function agentmem.knowledge_bm25_hits(text, text[], integer) to agentmem_caller, service_role;
+do $$
+declare
+  f text;
+begin
+  foreach f in array array[
+    'agentmem.query_terms(text)',
+    'agentmem.terms_query(text[])',
+    'agentmem.message_bm25_hits(uuid, text, text, jsonb, text, text, timestamptz, timestamptz, text[], integer, boolean, double precision)',
+    'agentmem.memory_bm25_hits(uuid, text, text, jsonb, timestamptz, timestamptz, text[], integer, boolean)',
+    'agentmem.knowledge_bm25_hits(text, text[], integer)',
+    'agentmem.memory_neighbours(uuid, text, text, jsonb, timestamptz, timestamptz, extensions.vector, text, integer, boolean)',
+    'agentmem.message_neighbours(uuid, text, text, jsonb, text, text, timestamptz, timestamptz, extensions.vector, text, integer, boolean)',
+    'agentmem.recall_memories(text, extensions.vector, text, uuid, text, text, jsonb, text, integer, double precision, double precision, integer, double precision, integer, integer, boolean, timestamptz, timestamptz)',
+    'agentmem.recall_sources(text, text, extensions.vector, text, uuid, text, text, jsonb, text, integer, double precision, double precision, integer, double precision, integer, integer, boolean, timestamptz, timestamptz, text, text, double precision)'
+  ] loop
+    execute pg_catalog.format('revoke all on function %s from public, anon, authenticated', f);
+    execute pg_catalog.format('grant execute on function %s to agentmem_caller, service_role', f);
+  end loop;
+end
+$$;
