@@ -20,6 +20,9 @@ type RecallInput struct {
 	Source   *string         `json:"source"` // memories (default), messages or all
 	Filter   json.RawMessage `json:"filter"`
 	MinScore *float64        `json:"min_score"`
+	// MinRelevance (0 to 1) drops results whose relevance is below it; default
+	// Config.MinRelevance.
+	MinRelevance *float64 `json:"min_relevance"`
 	// MMRLambda, when given, diversifies the answer (see store.RecallParams.MMRLambda).
 	MMRLambda *float64 `json:"mmr_lambda"`
 	// Since and Until (RFC 3339) keep what was created in [since, until).
@@ -55,6 +58,14 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 	p.Filter = objectField(&f, "filter", req.Filter, maxMetadataBytes)
 	if req.MinScore != nil {
 		p.MinScore = *req.MinScore
+	}
+	p.MinRelevance = a.cfg.MinRelevance
+	if req.MinRelevance != nil {
+		if r := *req.MinRelevance; r < 0 || r > 1 {
+			f.Add("min_relevance", "must be a number from 0 to 1")
+		} else {
+			p.MinRelevance = r
+		}
 	}
 	if req.MMRLambda != nil {
 		if l := *req.MMRLambda; l < 0 || l > 1 {

@@ -188,6 +188,13 @@ type Hit struct {
 	Score     float64         `json:"score"`
 	Metadata  json.RawMessage `json:"metadata"`
 	CreatedAt time.Time       `json:"created_at"`
+	// Relevance, from 0 to 1, tells how well a result of recall matches its query on a scale
+	// that does not depend on the mode or on the other results, so that a caller can
+	// threshold it: the greater of the share of the query's BM25 weight the text holds (its
+	// BM25 score over the highest any text could get for the query: 1 when it holds every word
+	// of the query often enough) and the cosine similarity of the vectors. Absent for a result
+	// of another source (Mem0).
+	Relevance *float64 `json:"relevance,omitempty"`
 	// Source is HitMemory or HitMessage in recall's answers; get-context's memories leave it
 	// empty (they are all memories).
 	Source string `json:"source,omitempty"`

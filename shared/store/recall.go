@@ -36,6 +36,12 @@ type Ranking struct {
 // of the quality benchmark (cmd/agentmem-bench, -only quality).
 const DefaultFollowWeight = 0.5
 
+// DefaultMinRelevance is recall's min_relevance when a request gives none (the
+// deployment's RECALL_MIN_RELEVANCE): results that match the query this little are noise,
+// and a question about nothing stored finds nothing. Chosen on the labelled sets of the
+// quality benchmark (cmd/agentmem-bench, -only quality).
+const DefaultMinRelevance = 0.1
+
 // DefaultRanking is the ranking of a store whose Config leaves Ranking empty.
 var DefaultRanking = Ranking{TextWeight: 1, VectorWeight: 1, RRFK: 50, ExactLimit: 2000, FollowWeight: DefaultFollowWeight}
 
@@ -79,6 +85,8 @@ type RecallParams struct {
 	Filter json.RawMessage
 	// MinScore drops results scoring below it.
 	MinScore float64
+	// MinRelevance drops results whose relevance (memory.Hit.Relevance, 0 to 1) is below it.
+	MinRelevance float64
 	// Since and Until, when set, keep memories and messages created in [Since, Until).
 	Since, Until *time.Time
 	// Speaker and Role, when set, keep the messages of that speaker (their name, compared
@@ -161,20 +169,20 @@ func mmrPool(k int) int { return min(max(4*k, 20), 200) }
 // agentmem.recall_memories (migration store_vectors_of_any_model). Being PL/pgSQL, it is
 // planned once per connection rather than at every call. The user is filtered explicitly (so
 // the owner index finds the rows) as well as by row-level security.
-const recallSQL = `select id, content, score, metadata, created_at, embedding::text
+const recallSQL = `select id, content, score, metadata, created_at, relevance, embedding::text
 from agentmem.recall_memories(p_query => $1::text, query_embedding => $2::extensions.vector,
   query_model => $3::text, p_user_id => $4::uuid, p_tenant_id => $5::text, p_agent => $6::text,
   p_filter => $7::jsonb, p_mode => $8::text, candidates => $9::int, text_weight => $10::float8,
   vector_weight => $11::float8, rrf_k => $12::int, min_score => $13::float8, p_k => $14::int,
   exact_limit => $15::int, with_vectors => $16::boolean, p_since => $17::timestamptz,
-  p_until => $18::timestamptz)`
+  p_until => $18::timestamptz, min_relevance => $19::float8)`
 
-// recallSourcesSQL is recallSQL over messages, or memories and messages as one ranking ($19):
+// recallSourcesSQL is recallSQL over messages, or memories and messages as one ranking ($20):
 // see the function agentmem.recall_sources (migration rank_words_by_bm25).
 const recallSourcesSQL = `select source, id, session_id, seq, role, name, content, score, metadata, created_at,
-  embedding::text
-from agentmem.recall_sources(p_source => $19::text, p_since => $17::timestamptz, p_until => $18::timestamptz,
-  p_speaker => $20::text, p_role => $21::text, follow_weight => $22::float8, p_query => $1::text,
+  relevance, embedding::text
+from agentmem.recall_sources(p_source => $20::text, p_since => $17::timestamptz, p_until => $18::timestamptz,
+  min_relevance => $19::float8, p_speaker => $21::text, p_role => $22::text, follow_weight => $23::float8, p_query => $1::text,
   query_embedding => $2::extensions.vector, query_model => $3::text, p_user_id => $4::uuid,
   p_tenant_id => $5::text, p_agent => $6::text, p_filter => $7::jsonb, p_mode => $8::text,
   candidates => $9::int, text_weight => $10::float8, vector_weight => $11::float8, rrf_k => $12::int,
@@ -193,7 +201,7 @@ func (s *Store) recallArgs(p RecallParams) []any {
 	r := s.ranking
 	return []any{p.Query, emb, p.Model, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent, string(p.Filter),
 		p.Mode, cands, r.TextWeight, r.VectorWeight, r.RRFK, p.MinScore, k, r.ExactLimit, p.MMRLambda != nil,
-		p.Since, p.Until}
+		p.Since, p.Until, p.MinRelevance}
 }
 
 // recallHits reads the rows of recallSQL (or, for a source other than memories, of
@@ -203,9 +211,9 @@ func recallHits(rows pgx.Rows, p RecallParams) ([]memory.Hit, error) {
 	var vecs [][]float32
 	var h memory.Hit
 	var vec *string
-	dest := []any{&h.ID, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &vec}
+	dest := []any{&h.ID, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &h.Relevance, &vec}
 	if p.Source == memory.SourceMessages || p.Source == memory.SourceAll {
-		dest = []any{&h.Source, &h.ID, &h.SessionID, &h.Seq, &h.Role, &h.Name, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &vec}
+		dest = []any{&h.Source, &h.ID, &h.SessionID, &h.Seq, &h.Role, &h.Name, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &h.Relevance, &vec}
 	}
 	_, err := pgx.ForEachRow(rows, dest, func() error {
 		h.CreatedAt = h.CreatedAt.UTC()

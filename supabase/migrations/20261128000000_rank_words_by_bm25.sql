@@ -94,7 +94,7 @@ create function agentmem.message_bm25_hits(
   p_speaker text, p_role text, p_since timestamptz, p_until timestamptz,
   terms text[], n integer, exact boolean, follow_weight double precision
 )
-returns table (session_id uuid, seq bigint, score double precision)
+returns table (session_id uuid, seq bigint, score double precision, relevance double precision)
 language plpgsql stable
 set search_path = ''
 set plan_cache_mode = 'force_generic_plan'
@@ -155,16 +155,22 @@ begin
         from tf t join df d on d.lexeme = t.lexeme cross join stats st
         group by t.session_id, t.seq
       ),
+      best_possible as (
+        select greatest(pg_catalog.sum(pg_catalog.ln(1 + (st.docs - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) * 2.2),
+                        1e-9)::float8 as m
+        from pg_catalog.unnest(terms) x(lexeme) left join df d on d.lexeme = x.lexeme cross join stats st
+      ),
       summed as (
         select s.session_id, s.seq,
                s.bm25 + follow_weight * (case when b.question then b.bm25 else 0 end
-                                        + case when not s.question and not a.question then a.bm25 else 0 end) as score
-        from scored s
+                                        + case when not s.question and not a.question then a.bm25 else 0 end) as score,
+               least(1, s.bm25 / bp.m)::float8 as relevance
+        from scored s cross join best_possible bp
           left join scored b on b.session_id = s.session_id and b.seq = s.seq - 1
           left join scored a on a.session_id = s.session_id and a.seq = s.seq + 1
         where s.eligible
       )
-      select s.session_id, s.seq, s.score from summed s
+      select s.session_id, s.seq, s.score, s.relevance from summed s
       order by s.score desc, s.session_id, s.seq
       limit n;
     return;
@@ -214,16 +220,22 @@ begin
       from tf t join df d on d.lexeme = t.lexeme
       group by t.session_id, t.seq
     ),
+    best_possible as (
+      select greatest(pg_catalog.sum(pg_catalog.ln(1 + ($8 - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) * 2.2),
+                      1e-9)::float8 as m
+      from pg_catalog.unnest($7) x(lexeme) left join df d on d.lexeme = x.lexeme
+    ),
     summed as (
       select s.session_id, s.seq,
              s.bm25 + $14 * (case when b.question then b.bm25 else 0 end
-                             + case when not s.question and not a.question then a.bm25 else 0 end) as score
-      from scored s
+                             + case when not s.question and not a.question then a.bm25 else 0 end) as score,
+             least(1, s.bm25 / bp.m)::float8 as relevance
+      from scored s cross join best_possible bp
         left join scored b on b.session_id = s.session_id and b.seq = s.seq - 1
         left join scored a on a.session_id = s.session_id and a.seq = s.seq + 1
       where s.eligible
     )
-    select s.session_id, s.seq, s.score from summed s
+    select s.session_id, s.seq, s.score, s.relevance from summed s
     order by s.score desc, s.session_id, s.seq
     limit $6
     $q$
@@ -239,7 +251,7 @@ create function agentmem.memory_bm25_hits(
   p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb,
   p_since timestamptz, p_until timestamptz, terms text[], n integer, exact boolean
 )
-returns table (id uuid, score double precision)
+returns table (id uuid, score double precision, relevance double precision)
 language plpgsql stable
 set search_path = ''
 set plan_cache_mode = 'force_generic_plan'
@@ -277,13 +289,22 @@ begin
         from scope s, pg_catalog.unnest(s.hit) u
         where s.hit is not null
       ),
-      df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme)
-      select t.id,
-             pg_catalog.sum(pg_catalog.ln(1 + (st.docs - d.df + 0.5) / (d.df + 0.5))
-               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / st.avgdl)))::float8 as bm25
-      from tf t join df d on d.lexeme = t.lexeme cross join stats st
-      group by t.id
-      order by bm25 desc, t.id
+      df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
+      best_possible as (
+        select greatest(pg_catalog.sum(pg_catalog.ln(1 + (st.docs - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) * 2.2),
+                        1e-9)::float8 as m
+        from pg_catalog.unnest(terms) x(lexeme) left join df d on d.lexeme = x.lexeme cross join stats st
+      ),
+      scored as (
+        select t.id,
+               pg_catalog.sum(pg_catalog.ln(1 + (st.docs - d.df + 0.5) / (d.df + 0.5))
+                 * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / st.avgdl)))::float8 as bm25
+        from tf t join df d on d.lexeme = t.lexeme cross join stats st
+        group by t.id
+      )
+      select c.id, c.bm25, least(1, c.bm25 / bp.m)::float8
+      from scored c cross join best_possible bp
+      order by c.bm25 desc, c.id
       limit n;
     return;
   end if;
@@ -311,13 +332,22 @@ begin
       select c.id, c.fts_len, u.lexeme, coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8 as tf
       from cand c, pg_catalog.unnest(c.hit) u
     ),
-    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme)
-    select t.id,
-           pg_catalog.sum(pg_catalog.ln(1 + ($8 - d.df + 0.5) / (d.df + 0.5))
-             * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $9)))::float8 as bm25
-    from tf t join df d on d.lexeme = t.lexeme
-    group by t.id
-    order by bm25 desc, t.id
+    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
+    best_possible as (
+      select greatest(pg_catalog.sum(pg_catalog.ln(1 + ($8 - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) * 2.2),
+                      1e-9)::float8 as m
+      from pg_catalog.unnest($7) x(lexeme) left join df d on d.lexeme = x.lexeme
+    ),
+    scored as (
+      select t.id,
+             pg_catalog.sum(pg_catalog.ln(1 + ($8 - d.df + 0.5) / (d.df + 0.5))
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $9)))::float8 as bm25
+      from tf t join df d on d.lexeme = t.lexeme
+      group by t.id
+    )
+    select c.id, c.bm25, least(1, c.bm25 / bp.m)::float8
+    from scored c cross join best_possible bp
+    order by c.bm25 desc, c.id
     limit $6
     $q$
     using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl, p_since, p_until;
@@ -327,7 +357,7 @@ $$;
 -- The n chunks of a tenant's knowledge base that best match some lexemes by BM25, best first,
 -- with the tenant's statistics.
 create function agentmem.knowledge_bm25_hits(p_tenant_id text, terms text[], n integer)
-returns table (id uuid, score double precision)
+returns table (id uuid, score double precision, relevance double precision)
 language plpgsql stable
 set search_path = ''
 set plan_cache_mode = 'force_generic_plan'
@@ -353,13 +383,22 @@ begin
       select c.id, c.fts_len, u.lexeme, coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8 as tf
       from cand c, pg_catalog.unnest(c.hit) u
     ),
-    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme)
-    select t.id,
-           pg_catalog.sum(pg_catalog.ln(1 + ($5 - d.df + 0.5) / (d.df + 0.5))
-             * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $6)))::float8 as bm25
-    from tf t join df d on d.lexeme = t.lexeme
-    group by t.id
-    order by bm25 desc, t.id
+    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
+    best_possible as (
+      select greatest(pg_catalog.sum(pg_catalog.ln(1 + ($5 - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) * 2.2),
+                      1e-9)::float8 as m
+      from pg_catalog.unnest($3) x(lexeme) left join df d on d.lexeme = x.lexeme
+    ),
+    scored as (
+      select t.id,
+             pg_catalog.sum(pg_catalog.ln(1 + ($5 - d.df + 0.5) / (d.df + 0.5))
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $6)))::float8 as bm25
+      from tf t join df d on d.lexeme = t.lexeme
+      group by t.id
+    )
+    select c.id, c.bm25, least(1, c.bm25 / bp.m)::float8
+    from scored c cross join best_possible bp
+    order by c.bm25 desc, c.id
     limit $4
     $q$
     using p_tenant_id, q, terms, n, docs, avgdl;
@@ -531,10 +570,11 @@ create function agentmem.recall_memories(
   p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb,
   p_mode text, candidates integer, text_weight double precision, vector_weight double precision,
   rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean,
-  p_since timestamptz default null, p_until timestamptz default null
+  p_since timestamptz default null, p_until timestamptz default null,
+  min_relevance double precision default 0
 )
 returns table (id uuid, content text, score double precision, metadata jsonb,
-               created_at timestamptz, embedding extensions.vector)
+               created_at timestamptz, relevance double precision, embedding extensions.vector)
 language plpgsql stable
 set search_path = ''
 set plan_cache_mode = 'force_generic_plan'
@@ -547,7 +587,7 @@ begin
   return query
     with
     text_hits as (
-      select t.id, t.score, pg_catalog.row_number() over (order by t.score desc, t.id) as rank
+      select t.id, t.score, t.relevance, pg_catalog.row_number() over (order by t.score desc, t.id) as rank
       from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
              p_since => p_since, p_until => p_until, terms => case when p_mode <> 'vector' then agentmem.query_terms(p_query) end,
@@ -567,13 +607,16 @@ begin
                when 'vector' then v.score
                else agentmem.rrf_score(text_rank => t.rank, vector_rank => v.rank,
                       text_weight => text_weight, vector_weight => vector_weight, rrf_k => rrf_k)
-             end as score
+             end as score,
+             greatest(coalesce(t.relevance, 0), coalesce(v.score, 0)) as relevance
       from text_hits t full join vector_hits v on v.id = t.id
     ),
     best as (
-      select f.id, f.score from fused f where f.score >= min_score order by f.score desc, f.id limit p_k
+      select f.id, f.score, f.relevance from fused f
+      where f.score >= min_score and f.relevance >= min_relevance
+      order by f.score desc, f.id limit p_k
     )
-    select f.id, m.content, f.score, m.metadata, m.created_at,
+    select f.id, m.content, f.score, m.metadata, m.created_at, f.relevance,
            case when with_vectors and m.embedding_model = query_model
                  and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding end
     from best f join agentmem.memories m on m.id = f.id
@@ -587,10 +630,11 @@ create function agentmem.recall_sources(
   p_mode text, candidates integer, text_weight double precision, vector_weight double precision,
   rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean,
   p_since timestamptz default null, p_until timestamptz default null, p_speaker text default '',
-  p_role text default '', follow_weight double precision default 0
+  p_role text default '', follow_weight double precision default 0, min_relevance double precision default 0
 )
 returns table (source text, id uuid, session_id uuid, seq bigint, role text, name text, content text,
-               score double precision, metadata jsonb, created_at timestamptz, embedding extensions.vector)
+               score double precision, metadata jsonb, created_at timestamptz, relevance double precision,
+               embedding extensions.vector)
 language plpgsql stable
 set search_path = ''
 set plan_cache_mode = 'force_generic_plan'
@@ -616,12 +660,12 @@ begin
   return query
     with
     text_found as (
-      select 'memory'::text as src, t.id as k1, 0::bigint as k2, t.score
+      select 'memory'::text as src, t.id as k1, 0::bigint as k2, t.score, t.relevance
       from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
              p_since => p_since, p_until => p_until, terms => case when with_memories then terms end, n => candidates, exact => memories_exact) t
       union all
-      select 'message'::text, t.session_id, t.seq, t.score
+      select 'message'::text, t.session_id, t.seq, t.score, t.relevance
       from agentmem.message_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
              p_speaker => p_speaker, p_role => p_role, p_since => p_since, p_until => p_until,
@@ -629,7 +673,7 @@ begin
              follow_weight => follow_weight) t
     ),
     text_hits as (
-      select t.src, t.k1, t.k2, t.score,
+      select t.src, t.k1, t.k2, t.score, t.relevance,
              pg_catalog.row_number() over (order by t.score desc, t.src, t.k1, t.k2) as rank
       from text_found t
     ),
@@ -659,15 +703,17 @@ begin
                when 'vector' then v.score
                else agentmem.rrf_score(text_rank => t.rank, vector_rank => v.rank,
                       text_weight => text_weight, vector_weight => vector_weight, rrf_k => rrf_k)
-             end as score
+             end as score,
+             greatest(coalesce(t.relevance, 0), coalesce(v.score, 0)) as relevance
       from text_hits t full join vector_hits v on v.src = t.src and v.k1 = t.k1 and v.k2 = t.k2
     ),
     best as (
-      select f.src, f.k1, f.k2, f.score from fused f where f.score >= min_score
+      select f.src, f.k1, f.k2, f.score, f.relevance from fused f
+      where f.score >= min_score and f.relevance >= min_relevance
       order by f.score desc, f.src, f.k1, f.k2 limit p_k
     )
     select b.src, coalesce(m.id, g.id), g.session_id, g.seq, g.role, g.name, coalesce(m.content, g.content),
-           b.score, coalesce(m.metadata, g.metadata), coalesce(m.created_at, g.created_at),
+           b.score, coalesce(m.metadata, g.metadata), coalesce(m.created_at, g.created_at), b.relevance,
            case when with_vectors and m.embedding_model = query_model
                  and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding
                 when with_vectors and g.embedding_model = query_model
@@ -694,8 +740,8 @@ begin
     'agentmem.knowledge_bm25_hits(text, text[], integer)',
     'agentmem.memory_neighbours(uuid, text, text, jsonb, timestamptz, timestamptz, extensions.vector, text, integer, boolean)',
     'agentmem.message_neighbours(uuid, text, text, jsonb, text, text, timestamptz, timestamptz, extensions.vector, text, integer, boolean)',
-    'agentmem.recall_memories(text, extensions.vector, text, uuid, text, text, jsonb, text, integer, double precision, double precision, integer, double precision, integer, integer, boolean, timestamptz, timestamptz)',
-    'agentmem.recall_sources(text, text, extensions.vector, text, uuid, text, text, jsonb, text, integer, double precision, double precision, integer, double precision, integer, integer, boolean, timestamptz, timestamptz, text, text, double precision)'
+    'agentmem.recall_memories(text, extensions.vector, text, uuid, text, text, jsonb, text, integer, double precision, double precision, integer, double precision, integer, integer, boolean, timestamptz, timestamptz, double precision)',
+    'agentmem.recall_sources(text, text, extensions.vector, text, uuid, text, text, jsonb, text, integer, double precision, double precision, integer, double precision, integer, integer, boolean, timestamptz, timestamptz, text, text, double precision, double precision)'
   ] loop
     execute pg_catalog.format('revoke all on function %s from public, anon, authenticated', f);
     execute pg_catalog.format('grant execute on function %s to agentmem_caller, service_role', f);
