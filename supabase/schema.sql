@@ -107,6 +107,7 @@ create table agentmem.knowledge_chunks (
   fts tsvector generated always as (to_tsvector('english'::regconfig, content)) stored,
   created_at timestamp with time zone default now() not null,
   embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
+  fts_len integer generated always as (length(to_tsvector('english'::regconfig, content))) stored,
   constraint knowledge_chunks_chunk_index_check CHECK ((chunk_index >= 0)),
   constraint knowledge_chunks_embedding_model_check CHECK (((embedding IS NULL) OR (embedding_model IS NOT NULL))),
   constraint knowledge_chunks_pkey PRIMARY KEY (id),
@@ -143,6 +144,7 @@ create table agentmem.memories (
   updated_at timestamp with time zone default now() not null,
   expires_at timestamp with time zone not null,
   embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
+  fts_len integer generated always as (length(to_tsvector('english'::regconfig, content))) stored,
   constraint memories_embedding_model_check CHECK (((embedding IS NULL) OR (embedding_model IS NOT NULL))),
   constraint memories_pkey PRIMARY KEY (id),
   constraint memories_user_id_tenant_id_agent_content_key_key UNIQUE (user_id, tenant_id, agent, content_key)
@@ -185,7 +187,8 @@ create table agentmem.messages (
   embedding extensions.vector,
   embedding_model text,
   embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
-  fts tsvector generated always as (to_tsvector('english'::regconfig, content)) stored,
+  fts tsvector generated always as ((setweight(to_tsvector('english'::regconfig, COALESCE(name, ''::text)), 'A'::"char") || to_tsvector('english'::regconfig, content))) stored,
+  fts_len integer generated always as (length((to_tsvector('english'::regconfig, COALESCE(name, ''::text)) || to_tsvector('english'::regconfig, content)))) stored,
   constraint messages_embedding_model_check CHECK (((embedding IS NULL) OR (embedding_model IS NOT NULL))),
   constraint messages_parts_check CHECK (((parts IS NULL) OR ((jsonb_typeof(parts) = 'array'::text) AND ((jsonb_array_length(parts) >= 1) AND (jsonb_array_length(parts) <= 100))))) NOT VALID,
   constraint messages_pkey PRIMARY KEY (session_id, seq),
@@ -199,7 +202,7 @@ CREATE INDEX messages_embedding_model_idx ON agentmem.messages USING btree (embe
 CREATE INDEX messages_embedding_pending_idx ON agentmem.messages USING btree (session_id, seq) WHERE ((embedding IS NULL) AND (role <> 'tool'::text) AND (content <> ''::text));
 CREATE INDEX messages_expires_idx ON agentmem.messages USING btree (expires_at);
 CREATE INDEX messages_fts_idx ON agentmem.messages USING gin (fts);
-CREATE INDEX messages_owner_created_idx ON agentmem.messages USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at);
+CREATE INDEX messages_owner_created_idx ON agentmem.messages USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at, fts_len);
 CREATE INDEX messages_session_expiry_idx ON agentmem.messages USING btree (session_id, expires_at) INCLUDE (user_id, tenant_id);
 alter table agentmem.messages enable row level security;
 create policy caller_owner on agentmem.messages as permissive for all to agentmem_caller
@@ -513,6 +516,59 @@ end
 $function$;
 comment on function agentmem.erase_user(uuid) is 'Erases every row of a user in every agentmem table and tenant; returns the rows deleted per table. Called when Supabase Auth deletes the user.';
 
+-- Function agentmem.knowledge_bm25_hits(text,text[],integer)
+CREATE OR REPLACE FUNCTION agentmem.knowledge_bm25_hits(p_tenant_id text, terms text[], n integer)
+ RETURNS TABLE(id uuid, score double precision, relevance double precision)
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+declare
+  q tsquery := agentmem.terms_query(terms);
+  docs double precision;
+  avgdl double precision;
+begin
+  if q is null or n < 1 then
+    return;
+  end if;
+  select pg_catalog.count(*), greatest(pg_catalog.avg(k.fts_len), 1) into docs, avgdl
+  from agentmem.knowledge_chunks k where k.tenant_id = p_tenant_id;
+  return query execute $q$
+    with cand as materialized (
+      select k.id, k.fts_len,
+             pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(k.fts, 'D'), 'A', $3), '{a}') as hit
+      from agentmem.knowledge_chunks k
+      where k.tenant_id = $1 and k.fts operator(pg_catalog.@@) $2
+    ),
+    tf as (
+      select c.id, c.fts_len, u.lexeme, coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8 as tf
+      from cand c, pg_catalog.unnest(c.hit) u
+    ),
+    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
+    best_possible as (
+      select greatest(pg_catalog.sum(pg_catalog.ln(1 + ($5 - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) * 2.2),
+                      1e-9)::float8 as m
+      from pg_catalog.unnest($3) x(lexeme) left join df d on d.lexeme = x.lexeme
+    ),
+    scored as (
+      select t.id,
+             pg_catalog.sum(pg_catalog.ln(1 + ($5 - d.df + 0.5) / (d.df + 0.5))
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $6)))::float8 as bm25
+      from tf t join df d on d.lexeme = t.lexeme
+      group by t.id
+    )
+    select c.id, c.bm25, least(1, c.bm25 / bp.m)::float8
+    from scored c cross join best_possible bp
+    order by c.bm25 desc, c.id
+    limit $4
+    $q$
+    using p_tenant_id, q, terms, n, docs, avgdl;
+end
+$function$;
+grant execute on function agentmem.knowledge_bm25_hits(text,text[],integer) to agentmem_caller;
+grant execute on function agentmem.knowledge_bm25_hits(text,text[],integer) to service_role;
+
 -- Function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer)
 CREATE OR REPLACE FUNCTION agentmem.knowledge_neighbours(p_tenant_id text, query_embedding extensions.vector, query_model text, n integer, exact_limit integer)
  RETURNS TABLE(id uuid, distance double precision)
@@ -562,8 +618,116 @@ $function$;
 grant execute on function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer) to agentmem_caller;
 grant execute on function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer) to service_role;
 
--- Function agentmem.memory_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.memory_neighbours(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, query_embedding extensions.vector, query_model text, n integer, exact boolean)
+-- Function agentmem.memory_bm25_hits(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean)
+ RETURNS TABLE(id uuid, score double precision, relevance double precision)
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+declare
+  q tsquery := agentmem.terms_query(terms);
+  docs double precision;
+  avgdl double precision;
+begin
+  if q is null or n < 1 then
+    return;
+  end if;
+  if exact then
+    return query
+      with scope as materialized (
+        select m.id, m.fts_len,
+               case when (m.fts operator(pg_catalog.@@) q) is true
+                     and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+                          and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
+                                          where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+                     and (p_since is null or m.created_at >= p_since)
+                     and (p_until is null or m.created_at < p_until)
+                    then pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', terms), '{a}')
+               end as hit
+        from agentmem.memories m
+        where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+          and (p_agent = '' or m.agent in (p_agent, ''))
+          and m.expires_at > pg_catalog.now()
+      ),
+      stats as (
+        select pg_catalog.count(*)::float8 as docs, greatest(pg_catalog.avg(s.fts_len), 1)::float8 as avgdl from scope s
+      ),
+      tf as (
+        select s.id, s.fts_len, u.lexeme, coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8 as tf
+        from scope s, pg_catalog.unnest(s.hit) u
+        where s.hit is not null
+      ),
+      df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
+      best_possible as (
+        select greatest(pg_catalog.sum(pg_catalog.ln(1 + (st.docs - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) * 2.2),
+                        1e-9)::float8 as m
+        from pg_catalog.unnest(terms) x(lexeme) left join df d on d.lexeme = x.lexeme cross join stats st
+      ),
+      scored as (
+        select t.id,
+               pg_catalog.sum(pg_catalog.ln(1 + (st.docs - d.df + 0.5) / (d.df + 0.5))
+                 * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / st.avgdl)))::float8 as bm25
+        from tf t join df d on d.lexeme = t.lexeme cross join stats st
+        group by t.id
+      )
+      select c.id, c.bm25, least(1, c.bm25 / bp.m)::float8
+      from scored c cross join best_possible bp
+      order by c.bm25 desc, c.id
+      limit n;
+    return;
+  end if;
+  select pg_catalog.count(*), greatest(pg_catalog.avg(m.fts_len), 1) into docs, avgdl
+  from agentmem.memories m
+  where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+    and (p_agent = '' or m.agent in (p_agent, ''))
+    and m.expires_at > pg_catalog.now();
+  return query execute $q$
+    with cand as materialized (
+      select m.id, m.fts_len,
+             pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
+      from agentmem.memories m
+      where m.user_id = $1 and m.tenant_id = $2
+        and ($3 = '' or m.agent in ($3, ''))
+        and m.expires_at > pg_catalog.now()
+        and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+             and not exists (select 1 from pg_catalog.jsonb_each($4) f
+                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+        and ($10 is null or m.created_at >= $10)
+        and ($11 is null or m.created_at < $11)
+        and m.fts operator(pg_catalog.@@) $5
+    ),
+    tf as (
+      select c.id, c.fts_len, u.lexeme, coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8 as tf
+      from cand c, pg_catalog.unnest(c.hit) u
+    ),
+    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
+    best_possible as (
+      select greatest(pg_catalog.sum(pg_catalog.ln(1 + ($8 - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) * 2.2),
+                      1e-9)::float8 as m
+      from pg_catalog.unnest($7) x(lexeme) left join df d on d.lexeme = x.lexeme
+    ),
+    scored as (
+      select t.id,
+             pg_catalog.sum(pg_catalog.ln(1 + ($8 - d.df + 0.5) / (d.df + 0.5))
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $9)))::float8 as bm25
+      from tf t join df d on d.lexeme = t.lexeme
+      group by t.id
+    )
+    select c.id, c.bm25, least(1, c.bm25 / bp.m)::float8
+    from scored c cross join best_possible bp
+    order by c.bm25 desc, c.id
+    limit $6
+    $q$
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl, p_since, p_until;
+end
+$function$;
+grant execute on function agentmem.memory_bm25_hits(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to agentmem_caller;
+grant execute on function agentmem.memory_bm25_hits(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to service_role;
+
+-- Function agentmem.memory_neighbours(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.memory_neighbours(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer, exact boolean)
  RETURNS TABLE(id uuid, distance double precision)
  LANGUAGE plpgsql
  STABLE
@@ -587,8 +751,10 @@ begin
           and (p_agent = '' or m.agent in (p_agent, ''))
           and m.expires_at > pg_catalog.now()
           and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
-               and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
-                               where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+            and not exists (select 1 from pg_catalog.jsonb_each(p_filter) x
+                            where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+          and (p_since is null or m.created_at >= p_since)
+          and (p_until is null or m.created_at < p_until)
       ) x
       -- a text without words embeds to the zero vector: its distance is NaN, it has no rank
       where x.d is not null and x.d <> 'NaN'::float8
@@ -608,18 +774,20 @@ begin
         and ($3 = '' or m.agent in ($3, ''))
         and m.expires_at > pg_catalog.now()
         and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
-             and not exists (select 1 from pg_catalog.jsonb_each($4) f
-                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+          and not exists (select 1 from pg_catalog.jsonb_each($4) x
+                          where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+        and ($7 is null or m.created_at >= $7)
+        and ($8 is null or m.created_at < $8)
       order by d
       limit $6
     )
     select near.id, near.d from near where near.d <> 'NaN'::float8 order by near.d, near.id
     $q$, dims, query_model)
-    using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n;
+    using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n, p_since, p_until;
 end
 $function$;
-grant execute on function agentmem.memory_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.memory_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean) to service_role;
+grant execute on function agentmem.memory_neighbours(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to agentmem_caller;
+grant execute on function agentmem.memory_neighbours(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to service_role;
 
 -- Function agentmem.memory_scope_is_small(uuid,text,integer)
 CREATE OR REPLACE FUNCTION agentmem.memory_scope_is_small(p_user_id uuid, p_tenant_id text, exact_limit integer)
@@ -637,54 +805,163 @@ $function$;
 grant execute on function agentmem.memory_scope_is_small(uuid,text,integer) to agentmem_caller;
 grant execute on function agentmem.memory_scope_is_small(uuid,text,integer) to service_role;
 
--- Function agentmem.memory_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.memory_text_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, q tsquery, n integer, exact boolean)
- RETURNS TABLE(id uuid, score double precision)
+-- Function agentmem.message_bm25_hits(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision)
+CREATE OR REPLACE FUNCTION agentmem.message_bm25_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean, follow_weight double precision)
+ RETURNS TABLE(session_id uuid, seq bigint, score double precision, relevance double precision)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
+declare
+  q tsquery := agentmem.terms_query(terms);
+  docs double precision;
+  avgdl double precision;
 begin
   if q is null or n < 1 then
     return;
   end if;
   if exact then
     return query
-      select m.id, pg_catalog.ts_rank_cd(m.fts, q)::float8 as rank_score
-      from agentmem.memories m
-      where m.user_id = p_user_id and m.tenant_id = p_tenant_id
-        and (p_agent = '' or m.agent in (p_agent, ''))
-        and m.expires_at > pg_catalog.now()
-        and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
-             and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
-                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
-        and (m.fts operator(pg_catalog.@@) q) is true
-      order by rank_score desc, m.id
+      with scope as materialized (
+        select m.session_id, m.seq, m.fts_len, m.name,
+               (m.fts operator(pg_catalog.@@) q) is true
+                 and pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
+               ((p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+                  and not exists (select 1 from pg_catalog.jsonb_each(p_filter) x
+                                  where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+                and (p_speaker = '' or pg_catalog.lower(m.name) = pg_catalog.lower(p_speaker))
+                and (p_role = '' or m.role = p_role)
+                and (p_since is null or m.created_at >= p_since)
+                and (p_until is null or m.created_at < p_until)) as eligible,
+               case when (m.fts operator(pg_catalog.@@) q) is true
+                    then pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', terms), '{a}')
+               end as hit
+        from agentmem.messages m
+        where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+          and (p_agent = '' or m.agent = p_agent)
+          and m.expires_at > pg_catalog.now()
+      ),
+      stats as (
+        select pg_catalog.count(*)::float8 as docs, greatest(pg_catalog.avg(s.fts_len), 1)::float8 as avgdl from scope s
+      ),
+      speakers as (
+        select x.name, u.lexeme
+        from (select distinct s.name from scope s where s.hit is not null and s.name is not null) x,
+             pg_catalog.unnest(pg_catalog.to_tsvector('english'::regconfig, x.name)) u
+        where u.lexeme operator(pg_catalog.=) any (terms)
+      ),
+      tf as (
+        select s.session_id, s.seq, s.fts_len, s.eligible, s.question, u.lexeme,
+               coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8
+                 + case when sp.lexeme is not null then 2 else 0 end as tf
+        from scope s cross join pg_catalog.unnest(s.hit) u
+          left join speakers sp on sp.name = s.name and sp.lexeme = u.lexeme
+        where s.hit is not null
+      ),
+      -- document frequencies count every message of the scope, eligible or not
+      df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
+      scored as (
+        select t.session_id, t.seq, pg_catalog.bool_and(t.eligible) as eligible,
+               pg_catalog.bool_and(t.question) as question,
+               pg_catalog.sum(pg_catalog.ln(1 + (st.docs - d.df + 0.5) / (d.df + 0.5))
+                 * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / st.avgdl)))::float8 as bm25
+        from tf t join df d on d.lexeme = t.lexeme cross join stats st
+        group by t.session_id, t.seq
+      ),
+      best_possible as (
+        select greatest(pg_catalog.sum(pg_catalog.ln(1 + (st.docs - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) * 2.2),
+                        1e-9)::float8 as m
+        from pg_catalog.unnest(terms) x(lexeme) left join df d on d.lexeme = x.lexeme cross join stats st
+      ),
+      summed as (
+        select s.session_id, s.seq,
+               s.bm25 + follow_weight * (case when b.question then b.bm25 else 0 end
+                                        + case when not s.question and not a.question then a.bm25 else 0 end) as score,
+               least(1, s.bm25 / bp.m)::float8 as relevance
+        from scored s cross join best_possible bp
+          left join scored b on b.session_id = s.session_id and b.seq = s.seq - 1
+          left join scored a on a.session_id = s.session_id and a.seq = s.seq + 1
+        where s.eligible
+      )
+      select s.session_id, s.seq, s.score, s.relevance from summed s
+      order by s.score desc, s.session_id, s.seq
       limit n;
     return;
   end if;
+  select pg_catalog.count(*), greatest(pg_catalog.avg(m.fts_len), 1) into docs, avgdl
+  from agentmem.messages m
+  where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+    and (p_agent = '' or m.agent = p_agent)
+    and m.expires_at > pg_catalog.now();
   return query execute $q$
-    select m.id, pg_catalog.ts_rank_cd(m.fts, $5)::float8 as rank_score
-    from agentmem.memories m
-    where m.user_id = $1 and m.tenant_id = $2
-      and ($3 = '' or m.agent in ($3, ''))
-      and m.expires_at > pg_catalog.now()
-      and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
-           and not exists (select 1 from pg_catalog.jsonb_each($4) f
-                           where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
-      and m.fts operator(pg_catalog.@@) $5
-    order by rank_score desc, m.id
+    with cand as materialized (
+      select m.session_id, m.seq, m.fts_len, m.name,
+             pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
+             (($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+                and not exists (select 1 from pg_catalog.jsonb_each($4) x
+                                where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+              and ($10 = '' or pg_catalog.lower(m.name) = pg_catalog.lower($10))
+              and ($11 = '' or m.role = $11)
+              and ($12 is null or m.created_at >= $12)
+              and ($13 is null or m.created_at < $13)) as eligible,
+             pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
+      from agentmem.messages m
+      where m.user_id = $1 and m.tenant_id = $2
+        and ($3 = '' or m.agent = $3)
+        and m.expires_at > pg_catalog.now()
+        and m.fts operator(pg_catalog.@@) $5
+    ),
+    speakers as (
+      select x.name, u.lexeme
+      from (select distinct c.name from cand c where c.name is not null) x,
+           pg_catalog.unnest(pg_catalog.to_tsvector('english'::regconfig, x.name)) u
+      where u.lexeme operator(pg_catalog.=) any ($7)
+    ),
+    tf as (
+      select c.session_id, c.seq, c.fts_len, c.eligible, c.question, u.lexeme,
+             coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8
+               + case when sp.lexeme is not null then 2 else 0 end as tf
+      from cand c cross join pg_catalog.unnest(c.hit) u
+        left join speakers sp on sp.name = c.name and sp.lexeme = u.lexeme
+    ),
+    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
+    scored as (
+      select t.session_id, t.seq, pg_catalog.bool_and(t.eligible) as eligible,
+             pg_catalog.bool_and(t.question) as question,
+             pg_catalog.sum(pg_catalog.ln(1 + ($8 - d.df + 0.5) / (d.df + 0.5))
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $9)))::float8 as bm25
+      from tf t join df d on d.lexeme = t.lexeme
+      group by t.session_id, t.seq
+    ),
+    best_possible as (
+      select greatest(pg_catalog.sum(pg_catalog.ln(1 + ($8 - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) * 2.2),
+                      1e-9)::float8 as m
+      from pg_catalog.unnest($7) x(lexeme) left join df d on d.lexeme = x.lexeme
+    ),
+    summed as (
+      select s.session_id, s.seq,
+             s.bm25 + $14 * (case when b.question then b.bm25 else 0 end
+                             + case when not s.question and not a.question then a.bm25 else 0 end) as score,
+             least(1, s.bm25 / bp.m)::float8 as relevance
+      from scored s cross join best_possible bp
+        left join scored b on b.session_id = s.session_id and b.seq = s.seq - 1
+        left join scored a on a.session_id = s.session_id and a.seq = s.seq + 1
+      where s.eligible
+    )
+    select s.session_id, s.seq, s.score, s.relevance from summed s
+    order by s.score desc, s.session_id, s.seq
     limit $6
     $q$
-    using p_user_id, p_tenant_id, p_agent, p_filter, q, n;
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl,
+          p_speaker, p_role, p_since, p_until, follow_weight;
 end
 $function$;
-grant execute on function agentmem.memory_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.memory_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean) to service_role;
+grant execute on function agentmem.message_bm25_hits(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision) to agentmem_caller;
+grant execute on function agentmem.message_bm25_hits(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision) to service_role;
 
--- Function agentmem.message_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.message_neighbours(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, query_embedding extensions.vector, query_model text, n integer, exact boolean)
+-- Function agentmem.message_neighbours(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.message_neighbours(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer, exact boolean)
  RETURNS TABLE(session_id uuid, seq bigint, distance double precision)
  LANGUAGE plpgsql
  STABLE
@@ -708,8 +985,12 @@ begin
           and (p_agent = '' or m.agent = p_agent)
           and m.expires_at > pg_catalog.now()
           and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
-               and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
-                               where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+            and not exists (select 1 from pg_catalog.jsonb_each(p_filter) x
+                            where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+          and (p_speaker = '' or pg_catalog.lower(m.name) = pg_catalog.lower(p_speaker))
+          and (p_role = '' or m.role = p_role)
+          and (p_since is null or m.created_at >= p_since)
+          and (p_until is null or m.created_at < p_until)
       ) x
       -- a text without words embeds to the zero vector: its distance is NaN, it has no rank
       where x.d is not null and x.d <> 'NaN'::float8
@@ -729,19 +1010,23 @@ begin
         and ($3 = '' or m.agent = $3)
         and m.expires_at > pg_catalog.now()
         and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
-             and not exists (select 1 from pg_catalog.jsonb_each($4) f
-                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+          and not exists (select 1 from pg_catalog.jsonb_each($4) x
+                          where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+        and ($7 = '' or pg_catalog.lower(m.name) = pg_catalog.lower($7))
+        and ($8 = '' or m.role = $8)
+        and ($9 is null or m.created_at >= $9)
+        and ($10 is null or m.created_at < $10)
       order by d
       limit $6
     )
     select near.session_id, near.seq, near.d from near where near.d <> 'NaN'::float8
     order by near.d, near.session_id, near.seq
     $q$, dims, query_model)
-    using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n;
+    using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n, p_speaker, p_role, p_since, p_until;
 end
 $function$;
-grant execute on function agentmem.message_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.message_neighbours(uuid,text,text,jsonb,extensions.vector,text,integer,boolean) to service_role;
+grant execute on function agentmem.message_neighbours(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to agentmem_caller;
+grant execute on function agentmem.message_neighbours(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to service_role;
 
 -- Function agentmem.message_scope_is_small(uuid,text,integer)
 CREATE OR REPLACE FUNCTION agentmem.message_scope_is_small(p_user_id uuid, p_tenant_id text, exact_limit integer)
@@ -759,55 +1044,24 @@ $function$;
 grant execute on function agentmem.message_scope_is_small(uuid,text,integer) to agentmem_caller;
 grant execute on function agentmem.message_scope_is_small(uuid,text,integer) to service_role;
 
--- Function agentmem.message_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.message_text_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, q tsquery, n integer, exact boolean)
- RETURNS TABLE(session_id uuid, seq bigint, score double precision)
+-- Function agentmem.query_terms(text)
+CREATE OR REPLACE FUNCTION agentmem.query_terms(query text)
+ RETURNS text[]
  LANGUAGE plpgsql
- STABLE
+ IMMUTABLE PARALLEL SAFE
  SET search_path TO ''
- SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 begin
-  if q is null or n < 1 then
-    return;
-  end if;
-  if exact then
-    return query
-      select m.session_id, m.seq, pg_catalog.ts_rank_cd(m.fts, q)::float8 as rank_score
-      from agentmem.messages m
-      where m.user_id = p_user_id and m.tenant_id = p_tenant_id
-        and (p_agent = '' or m.agent = p_agent)
-        and m.expires_at > pg_catalog.now()
-        and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
-             and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
-                             where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
-        and (m.fts operator(pg_catalog.@@) q) is true
-      order by rank_score desc, m.session_id, m.seq
-      limit n;
-    return;
-  end if;
-  return query execute $q$
-    select m.session_id, m.seq, pg_catalog.ts_rank_cd(m.fts, $5)::float8 as rank_score
-    from agentmem.messages m
-    where m.user_id = $1 and m.tenant_id = $2
-      and ($3 = '' or m.agent = $3)
-      and m.expires_at > pg_catalog.now()
-      and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
-           and not exists (select 1 from pg_catalog.jsonb_each($4) f
-                           where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
-      and m.fts operator(pg_catalog.@@) $5
-    order by rank_score desc, m.session_id, m.seq
-    limit $6
-    $q$
-    using p_user_id, p_tenant_id, p_agent, p_filter, q, n;
+  return (select pg_catalog.array_agg(u.lexeme order by u.lexeme)
+          from pg_catalog.unnest(pg_catalog.to_tsvector('english'::pg_catalog.regconfig, query)) u);
 end
 $function$;
-grant execute on function agentmem.message_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.message_text_hits(uuid,text,text,jsonb,tsquery,integer,boolean) to service_role;
+grant execute on function agentmem.query_terms(text) to agentmem_caller;
+grant execute on function agentmem.query_terms(text) to service_role;
 
--- Function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean)
- RETURNS TABLE(id uuid, content text, score double precision, metadata jsonb, created_at timestamp with time zone, embedding extensions.vector)
+-- Function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision)
+CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, min_relevance double precision DEFAULT 0)
+ RETURNS TABLE(id uuid, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
@@ -821,17 +1075,17 @@ begin
   return query
     with
     text_hits as (
-      select t.id, t.score, pg_catalog.row_number() over (order by t.score desc, t.id) as rank
-      from agentmem.memory_text_hits(
+      select t.id, t.score, t.relevance, pg_catalog.row_number() over (order by t.score desc, t.id) as rank
+      from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             q => case when p_mode <> 'vector' then agentmem.any_words_query(p_query) end,
+             p_since => p_since, p_until => p_until, terms => case when p_mode <> 'vector' then agentmem.query_terms(p_query) end,
              n => candidates, exact => exact) t
     ),
     vector_hits as (
       select v.id, 1 - v.distance as score, pg_catalog.row_number() over (order by v.distance, v.id) as rank
       from agentmem.memory_neighbours(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             query_embedding => case when p_mode <> 'text' then query_embedding end,
+             p_since => p_since, p_until => p_until, query_embedding => case when p_mode <> 'text' then query_embedding end,
              query_model => query_model, n => candidates, exact => exact) v
     ),
     fused as (
@@ -841,34 +1095,38 @@ begin
                when 'vector' then v.score
                else agentmem.rrf_score(text_rank => t.rank, vector_rank => v.rank,
                       text_weight => text_weight, vector_weight => vector_weight, rrf_k => rrf_k)
-             end as score
+             end as score,
+             greatest(coalesce(t.relevance, 0), coalesce(v.score, 0)) as relevance
       from text_hits t full join vector_hits v on v.id = t.id
     ),
     best as (
-      select f.id, f.score from fused f where f.score >= min_score order by f.score desc, f.id limit p_k
+      select f.id, f.score, f.relevance from fused f
+      where f.score >= min_score and f.relevance >= min_relevance
+      order by f.score desc, f.id limit p_k
     )
-    select f.id, m.content, f.score, m.metadata, m.created_at,
+    select f.id, m.content, f.score, m.metadata, m.created_at, f.relevance,
            case when with_vectors and m.embedding_model = query_model
                  and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding end
     from best f join agentmem.memories m on m.id = f.id
     order by f.score desc, f.id;
 end
 $function$;
-grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean) to service_role;
+grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision) to agentmem_caller;
+grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision) to service_role;
 
--- Function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean)
- RETURNS TABLE(source text, id uuid, session_id uuid, seq bigint, role text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, embedding extensions.vector)
+-- Function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision)
+CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0, min_relevance double precision DEFAULT 0)
+ RETURNS TABLE(source text, id uuid, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 declare
-  with_memories boolean := p_source in ('memories', 'all');
+  -- memories have no speaker nor role: a filter of either keeps messages alone
+  with_memories boolean := p_source in ('memories', 'all') and p_speaker = '' and p_role = '';
   with_messages boolean := p_source in ('messages', 'all');
-  q tsquery := case when p_mode <> 'vector' then agentmem.any_words_query(p_query) end;
+  terms text[] := case when p_mode <> 'vector' then agentmem.query_terms(p_query) end;
   qv extensions.vector := case when p_mode <> 'text' then query_embedding end;
   -- one count per source for both sides
   memories_exact boolean;
@@ -885,18 +1143,20 @@ begin
   return query
     with
     text_found as (
-      select 'memory'::text as src, t.id as k1, 0::bigint as k2, t.score
-      from agentmem.memory_text_hits(
+      select 'memory'::text as src, t.id as k1, 0::bigint as k2, t.score, t.relevance
+      from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             q => case when with_memories then q end, n => candidates, exact => memories_exact) t
+             p_since => p_since, p_until => p_until, terms => case when with_memories then terms end, n => candidates, exact => memories_exact) t
       union all
-      select 'message'::text, t.session_id, t.seq, t.score
-      from agentmem.message_text_hits(
+      select 'message'::text, t.session_id, t.seq, t.score, t.relevance
+      from agentmem.message_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             q => case when with_messages then q end, n => candidates, exact => messages_exact) t
+             p_speaker => p_speaker, p_role => p_role, p_since => p_since, p_until => p_until,
+             terms => case when with_messages then terms end, n => candidates, exact => messages_exact,
+             follow_weight => follow_weight) t
     ),
     text_hits as (
-      select t.src, t.k1, t.k2, t.score,
+      select t.src, t.k1, t.k2, t.score, t.relevance,
              pg_catalog.row_number() over (order by t.score desc, t.src, t.k1, t.k2) as rank
       from text_found t
     ),
@@ -904,12 +1164,13 @@ begin
       select 'memory'::text as src, v.id as k1, 0::bigint as k2, v.distance
       from agentmem.memory_neighbours(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             query_embedding => case when with_memories then qv end,
+             p_since => p_since, p_until => p_until, query_embedding => case when with_memories then qv end,
              query_model => query_model, n => candidates, exact => memories_exact) v
       union all
       select 'message'::text, v.session_id, v.seq, v.distance
       from agentmem.message_neighbours(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+             p_speaker => p_speaker, p_role => p_role, p_since => p_since, p_until => p_until,
              query_embedding => case when with_messages then qv end,
              query_model => query_model, n => candidates, exact => messages_exact) v
     ),
@@ -925,15 +1186,17 @@ begin
                when 'vector' then v.score
                else agentmem.rrf_score(text_rank => t.rank, vector_rank => v.rank,
                       text_weight => text_weight, vector_weight => vector_weight, rrf_k => rrf_k)
-             end as score
+             end as score,
+             greatest(coalesce(t.relevance, 0), coalesce(v.score, 0)) as relevance
       from text_hits t full join vector_hits v on v.src = t.src and v.k1 = t.k1 and v.k2 = t.k2
     ),
     best as (
-      select f.src, f.k1, f.k2, f.score from fused f where f.score >= min_score
+      select f.src, f.k1, f.k2, f.score, f.relevance from fused f
+      where f.score >= min_score and f.relevance >= min_relevance
       order by f.score desc, f.src, f.k1, f.k2 limit p_k
     )
-    select b.src, coalesce(m.id, g.id), g.session_id, g.seq, g.role, coalesce(m.content, g.content),
-           b.score, coalesce(m.metadata, g.metadata), coalesce(m.created_at, g.created_at),
+    select b.src, coalesce(m.id, g.id), g.session_id, g.seq, g.role, g.name, coalesce(m.content, g.content),
+           b.score, coalesce(m.metadata, g.metadata), coalesce(m.created_at, g.created_at), b.relevance,
            case when with_vectors and m.embedding_model = query_model
                  and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding
                 when with_vectors and g.embedding_model = query_model
@@ -945,8 +1208,8 @@ begin
     order by b.score desc, b.src, b.k1, b.k2;
 end
 $function$;
-grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean) to service_role;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision) to agentmem_caller;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision) to service_role;
 
 -- Function agentmem.rrf_score(bigint,bigint,double precision,double precision,integer)
 CREATE OR REPLACE FUNCTION agentmem.rrf_score(text_rank bigint, vector_rank bigint, text_weight double precision, vector_weight double precision, rrf_k integer)
@@ -1245,6 +1508,21 @@ begin
 end
 $function$;
 grant execute on function agentmem.take_request_slot(text,uuid,integer,integer,integer) to service_role;
+
+-- Function agentmem.terms_query(text[])
+CREATE OR REPLACE FUNCTION agentmem.terms_query(terms text[])
+ RETURNS tsquery
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+begin
+  return (select pg_catalog.string_agg(pg_catalog.quote_literal(t), ' | ')::pg_catalog.tsquery
+          from pg_catalog.unnest(terms) t);
+end
+$function$;
+grant execute on function agentmem.terms_query(text[]) to agentmem_caller;
+grant execute on function agentmem.terms_query(text[]) to service_role;
 
 -- Function agentmem.unschedule_sweep()
 CREATE OR REPLACE FUNCTION agentmem.unschedule_sweep()

@@ -40,6 +40,9 @@ type Config struct {
 	// Redactor removes personal data from every event's content before any adapter; without
 	// one, no job is delivered (each fails, saying why).
 	Redactor *redact.Redactor
+	// MinRelevance is recall's min_relevance when a request gives none; 0 keeps every
+	// result. The service sets the deployment's (RECALL_MIN_RELEVANCE).
+	MinRelevance float64
 	// Embedder embeds what is stored and searched (memories, messages, knowledge chunks,
 	// queries); default embedding.Hash. The store embeds nothing: every call of the provider
 	// is made here, within the request's budget.

@@ -20,9 +20,23 @@ type RecallInput struct {
 	Source   *string         `json:"source"` // memories (default), messages or all
 	Filter   json.RawMessage `json:"filter"`
 	MinScore *float64        `json:"min_score"`
+	// MinRelevance (0 to 1) drops results whose relevance is below it; default
+	// Config.MinRelevance.
+	MinRelevance *float64 `json:"min_relevance"`
 	// MMRLambda, when given, diversifies the answer (see store.RecallParams.MMRLambda).
 	MMRLambda *float64 `json:"mmr_lambda"`
+	// Since and Until (RFC 3339) keep what was created in [since, until).
+	Since *string `json:"since"`
+	Until *string `json:"until"`
+	// Speaker and Role keep the messages of that speaker (name) and role: messages or all only.
+	Speaker *string `json:"speaker"`
+	Role    *string `json:"role"`
+	// Neighbours (0 to MaxRecallNeighbours) adds to each message result the turns around it.
+	Neighbours *int64 `json:"neighbours"`
 }
+
+// MaxRecallNeighbours bounds RecallInput.Neighbours: turns on each side of a message result.
+const MaxRecallNeighbours = 5
 
 // RecallResults is the answer of recall, best first: memories and messages (each result names
 // its source).
@@ -45,11 +59,44 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 	if req.MinScore != nil {
 		p.MinScore = *req.MinScore
 	}
+	p.MinRelevance = a.cfg.MinRelevance
+	if req.MinRelevance != nil {
+		if r := *req.MinRelevance; r < 0 || r > 1 {
+			f.Add("min_relevance", "must be a number from 0 to 1")
+		} else {
+			p.MinRelevance = r
+		}
+	}
 	if req.MMRLambda != nil {
 		if l := *req.MMRLambda; l < 0 || l > 1 {
 			f.Add("mmr_lambda", "must be a number from 0 to 1")
 		} else {
 			p.MMRLambda = &l
+		}
+	}
+	p.Since = timeField(&f, "since", req.Since)
+	p.Until = timeField(&f, "until", req.Until)
+	if p.Since != nil && p.Until != nil && !p.Until.After(*p.Since) {
+		f.Add("until", "must be after since")
+	}
+	if req.Speaker != nil {
+		if n := memory.CharCount(*req.Speaker); n < 1 || n > maxNameChars {
+			f.Addf("speaker", "must be 1 to %d characters", maxNameChars)
+		}
+		p.Speaker = *req.Speaker
+	}
+	if req.Role != nil {
+		p.Role = oneOf(&f, "role", req.Role, "", memory.RoleUser, memory.RoleAssistant, memory.RoleSystem, memory.RoleTool)
+	}
+	if (p.Speaker != "" || p.Role != "") && p.Source == memory.SourceMemories {
+		f.Add("source", "must be messages or all with speaker or role: memories have neither")
+	}
+	neighbours := 0
+	if req.Neighbours != nil {
+		if n := *req.Neighbours; n < 0 || n > MaxRecallNeighbours {
+			f.Addf("neighbours", "must be an integer from 0 to %d", MaxRecallNeighbours)
+		} else {
+			neighbours = int(n)
 		}
 	}
 	if err := f.Err(); err != nil {
@@ -65,5 +112,46 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 	if err != nil {
 		return RecallResults{}, err
 	}
+	if neighbours > 0 {
+		if hits, err = a.withNeighbours(ctx, sc, hits, neighbours); err != nil {
+			return RecallResults{}, err
+		}
+	}
 	return RecallResults{Results: mergeHits(hits, extra(), p.K)}, nil
+}
+
+// withNeighbours gives each message result the n turns on each side of it in its session, in
+// order, without a turn that is a result itself or was given beside a better result.
+func (a *App) withNeighbours(ctx context.Context, sc memory.Scope, hits []memory.Hit, n int) ([]memory.Hit, error) {
+	var places []memory.Place
+	shown := map[memory.Place]bool{}
+	for _, h := range hits {
+		if h.Source == memory.HitMessage && h.SessionID != nil && h.Seq != nil {
+			pl := memory.Place{SessionID: *h.SessionID, Seq: *h.Seq}
+			places = append(places, pl)
+			shown[pl] = true
+		}
+	}
+	if len(places) == 0 {
+		return hits, nil
+	}
+	around, err := a.store.MessageTurnsAround(ctx, sc, places, n)
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range hits {
+		if h.Source != memory.HitMessage || h.SessionID == nil || h.Seq == nil {
+			continue
+		}
+		turns := []memory.Turn{}
+		for _, t := range around[memory.Place{SessionID: *h.SessionID, Seq: *h.Seq}] {
+			pl := memory.Place{SessionID: *h.SessionID, Seq: t.Seq}
+			if !shown[pl] {
+				shown[pl] = true
+				turns = append(turns, t)
+			}
+		}
+		hits[i].Context = turns
+	}
+	return hits, nil
 }

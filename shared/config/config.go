@@ -200,6 +200,12 @@ type Config struct {
 	// RecallExactLimit (RECALL_EXACT_LIMIT): a user with fewer memories is ranked exactly,
 	// a user with more through the model's HNSW index; default 2000.
 	RecallExactLimit int
+	// RecallMinRelevance (RECALL_MIN_RELEVANCE, 0 to 1) is recall's min_relevance when a
+	// request gives none; default store.DefaultMinRelevance.
+	RecallMinRelevance float64
+	// RecallFollowWeight (RECALL_FOLLOW_WEIGHT, 0 to 1) is store.Ranking.FollowWeight;
+	// default store.DefaultFollowWeight.
+	RecallFollowWeight float64
 	// MemoryMergeSimilarity (MEMORY_MERGE_SIMILARITY) is the cosine similarity from which a
 	// fact stored by commit-turn merges into a near-duplicate memory of the same user, tenant
 	// and agent (same embedding model and dimension), when their texts also keep much the same
@@ -541,6 +547,19 @@ func (c *Config) loadRanking(getenv func(string) string) error {
 	d := store.DefaultRanking
 	c.RecallTextWeight, c.RecallVectorWeight = d.TextWeight, d.VectorWeight
 	c.RecallRRFK, c.RecallExactLimit = d.RRFK, d.ExactLimit
+	c.RecallMinRelevance, c.RecallFollowWeight = store.DefaultMinRelevance, d.FollowWeight
+	for _, w := range []struct {
+		name string
+		to   *float64
+	}{{"RECALL_MIN_RELEVANCE", &c.RecallMinRelevance}, {"RECALL_FOLLOW_WEIGHT", &c.RecallFollowWeight}} {
+		if v := getenv(w.name); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(f >= 0 && f <= 1) {
+				return fmt.Errorf("%s must be a number from 0 to 1, not %q", w.name, v)
+			}
+			*w.to = f
+		}
+	}
 	for _, w := range []struct {
 		name string
 		to   *float64

@@ -188,6 +188,13 @@ type Hit struct {
 	Score     float64         `json:"score"`
 	Metadata  json.RawMessage `json:"metadata"`
 	CreatedAt time.Time       `json:"created_at"`
+	// Relevance, from 0 to 1, tells how well a result of recall matches its query on a scale
+	// that does not depend on the mode or on the other results, so that a caller can
+	// threshold it: the greater of the share of the query's BM25 weight the text holds (its
+	// BM25 score over the highest any text could get for the query: 1 when it holds every word
+	// of the query often enough) and the cosine similarity of the vectors. Absent for a result
+	// of another source (Mem0).
+	Relevance *float64 `json:"relevance,omitempty"`
 	// Source is HitMemory or HitMessage in recall's answers; get-context's memories leave it
 	// empty (they are all memories).
 	Source string `json:"source,omitempty"`
@@ -201,6 +208,31 @@ type Hit struct {
 	SessionID *uuid.UUID `json:"session_id,omitempty"`
 	Seq       *int64     `json:"seq,omitempty"`
 	Role      *string    `json:"role,omitempty"`
+	// Name is a message's speaker, when it has one.
+	Name *string `json:"name,omitempty"`
+	// Context holds, when recall was asked for neighbours, the turns around a message of its
+	// session in seq order, without the turns that are results or another result's context.
+	Context []Turn `json:"context,omitempty"`
+}
+
+// Place is where a message is: its session and seq.
+type Place struct {
+	SessionID uuid.UUID
+	Seq       int64
+}
+
+// Turn is a message shown beside a recall result.
+type Turn struct {
+	Seq       int64     `json:"seq"`
+	Role      string    `json:"role"`
+	Name      *string   `json:"name,omitempty"`
+	Content   string    `json:"content"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// LogValue keeps message content out of logs.
+func (t Turn) LogValue() slog.Value {
+	return slog.GroupValue(slog.Int64("seq", t.Seq), slog.Int("content_len", len(t.Content)))
 }
 
 // LogValue keeps memory and message content out of logs.

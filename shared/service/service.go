@@ -80,7 +80,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	}
 	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, MaxConns: cfg.MaxConns,
 		Ranking: store.Ranking{TextWeight: cfg.RecallTextWeight, VectorWeight: cfg.RecallVectorWeight,
-			RRFK: cfg.RecallRRFK, ExactLimit: cfg.RecallExactLimit},
+			RRFK: cfg.RecallRRFK, ExactLimit: cfg.RecallExactLimit,
+			FollowWeight: followWeight(cfg.RecallFollowWeight)},
 		MergeSimilarity: cfg.MemoryMergeSimilarity, Adapters: cfg.Adapters,
 		ExtractFacts: cfg.ExtractFacts, Summaries: cfg.Summaries})
 	if err != nil {
@@ -129,11 +130,20 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	a := app.New(st, log, app.Config{DefaultRetention: cfg.DefaultRetention, NotesMaxChars: cfg.NotesMaxChars,
 		RateLimit: app.RateLimit{User: cfg.RateLimitUserPerMinute, Tenant: cfg.RateLimitTenantPerMinute},
 		Jobs:      cfg.Jobs, Adapters: adapters, Notifier: notifier, Redactor: redactor, RecallExtra: recallExtra,
-		MessageEmbedding: cfg.MessageEmbedding, Embedder: emb,
+		MessageEmbedding: cfg.MessageEmbedding, Embedder: emb, MinRelevance: cfg.RecallMinRelevance,
 		Prompts: runner, Summary: cfg.Summary, InternalJobs: cfg.ExtractFacts || cfg.Summaries})
 	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: cfg.AllowedOrigins,
 		RefuseAnonymous: !cfg.AuthAllowAnonymous})
 	return &Service{Config: cfg, Log: log, Store: st, App: a, Server: srv, Kick: kick}, nil
+}
+
+// followWeight is store.Ranking.FollowWeight for RECALL_FOLLOW_WEIGHT, where 0 means none
+// (the Ranking's zero value means its default).
+func followWeight(w float64) float64 {
+	if w == 0 {
+		return -1
+	}
+	return w
 }
 
 // newAdapters builds the enabled adapters, by name.

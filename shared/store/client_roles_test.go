@@ -388,12 +388,12 @@ func TestSearchFunctionsRankOnlyTheCallersRows(t *testing.T) {
 			p_agent => '', p_filter => '{}', p_mode => 'hybrid', candidates => 20, text_weight => 1,
 			vector_weight => 1, rrf_k => 50, min_score => -1, p_k => 10, exact_limit => case when $4 then 2000 else 1 end,
 			with_vectors => true)`,
-		"message_neighbours": `select count(*) from agentmem.message_neighbours($1, $2, '', '{}', $3::extensions.vector, $5, 10, $4)`,
-		"memory_neighbours":  `select count(*) from agentmem.memory_neighbours($1, $2, '', '{}', $3::extensions.vector, $5, 10, $4)`,
-		"message_text_hits": `select count(*) from agentmem.message_text_hits($1, $2, '', '{}',
-			agentmem.any_words_query('zanzibar ' || $3::text || $5), 10, $4)`,
-		"memory_text_hits": `select count(*) from agentmem.memory_text_hits($1, $2, '', '{}',
-			agentmem.any_words_query('zanzibar ' || $3::text || $5), 10, $4)`,
+		"message_neighbours": `select count(*) from agentmem.message_neighbours($1, $2, '', '{}', '', '', null, null, $3::extensions.vector, $5, 10, $4)`,
+		"memory_neighbours":  `select count(*) from agentmem.memory_neighbours($1, $2, '', '{}', null, null, $3::extensions.vector, $5, 10, $4)`,
+		"message_bm25_hits": `select count(*) from agentmem.message_bm25_hits($1, $2, '', '{}', '', '', null, null,
+			agentmem.query_terms('zanzibar ' || $3::text || $5), 10, $4, 0.5)`,
+		"memory_bm25_hits": `select count(*) from agentmem.memory_bm25_hits($1, $2, '', '{}', null, null,
+			agentmem.query_terms('zanzibar ' || $3::text || $5), 10, $4)`,
 		// 1 when the scope it counts holds the victim's rows (2 messages, 1 memory).
 		"message_scope_is_small": `select (not agentmem.message_scope_is_small($1, $2, case when $4 then 2 else 1 end))::int
 			+ 0 * length($3::text || $5)`,

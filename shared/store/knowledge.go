@@ -135,21 +135,18 @@ func (s *Store) DeleteKnowledge(ctx context.Context, tenant, source string) (int
 	return n, err
 }
 
-// knowledgeSQL is recall's ranking over a tenant's chunks: full text, vector distance, or both
+// knowledgeSQL is recall's ranking over a tenant's chunks: full text (BM25 with the tenant's
+// statistics, agentmem.knowledge_bm25_hits), vector distance, or both
 // ranks fused by agentmem.rrf_score, as recall's are. The tenant filter is repeated (row-level
 // security applies as well for users) so the indexes serve it. The vector side is
 // agentmem.knowledge_neighbours: exact below the ranking's exact limit ($11), through the model's
 // HNSW index above it.
 const knowledgeSQL = `
 with
-ftq as (select agentmem.any_words_query($1::text) as q),
 text_hits as (
-  select k.id, ts_rank_cd(k.fts, ftq.q) as score,
-         row_number() over (order by ts_rank_cd(k.fts, ftq.q) desc, k.id) as rank
-  from agentmem.knowledge_chunks k, ftq
-  where $3::text <> 'vector' and k.tenant_id = $2 and k.fts @@ ftq.q
-  order by rank
-  limit $4
+  select t.id, t.score, row_number() over (order by t.score desc, t.id) as rank
+  from agentmem.knowledge_bm25_hits(p_tenant_id => $2::text,
+         terms => case when $3::text <> 'vector' then agentmem.query_terms($1::text) end, n => $4::int) t
 ),
 vector_hits as (
   select v.id, 1 - v.distance as score, row_number() over (order by v.distance, v.id) as rank

@@ -364,7 +364,7 @@ func TestRecallMessagesLargeScopeUsesTheIndex(t *testing.T) {
 	}
 	vec := pgvector.NewVector(embedding.Hash{}.Vector(rankFact(1))).String()
 	neighbours := `select m.content
-		from agentmem.message_neighbours($1, '', $2, '{}', $3::extensions.vector, 'agentmem-hash-384-v1', 10, $4) n
+		from agentmem.message_neighbours($1, '', $2, '{}', '', '', null, null, $3::extensions.vector, 'agentmem-hash-384-v1', 10, $4) n
 		join agentmem.messages m on m.session_id = n.session_id and m.seq = n.seq`
 	plans, got := explain(t, e.url, neighbours, user, "rare", vec, false)
 	if !strings.Contains(plans, "Index Scan using messages_embedding_") {

@@ -199,7 +199,7 @@ func explainNeighbours(t *testing.T, url string, user uuid.UUID, agent string, e
 	t.Helper()
 	q := pgvector.NewVector(embedding.Hash{}.Vector(rankFact(1))).String()
 	return explain(t, url, `select m.content
-		from agentmem.memory_neighbours($1, '', $2, '{}', $3::extensions.vector, 'agentmem-hash-384-v1', 10, $4) n
+		from agentmem.memory_neighbours($1, '', $2, '{}', null, null, $3::extensions.vector, 'agentmem-hash-384-v1', 10, $4) n
 		join agentmem.memories m on m.id = n.id`, user, agent, q, exact)
 }
 

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	pgvector "github.com/pgvector/pgvector-go"
 
@@ -24,10 +26,26 @@ type Ranking struct {
 	// k, whatever the filters); a larger one through the model's HNSW index with iterative
 	// scans. Default 2,000.
 	ExactLimit int
+	// FollowWeight is the share of a message's full-text score credited to the message that
+	// follows it in its session (agentmem.message_bm25_hits): the answer to a question that
+	// matches the query ranks beside the question. Default DefaultFollowWeight; negative: none.
+	FollowWeight float64
 }
 
+// DefaultFollowWeight is Ranking.FollowWeight's default, chosen on the labelled conversations
+// of the quality benchmark (cmd/agentmem-bench, -only quality).
+const DefaultFollowWeight = 0.5
+
+// DefaultMinRelevance is recall's min_relevance when a request gives none (the
+// deployment's RECALL_MIN_RELEVANCE): 0, every result is kept. On the labelled conversations
+// of the quality benchmark (cmd/agentmem-bench, -only quality) a floor of 0.1 cost hybrid
+// recall a seventh of its hits in the top 10, while questions about nothing said there still
+// found results of relevance 0.07 to 0.35 through the built-in embedder: a floor pays only
+// with a model whose similarities separate related texts from unrelated ones.
+const DefaultMinRelevance = 0
+
 // DefaultRanking is the ranking of a store whose Config leaves Ranking empty.
-var DefaultRanking = Ranking{TextWeight: 1, VectorWeight: 1, RRFK: 50, ExactLimit: 2000}
+var DefaultRanking = Ranking{TextWeight: 1, VectorWeight: 1, RRFK: 50, ExactLimit: 2000, FollowWeight: DefaultFollowWeight}
 
 // orDefaults fills the unset fields of r from DefaultRanking.
 func (r Ranking) orDefaults() Ranking {
@@ -43,6 +61,12 @@ func (r Ranking) orDefaults() Ranking {
 	}
 	if r.ExactLimit > 0 {
 		d.ExactLimit = r.ExactLimit
+	}
+	switch {
+	case r.FollowWeight > 0:
+		d.FollowWeight = r.FollowWeight
+	case r.FollowWeight < 0:
+		d.FollowWeight = 0
 	}
 	return d
 }
@@ -63,6 +87,14 @@ type RecallParams struct {
 	Filter json.RawMessage
 	// MinScore drops results scoring below it.
 	MinScore float64
+	// MinRelevance drops results whose relevance (memory.Hit.Relevance, 0 to 1) is below it.
+	MinRelevance float64
+	// Since and Until, when set, keep memories and messages created in [Since, Until).
+	Since, Until *time.Time
+	// Speaker and Role, when set, keep the messages of that speaker (their name, compared
+	// case-insensitively) and role; memories, which have neither, are then left out (with
+	// SourceMemories, nothing is found).
+	Speaker, Role string
 	// MMRLambda, when set (0 to 1), diversifies the answer by maximal marginal relevance among
 	// the best candidates: each next result maximises lambda x relevance - (1 - lambda) x its
 	// greatest cosine similarity to the results already chosen. 1 keeps the ranking's order.
@@ -95,7 +127,7 @@ func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error
 	}
 	query, args := recallSQL, s.recallArgs(p)
 	if p.Source != memory.SourceMemories {
-		query, args = recallSourcesSQL, append(args, p.Source)
+		query, args = recallSourcesSQL, append(args, p.Source, p.Speaker, p.Role, s.ranking.FollowWeight)
 	}
 	var hits []memory.Hit
 	err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
@@ -139,18 +171,20 @@ func mmrPool(k int) int { return min(max(4*k, 20), 200) }
 // agentmem.recall_memories (migration store_vectors_of_any_model). Being PL/pgSQL, it is
 // planned once per connection rather than at every call. The user is filtered explicitly (so
 // the owner index finds the rows) as well as by row-level security.
-const recallSQL = `select id, content, score, metadata, created_at, embedding::text
+const recallSQL = `select id, content, score, metadata, created_at, relevance, embedding::text
 from agentmem.recall_memories(p_query => $1::text, query_embedding => $2::extensions.vector,
   query_model => $3::text, p_user_id => $4::uuid, p_tenant_id => $5::text, p_agent => $6::text,
   p_filter => $7::jsonb, p_mode => $8::text, candidates => $9::int, text_weight => $10::float8,
   vector_weight => $11::float8, rrf_k => $12::int, min_score => $13::float8, p_k => $14::int,
-  exact_limit => $15::int, with_vectors => $16::boolean)`
+  exact_limit => $15::int, with_vectors => $16::boolean, p_since => $17::timestamptz,
+  p_until => $18::timestamptz, min_relevance => $19::float8)`
 
-// recallSourcesSQL is recallSQL over messages, or memories and messages as one ranking ($17):
-// see the function agentmem.recall_sources (migration search_messages).
-const recallSourcesSQL = `select source, id, session_id, seq, role, content, score, metadata, created_at,
-  embedding::text
-from agentmem.recall_sources(p_source => $17::text, p_query => $1::text,
+// recallSourcesSQL is recallSQL over messages, or memories and messages as one ranking ($20):
+// see the function agentmem.recall_sources (migration rank_words_by_bm25).
+const recallSourcesSQL = `select source, id, session_id, seq, role, name, content, score, metadata, created_at,
+  relevance, embedding::text
+from agentmem.recall_sources(p_source => $20::text, p_since => $17::timestamptz, p_until => $18::timestamptz,
+  min_relevance => $19::float8, p_speaker => $21::text, p_role => $22::text, follow_weight => $23::float8, p_query => $1::text,
   query_embedding => $2::extensions.vector, query_model => $3::text, p_user_id => $4::uuid,
   p_tenant_id => $5::text, p_agent => $6::text, p_filter => $7::jsonb, p_mode => $8::text,
   candidates => $9::int, text_weight => $10::float8, vector_weight => $11::float8, rrf_k => $12::int,
@@ -168,7 +202,8 @@ func (s *Store) recallArgs(p RecallParams) []any {
 	}
 	r := s.ranking
 	return []any{p.Query, emb, p.Model, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent, string(p.Filter),
-		p.Mode, cands, r.TextWeight, r.VectorWeight, r.RRFK, p.MinScore, k, r.ExactLimit, p.MMRLambda != nil}
+		p.Mode, cands, r.TextWeight, r.VectorWeight, r.RRFK, p.MinScore, k, r.ExactLimit, p.MMRLambda != nil,
+		p.Since, p.Until, p.MinRelevance}
 }
 
 // recallHits reads the rows of recallSQL (or, for a source other than memories, of
@@ -178,9 +213,9 @@ func recallHits(rows pgx.Rows, p RecallParams) ([]memory.Hit, error) {
 	var vecs [][]float32
 	var h memory.Hit
 	var vec *string
-	dest := []any{&h.ID, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &vec}
+	dest := []any{&h.ID, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &h.Relevance, &vec}
 	if p.Source == memory.SourceMessages || p.Source == memory.SourceAll {
-		dest = []any{&h.Source, &h.ID, &h.SessionID, &h.Seq, &h.Role, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &vec}
+		dest = []any{&h.Source, &h.ID, &h.SessionID, &h.Seq, &h.Role, &h.Name, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &h.Relevance, &vec}
 	}
 	_, err := pgx.ForEachRow(rows, dest, func() error {
 		h.CreatedAt = h.CreatedAt.UTC()
@@ -219,3 +254,44 @@ func scores(hits []memory.Hit) []float64 {
 	}
 	return out
 }
+
+// MessageTurnsAround returns, for each place (a message's session and seq), the unexpired
+// messages of the scope's user within n seqs before and after it in its session, the place's
+// own message left out, in seq order.
+func (s *Store) MessageTurnsAround(ctx context.Context, sc memory.Scope, places []memory.Place, n int) (map[memory.Place][]memory.Turn, error) {
+	out := make(map[memory.Place][]memory.Turn, len(places))
+	if len(places) == 0 || n < 1 {
+		return out, nil
+	}
+	sessions := make([]uuid.UUID, len(places))
+	seqs := make([]int64, len(places))
+	for i, p := range places {
+		sessions[i], seqs[i] = p.SessionID, p.Seq
+	}
+	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(turnsAroundSQL, sessions, seqs, n, sc.UserID, sc.TenantID).Query(func(rows pgx.Rows) error {
+			var at memory.Place
+			var t memory.Turn
+			_, err := pgx.ForEachRow(rows, []any{&at.SessionID, &at.Seq, &t.Seq, &t.Role, &t.Name, &t.Content, &t.CreatedAt}, func() error {
+				t.CreatedAt = t.CreatedAt.UTC()
+				out[at] = append(out[at], t)
+				t = memory.Turn{}
+				return nil
+			})
+			return err
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("turns around: %w", err)
+	}
+	return out, nil
+}
+
+// turnsAroundSQL reads the turns around places ($1 sessions, $2 seqs), $3 on each side, of
+// the user and tenant ($4, $5), repeated beside row-level security so the indexes serve it.
+const turnsAroundSQL = `select h.session_id, h.seq, m.seq, m.role, m.name, m.content, m.created_at
+from unnest($1::uuid[], $2::bigint[]) as h(session_id, seq)
+  join agentmem.messages m on m.session_id = h.session_id
+   and m.seq between h.seq - $3::int and h.seq + $3::int and m.seq <> h.seq
+where m.user_id = $4::uuid and m.tenant_id = $5::text and m.expires_at > now()
+order by h.session_id, h.seq, m.seq`

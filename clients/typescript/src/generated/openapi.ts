@@ -275,8 +275,16 @@ export interface paths {
          *     - `text`: full-text search in the Postgres `english` configuration. The query is turned
          *       into an OR of its words' lexemes (stop words dropped), so a memory matches when it
          *       shares any word with the query; only matching memories are returned. `score` is
-         *       `ts_rank_cd` (cover density), higher is better, not normalised: compare scores only
-         *       within one answer. A query made only of stop words or punctuation matches nothing.
+         *       BM25 (k1 1.2, b 0.75) with the statistics of the caller's own scope (their unexpired
+         *       rows of the tenant, and of `agent` when given: how many there are, their average
+         *       length in lexemes, and how many hold each word), so a word most of them hold weighs
+         *       little and another user's rows never change a ranking. A message's speaker (`name`)
+         *       is searchable and a word of it counts three times. Over messages, a matching message
+         *       also gets half the score of the matching question just before it (its answer ranks
+         *       beside it) and, when neither is a question, half the score of the matching reply
+         *       just after it (what the reply repeats ranks above the reply): `RECALL_FOLLOW_WEIGHT`.
+         *       Higher is better, not normalised: compare scores within one answer, or threshold
+         *       `relevance`. A query made only of stop words or punctuation matches nothing.
          *     - `vector`: cosine similarity between the embeddings of the query and of each memory.
          *       `score` = 1 − cosine distance, from −1 to 1, higher is better.
          *     - `hybrid` (default): reciprocal rank fusion of the two ranked lists above, each taking
@@ -1524,6 +1532,24 @@ export interface components {
              * @default 0
              */
             min_score?: number;
+            /** @description Drop results whose `relevance` is below this. Default: the deployment's `RECALL_MIN_RELEVANCE` (0 unless set: every result is kept). */
+            min_relevance?: number;
+            /** @description Keep memories and messages created at or after this time (RFC 3339). */
+            since?: components["schemas"]["Timestamp"];
+            /** @description Keep memories and messages created before this time (RFC 3339); after `since` when both are given. */
+            until?: components["schemas"]["Timestamp"];
+            /** @description Keep the messages whose speaker (`name`) is this, compared case-insensitively. Only with `source` `messages` or `all` (memories, which have no speaker, are then left out); with `memories`: 400 naming `source`. */
+            speaker?: string;
+            /**
+             * @description Keep the messages of this role. Only with `source` `messages` or `all` (memories are then left out); with `memories`: 400 naming `source`.
+             * @enum {string}
+             */
+            role?: "user" | "assistant" | "system" | "tool";
+            /**
+             * @description Give each message result the turns up to this many seqs before and after it in its session, as `context`, in seq order; a turn that is a result itself or was given beside a better result is not repeated.
+             * @default 0
+             */
+            neighbours?: number;
             /** @description Absent (default): results in the ranking's order. Given: the answer is diversified by maximal marginal relevance among the best max(4k, 20) (at most 200) results: each next result maximises lambda x relevance - (1 - lambda) x its greatest cosine similarity to the results already chosen (relevance is the score divided by the best one). 1 keeps the ranking's order; lower values prefer results unlike those above them. Scores are the ranking's, so they need not decrease. */
             mmr_lambda?: number;
             user_id?: components["schemas"]["UserID"];
@@ -1540,6 +1566,8 @@ export interface components {
             content: string;
             /** @description Higher is better; its meaning depends on the mode (see `recall`). */
             score: number;
+            /** @description How well the result matches the query, on a scale that depends neither on the mode nor on the other results: the greater of the share of the query's BM25 weight its text holds (its BM25 score over the highest any text could get for the query) and the cosine similarity of the vectors (0 when negative). Absent for a result of Mem0 (`origin`). */
+            relevance?: number;
             /** @description The memory's metadata (`{}` when none), or the message's (`null` when none). */
             metadata: Record<string, unknown> | null;
             created_at: components["schemas"]["Timestamp"];
@@ -1559,6 +1587,21 @@ export interface components {
              * @enum {string}
              */
             role?: "user" | "assistant" | "system" | "tool";
+            /** @description A message's speaker, when it was committed with a `name`; absent otherwise. */
+            name?: string;
+            /** @description With `neighbours`: the turns around a message result in its session, in seq order, without turns that are results or given beside a better result. Absent otherwise, and when there is no such turn. */
+            context?: components["schemas"]["RecallTurn"][];
+        };
+        /** @description A message shown beside a recall result. */
+        RecallTurn: {
+            seq: number;
+            /** @enum {string} */
+            role: "user" | "assistant" | "system" | "tool";
+            /** @description The speaker, when the message has a `name`. */
+            name?: string;
+            /** @description The message's text. */
+            content: string;
+            created_at: components["schemas"]["Timestamp"];
         };
         /** @description All fields optional; an empty body is `{}`. */
         SweepRequest: {

@@ -1,0 +1,194 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// bm25 is the score of one document for a query, as the functions compute it: each query
+// term in the document weighs ln(1 + (N - df + 0.5) / (df + 0.5)) x tf (k1 + 1) /
+// (tf + k1 (1 - b + b dl / avgdl)), with k1 1.2 and b 0.75. tf maps a term to its count in
+// the document, df to the number of the scope's documents holding it.
+func bm25(tf, df map[string]float64, n, dl, avgdl float64) float64 {
+	var s float64
+	for term, f := range tf {
+		idf := math.Log(1 + (n-df[term]+0.5)/(df[term]+0.5))
+		s += idf * f * 2.2 / (f + 1.2*(0.25+0.75*dl/avgdl))
+	}
+	return s
+}
+
+// Full-text recall ranks by BM25 with the statistics of the caller's scope: a word that most
+// of the user's messages hold (a participant's name) weighs little beside a rare one, and the
+// scores are exactly BM25's over the user's unexpired rows.
+func TestRecallTextRanksByBM25(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{FollowWeight: -1})
+	ctx := context.Background()
+	user := uuid.New()
+	sc := memory.Scope{UserID: user, Agent: "chat"}
+	// "john" is in four of the five messages; "clarinet" in one.
+	commitMessages(t, e.st, sc, uuid.New(), []memory.NewMessage{
+		msg(memory.RoleUser, "Way to go, John!"),
+		msg(memory.RoleAssistant, "Thanks John, that means a lot John"),
+		msg(memory.RoleUser, "John, the weather is nice today"),
+		msg(memory.RoleAssistant, "I have played the clarinet since school"),
+		msg(memory.RoleUser, "John said hello"),
+	})
+	hits, err := recall(e.st, ctx, store.RecallParams{Scope: sc, Source: memory.SourceMessages, Query: "Does John play the clarinet?", Mode: memory.ModeText, K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 5 || hits[0].Content != "I have played the clarinet since school" {
+		t.Fatalf("hits %v, want the clarinet message first of 5", contents(hits))
+	}
+	// The expected scores, from the lexemes PostgreSQL gives each text.
+	terms := map[string]bool{"john": true, "play": true, "clarinet": true}
+	type doc struct {
+		tf map[string]float64
+		dl float64
+	}
+	docs := map[string]doc{}
+	df := map[string]float64{}
+	var total float64
+	for _, h := range hits {
+		rows, err := e.conn.Query(ctx, `select lexeme, coalesce(array_length(positions, 1), 1)
+			from unnest(to_tsvector('english', $1))`, h.Content)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := doc{tf: map[string]float64{}}
+		for rows.Next() {
+			var lex string
+			var n float64
+			if err := rows.Scan(&lex, &n); err != nil {
+				t.Fatal(err)
+			}
+			d.dl++
+			if terms[lex] {
+				d.tf[lex] = n
+				df[lex]++
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		docs[h.Content] = d
+		total += d.dl
+	}
+	for _, h := range hits {
+		d := docs[h.Content]
+		want := bm25(d.tf, df, 5, d.dl, total/5)
+		if math.Abs(h.Score-want) > 1e-9 {
+			t.Errorf("score of %q: %v, want BM25's %v", h.Content, h.Score, want)
+		}
+	}
+	// A large scope (through the indexes) scores exactly as a small one (row by row).
+	for _, exact := range []bool{true, false} {
+		var n int
+		var top float64
+		if err := e.conn.QueryRow(ctx, `select count(*), max(score) from agentmem.message_bm25_hits($1, '', 'chat', '{}', '', '', null, null,
+			agentmem.query_terms('Does John play the clarinet?'), 10, $2, 0)`, user, exact).Scan(&n, &top); err != nil {
+			t.Fatal(err)
+		}
+		if n != 5 || math.Abs(top-hits[0].Score) > 1e-9 {
+			t.Errorf("exact %v: %d hits, best %v; want 5, %v", exact, n, top, hits[0].Score)
+		}
+	}
+}
+
+// One user's ranking reveals nothing of another user's words: the statistics are the
+// caller's own, so another user's rows (of the same words, or of the same tenant) change
+// neither the order nor the scores, and expired rows of the caller count no more.
+func TestBM25StatisticsAreTheCallersOwn(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	user, other := uuid.New(), uuid.New()
+	sc := memory.Scope{UserID: user, TenantID: "acme", Agent: "chat"}
+	commitMessages(t, e.st, sc, uuid.New(), []memory.NewMessage{
+		msg(memory.RoleUser, "The quarterly budget review is on Monday"),
+		msg(memory.RoleAssistant, "I moved the budget meeting to the large room"),
+		msg(memory.RoleUser, "Remember that the review needs the sales figures"),
+	}, "The budget review happens every quarter", "Sales figures come from the finance team")
+	queries := []string{"budget review", "sales figures for the review", "large meeting room"}
+	snapshot := func() string {
+		t.Helper()
+		var out string
+		for _, q := range queries {
+			for _, src := range []string{memory.SourceMemories, memory.SourceMessages, memory.SourceAll} {
+				hits, err := recall(e.st, ctx, store.RecallParams{Scope: sc, Source: src, Query: q, Mode: memory.ModeText, K: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out += fmt.Sprintf("%s/%s:", q, src)
+				for _, h := range hits {
+					out += fmt.Sprintf(" %q=%.12f", h.Content, h.Score)
+				}
+				out += "\n"
+			}
+		}
+		return out
+	}
+	before := snapshot()
+	// Another user of the same tenant, and the same user in another tenant, write the query's
+	// words many times over; the caller's own rows that expired hold them too.
+	for _, o := range []memory.Scope{{UserID: other, TenantID: "acme", Agent: "chat"}, {UserID: user, TenantID: "globex", Agent: "chat"}} {
+		for i := 0; i < 3; i++ {
+			commitMessages(t, e.st, o, uuid.New(), []memory.NewMessage{
+				msg(memory.RoleUser, "budget budget review review sales figures large room"),
+				msg(memory.RoleAssistant, "budget review"),
+			}, fmt.Sprintf("budget review sales figures %d", i))
+		}
+	}
+	expired := commitMessages(t, e.st, sc, uuid.New(), []memory.NewMessage{msg(memory.RoleUser, "budget review budget review")}, "an old budget review")
+	if _, err := e.conn.Exec(ctx, `update agentmem.messages set expires_at = now() - interval '1 second' where session_id = $1`, expired.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.conn.Exec(ctx, `update agentmem.memories set expires_at = now() - interval '1 second' where content = 'an old budget review'`); err != nil {
+		t.Fatal(err)
+	}
+	if after := snapshot(); after != before {
+		t.Errorf("the caller's ranking changed with rows it cannot read:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// A message's speaker (its name) is searchable: a question naming a participant finds what
+// they said, though their words never name them, ahead of another speaker's question to them.
+func TestRecallFindsASpeakerByName(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	sc := memory.Scope{UserID: uuid.New(), Agent: "chat"}
+	named := func(role, name, content string) memory.NewMessage {
+		m := msg(role, content)
+		m.Name = &name
+		return m
+	}
+	commitMessages(t, e.st, sc, uuid.New(), []memory.NewMessage{
+		named(memory.RoleUser, "Caroline", "What instruments do you play these days?"),
+		named(memory.RoleAssistant, "Melanie", "The violin, and a little clarinet on weekends"),
+		named(memory.RoleUser, "Caroline", "I went hiking with my dog"),
+	})
+	hits, err := recall(e.st, ctx, store.RecallParams{Scope: sc, Source: memory.SourceMessages, Query: "Melanie violin", Mode: memory.ModeText, K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].Content != "The violin, and a little clarinet on weekends" {
+		t.Fatalf("hits %v, want Melanie's message alone", contents(hits))
+	}
+	hits, err = recall(e.st, ctx, store.RecallParams{Scope: sc, Source: memory.SourceMessages, Query: "What does Melanie play?", Mode: memory.ModeText, K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 || hits[0].Content != "The violin, and a little clarinet on weekends" {
+		t.Fatalf("hits %v, want Melanie's message first", contents(hits))
+	}
+}
