@@ -268,7 +268,7 @@ func (e *piiEnv) plant(t *testing.T, p piiPlant) user {
 // parts, message names, tool call ids, names and arguments, tool_call_id, metadata keys and
 // values, memories, a session's title, the tenant and the agent), is in no string of any
 // webhook body, Mem0 request or Redis key and value, while every kind of event was delivered
-// with pii_scrubbed true, and each part kept its type.
+// with pii_scrubbed true, each part kept its type, and tool calls their links.
 func TestNoPersonalDataReachesAdapters(t *testing.T) {
 	t.Parallel()
 	e := newPIIEnv(t)
@@ -380,6 +380,12 @@ func TestNoPersonalDataReachesAdapters(t *testing.T) {
 					}
 					if !strings.Contains(ev.Messages[0].Content, p.kind.Placeholder()) {
 						t.Errorf("the user's text %q has no %s", ev.Messages[0].Content, p.kind.Placeholder())
+					}
+					// Tool call ids are redacted as names: two calls stay two, and the tool
+					// message still names the call it answers.
+					if calls := ev.Messages[1].ToolCalls; len(ev.Messages) != 3 || len(calls) != 2 || calls[0].ID == calls[1].ID ||
+						ev.Messages[2].ToolCallID == nil || *ev.Messages[2].ToolCallID != calls[0].ID {
+						t.Errorf("tool calls %+v, answered by %+v", calls, ev.Messages[2:])
 					}
 				}
 			}
