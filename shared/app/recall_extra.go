@@ -16,7 +16,8 @@ type RecallSource interface {
 	// Name names the source in logs and spans.
 	Name() string
 	// Search returns up to k memories of sc's user (and agent, when sc names one) nearest
-	// query, best first, each with Source memory.HitMemory and its Origin. query is redacted.
+	// query, best first, each with Source memory.HitMemory and its Origin. query is redacted,
+	// and sc's tenant and agent are redacted as names, as the events sent to it have them.
 	Search(ctx context.Context, sc memory.Scope, query string, k int) ([]memory.Hit, error)
 	// RecallTimeout is how long recall waits for Search.
 	RecallTimeout() time.Duration
@@ -33,6 +34,10 @@ func (a *App) startRecallExtra(ctx context.Context, p store.RecallParams) (wait 
 		return func() []memory.Hit { return nil }, func() {}
 	}
 	query, _ := a.cfg.Redactor.Text(p.Query)
+	// The source knows the tenant and the agent as the events named them (scrubEvent).
+	sc := p.Scope
+	sc.TenantID, _ = a.cfg.Redactor.Name(sc.TenantID)
+	sc.Agent, _ = a.cfg.Redactor.Name(sc.Agent)
 	type answer struct {
 		hits []memory.Hit
 		err  error
@@ -42,7 +47,7 @@ func (a *App) startRecallExtra(ctx context.Context, p store.RecallParams) (wait 
 	start := time.Now()
 	go func() {
 		sctx, sp := telemetry.StartAdapter(sctx, src.Name())
-		hits, err := src.Search(sctx, p.Scope, query, p.K)
+		hits, err := src.Search(sctx, sc, query, p.K)
 		sp.End(err)
 		ch <- answer{hits, err}
 	}()

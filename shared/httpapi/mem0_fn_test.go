@@ -425,3 +425,39 @@ func TestTelemetryOfMem0(t *testing.T) {
 		t.Errorf("spans %v, want two adapter.mem0", names)
 	}
 }
+
+// An agent and a tenant holding personal data reach Mem0 redacted as names, alike in the turns
+// added and in recall's searches: recall still finds the memories Mem0 made of the agent's
+// turns, and not those of another agent whose name redacts to the same placeholder.
+func TestMem0NamesHoldingPersonalData(t *testing.T) {
+	t.Parallel()
+	e := newMem0Env(t, app.JobsConfig{}, true, 2*time.Second)
+	u := e.newUser("ada@example.com")
+	e.call(u.token, "commit-turn", jobTurn(uuid.New(), "0612345678", "I drink oolong tea daily.")).must(t, http.StatusCreated)
+	e.call(u.token, "commit-turn", jobTurn(uuid.New(), "0698765432", "I drink oolong coffee daily.")).must(t, http.StatusCreated)
+	if _, done, _, _, _ := e.process(t); done != 2 {
+		t.Fatalf("done %d", done)
+	}
+	adds := addBodies(t, e.mem0)
+	if len(adds) != 2 || adds[0].AgentID == adds[1].AgentID || adds[0].AppID != adds[1].AppID ||
+		!strings.HasPrefix(adds[0].AgentID, "[PHONE]#") || !strings.HasPrefix(adds[0].AppID, "agentmem:[EMAIL]#") {
+		t.Fatalf("adds %+v", adds)
+	}
+	r := e.call(u.token, "recall", map[string]any{"query": "oolong", "mode": "text", "agent": "0612345678", "k": 10}).must(t, http.StatusOK)
+	var fromMem0 []string
+	for _, x := range list(r.body["results"]) {
+		if obj(x)["origin"] == "mem0" {
+			fromMem0 = append(fromMem0, str(obj(x)["content"]))
+		}
+	}
+	if len(fromMem0) != 1 || fromMem0[0] != "I drink oolong tea daily." {
+		t.Errorf("Mem0's results %q, want the agent's one memory", fromMem0)
+	}
+	for _, req := range e.mem0.Requests() {
+		for _, s := range []string{"0612345678", "0698765432", "ada@example.com", "ada%40example.com"} {
+			if strings.Contains(string(req.Body)+req.Query.Encode(), s) {
+				t.Errorf("Mem0 got %q: %s %s", s, req.Path, req.Body)
+			}
+		}
+	}
+}

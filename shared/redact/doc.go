@@ -18,9 +18,12 @@
 // caveat).
 //
 //   - Email: local part of letters, digits and . _ % + - ' (not leading dots or quotes), '@', a
-//     domain of two labels or more whose top-level domain is one of ICANN's (Unicode letters
-//     allowed: "jürgen@beispiel.de", "dmitri@пример.рф"). Not: "user@localhost",
-//     "icon@2x.png", "name at example dot com".
+//     domain of two labels or more ending with a top-level domain of ICANN's (Unicode letters
+//     allowed: "jürgen@beispiel.de", "dmitri@пример.рф"; what is glued on after it is not
+//     part of it: "ada@example.com.pdf"). The at sign may be the full-width '＠' or the small
+//     '﹫', and the whole address in full-width forms ("ａｄａ＠ｅｘａｍｐｌｅ．ｃｏｍ", as East
+//     Asian input methods type it). Not: "user@localhost", "icon@2x.png", "name at example
+//     dot com".
 //   - Phone: international ('+' or "00", a country calling code of E.164, 8 to 15 digits,
 //     "(0)" allowed: "+44 (0)20 7946 0958", "+49 30 1234567", "+14155552671"), North American
 //     3-3-4 ("(555) 123-4567", "555.123.4567", "1-800-555-0199") and national numbers with a
@@ -36,6 +39,12 @@
 //     left alone as a whole.
 //   - IP: IPv4 dotted quads (decimal, no leading zeros) and IPv6 addresses as net/netip parses
 //     them; a port, prefix length, URL path or zone after them stays.
+//
+// Text written with %XX escapes, as URLs and form posts carry it, is also read decoded (up to
+// three times, for a URL in another URL's query; '+' read as a space too), and a value found
+// there is replaced where it was written: "?email=ada%40example.com&tel=%2B44%2020%207946%200958"
+// becomes "?email=[EMAIL]&tel=[PHONE]". Canonical decodes and folds alike, so each spelling
+// of a value hashes as the plain one.
 //
 // A number glued to other text is part of something else and left alone: "ORD-0612345678",
 // "x0612345678", "#0612345678", "12:0612345678", "0612345678%", UUIDs, hashes, "$4111...". So is
@@ -60,12 +69,15 @@
 // numbers. Changing it makes new hashes incomparable with old ones. The Redactor never prints
 // it (String, GoString and LogValue hide it).
 //
-// # Events
+// # Documents and events
 //
-// Text redacts a string; Content redacts a message's content as JSON, a string or an array of
-// OpenAI-style content parts (the "text" of "type": "text" parts; image, audio and file parts
-// are kept byte for byte); JSON redacts every string value of a document (metadata, tool-call
-// arguments). Each returns the findings, in order, for the event's metadata.
+// Text redacts a string. Document redacts a whole JSON document: every string, member name and
+// number at any depth, unless a Rule says otherwise for a path (Keep for the program's own
+// ids, Named for names that must stay distinct, Binary for base64 fields, Nested for JSON in a
+// string). It drops inline binary data (data: URLs, long base64 runs) for a placeholder giving
+// its media type and size (DataPlaceholder): a scan sees nothing of what it encodes, and
+// rewriting its digits would corrupt it. Name redacts a name (a tenant, an agent) so that two
+// stay two. Each returns the findings, in order, for the event's metadata.
 //
 // # Own code, and the libraries used
 //

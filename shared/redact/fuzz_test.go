@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -15,7 +14,8 @@ var fuzzSeeds = []string{
 	"DE89 3704 0044 0532 0130 0", "4111 1111 1111 1111 1111", "\u00a0\u202f", "0\u00a0",
 	"01 23 45 67 89 01 23 45 67 89 01 23 45 67 89", "\xff\xfe@\xff.com", "é@é.fr",
 	strings.Repeat("1 ", 200), strings.Repeat(":", 100), strings.Repeat("a@", 50) + "b.com",
-	strings.Repeat("0612345678-", 20),
+	strings.Repeat("0612345678-", 20), "%", "%4", "%40", "a%40b.co", "a%2540b.co", "%2B44%2020%207946%200958",
+	"q=%2B44+20+7946+0958", "%3D10.0.0.1%26", "%%40a.co", "ａ＠ｂ．ｃｏ", "a＠b.co＠c.co", "a﹫b。co", "\xef\xbc",
 }
 
 // FuzzRedact checks Text on any input: it does not panic; no value it removed is left in the
@@ -63,35 +63,6 @@ func FuzzRedact(f *testing.F) {
 		}
 		if len(findings) == 0 && out != s {
 			t.Fatalf("Text(%q) = %q without findings", s, out)
-		}
-	})
-}
-
-// FuzzContent checks Content on any bytes: an error, or JSON whose text parts redact to
-// themselves, with findings only when something changed.
-func FuzzContent(f *testing.F) {
-	for _, s := range []string{
-		`"call 06 12 34 56 78"`, `null`, `[]`, `{}`, `1`, `"`, `[{"type":"text","text":"a@b.com"}]`,
-		`[{"text":"a@b.com","type":"text"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]`,
-		`[{"type":"text","text":"x","text":"y@z.com"}]`, `[1,"a@b.com",{"type":"text"}]`, `["x"] 1`,
-	} {
-		f.Add([]byte(s))
-	}
-	r := testRedactor(f)
-	f.Fuzz(func(t *testing.T, b []byte) {
-		out, findings, err := r.Content(b)
-		if err != nil {
-			return
-		}
-		if !json.Valid(out) && json.Valid(b) {
-			t.Fatalf("Content(%q) = %q is not JSON", b, out)
-		}
-		if len(findings) == 0 && string(out) != string(b) {
-			t.Fatalf("Content(%q) = %q without findings", b, out)
-		}
-		again, more, err := r.Content(out)
-		if err != nil || string(again) != string(out) || len(more) != 0 {
-			t.Fatalf("Content(%q) = %q, then %q, %d findings, %v", b, out, again, len(more), err)
 		}
 	})
 }

@@ -5,9 +5,38 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
+
+// Treatment is what Document does with one value of a document, as a Rule decides from where
+// the value lies.
+type Treatment uint8
+
+const (
+	// Scan redacts a string as Text does, after dropping the inline binary data it holds
+	// (see Document); a number whose digits Text would replace becomes the placeholder, a
+	// string. The default.
+	Scan Treatment = iota
+	// Keep leaves the value as it is: for what the program itself generated and typed (ids,
+	// timestamps, sequence numbers, enumerations), which holds no personal data and must not
+	// change.
+	Keep
+	// Named redacts a string as Name does: a name that scopes data in the system the document
+	// goes to, which must stay distinct from other names once redacted.
+	Named
+	// Binary drops a string whatever it holds (DataPlaceholder): data that is binary by
+	// definition (base64), where no scan can see the personal data.
+	Binary
+	// Nested redacts a string that holds a JSON document (tool-call arguments) as Document
+	// does with no rule, and as Scan when it holds none.
+	Nested
+)
+
+// Rule gives the treatment of the value at path: the member names from the document's root,
+// "*" standing for an array's element. A nil Rule scans every value.
+type Rule func(path []string) Treatment
 
 // edit replaces doc[start:end] with text.
 type edit struct {
@@ -21,187 +50,218 @@ func newDecoder(doc []byte) *jsontext.Decoder {
 	return jsontext.NewDecoder(bytes.NewReader(doc), jsontext.AllowDuplicateNames(true))
 }
 
-// Content redacts a message's content, given as JSON: a string is redacted as Text does; an
-// array of content parts (OpenAI Chat Completions' form) has the "text" of each part whose
-// "type" is "text" redacted, and every other part, member and byte kept exactly as given
-// (image_url, input_audio, file parts: their data is not text to scan, and base64 is not
-// rewritten); a part naming "type" or "text" twice has every "text" redacted when any "type"
-// is "text". null is kept. Anything else is an error, as is malformed JSON. The findings of
-// every part are returned in order; with none, content itself is returned.
-func (r *Redactor) Content(content []byte) ([]byte, []Finding, error) {
-	dec := newDecoder(content)
-	var edits []edit
-	var findings []Finding
-	var err error
-	switch dec.PeekKind() {
-	case '"':
-		edits, findings, err = r.stringValue(dec, edits, findings)
-	case '[':
-		edits, findings, err = r.parts(dec)
-	case 'n':
-		_, err = dec.ReadValue()
-	case 0:
-		if _, err = dec.ReadToken(); err == io.EOF {
+// Document redacts a whole JSON document: every string and number as rule says for its
+// path, and every member name as Scan does, at any depth. It is the structural way to redact
+// what goes to a third party: nothing is read by field, so a field added later is redacted
+// too, and only what rule names explicitly (Keep) passes as it is.
+//
+// Inline binary data in a scanned string or name is dropped, since its personal data is
+// encoded where no scan sees it and rewriting its digits would corrupt it: a data: URL
+// (RFC 2397), and a run of at least 256 base64 characters holding an upper-case letter, a
+// lower-case letter and a digit. Each is replaced by DataPlaceholder's text, which keeps its
+// media type and size.
+//
+// Two names of one object that redact alike ("a@b.co" and "c@d.fr", both "[EMAIL]") stay two:
+// the later ones get " 2", " 3"... ("[EMAIL] 2"), never a name the object already has.
+// Everything else is kept byte for byte: white space, literals, numbers without personal
+// data, strings and names with nothing to remove. Malformed JSON is an error. The findings
+// are in document order.
+func (r *Redactor) Document(doc []byte, rule Rule) ([]byte, []Finding, error) {
+	w := walker{r: r, rule: rule, dec: newDecoder(doc)}
+	if err := w.value(); err != nil {
+		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-	default:
-		err = errors.New("is neither a string nor an array of parts")
+		return nil, nil, fmt.Errorf("redact json: %w", err)
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("redact content: %w", err)
+	if err := end(w.dec); err != nil {
+		return nil, nil, fmt.Errorf("redact json: %w", err)
 	}
-	if err := end(dec); err != nil {
-		return nil, nil, fmt.Errorf("redact content: %w", err)
-	}
-	return apply(content, edits), findings, nil
+	return apply(doc, w.edits), w.findings, nil
 }
 
-// parts reads an array of content parts.
-func (r *Redactor) parts(dec *jsontext.Decoder) ([]edit, []Finding, error) {
-	var edits []edit
-	var findings []Finding
-	if _, err := dec.ReadToken(); err != nil {
-		return nil, nil, err
-	}
-	for {
-		switch dec.PeekKind() {
-		case ']':
-			_, err := dec.ReadToken()
-			return edits, findings, err
-		case '{':
-		default:
-			// Not a part: kept as it is.
-			if err := dec.SkipValue(); err != nil {
-				return nil, nil, err
-			}
-			continue
-		}
-		if _, err := dec.ReadToken(); err != nil {
-			return nil, nil, err
-		}
-		// A part named twice ("type" or "text" repeated) is read as every reader might:
-		// it is a text part if any "type" says so, and then every "text" is redacted.
-		isText := false
-		type quoted struct {
-			at    int
-			value jsontext.Value
-		}
-		var texts []quoted
-		for dec.PeekKind() != '}' {
-			name, err := dec.ReadToken()
-			if err != nil {
-				return nil, nil, err
-			}
-			switch n := name.String(); {
-			case n == "type" && dec.PeekKind() == '"':
-				tok, err := dec.ReadToken()
-				if err != nil {
-					return nil, nil, err
-				}
-				isText = isText || tok.String() == "text"
-			case n == "text" && dec.PeekKind() == '"':
-				v, err := dec.ReadValue()
-				if err != nil {
-					return nil, nil, err
-				}
-				texts = append(texts, quoted{at: int(dec.InputOffset()) - len(v), value: v.Clone()})
-			default:
-				if err := dec.SkipValue(); err != nil {
-					return nil, nil, err
-				}
-			}
-		}
-		if _, err := dec.ReadToken(); err != nil {
-			return nil, nil, err
-		}
-		if !isText {
-			continue
-		}
-		for _, q := range texts {
-			var err error
-			edits, findings, err = r.redactQuoted(q.value, q.at, edits, findings)
-			if err != nil {
-				return nil, nil, err
-			}
-		}
-	}
+// walker is one run of Document.
+type walker struct {
+	r        *Redactor
+	rule     Rule
+	dec      *jsontext.Decoder
+	path     []string
+	edits    []edit
+	findings []Finding
 }
 
-// JSON redacts every string value of a JSON document, at any depth, and keeps everything else
-// as it is: numbers, the bytes between values, and object member names (a name is a key
-// chosen by the program that wrote the document, and renaming two to "[EMAIL]" would make
-// them one): for free-form metadata and tool-call arguments. Malformed JSON is an error.
-func (r *Redactor) JSON(doc []byte) ([]byte, []Finding, error) {
-	dec := newDecoder(doc)
-	var edits []edit
-	var findings []Finding
-	top := false
-	for {
-		kind := dec.PeekKind()
-		if kind == 0 {
-			_, err := dec.ReadToken()
-			if err == io.EOF && top {
-				break
-			}
-			if err == nil || err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, nil, fmt.Errorf("redact json: %w", err)
+func (w *walker) treatment() Treatment {
+	if w.rule == nil {
+		return Scan
+	}
+	return w.rule(w.path)
+}
+
+// value reads and redacts the value next in the document.
+func (w *walker) value() error {
+	switch w.dec.PeekKind() {
+	case '{':
+		return w.object()
+	case '[':
+		if _, err := w.dec.ReadToken(); err != nil {
+			return err
 		}
-		if dec.StackDepth() == 0 {
-			if top {
-				return nil, nil, errors.New("redact json: more than one value")
+		w.path = append(w.path, "*")
+		for w.dec.PeekKind() != ']' {
+			if err := w.value(); err != nil {
+				return err
 			}
-			top = true
 		}
-		var err error
-		switch kind {
-		case '"':
-			depth := dec.StackDepth()
-			container, length := dec.StackIndex(depth)
-			if container == '{' && length%2 == 0 {
-				// A member name.
-				_, err = dec.ReadValue()
-			} else {
-				edits, findings, err = r.stringValue(dec, edits, findings)
-			}
-		case '{', '}', '[', ']':
-			_, err = dec.ReadToken()
-		default:
-			_, err = dec.ReadValue()
-		}
+		w.path = w.path[:len(w.path)-1]
+		_, err := w.dec.ReadToken()
+		return err
+	case '"':
+		v, err := w.dec.ReadValue()
 		if err != nil {
-			return nil, nil, fmt.Errorf("redact json: %w", err)
+			return err
+		}
+		return w.str(v, int(w.dec.InputOffset())-len(v))
+	case '0':
+		v, err := w.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if w.treatment() == Keep {
+			return nil
+		}
+		n := len(w.findings)
+		var out string
+		if out, w.findings = w.r.appendText(w.findings, string(v)); len(w.findings) == n {
+			return nil
+		}
+		return w.replace(int(w.dec.InputOffset())-len(v), len(v), out)
+	}
+	// A literal, or the decoder's error (nothing more, malformed JSON).
+	_, err := w.dec.ReadValue()
+	return err
+}
+
+// object reads and redacts an object, its names included.
+func (w *walker) object() error {
+	if _, err := w.dec.ReadToken(); err != nil {
+		return err
+	}
+	type renamed struct {
+		edit int
+		name string
+	}
+	var names map[string]bool // the names kept as they are
+	var renames []renamed
+	for w.dec.PeekKind() != '}' {
+		v, err := w.dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if v.Kind() != '"' {
+			return errors.New("a member name is not a string")
+		}
+		raw, err := jsontext.AppendUnquote(nil, v)
+		if err != nil {
+			return err
+		}
+		name := string(raw)
+		if out, changed := w.scan(name); changed {
+			// The name's text is set once the object's names are all known.
+			w.edits = append(w.edits, edit{start: int(w.dec.InputOffset()) - len(v), end: int(w.dec.InputOffset())})
+			renames = append(renames, renamed{edit: len(w.edits) - 1, name: out})
+		} else {
+			if names == nil {
+				names = map[string]bool{}
+			}
+			names[name] = true
+		}
+		w.path = append(w.path, name)
+		err = w.value()
+		w.path = w.path[:len(w.path)-1]
+		if err != nil {
+			return err
 		}
 	}
-	return apply(doc, edits), findings, nil
-}
-
-// stringValue reads the string value next in dec and redacts it.
-func (r *Redactor) stringValue(dec *jsontext.Decoder, edits []edit, findings []Finding) ([]edit, []Finding, error) {
-	v, err := dec.ReadValue()
-	if err != nil {
-		return nil, nil, err
+	if _, err := w.dec.ReadToken(); err != nil {
+		return err
 	}
-	return r.redactQuoted(v, int(dec.InputOffset())-len(v), edits, findings)
+	for _, rn := range renames {
+		name := rn.name
+		for n := 2; names[name]; n++ {
+			name = rn.name + " " + strconv.Itoa(n)
+		}
+		if names == nil {
+			names = map[string]bool{}
+		}
+		names[name] = true
+		q, err := jsontext.AppendQuote(nil, name)
+		if err != nil {
+			return err
+		}
+		w.edits[rn.edit].text = q
+	}
+	return nil
 }
 
-// redactQuoted redacts the JSON string v found at offset at.
-func (r *Redactor) redactQuoted(v jsontext.Value, at int, edits []edit, findings []Finding) ([]edit, []Finding, error) {
+// str redacts the JSON string v found at offset at, as its treatment says.
+func (w *walker) str(v jsontext.Value, at int) error {
+	t := w.treatment()
+	if t == Keep {
+		return nil
+	}
 	raw, err := jsontext.AppendUnquote(nil, v)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	n := len(findings)
-	out, findings := r.appendText(findings, string(raw))
-	if len(findings) == n {
-		return edits, findings, nil
+	s := string(raw)
+	out, changed := s, false
+	switch t {
+	case Named:
+		n := len(w.findings)
+		var f []Finding
+		out, f = w.r.Name(s)
+		w.findings = append(w.findings, f...)
+		changed = len(w.findings) > n
+	case Binary:
+		if s != "" {
+			out, changed = DataPlaceholder(s), true
+		}
+	case Nested:
+		if jsontext.Value(raw).IsValid() {
+			doc, f, err := w.r.Document(raw, nil)
+			if err != nil {
+				return err
+			}
+			w.findings = append(w.findings, f...)
+			out, changed = string(doc), !bytes.Equal(doc, raw)
+			break
+		}
+		out, changed = w.scan(s)
+	default:
+		out, changed = w.scan(s)
 	}
-	quoted, err := jsontext.AppendQuote(nil, out)
+	if !changed {
+		return nil
+	}
+	return w.replace(at, len(v), out)
+}
+
+// scan is Scan's redaction of s: its inline data dropped, then Text.
+func (w *walker) scan(s string) (string, bool) {
+	out, dropped := dropInlineData(s)
+	n := len(w.findings)
+	out, w.findings = w.r.appendText(w.findings, out)
+	return out, dropped || len(w.findings) > n
+}
+
+// replace makes the value of n bytes at offset at the JSON string of text.
+func (w *walker) replace(at, n int, text string) error {
+	q, err := jsontext.AppendQuote(nil, text)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return append(edits, edit{start: at, end: at + len(v), text: quoted}), findings, nil
+	w.edits = append(w.edits, edit{start: at, end: at + n, text: q})
+	return nil
 }
 
 // end checks that nothing but white space follows the value.

@@ -112,7 +112,9 @@ func (r *Redactor) LogValue() slog.Value { return slog.StringValue(r.String()) }
 const maxPasses = 8
 
 // Text returns s with every value Find detects replaced by its kind's placeholder, and one
-// finding per replaced occurrence, in the order they were replaced. Once a value is detected,
+// finding per replaced occurrence, in the order they were replaced. Values written with %XX
+// escapes (URL encoding: "ada%40example.com", "%2B44%2020%207946%200958") are found in the
+// decoded text, and replaced where they were written, escapes included. Once a value is detected,
 // its other occurrences in s are replaced too, even where they are glued to other text (the
 // same phone number inside "x0612345678" is still that number). Then s is scanned again, until
 // a round finds nothing (at most 8 rounds), so Text(Text(s)) == Text(s). Text with nothing to
@@ -132,7 +134,10 @@ func (r *Redactor) run(findings []Finding, s string, removed func(Kind, string))
 	for range maxPasses {
 		buf = findAppend(s, buf[:0])
 		if len(buf) == 0 {
-			break
+			// Only once the text itself shows nothing more: what its escapes hide.
+			if buf = findEncoded(s, buf); len(buf) == 0 {
+				break
+			}
 		}
 		if h == nil {
 			h = hmac.New(sha256.New, r.key)
@@ -292,11 +297,19 @@ func (r *Redactor) sum(h hash.Hash, k Kind, value string) string {
 }
 
 // Canonical is the form of a detected value that is hashed, so that one value written two
-// ways hashes the same: an email in lower case; a phone number's digits, after a '+' when it
+// ways hashes the same. First its %XX escapes are decoded and its full-width forms read as
+// ASCII (see findEmails); then it is: an email in lower case; a phone number's digits, after a '+' when it
 // was written in international form ("00" prefix read as '+', a "(0)" trunk dropped); a card
 // number's digits; an IBAN's letters and digits in upper case; an IP address as net/netip
 // prints it (IPv6 compressed, lower case).
 func Canonical(k Kind, value string) string {
+	for range maxDecodes {
+		if !hasEscape(value) {
+			break
+		}
+		value = unescape(value)
+	}
+	value = strings.Map(foldWidth, value)
 	switch k {
 	case Email:
 		return strings.ToLower(value)

@@ -21,6 +21,21 @@ func TestText(t *testing.T) {
 		{"<a@b.co>, 'k@example.jp'", "<[EMAIL]>, '[EMAIL]'"},
 		{"icon@2x.png user@localhost", "icon@2x.png user@localhost"},
 		{"a@b.com@c.com", "a@b.com@c.com"},
+		{"ada@example.com.pdf, ada@example.com.Thanks, a@b.example.org.", "[EMAIL].pdf, [EMAIL].Thanks, [EMAIL]."},
+		// Emails percent-encoded, as URLs carry them: the escapes go with the address.
+		{"ada%40example.com", "[EMAIL]"},
+		{"https://x.io/cb?email=ada%40example.com&ip=10.1.2.3", "https://x.io/cb?email=[EMAIL]&ip=[IP]"},
+		{"/u/ada%40example.com/avatar.png", "/u/[EMAIL]/avatar.png"},
+		{"?next=https%3A%2F%2Fx.io%2F%3Fe%3Dada%2540example.com%26ip%3D10.1.2.3", "?next=https%3A%2F%2Fx.io%2F%3Fe%3D[EMAIL]%26ip%3D[IP]"},
+		{"%3Cada%40example.com%3E", "%3C[EMAIL]%3E"},
+		{"ADA%40EXAMPLE.COM", "[EMAIL]"},
+		{"icon%402x.png user%40localhost 100%40 %40example.com", "icon%402x.png user%40localhost 100%40 %40example.com"},
+		// Emails with a full-width or small at sign, or all in full-width forms.
+		{"ada＠example.com, ada﹫example.com", "[EMAIL], [EMAIL]"},
+		{"ａｄａ．ｌｏｖｅｌａｃｅ＠ｅｘａｍｐｌｅ．ｃｏｍ。", "[EMAIL]。"},
+		{"mail: ada＠example。com", "mail: [EMAIL]"},
+		{"icon＠2x.png a＠b", "icon＠2x.png a＠b"},
+		{"a@b.com＠c.com", "a@b.com＠c.com"},
 		// Phones.
 		{"call (555) 123-4567 now", "call [PHONE] now"},
 		{"+44 (0)20 7946 0958", "[PHONE]"},
@@ -45,6 +60,12 @@ func TestText(t *testing.T) {
 		{"version 1.2.3.4, v1.2.3.4, 1.2.3.4.5, 256.1.1.1", "version 1.2.3.4, v1.2.3.4, 1.2.3.4.5, 256.1.1.1"},
 		{"10:30:45 std::vector ::1", "10:30:45 std::vector ::1"},
 		{"ssh root@10.0.0.1", "ssh root@[IP]"},
+		// Values behind escapes: an escaped '+' and spaces, an escaped '=' before them.
+		{"?tel=%2B44%2020%207946%200958&card=4111%201111%201111%201111", "?tel=[PHONE]&card=[CARD]"},
+		{"tel=%2B44+20+7946+0958", "tel=[PHONE]"},
+		{"q%3D10.1.2.3%26x", "q%3D[IP]%26x"},
+		{"50%25 off, 100%, fe80::1%25eth0", "50%25 off, 100%, [IP]%25eth0"},
+		{"ORD%2D0612345678", "ORD%2D0612345678"},
 		// Nothing to do.
 		{"", ""},
 		{"no personal data here, 42 times", "no personal data here, 42 times"},
@@ -79,6 +100,12 @@ func TestFindingHash(t *testing.T) {
 		{"4111-1111-1111-1111", Card, "4111111111111111"},
 		{"de89 3704 0044 0532 0130 00", IBAN, "DE89370400440532013000"},
 		{"2001:0DB8:0000:0000:0000:0000:0000:0001", IP, "2001:db8::1"},
+		// Escaped and full-width spellings hash as the plain one.
+		{"Ada%40Example.com", Email, "ada@example.com"},
+		{"ada%2540example.com", Email, "ada@example.com"},
+		{"ａｄａ＠ｅｘａｍｐｌｅ．ｃｏｍ", Email, "ada@example.com"},
+		{"ada﹫example。com", Email, "ada@example.com"},
+		{"%2B44%2020%207946%200958", Phone, "+442079460958"},
 	} {
 		t.Run(c.in, func(t *testing.T) {
 			_, findings := r.Text(c.in)

@@ -14,7 +14,8 @@ type Match struct {
 }
 
 // Find returns the values detected in s, in order, without overlaps: one round of the
-// detection Text repeats. It allocates only when it finds something.
+// detection Text repeats, on s as it is written (Text also reads s with its %XX escapes
+// decoded). It allocates only when it finds something.
 func Find(s string) []Match {
 	return findAppend(s, nil)
 }

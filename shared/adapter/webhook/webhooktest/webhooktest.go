@@ -16,6 +16,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,8 +53,10 @@ type Receiver struct {
 	duplicates int
 	order      []uuid.UUID
 	events     map[uuid.UUID]adapter.Event
-	received   map[uuid.UUID]time.Time
-	arrived    chan struct{}
+	// bodies are the bodies of the verified requests, repeats included, as they came.
+	bodies   [][]byte
+	received map[uuid.UUID]time.Time
+	arrived  chan struct{}
 }
 
 // NewReceiver starts a receiver of direct deliveries signed with secret, verified with the
@@ -138,6 +141,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "bad signature", http.StatusUnauthorized)
 		return
 	}
+	r.bodies = append(r.bodies, body)
 	status := 0
 	if r.answer != nil {
 		status = r.answer(n)
@@ -211,6 +215,14 @@ func (r *Receiver) Events() []adapter.Event {
 		out[i] = r.events[id]
 	}
 	return out
+}
+
+// Bodies are the bodies of every verified delivery, repeats included, byte for byte: what a
+// receiver was sent, before any decoding.
+func (r *Receiver) Bodies() [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.bodies)
 }
 
 // Event is the event of id and when it first arrived.
