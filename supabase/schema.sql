@@ -811,150 +811,89 @@ CREATE OR REPLACE FUNCTION agentmem.message_bm25_hits(p_user_id uuid, p_tenant_i
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
- SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 declare
   q tsquery := agentmem.terms_query(terms);
-  docs double precision;
-  avgdl double precision;
+  hits text := '';
+  dfs text := '';
+  bm25 text := '0';
+  best text := '0';
+  i integer;
+  -- the filters, with the function's arguments as $1.. (see using below)
+  eligible constant text := $e$
+    ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+      and not exists (select 1 from pg_catalog.jsonb_each($4) x
+                      where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+    and ($7 = '' or pg_catalog.lower(m.name) = pg_catalog.lower($7))
+    and ($8 = '' or m.role = $8)
+    and ($9::timestamptz is null or m.created_at >= $9)
+    and ($10::timestamptz is null or m.created_at < $10)$e$;
+  scope constant text := $s$
+    m.user_id = $1 and m.tenant_id = $2 and ($3 = '' or m.agent = $3)
+    and m.expires_at > pg_catalog.now()$s$;
 begin
   if q is null or n < 1 then
     return;
   end if;
-  if exact then
-    return query
-      with scope as materialized (
-        select m.session_id, m.seq, m.fts_len, m.name,
-               (m.fts operator(pg_catalog.@@) q) is true
+  for i in 1 .. pg_catalog.array_length(terms, 1) loop
+    hits := hits || pg_catalog.format(
+      ', m.fts operator(pg_catalog.@@) %1$L::tsquery as h%2$s, m.fts operator(pg_catalog.@@) %3$L::tsquery as a%2$s',
+      pg_catalog.quote_literal(terms[i]), i, pg_catalog.quote_literal(terms[i]) || ':A');
+    dfs := dfs || pg_catalog.format(', pg_catalog.count(*) filter (where c.h%1$s)::float8 as d%1$s', i);
+    -- idf x tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl)), tf 1, or 3 in the speaker's name
+    bm25 := bm25 || pg_catalog.format(
+      ' + case when c.h%1$s then pg_catalog.ln(1 + (st.docs - df.d%1$s + 0.5) / (df.d%1$s + 0.5))'
+      ' * (1 + 2 * c.a%1$s::int) * 2.2 / (1 + 2 * c.a%1$s::int + 1.2 * (0.25 + 0.75 * c.fts_len / st.avgdl)) else 0 end', i);
+    best := best || pg_catalog.format(' + pg_catalog.ln(1 + (st.docs - df.d%1$s + 0.5) / (df.d%1$s + 0.5)) * 2.2', i);
+  end loop;
+  return query execute pg_catalog.format($q$
+    with
+    %1$s,
+    df as (select 0 %3$s from cand c),
+    scored as (
+      select c.session_id, c.seq, c.eligible, c.question, (%4$s)::float8 as bm25
+      from cand c cross join stats st cross join df
+    ),
+    best_possible as (select greatest(%5$s, 1e-9)::float8 as m from stats st cross join df)
+    select s.session_id, s.seq,
+           (s.bm25 + $12 * (case when b.question then b.bm25 else 0 end
+                            + case when not s.question and not a.question then a.bm25 else 0 end))::float8,
+           least(1, s.bm25 / bp.m)::float8
+    from scored s cross join best_possible bp
+      left join scored b on b.session_id = s.session_id and b.seq = s.seq - 1
+      left join scored a on a.session_id = s.session_id and a.seq = s.seq + 1
+    where s.eligible
+    order by 3 desc, s.session_id, s.seq
+    limit $6
+    $q$,
+    case when exact then pg_catalog.format($x$
+      scope as materialized (
+        select m.session_id, m.seq, m.fts_len, (m.fts operator(pg_catalog.@@) $5) is true as matched,
+               (m.fts operator(pg_catalog.@@) $5) is true
                  and pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
-               ((p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
-                  and not exists (select 1 from pg_catalog.jsonb_each(p_filter) x
-                                  where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
-                and (p_speaker = '' or pg_catalog.lower(m.name) = pg_catalog.lower(p_speaker))
-                and (p_role = '' or m.role = p_role)
-                and (p_since is null or m.created_at >= p_since)
-                and (p_until is null or m.created_at < p_until)) as eligible,
-               case when (m.fts operator(pg_catalog.@@) q) is true
-                    then pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', terms), '{a}')
-               end as hit
+               (%2$s) is true as eligible %1$s
         from agentmem.messages m
-        where m.user_id = p_user_id and m.tenant_id = p_tenant_id
-          and (p_agent = '' or m.agent = p_agent)
-          and m.expires_at > pg_catalog.now()
+        where %3$s
       ),
       stats as (
         select pg_catalog.count(*)::float8 as docs, greatest(pg_catalog.avg(s.fts_len), 1)::float8 as avgdl from scope s
       ),
-      speakers as (
-        select x.name, u.lexeme
-        from (select distinct s.name from scope s where s.hit is not null and s.name is not null) x,
-             pg_catalog.unnest(pg_catalog.to_tsvector('english'::regconfig, x.name)) u
-        where u.lexeme operator(pg_catalog.=) any (terms)
+      cand as (select * from scope s where s.matched)$x$, hits, eligible, scope)
+    else pg_catalog.format($x$
+      stats as (
+        select pg_catalog.count(*)::float8 as docs, greatest(pg_catalog.avg(m.fts_len), 1)::float8 as avgdl
+        from agentmem.messages m where %3$s
       ),
-      tf as (
-        select s.session_id, s.seq, s.fts_len, s.eligible, s.question, u.lexeme,
-               coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8
-                 + case when sp.lexeme is not null then 2 else 0 end as tf
-        from scope s cross join pg_catalog.unnest(s.hit) u
-          left join speakers sp on sp.name = s.name and sp.lexeme = u.lexeme
-        where s.hit is not null
-      ),
-      -- document frequencies count every message of the scope, eligible or not
-      df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
-      scored as (
-        select t.session_id, t.seq, pg_catalog.bool_and(t.eligible) as eligible,
-               pg_catalog.bool_and(t.question) as question,
-               pg_catalog.sum(pg_catalog.ln(1 + (st.docs - d.df + 0.5) / (d.df + 0.5))
-                 * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / st.avgdl)))::float8 as bm25
-        from tf t join df d on d.lexeme = t.lexeme cross join stats st
-        group by t.session_id, t.seq
-      ),
-      best_possible as (
-        select greatest(pg_catalog.sum(pg_catalog.ln(1 + (st.docs - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) * 2.2),
-                        1e-9)::float8 as m
-        from pg_catalog.unnest(terms) x(lexeme) left join df d on d.lexeme = x.lexeme cross join stats st
-      ),
-      summed as (
-        select s.session_id, s.seq,
-               s.bm25 + follow_weight * (case when b.question then b.bm25 else 0 end
-                                        + case when not s.question and not a.question then a.bm25 else 0 end) as score,
-               least(1, s.bm25 / bp.m)::float8 as relevance
-        from scored s cross join best_possible bp
-          left join scored b on b.session_id = s.session_id and b.seq = s.seq - 1
-          left join scored a on a.session_id = s.session_id and a.seq = s.seq + 1
-        where s.eligible
-      )
-      select s.session_id, s.seq, s.score, s.relevance from summed s
-      order by s.score desc, s.session_id, s.seq
-      limit n;
-    return;
-  end if;
-  select pg_catalog.count(*), greatest(pg_catalog.avg(m.fts_len), 1) into docs, avgdl
-  from agentmem.messages m
-  where m.user_id = p_user_id and m.tenant_id = p_tenant_id
-    and (p_agent = '' or m.agent = p_agent)
-    and m.expires_at > pg_catalog.now();
-  return query execute $q$
-    with cand as materialized (
-      select m.session_id, m.seq, m.fts_len, m.name,
-             pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
-             (($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
-                and not exists (select 1 from pg_catalog.jsonb_each($4) x
-                                where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
-              and ($10 = '' or pg_catalog.lower(m.name) = pg_catalog.lower($10))
-              and ($11 = '' or m.role = $11)
-              and ($12 is null or m.created_at >= $12)
-              and ($13 is null or m.created_at < $13)) as eligible,
-             pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
-      from agentmem.messages m
-      where m.user_id = $1 and m.tenant_id = $2
-        and ($3 = '' or m.agent = $3)
-        and m.expires_at > pg_catalog.now()
-        and m.fts operator(pg_catalog.@@) $5
-    ),
-    speakers as (
-      select x.name, u.lexeme
-      from (select distinct c.name from cand c where c.name is not null) x,
-           pg_catalog.unnest(pg_catalog.to_tsvector('english'::regconfig, x.name)) u
-      where u.lexeme operator(pg_catalog.=) any ($7)
-    ),
-    tf as (
-      select c.session_id, c.seq, c.fts_len, c.eligible, c.question, u.lexeme,
-             coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8
-               + case when sp.lexeme is not null then 2 else 0 end as tf
-      from cand c cross join pg_catalog.unnest(c.hit) u
-        left join speakers sp on sp.name = c.name and sp.lexeme = u.lexeme
-    ),
-    df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
-    scored as (
-      select t.session_id, t.seq, pg_catalog.bool_and(t.eligible) as eligible,
-             pg_catalog.bool_and(t.question) as question,
-             pg_catalog.sum(pg_catalog.ln(1 + ($8 - d.df + 0.5) / (d.df + 0.5))
-               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $9)))::float8 as bm25
-      from tf t join df d on d.lexeme = t.lexeme
-      group by t.session_id, t.seq
-    ),
-    best_possible as (
-      select greatest(pg_catalog.sum(pg_catalog.ln(1 + ($8 - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) * 2.2),
-                      1e-9)::float8 as m
-      from pg_catalog.unnest($7) x(lexeme) left join df d on d.lexeme = x.lexeme
-    ),
-    summed as (
-      select s.session_id, s.seq,
-             s.bm25 + $14 * (case when b.question then b.bm25 else 0 end
-                             + case when not s.question and not a.question then a.bm25 else 0 end) as score,
-             least(1, s.bm25 / bp.m)::float8 as relevance
-      from scored s cross join best_possible bp
-        left join scored b on b.session_id = s.session_id and b.seq = s.seq - 1
-        left join scored a on a.session_id = s.session_id and a.seq = s.seq + 1
-      where s.eligible
-    )
-    select s.session_id, s.seq, s.score, s.relevance from summed s
-    order by s.score desc, s.session_id, s.seq
-    limit $6
-    $q$
-    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl,
-          p_speaker, p_role, p_since, p_until, follow_weight;
+      cand as materialized (
+        select m.session_id, m.seq, m.fts_len,
+               pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
+               (%2$s) is true as eligible %1$s
+        from agentmem.messages m
+        where %3$s and m.fts operator(pg_catalog.@@) $5
+      )$x$, hits, eligible, scope)
+    end,
+    null, dfs, bm25, best)
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, p_speaker, p_role, p_since, p_until, terms, follow_weight;
 end
 $function$;
 grant execute on function agentmem.message_bm25_hits(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision) to agentmem_caller;

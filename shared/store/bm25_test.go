@@ -15,7 +15,8 @@ import (
 // bm25 is the score of one document for a query, as the functions compute it: each query
 // term in the document weighs ln(1 + (N - df + 0.5) / (df + 0.5)) x tf (k1 + 1) /
 // (tf + k1 (1 - b + b dl / avgdl)), with k1 1.2 and b 0.75. tf maps a term to its count in
-// the document, df to the number of the scope's documents holding it.
+// the document (for a message, 1: its presence), df to the number of the scope's documents
+// holding it.
 func bm25(tf, df map[string]float64, n, dl, avgdl float64) float64 {
 	var s float64
 	for term, f := range tf {
@@ -73,7 +74,7 @@ func TestRecallTextRanksByBM25(t *testing.T) {
 			}
 			d.dl++
 			if terms[lex] {
-				d.tf[lex] = n
+				d.tf[lex] = min(n, 1) // a message's term frequency is the word's presence
 				df[lex]++
 			}
 		}
