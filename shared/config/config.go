@@ -548,26 +548,23 @@ func (c *Config) loadRanking(getenv func(string) string) error {
 	c.RecallTextWeight, c.RecallVectorWeight = d.TextWeight, d.VectorWeight
 	c.RecallRRFK, c.RecallExactLimit = d.RRFK, d.ExactLimit
 	c.RecallMinRelevance, c.RecallFollowWeight = store.DefaultMinRelevance, d.FollowWeight
+	// The weights are above 0 and at most 100; the floor and the follow weight from 0 to 1.
 	for _, w := range []struct {
-		name string
-		to   *float64
-	}{{"RECALL_MIN_RELEVANCE", &c.RecallMinRelevance}, {"RECALL_FOLLOW_WEIGHT", &c.RecallFollowWeight}} {
+		name      string
+		to        *float64
+		zero, max float64
+		rule      string
+	}{
+		{"RECALL_TEXT_WEIGHT", &c.RecallTextWeight, 0, 100, "a number above 0 and at most 100"},
+		{"RECALL_VECTOR_WEIGHT", &c.RecallVectorWeight, 0, 100, "a number above 0 and at most 100"},
+		{"RECALL_MIN_RELEVANCE", &c.RecallMinRelevance, 1, 1, "a number from 0 to 1"},
+		{"RECALL_FOLLOW_WEIGHT", &c.RecallFollowWeight, 1, 1, "a number from 0 to 1"},
+	} {
 		if v := getenv(w.name); v != "" {
 			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || !(f >= 0 && f <= 1) {
-				return fmt.Errorf("%s must be a number from 0 to 1, not %q", w.name, v)
-			}
-			*w.to = f
-		}
-	}
-	for _, w := range []struct {
-		name string
-		to   *float64
-	}{{"RECALL_TEXT_WEIGHT", &c.RecallTextWeight}, {"RECALL_VECTOR_WEIGHT", &c.RecallVectorWeight}} {
-		if v := getenv(w.name); v != "" {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || !(f > 0 && f <= 100) {
-				return fmt.Errorf("%s must be a number above 0 and at most 100, not %q", w.name, v)
+			// zero 1: 0 is allowed; zero 0: it is not
+			if err != nil || !(f > 0 || (f == 0 && w.zero == 1)) || f > w.max {
+				return fmt.Errorf("%s must be %s, not %q", w.name, w.rule, v)
 			}
 			*w.to = f
 		}

@@ -317,6 +317,13 @@ func TestRankingSettings(t *testing.T) {
 	if err != nil || c.RecallTextWeight != 1 || c.RecallVectorWeight != 1 || c.RecallRRFK != 50 || c.RecallExactLimit != 2000 {
 		t.Fatalf("defaults: %v %v %v %v, %v", c.RecallTextWeight, c.RecallVectorWeight, c.RecallRRFK, c.RecallExactLimit, err)
 	}
+	if c.RecallMinRelevance != 0 || c.RecallFollowWeight != 0.5 {
+		t.Errorf("defaults: min relevance %v, follow weight %v", c.RecallMinRelevance, c.RecallFollowWeight)
+	}
+	c, err = config.Load(env(map[string]string{"RECALL_MIN_RELEVANCE": "0.3", "RECALL_FOLLOW_WEIGHT": "0"}))
+	if err != nil || c.RecallMinRelevance != 0.3 || c.RecallFollowWeight != 0 {
+		t.Errorf("set: min relevance %v, follow weight %v, %v", c.RecallMinRelevance, c.RecallFollowWeight, err)
+	}
 	c, err = config.Load(env(map[string]string{"RECALL_TEXT_WEIGHT": "0.5", "RECALL_VECTOR_WEIGHT": "2",
 		"RECALL_RRF_K": "60", "RECALL_EXACT_LIMIT": "10000"}))
 	if err != nil || c.RecallTextWeight != 0.5 || c.RecallVectorWeight != 2 || c.RecallRRFK != 60 || c.RecallExactLimit != 10000 {
@@ -327,6 +334,8 @@ func TestRankingSettings(t *testing.T) {
 		"RECALL_VECTOR_WEIGHT": {"0", "Inf", "1,5"},
 		"RECALL_RRF_K":         {"0", "10001", "1.5", "k"},
 		"RECALL_EXACT_LIMIT":   {"0", "-5", "10000001", "all"},
+		"RECALL_MIN_RELEVANCE": {"-0.1", "1.01", "NaN", "high"},
+		"RECALL_FOLLOW_WEIGHT": {"-1", "2", "Inf", "half"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, v := range values {

@@ -41,14 +41,6 @@ func recallResults(t *testing.T, e *env, token string, body map[string]any) []ma
 	return out
 }
 
-func contentsOf(hits []map[string]any) []string {
-	out := make([]string, len(hits))
-	for i, h := range hits {
-		out[i] = str(h["content"])
-	}
-	return out
-}
-
 // recall over messages names each message's speaker, filters by speaker (case-insensitive)
 // and role, and gives every result a relevance from 0 to 1 that min_relevance thresholds.
 func TestRecallSpeakerRoleAndRelevance(t *testing.T) {
@@ -76,8 +68,8 @@ func TestRecallSpeakerRoleAndRelevance(t *testing.T) {
 				t.Errorf("%s, speaker melanie: %v", mode, h)
 			}
 		}
-		if !slices.Contains(contentsOf(only), "The violin, and a little clarinet on weekends") {
-			t.Errorf("%s, speaker melanie: %v, want her answer", mode, contentsOf(only))
+		if !slices.Contains(uhContents(only), "The violin, and a little clarinet on weekends") {
+			t.Errorf("%s, speaker melanie: %v, want her answer", mode, uhContents(only))
 		}
 		for _, h := range recallResults(t, e, u.token, map[string]any{"query": "violin hiking", "source": "all", "mode": mode, "role": "user"}) {
 			if h["role"] != "user" || h["source"] != "message" {
@@ -90,7 +82,7 @@ func TestRecallSpeakerRoleAndRelevance(t *testing.T) {
 	// single word, and min_relevance keeps only what reaches it.
 	hits := recallResults(t, e, u.token, map[string]any{"query": "violin clarinet weekends", "source": "messages", "mode": "text"})
 	if len(hits) < 2 || hits[0]["content"] != "The violin, and a little clarinet on weekends" {
-		t.Fatalf("text: %v", contentsOf(hits))
+		t.Fatalf("text: %v", uhContents(hits))
 	}
 	top, last := hits[0]["relevance"].(float64), hits[len(hits)-1]["relevance"].(float64)
 	if !(top > last) {
@@ -98,7 +90,7 @@ func TestRecallSpeakerRoleAndRelevance(t *testing.T) {
 	}
 	kept := recallResults(t, e, u.token, map[string]any{"query": "violin clarinet weekends", "source": "messages", "mode": "text", "min_relevance": (top + last) / 2})
 	if len(kept) == 0 || len(kept) >= len(hits) || kept[0]["content"] != hits[0]["content"] {
-		t.Errorf("min_relevance %v kept %v of %v", (top+last)/2, contentsOf(kept), contentsOf(hits))
+		t.Errorf("min_relevance %v kept %v of %v", (top+last)/2, uhContents(kept), uhContents(hits))
 	}
 	for _, h := range kept {
 		if h["relevance"].(float64) < (top+last)/2 {
@@ -116,7 +108,7 @@ func TestRecallNeighbours(t *testing.T) {
 	recallConversation(t, e, u.token)
 	hits := recallResults(t, e, u.token, map[string]any{"query": "lake", "source": "messages", "mode": "text", "neighbours": 1})
 	if len(hits) != 1 || hits[0]["content"] != "Lovely, we went to the lake with the kids" {
-		t.Fatalf("hits %v", contentsOf(hits))
+		t.Fatalf("hits %v", uhContents(hits))
 	}
 	var seqs []any
 	for _, x := range list(hits[0]["context"]) {
