@@ -56,6 +56,9 @@ type MessageInput struct {
 	ToolCalls  []memory.ToolCall `json:"tool_calls"`
 	ToolCallID *string           `json:"tool_call_id"`
 	Metadata   json.RawMessage   `json:"metadata"`
+	// CreatedAt is when the message was said (RFC 3339), for a service importing a history
+	// from another system; absent or null: the commit's time.
+	CreatedAt *string `json:"created_at"`
 }
 
 // MemoryInput is one long-term fact of a turn.
@@ -88,8 +91,9 @@ func (a *App) CommitTurn(ctx context.Context, pr auth.Principal, req CommitTurnI
 	}
 	if len(req.Messages) <= maxMessages {
 		seen := map[string]bool{}
+		now := time.Now()
 		for i, m := range req.Messages {
-			nm, ok := validateMessage(&f, i, m)
+			nm, ok := validateMessage(&f, pr, now, i, m)
 			if !ok {
 				continue
 			}
@@ -157,7 +161,7 @@ func factField(f *apierror.Fields, field string, v *string) (string, bool) {
 	return "", false
 }
 
-func validateMessage(f *apierror.Fields, i int, m MessageInput) (memory.NewMessage, bool) {
+func validateMessage(f *apierror.Fields, pr auth.Principal, now time.Time, i int, m MessageInput) (memory.NewMessage, bool) {
 	before := len(*f)
 	var nm memory.NewMessage
 	nm.ID = parseUUID(f, idx("messages", i, "id"), m.ID, false)
@@ -229,7 +233,44 @@ func validateMessage(f *apierror.Fields, i int, m MessageInput) (memory.NewMessa
 		nm.ToolCallID = m.ToolCallID
 	}
 	nm.Metadata = objectField(f, idx("messages", i, "metadata"), m.Metadata, maxMetadataBytes)
+	nm.CreatedAt = messageTime(f, pr, now, idx("messages", i, "created_at"), m.CreatedAt)
 	return nm, len(*f) == before
+}
+
+// Bounds of a message's given time (messages[].created_at): from earliestMessageTime, older
+// than any conversation an agent could have had, to the commit's time plus messageClockSkew,
+// which covers the difference between the caller's clock and ours and nothing more: a history
+// is imported, never scheduled.
+var earliestMessageTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+const messageClockSkew = 5 * time.Minute
+
+// messageTime checks the time a message was said, given for a commit at now: nil when absent.
+// Only service callers may give one: they import histories on a user's behalf, while a user's
+// own client has no earlier past to import and could otherwise back-date what it says. A user
+// giving one is a field of the request this caller may not send (400, named with any other
+// invalid field of the turn), not a function its role may not call (403).
+func messageTime(f *apierror.Fields, pr auth.Principal, now time.Time, field string, v *string) *time.Time {
+	if v == nil {
+		return nil
+	}
+	if !pr.IsService() {
+		f.Add(field, "may be given by service callers only")
+		return nil
+	}
+	ts, err := time.Parse(time.RFC3339Nano, *v)
+	switch {
+	case err != nil:
+		f.Add(field, "must be an RFC 3339 timestamp with a zone, such as 2024-05-01T09:30:00Z")
+	case ts.Before(earliestMessageTime):
+		f.Addf(field, "must not be before %s", earliestMessageTime.Format(time.RFC3339))
+	case ts.After(now.Add(messageClockSkew)):
+		f.Addf(field, "must be at most %d minutes after the commit's time", int(messageClockSkew/time.Minute))
+	default:
+		ts = ts.UTC()
+		return &ts
+	}
+	return nil
 }
 
 // idempotencyOf checks the Idempotency-Key of a request to function fn: nil when the request has

@@ -162,6 +162,10 @@ type NewMessage struct {
 	ToolCallID *string
 	// Metadata is a JSON object or nil.
 	Metadata json.RawMessage
+	// CreatedAt is when the message was said, given by a service caller that imports a
+	// history from another system; nil stamps it with the commit's time. It only places the
+	// message in time: seq still orders the session, and expiry counts from the commit.
+	CreatedAt *time.Time
 }
 
 // LogValue keeps message content out of logs.

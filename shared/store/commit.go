@@ -91,7 +91,9 @@ func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res memory.Comm
 }
 
 // appendSQL creates the session or locks it, takes the next numbers for the new messages and
-// stores them (with their vectors, of model $17, where they have one), in one statement. It
+// stores them (with their vectors, of model $17, where they have one), in one statement. A
+// message is created at the time given for it ($18, imported histories) or at the commit's
+// time; the session's activity and every expiry count from the commit's time. It
 // stores nothing, and returns no row, when the session belongs to another agent; another user's
 // session fails it with a row-level security error.
 const appendSQL = `
@@ -106,14 +108,17 @@ with sess as (
   returning last_seq
 )
 insert into agentmem.messages (session_id, seq, id, tenant_id, user_id, agent, role, content,
-  parts, name, tool_calls, tool_call_id, metadata, token_estimate, expires_at, embedding, embedding_model)
+  parts, name, tool_calls, tool_call_id, metadata, token_estimate, expires_at, embedding, embedding_model,
+  created_at)
 select $1, sess.last_seq - $5 + m.ord, m.id, $2, $3, $4, m.role, m.content, m.parts::jsonb, m.name,
   m.tool_calls::jsonb, m.tool_call_id, m.metadata::jsonb, m.tokens,
   now() + make_interval(secs => $6::float8),
-  m.embedding::extensions.vector, case when m.embedding is not null then $17::text end
+  m.embedding::extensions.vector, case when m.embedding is not null then $17::text end,
+  coalesce(m.created_at, now())
 from sess, unnest($7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-  $13::text[], $14::int[], $15::text[], $16::text[])
-  with ordinality as m(id, role, content, name, tool_calls, tool_call_id, metadata, tokens, parts, embedding, ord)
+  $13::text[], $14::int[], $15::text[], $16::text[], $18::timestamptz[])
+  with ordinality as m(id, role, content, name, tool_calls, tool_call_id, metadata, tokens, parts, embedding,
+    created_at, ord)
 returning id, seq, created_at`
 
 // newMessages holds the columns of the messages to insert, and where each answer goes.
@@ -123,8 +128,9 @@ type newMessages struct {
 	names, toolCalls, toolCallIDs, metas []*string
 	parts                                []*string
 	tokens                               []int32
-	embeds                               []*string // nil: no vector (not embedded, or the provider failed)
-	slot                                 []int     // the index in the request of each row
+	embeds                               []*string    // nil: no vector (not embedded, or the provider failed)
+	times                                []*time.Time // nil: the commit's time
+	slot                                 []int        // the index in the request of each row
 }
 
 // collectNew gathers the messages of msgs not yet stored, with their vectors (vecs, one per
@@ -153,6 +159,7 @@ func collectNew(msgs []memory.NewMessage, vecs []*string, stored map[uuid.UUID]m
 			vec = vecs[i]
 		}
 		n.embeds = append(n.embeds, vec)
+		n.times = append(n.times, m.CreatedAt)
 		n.slot = append(n.slot, i)
 	}
 	return n
@@ -162,7 +169,7 @@ func appendArgs(p CommitParams, n newMessages) []any {
 	sc := p.Scope
 	return []any{p.SessionID, sc.TenantID, sc.UserID, sc.Agent, len(n.ids), p.TTL.Seconds(),
 		n.ids, n.roles, n.contents, n.names, n.toolCalls, n.toolCallIDs, n.metas, n.tokens, n.parts,
-		n.embeds, p.Model}
+		n.embeds, p.Model, n.times}
 }
 
 // turnVectors are the vectors of a turn (CommitParams.MemoryVectors and MessageVectors).

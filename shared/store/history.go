@@ -14,7 +14,8 @@ import (
 
 // MessageKey is the place of a message in a user's history across sessions, which orders by
 // creation time, then session id, then seq. The messages of one turn share their creation time
-// (the transaction's), so seq keeps them in the order given.
+// (the transaction's), so seq keeps them in the order given, unless a service gave their times
+// (an imported history), which then place them.
 type MessageKey struct {
 	CreatedAt time.Time
 	SessionID uuid.UUID
