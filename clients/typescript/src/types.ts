@@ -35,7 +35,10 @@ export type Agent = Schemas["Agent"];
 export type ActiveSessionRequest = Schemas["ActiveSessionRequest"];
 export type ActiveSession = Schemas["ActiveSession"];
 export type CommitTurnRequest = Schemas["CommitTurnRequest"];
-/** MessageIn is one message of a turn; `content` is a string or content parts. */
+/**
+ * MessageIn is one message of a turn; `content` is a string or content parts. `created_at`, for
+ * service tokens importing a history, places the message in time (a user token gets 400).
+ */
 export type MessageIn = Schemas["MessageIn"];
 /** MessageContent is a string, or an array of 1 to 100 content parts. */
 export type MessageContent = Schemas["MessageContent"];

@@ -69,6 +69,22 @@ export interface paths {
          *     the session row: they never interleave inside a turn and never share a `seq`. Order never
          *     depends on clock readings.
          *
+         *     **Message times (importing a history).** A service caller may give each message the time
+         *     it was said, `messages[].created_at` (RFC 3339 with `Z` or an offset; stored and answered
+         *     in UTC, to the microsecond), to import a conversation from another system. It must be
+         *     from `2000-01-01T00:00:00Z` to at most 5 minutes after the commit's time (an allowance
+         *     for the caller's clock); anything else answers 400 naming `messages[i].created_at` and
+         *     stores nothing. A user token giving it answers 400 `invalid_request` naming the field:
+         *     a user's client has no past to import and must not back-date what it says, yet the user
+         *     may call this function, so it is a field this caller may not send (reported with any
+         *     other invalid field of the turn), not a function its role may not call (403). A
+         *     message without it (or with `null`) is created at the commit's time. The time only
+         *     places the message: `seq` still follows the order given, so a later message may carry
+         *     an earlier time; expiry (`expires_at`) and the session's `last_active_at` still count
+         *     from the commit's time. The answer, a replay of its `Idempotency-Key`, `get-context`
+         *     (`raw`) and `sessions` `history` give the stored time, and the `since` of `history` and
+         *     `get-context` reads it; the user's history across sessions orders by it.
+         *
          *     **Content parts.** `content` is a string, or an array of 1 to 100 content parts as the
          *     Chat Completions API takes them: each part an object with a string `type`. A `text`
          *     part carries its `text` (a string); any other part (`image_url`, `input_audio`, `file`,
@@ -118,7 +134,8 @@ export interface paths {
          *     fact again keeps the vector it has. The answer does not differ.
          *
          *     **Expiry.** Every message and memory written gets `expires_at` = now + `ttl_seconds`, or
-         *     now + `DEFAULT_RETENTION` (720 h unless configured) without it.
+         *     now + `DEFAULT_RETENTION` (720 h unless configured) without it; now is the commit's
+         *     time, also for a message given an earlier `created_at`.
          *
          *     **Idempotency.** With an `Idempotency-Key` header, the first successful (201) answer is
          *     recorded for 24 hours. Keys are scoped by the caller's role (`authenticated` or
@@ -194,7 +211,9 @@ export interface paths {
          *     `system` and `usage` in `anthropic`):
          *
          *     - `raw` (default): stored messages with every field; `content` as committed (a string or
-         *       content parts).
+         *       content parts). Only `raw` carries each message's `created_at` (the time a service
+         *       gave it on import, else its commit's): the `openai`, `langchain` and `anthropic`
+         *       message objects have no field for it and are kept exactly as their APIs take them.
          *     - `openai`: Chat Completions message objects; `content` as committed, null on an
          *       assistant message with tool calls and no content.
          *     - `langchain`: LangChain stored messages, as `mapChatMessagesToStoredMessages`
@@ -601,7 +620,8 @@ export interface paths {
          *       `null`): the user's history across sessions, the unexpired messages of every session
          *       of the user (of `agent`'s sessions when given), each as above plus its `session_id`.
          *       Ordered by creation (`created_at`), then `session_id`, then `seq` (the messages of one
-         *       turn share their `created_at` and keep their order); `order`, `limit`, cursors and
+         *       turn share their `created_at` and keep their order, unless a service gave them their
+         *       times on import, which then place them); `order`, `limit`, cursors and
          *       `total` as above. Pages continue from the last message seen, so `newest` pages never
          *       repeat nor skip what existed when paging began and `oldest` pages reach new
          *       messages; a turn committed concurrently with a page may take a `created_at` just
@@ -1134,6 +1154,16 @@ export interface components {
              */
             tool_call_id?: string;
             metadata?: components["schemas"]["Metadata"];
+            /**
+             * Format: date-time
+             * @description Service callers only (a user token: 400 naming the field). When the message was
+             *     said, for importing a history: RFC 3339 with `Z` or an offset, from
+             *     `2000-01-01T00:00:00Z` to 5 minutes after the commit's time. Absent or `null`: the
+             *     commit's time. It does not change `seq` (the order given) nor `expires_at` (from
+             *     the commit's time).
+             * @example 2024-05-01T09:30:00+02:00
+             */
+            created_at?: string | null;
         };
         /**
          * @description A string of at most 100,000 characters (code points), or an array of 1 to 100 content
