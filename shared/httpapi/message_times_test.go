@@ -167,3 +167,17 @@ func TestCommitTurnMessageTimesRefused(t *testing.T) {
 		t.Errorf("a null created_at stored %s, want about now", ts)
 	}
 }
+
+// FuzzCommitTurnMessageTimes: whatever time a service gives a message, commit-turn stores it
+// or answers invalid_request, never 5xx.
+func FuzzCommitTurnMessageTimes(f *testing.F) {
+	turn := func(at string) string {
+		return `{"user_id":"$UID","session_id":"$SID","messages":[{"role":"user","content":"hi","created_at":` + at + `}]}`
+	}
+	fuzzFunction(f, "commit-turn", true,
+		turn(`"2024-05-01T09:30:00Z"`), turn(`"2024-05-01T09:30:00.123456789+02:00"`), turn(`null`),
+		turn(`"2000-01-01T00:00:00Z"`), turn(`"2000-01-01T00:00:00+00:01"`), turn(`"0001-01-01T00:00:00+23:59"`),
+		turn(`"9999-12-31T23:59:59-23:59"`), turn(`"2024-02-30T00:00:00Z"`), turn(`"2024-05-01T24:00:00Z"`),
+		turn(`"2024-05-01t09:30:00z"`), turn(`"2024-05-01 09:30:00Z"`), turn(`""`), turn(`1714555800`),
+		turn(`{"t":1}`), turn(`"2024-05-01T09:30:00Z\u0000"`))
+}
