@@ -2365,12 +2365,18 @@ export interface components {
         /**
          * @description What an adapter receives for a job: the body of the webhook adapter's POST. It is read
          *     when the job is delivered, so its content is what the database holds then (a message
-         *     deleted meanwhile is no longer in it), and every content field (messages' content, tool
-         *     call arguments and metadata, memories' content and metadata, the session's title) has
-         *     passed through PII redaction: emails, phone numbers, card numbers, IBANs and IP
-         *     addresses are `[EMAIL]`, `[PHONE]`, `[CARD]`, `[IBAN]` and `[IP]` (`pii_scrubbed`
-         *     true), and `metadata.pii` lists the kind and salted hash of each value removed
-         *     (`hex(HMAC-SHA256(PII_HASH_SALT, "kind:" + canonical value))`), in order. A direct delivery carries `webhook-id` (the event id),
+         *     deleted meanwhile is no longer in it), and it has passed through PII redaction whole:
+         *     every string, member name and number at any depth (content and content parts of any
+         *     type, URLs, file names, names, tool calls, metadata names and values, memories, the
+         *     session's title, the tenant and the agent) but agentmem's own ids, timestamps, seqs,
+         *     counts, the event's type and messages' roles. Emails, phone numbers, card numbers, IBANs
+         *     and IP addresses are `[EMAIL]`, `[PHONE]`, `[CARD]`, `[IBAN]` and `[IP]`; in `tenant_id`,
+         *     `agent` and tool call ids they are followed by `#` and 16 hex digits of a keyed hash of
+         *     the name, so two names stay two. Inline data (`data:` URLs, the `data` and `file_data`
+         *     of content parts, base64 runs of 256 characters or more) is `[DATA <media type> <size>
+         *     bytes]`. `pii_scrubbed` is true, and `metadata.pii` lists the kind and salted hash of
+         *     each value removed (`hex(HMAC-SHA256(PII_HASH_SALT, "kind:" + canonical value))`), in
+         *     order. A direct delivery carries `webhook-id` (the event id),
          *     `webhook-timestamp` and `webhook-signature` (`v1,` and base64 of HMAC-SHA256 with the
          *     secret of `<id>.<timestamp>.<body>`), as Standard Webhooks prescribe, and
          *     `Agentmem-Event-Type`; one through QStash carries QStash's `Upstash-Signature` and the
@@ -2475,7 +2481,7 @@ export interface components {
                 number: number;
                 of: number;
             };
-            /** @description Every content field went through PII redaction. */
+            /** @description The whole event went through PII redaction (see `Event`). */
             pii_scrubbed: boolean;
             /** @description What the pipeline adds. `pii`, when redaction removed something, lists `{kind, hash}` of each value removed, in order. */
             metadata: {
