@@ -109,6 +109,10 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (memory.Context
 			b.Queue(recallSQL, s.recallArgs(*rp)...).Query(func(rows pgx.Rows) error {
 				var err error
 				out.Memories, err = recallHits(rows, *rp)
+				// get-context's memories are as its contract has them: no relevance.
+				for i := range out.Memories {
+					out.Memories[i].Relevance = nil
+				}
 				return err
 			})
 		}
