@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -29,20 +30,27 @@ func (ft *fuzzTarget) adminConn(f *testing.F) *pgx.Conn {
 	return conn
 }
 
-// rowVersions is a fingerprint of every row of the fuzz user: each row's place and the
-// transaction that wrote it, so an insert, an update or a delete of any of them changes it.
+// rowVersions is a fingerprint of every row of the fuzz user, by table: each row's place and
+// the transaction that wrote it, so an insert, an update or a delete of any of them changes it.
 func (ft *fuzzTarget) rowVersions(t *testing.T, conn *pgx.Conn) map[string]string {
 	t.Helper()
 	ft.app.WaitEmbedded() // vectors written after a commit are not the request's change
-	out := map[string]string{}
+	var q []string
 	for _, table := range userTables {
-		var s string
-		err := conn.QueryRow(context.Background(), `select coalesce(string_agg(x.ctid::text || x.xmin::text, ',' order by x.ctid), '')
-			from agentmem.`+table+` x where user_id = $1`, ft.uid).Scan(&s)
-		if err != nil {
-			t.Fatalf("read %s: %v", table, err)
-		}
-		out[table] = s
+		q = append(q, `select '`+table+`', coalesce(string_agg(x.ctid::text || x.xmin::text, ',' order by x.ctid), '')
+			from agentmem.`+table+` x where user_id = $1`)
+	}
+	rows, err := conn.Query(context.Background(), strings.Join(q, " union all "), ft.uid)
+	if err != nil {
+		t.Fatalf("read the user's rows: %v", err)
+	}
+	out := map[string]string{}
+	var table, versions string
+	if _, err := pgx.ForEachRow(rows, []any{&table, &versions}, func() error {
+		out[table] = versions
+		return nil
+	}); err != nil || len(out) != len(userTables) {
+		t.Fatalf("read the user's rows: %v (%d tables)", err, len(out))
 	}
 	return out
 }
