@@ -241,6 +241,7 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (mem
 	if look.Payload != nil {
 		switch {
 		case !decoded:
+			a.log.DebugContext(ctx, "context cache window unreadable", "adapter", a.cache.Name())
 		case chk.c.Unsettled, chk.in >= a.cfg.CacheSettle/2,
 			chk.c.LastExpired != nil && !chk.c.LastExpired.Before(w.FilledAt.Add(-expiryMargin)),
 			w.ExpiresAt != nil && !time.Now().Add(expiryMargin).Before(*w.ExpiresAt):

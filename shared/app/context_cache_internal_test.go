@@ -155,3 +155,43 @@ func TestCachedWindowRoundTrips(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDecodeWindow decodes a cached window of 100 messages (a fifth with content parts and
+// metadata): as a hit decoded it before windows were checked (the CBOR and the conversion of
+// its messages), and checked.
+func BenchmarkDecodeWindow(b *testing.B) {
+	w := fullWindow()
+	w.Messages = nil
+	for i := range 100 {
+		m := cachedMessage{ID: uuid.New(), Seq: int64(i + 1), Role: "user", Content: "a question of a few words, and a few more",
+			CreatedAt: time.Now(), Tokens: 12}
+		if i%2 == 1 {
+			m.Role = "assistant"
+		}
+		if i%5 == 0 {
+			m.Parts = json.RawMessage(`[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"https://example.com/a.png"}}]`)
+			m.Metadata = json.RawMessage(`{"client":"web","tokens":12}`)
+		}
+		w.Messages = append(w.Messages, m)
+	}
+	p, err := cacheEncoding.Marshal(w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("unchecked", func(b *testing.B) {
+		for b.Loop() {
+			var got cachedWindow
+			if err := cacheDecoding.Unmarshal(p, &got); err != nil {
+				b.Fatal(err)
+			}
+			_ = fromCached(got.Messages)
+		}
+	})
+	b.Run("checked", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, ok := decodeWindow(p); !ok {
+				b.Fatal("not a window")
+			}
+		}
+	})
+}

@@ -161,13 +161,13 @@ func (m Message) Check() error {
 	}
 	if m.Parts != nil {
 		var parts []struct {
-			Type *string `json:"type"`
+			Type partType `json:"type"`
 		}
 		if json.Unmarshal(m.Parts, &parts) != nil || len(parts) < 1 || len(parts) > MaxContentParts {
-			return fmt.Errorf("content parts are not an array of 1 to %d objects", MaxContentParts)
+			return fmt.Errorf("content parts are not an array of 1 to %d objects whose type is a string", MaxContentParts)
 		}
 		for _, p := range parts {
-			if p.Type == nil {
+			if !p.Type {
 				return errors.New("a content part has no type")
 			}
 		}
@@ -181,6 +181,19 @@ func (m Message) Check() error {
 	if (m.ToolCallID != nil) != (m.Role == RoleTool) {
 		return errors.New("a tool call id missing from a tool message, or on another")
 	}
+	return nil
+}
+
+// partType is present when a content part's type is a string; it reads the type without
+// copying it, which keeps Check cheap on every cached window served.
+type partType bool
+
+// UnmarshalJSON takes a JSON string, and nothing else.
+func (p *partType) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '"' {
+		return errors.New("type is not a string")
+	}
+	*p = true
 	return nil
 }
 

@@ -118,6 +118,7 @@ const (
 	Dead
 )
 
+// String names the outcome in a failing target's message.
 func (o Outcome) String() string { return [...]string{"delivered", "retry", "dead"}[o] }
 
 // OutcomeOf is how process-jobs takes err.
