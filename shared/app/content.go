@@ -12,7 +12,7 @@ import (
 
 // Limits of a message's content parts.
 const (
-	maxContentParts = 100
+	maxContentParts = memory.MaxContentParts
 	maxPartBytes    = 64 << 10
 )
 

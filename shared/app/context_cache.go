@@ -127,6 +127,39 @@ func fromCached(msgs []cachedMessage) []memory.Message {
 	return out
 }
 
+// decodeWindow reads a cached window and its messages. ok is false for a payload that is not
+// a window this process may serve as it is: not the CBOR of one, or one breaking a rule every
+// answer read from the database keeps (memory.Message.Check; user memory values JSON), which
+// the formats and the JSON answer rely on. Whoever can write to Redis can write anything
+// there; such a payload is a miss, never a failed request: the database answers and fills the
+// window again.
+func decodeWindow(payload []byte) (w cachedWindow, msgs []memory.Message, ok bool) {
+	if cacheDecoding.Unmarshal(payload, &w) != nil {
+		return cachedWindow{}, nil, false
+	}
+	msgs = fromCached(w.Messages)
+	for _, m := range msgs {
+		if m.Check() != nil {
+			return cachedWindow{}, nil, false
+		}
+	}
+	for _, v := range w.UserMemory {
+		if !json.Valid(v) {
+			return cachedWindow{}, nil, false
+		}
+	}
+	return w, msgs, true
+}
+
+// context is the answer a window decoded with its messages gives for the session.
+func (w cachedWindow) context(session uuid.UUID, msgs []memory.Message) memory.Context {
+	if w.UserMemory == nil {
+		w.UserMemory = map[string]json.RawMessage{}
+	}
+	return memory.Context{SessionID: session, Messages: msgs, Memories: []memory.Hit{}, UserMemory: w.UserMemory,
+		State: w.State, Notes: w.Notes, Summary: w.Summary, Usage: w.Usage}
+}
+
 // contextShape is the part of a get-context request, besides the user and the session, that
 // the window depends on: no content. Its first element is the payload's format (1 was JSON, 2
 // is CBOR): a window written in another format is never looked up.
@@ -187,7 +220,11 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (mem
 	look, lookErr := a.cache.Lookup(ctx, adapter.CacheKey{UserID: p.Scope.UserID, SessionID: p.SessionID, Shape: contextShape(p)})
 	// The window is decoded while the check may still be on its way (most of a hit's own work).
 	var w cachedWindow
-	decoded := lookErr == nil && look.Payload != nil && cacheDecoding.Unmarshal(look.Payload, &w) == nil
+	var msgs []memory.Message
+	decoded := false
+	if lookErr == nil && look.Payload != nil {
+		w, msgs, decoded = decodeWindow(look.Payload)
+	}
 	chk := <-done
 	if chk.err != nil {
 		// Without the check no cached answer may be served; the database may still answer.
@@ -204,17 +241,13 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (mem
 	if look.Payload != nil {
 		switch {
 		case !decoded:
+			a.log.DebugContext(ctx, "context cache window unreadable", "adapter", a.cache.Name())
 		case chk.c.Unsettled, chk.in >= a.cfg.CacheSettle/2,
 			chk.c.LastExpired != nil && !chk.c.LastExpired.Before(w.FilledAt.Add(-expiryMargin)),
 			w.ExpiresAt != nil && !time.Now().Add(expiryMargin).Before(*w.ExpiresAt):
 			result = telemetry.CacheStale
 		default:
-			if w.UserMemory == nil {
-				w.UserMemory = map[string]json.RawMessage{}
-			}
-			return memory.Context{SessionID: p.SessionID, Messages: fromCached(w.Messages), Memories: []memory.Hit{},
-					UserMemory: w.UserMemory, State: w.State, Notes: w.Notes, Summary: w.Summary, Usage: w.Usage},
-				telemetry.CacheHit, nil
+			return w.context(p.SessionID, msgs), telemetry.CacheHit, nil
 		}
 	}
 	// The database, and the answer into the cache under the generations the look-up read.

@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/fxamacker/cbor/v2"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/adapter/redis"
@@ -111,7 +114,10 @@ func (r *cacheRig) get(u auth.Principal, in app.GetContextInput) memory.Context 
 		if err != nil {
 			r.t.Fatal(err)
 		}
-		g, _ := json.Marshal(app.RenderContext(got))
+		g, err := json.Marshal(app.RenderContext(got))
+		if err != nil {
+			r.t.Fatalf("%s: the answer through the cache does not marshal: %v", format, err)
+		}
 		w, _ := json.Marshal(app.RenderContext(want))
 		if string(g) != string(w) {
 			r.t.Fatalf("%s: through the cache\n%s\nfrom the database\n%s", format, g, w)
@@ -546,4 +552,98 @@ func TestContextCacheCheckFailingReadsTheDatabase(t *testing.T) {
 		t.Fatal("served from the cache without its check")
 	}
 	r.get(u, in)
+}
+
+// tamper rewrites the one window cached for the session, under its generations, with what
+// change makes of its payload: what whoever can write to Redis can do.
+func (r *cacheRig) tamper(u auth.Principal, session string, change func(payload []byte) []byte) {
+	r.t.Helper()
+	ctx := context.Background()
+	opt, err := goredis.ParseURL(r.redis.URL())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	c := goredis.NewClient(opt)
+	defer c.Close()
+	keys, err := c.Keys(ctx, "agentmem:{"+u.UserID.String()+"}:c:"+session+":*").Result()
+	if err != nil || len(keys) != 1 {
+		r.t.Fatalf("cached windows of the session: %v (%v)", keys, err)
+	}
+	v, err := c.Get(ctx, keys[0]).Bytes()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	// "<user generation>:<session generation>:" and the payload.
+	n := bytes.IndexByte(v, ':')
+	n += 1 + bytes.IndexByte(v[n+1:], ':') + 1
+	out := append(bytes.Clone(v[:n]), change(v[n:])...)
+	if err := c.Set(ctx, keys[0], out, goredis.KeepTTL).Err(); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// editWindow changes a cached window's payload as a map of its fields.
+func editWindow(t *testing.T, edit func(w map[string]any)) func([]byte) []byte {
+	return func(payload []byte) []byte {
+		dec, err := cbor.DecOptions{DefaultMapType: reflect.TypeOf(map[string]any(nil))}.DecMode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w map[string]any
+		if err := dec.Unmarshal(payload, &w); err != nil {
+			t.Fatalf("the cached window does not decode: %v", err)
+		}
+		edit(w)
+		out, err := cbor.Marshal(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+}
+
+// A cached window that is not one the database could have given (not a window at all, a
+// message of no known role, metadata, content parts or a user memory value that is not JSON)
+// is a miss, whoever wrote it into Redis: the database answers, as it does without the cache,
+// rendered in every format (never a failure to encode the answer), and fills the window again.
+func TestContextCacheTakesAWindowItCannotServeForAMiss(t *testing.T) {
+	t.Parallel()
+	r := newCacheRig(t)
+	u := user()
+	session := uuid.NewString()
+	in := app.GetContextInput{SessionID: &session}
+	r.commit(u, session, "one")
+	r.deliver()
+	r.get(u, in)
+	if !r.servedFromCache(u, in, session) {
+		t.Fatal("not served from the cache")
+	}
+	firstMessage := func(edit func(m map[string]any)) func(w map[string]any) {
+		return func(w map[string]any) { edit(w["messages"].([]any)[0].(map[string]any)) }
+	}
+	for _, c := range []struct {
+		name   string
+		change func([]byte) []byte
+	}{
+		{"not CBOR", func([]byte) []byte { return []byte{0xff, 0x00, 0x1f} }},
+		{"not a window", func([]byte) []byte { return []byte{0x83, 0x01, 0x02, 0x03} }},
+		{"cut short", func(p []byte) []byte { return p[:len(p)/2] }},
+		{"a role no message has", editWindow(t, firstMessage(func(m map[string]any) { m["role"] = "intruder" }))},
+		{"metadata not JSON", editWindow(t, firstMessage(func(m map[string]any) { m["metadata"] = []byte("{not json") }))},
+		{"metadata not an object", editWindow(t, firstMessage(func(m map[string]any) { m["metadata"] = []byte("[1]") }))},
+		{"parts not JSON", editWindow(t, firstMessage(func(m map[string]any) { m["parts"] = []byte(`[{"type":`) }))},
+		{"a tool message without its call id", editWindow(t, firstMessage(func(m map[string]any) { m["role"] = "tool" }))},
+		{"a user memory value not JSON", editWindow(t, func(w map[string]any) { w["user_memory"] = map[string]any{"k": []byte("{")} })},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			parent := r.t
+			r.t = t
+			defer func() { r.t = parent }()
+			r.tamper(u, session, c.change)
+			r.get(u, in)
+			if !r.servedFromCache(u, in, session) {
+				t.Fatal("the window was not filled again")
+			}
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
@@ -24,6 +25,8 @@ import (
 // fuzzTarget is the fixture one fuzz worker shares between inputs.
 type fuzzTarget struct {
 	h                  http.Handler
+	app                *app.App
+	dbURL              string
 	user, service      string
 	uid, sid, mid, mem string
 }
@@ -32,8 +35,8 @@ type fuzzTarget struct {
 // session, a message and a memory.
 func newFuzzTarget(f *testing.F) *fuzzTarget {
 	c := envConfig{url: testdb.Fuzz(f).URL, maxConns: 4, log: discardLog}
-	_, srv := c.serve(f, c.openStore(f, testdb.DB{}), io.Discard)
-	ft := &fuzzTarget{h: srv.Mux(), uid: uuid.NewString(), sid: uuid.NewString()}
+	a, srv := c.serve(f, c.openStore(f, testdb.DB{}), io.Discard)
+	ft := &fuzzTarget{h: srv.Mux(), app: a, dbURL: c.url, uid: uuid.NewString(), sid: uuid.NewString()}
 	var err error
 	if ft.user, err = auth.MintHS256(secret, auth.MintClaims{Role: auth.RoleUser, Subject: ft.uid}); err != nil {
 		f.Fatal(err)
@@ -57,10 +60,22 @@ func newFuzzTarget(f *testing.F) *fuzzTarget {
 	return ft
 }
 
-func (ft *fuzzTarget) post(token, fn string, body []byte) (int, map[string]any) {
+// expand replaces the seeds' $UID, $SID, $MID and $MEM with the fixture's ids.
+func (ft *fuzzTarget) expand(body []byte) []byte {
+	repl := []string{"$UID", ft.uid, "$SID", ft.sid, "$MID", ft.mid, "$MEM", ft.mem}
+	for i := 0; i < len(repl); i += 2 {
+		body = bytes.ReplaceAll(body, []byte(repl[i]), []byte(repl[i+1]))
+	}
+	return body
+}
+
+func (ft *fuzzTarget) post(token, fn string, body []byte, headers ...string) (int, map[string]any) {
 	req := httptest.NewRequest(http.MethodPost, "/v1/"+fn, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+token)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	rec := httptest.NewRecorder()
 	ft.h.ServeHTTP(rec, req)
 	var out map[string]any
@@ -86,11 +101,8 @@ func fuzzFunction(f *testing.F, fn string, service bool, seeds ...string) {
 	if service {
 		token = ft.service
 	}
-	repl := []string{"$UID", ft.uid, "$SID", ft.sid, "$MID", ft.mid, "$MEM", ft.mem}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for i := 0; i < len(repl); i += 2 {
-			body = bytes.ReplaceAll(body, []byte(repl[i]), []byte(repl[i+1]))
-		}
+		body = ft.expand(body)
 		status, out := ft.post(token, fn, body)
 		code, _ := out["code"].(string)
 		switch {

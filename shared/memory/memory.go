@@ -8,6 +8,7 @@ package memory
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -140,6 +141,67 @@ func ContentText(parts json.RawMessage) (string, error) {
 
 // PartText is the type of a content part that carries text.
 const PartText = "text"
+
+// MaxContentParts is the most content parts a message holds.
+const MaxContentParts = 100
+
+// Check reports which rule of a stored message m breaks, nil when it keeps them all: a role
+// of the four; content parts, when there are any, an array of 1 to MaxContentParts objects
+// whose type is a string; metadata absent or a JSON object; tool calls on assistant messages
+// only; a tool call id on every tool message and on no other. Commit-turn and the database's
+// constraints keep them for every message the store reads; a message read from elsewhere (a
+// window cached in Redis, which whoever can write to Redis can change) is checked before it is
+// served, since every format and the JSON answer rely on them. The error names the rule, never
+// the content.
+func (m Message) Check() error {
+	switch m.Role {
+	case RoleUser, RoleAssistant, RoleSystem, RoleTool:
+	default:
+		return errors.New("role is not one of user, assistant, system, tool")
+	}
+	if m.Parts != nil {
+		var parts []struct {
+			Type partType `json:"type"`
+		}
+		if json.Unmarshal(m.Parts, &parts) != nil || len(parts) < 1 || len(parts) > MaxContentParts {
+			return fmt.Errorf("content parts are not an array of 1 to %d objects whose type is a string", MaxContentParts)
+		}
+		for _, p := range parts {
+			if !p.Type {
+				return errors.New("a content part has no type")
+			}
+		}
+	}
+	if m.Metadata != nil && !jsonObject(m.Metadata) {
+		return errors.New("metadata is not a JSON object")
+	}
+	if len(m.ToolCalls) > 0 && m.Role != RoleAssistant {
+		return errors.New("tool calls on a message that is not an assistant's")
+	}
+	if (m.ToolCallID != nil) != (m.Role == RoleTool) {
+		return errors.New("a tool call id missing from a tool message, or on another")
+	}
+	return nil
+}
+
+// partType is present when a content part's type is a string; it reads the type without
+// copying it, which keeps Check cheap on every cached window served.
+type partType bool
+
+// UnmarshalJSON takes a JSON string, and nothing else.
+func (p *partType) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '"' {
+		return errors.New("type is not a string")
+	}
+	*p = true
+	return nil
+}
+
+// jsonObject reports whether b is one JSON object.
+func jsonObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
 
 // LogValue keeps message content out of logs.
 func (m Message) LogValue() slog.Value {
