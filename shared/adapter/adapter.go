@@ -88,6 +88,11 @@ type ContextCache interface {
 	// are no longer current, and a Fill for a payload read from the database from now on.
 	// An error (the cache is unreachable, too slow) is for the caller to read the database.
 	Lookup(ctx context.Context, key CacheKey) (CacheLookup, error)
+	// DropUser deletes every answer cached for the user at once, within the cache's request
+	// timeout: an erasure calls it after its commit, so that the erased content leaves the
+	// cache before the erasure answers rather than when its job is delivered (which does it
+	// again). An error leaves it to the job.
+	DropUser(ctx context.Context, userID uuid.UUID) error
 	// Retention is the longest a cached answer lives. A dead job of the cache is kept at least
 	// that long after it died: until then the cache may hold an answer its change never
 	// reached, and the job is what keeps the user's reads away from it.

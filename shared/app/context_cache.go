@@ -82,6 +82,10 @@ type cachedWindow struct {
 	// without messages. The window is not served from expiryMargin before it: a sweep may
 	// delete the message meanwhile, and no job announces that.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Generation is the database's generation (store.CacheCheck) read by the check before the
+	// read that produced the window: it is served only while the check reads the same, so a
+	// Redis that lost writes or came back older than the database only costs misses.
+	Generation string `json:"generation"`
 }
 
 // cachedMessage is a message as cached: every field, the token estimate and the content parts
@@ -242,7 +246,7 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (mem
 		switch {
 		case !decoded:
 			a.log.DebugContext(ctx, "context cache window unreadable", "adapter", a.cache.Name())
-		case chk.c.Unsettled, chk.in >= a.cfg.CacheSettle/2,
+		case chk.c.Unsettled, chk.in >= a.cfg.CacheSettle/2, w.Generation != chk.c.Generation,
 			chk.c.LastExpired != nil && !chk.c.LastExpired.Before(w.FilledAt.Add(-expiryMargin)),
 			w.ExpiresAt != nil && !time.Now().Add(expiryMargin).Before(*w.ExpiresAt):
 			result = telemetry.CacheStale
@@ -250,7 +254,8 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (mem
 			return w.context(p.SessionID, msgs), telemetry.CacheHit, nil
 		}
 	}
-	// The database, and the answer into the cache under the generations the look-up read.
+	// The database, and the answer into the cache under the generations the look-up and the
+	// check read, both before the read.
 	filledAt := time.Now()
 	p.WindowExpiry = true
 	out, err := a.storeContext(ctx, p)
@@ -258,7 +263,8 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (mem
 		return out, result, err
 	}
 	payload, err := cacheEncoding.Marshal(cachedWindow{FilledAt: filledAt, Messages: toCached(out.Messages), Usage: out.Usage,
-		UserMemory: out.UserMemory, State: out.State, Notes: out.Notes, Summary: out.Summary, ExpiresAt: out.WindowExpiresAt})
+		UserMemory: out.UserMemory, State: out.State, Notes: out.Notes, Summary: out.Summary, ExpiresAt: out.WindowExpiresAt,
+		Generation: chk.c.Generation})
 	if err != nil {
 		return out, result, fmt.Errorf("encode cached window: %w", err)
 	}

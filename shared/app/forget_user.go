@@ -69,6 +69,14 @@ func (a *App) forget(ctx context.Context, p store.ForgetParams) (memory.ForgetRe
 	if err != nil {
 		return res, err
 	}
+	// The cached windows go now, not when the erasure's job is delivered (every tenant's: the
+	// cache keeps a user's windows together).
+	if a.cache != nil && a.cache.Ready() {
+		if err := a.cache.DropUser(ctx, p.UserID); err != nil {
+			a.log.WarnContext(ctx, "forget user: cached windows left to the erasure's job", "adapter", a.cache.Name(),
+				"user_id", p.UserID.String(), "error", err)
+		}
+	}
 	a.notify(ctx)
 	var total int64
 	for _, n := range res.Deleted {

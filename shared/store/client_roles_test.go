@@ -253,10 +253,11 @@ func TestClientRolesCannotWrite(t *testing.T) {
 
 	// The functions' own role holds exactly what each table needs: the outbox's jobs it may only
 	// insert (a change's transaction writes them; service_role reads, claims and deletes them),
-	// whatever its claims; the shared knowledge it only reads; the rate counters not at all
-	// (a security definer function takes the slots); every other table it reads and writes
+	// whatever its claims; the shared knowledge it only reads; the rate counters and the
+	// cache's generations not at all (security definer functions write them); every other table it reads and writes
 	// under row-level security. A table added without a row here fails.
-	callerPrivileges := map[string]string{"jobs": "insert", "knowledge_chunks": "select", "request_rates": ""}
+	callerPrivileges := map[string]string{"jobs": "insert", "knowledge_chunks": "select", "request_rates": "",
+		"cache_generations": ""}
 	rows, err = conn.Query(ctx, `
 		select c.relname::text, concat_ws(',',
 		  case when has_table_privilege($1, c.oid, 'select') then 'select' end,
@@ -348,6 +349,9 @@ var definerFunctions = []string{
 	// The get-context cache asks whether the request's user has unsettled jobs, which the
 	// functions' role may not read.
 	"agentmem.check_context_cache(uuid,text,uuid,text,integer)",
+	// A job of the cache advances the user's generation of it, closed to every role but the
+	// owner's.
+	"agentmem.advance_cache_generation()",
 }
 
 // The functions recall and get-context rank with take the user to search as an argument, and

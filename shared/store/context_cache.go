@@ -21,6 +21,10 @@ type CacheCheck struct {
 	// stored (the sweep deletes them later); nil when there is none. A cached window filled
 	// before it may hold a message that has expired since.
 	LastExpired *time.Time
+	// Generation changes with every acknowledged change of the user's or the session's cached
+	// answer (the migration count_cache_generations), and never returns to an earlier value: a
+	// window filled under another generation is older than the database, whatever Redis says.
+	Generation string
 }
 
 // CheckContextCache reads CacheCheck for sc's session in one statement, without the request's
@@ -30,10 +34,10 @@ type CacheCheck struct {
 func (s *Store) CheckContextCache(ctx context.Context, sc memory.Scope, sessionID uuid.UUID, adapter string, settle time.Duration) (CacheCheck, error) {
 	var out CacheCheck
 	b := &pgx.Batch{}
-	b.Queue(`select unsettled, last_expired from agentmem.check_context_cache(p_user_id => $1::uuid,
+	b.Queue(`select unsettled, last_expired, generation from agentmem.check_context_cache(p_user_id => $1::uuid,
 		p_tenant_id => $2::text, p_session_id => $3::uuid, p_adapter => $4::text, p_settle_ms => $5::integer)`,
 		sc.UserID, sc.TenantID, sessionID, adapter, int32(settle.Milliseconds())).QueryRow(func(row pgx.Row) error {
-		if err := row.Scan(&out.Unsettled, &out.LastExpired); err != nil {
+		if err := row.Scan(&out.Unsettled, &out.LastExpired, &out.Generation); err != nil {
 			return fmt.Errorf("select cache check: %w", err)
 		}
 		return nil

@@ -16,17 +16,34 @@
 // Every key of a user carries the user's id as a hash tag, {<user id>}, so that one script
 // reads them together (on a cluster too):
 //
-//	agentmem:{<user>}:u                     the user's generation
-//	agentmem:{<user>}:s:<session>           the session's generation
-//	agentmem:{<user>}:c:<session>:<shape>   a window: "<user gen>:<session gen>:" and the payload
+//	agentmem:{<user>}:u            the user's generation
+//	agentmem:{<user>}:s:<session>  the session's generation
+//	agentmem:{<user>}:w            the user's windows, a hash:
+//	                                 <session>:<shape>    "<user gen>:<session gen>:" and the payload
+//	                                 t:<session>:<shape>  "<fill time, unix ms> <bytes> <fill number>"
+//	                                 #                    the number of the last fill
 //
 // Delivering a job (Deliver) advances a generation with INCR: the session's for a change of
-// one session (a committed turn, a message deleted, a reset, a session deleted), the user's for
-// everything else (memories, key/value memory, state and notes, messages cleared across
-// sessions, an erasure, intents an older version does not know). A window is returned only when both generations it was filled under
-// are still current. A generation that is missing (evicted, expired) is created with a random
-// value, never 0, so a window filled before it went can never match it again. Generations live
-// twice REDIS_TTL after their last use, windows REDIS_TTL.
+// one session (a committed turn, a message deleted, a reset, a session deleted, a summary),
+// the user's for everything else (memories, key/value memory, state and notes, messages
+// cleared across sessions, an erasure, intents an older version does not know); and in the
+// same script drops the windows it made stale, the session's or all of the user's, so that no
+// deleted or erased content stays in Redis after the delivery. A window is returned only when
+// both generations it was filled under are still current, and a fill is stored only while they
+// are (a fill that read the database before a delivery never lands after it). A generation
+// that is missing (evicted, expired) is created with a random value, never 0, so a window
+// filled before it went can never match it again. Generations live twice REDIS_TTL after their
+// last use.
+//
+// # Bounds
+//
+// A user's windows live in one hash, so that an erasure deletes one key and eviction never
+// leaves part of them: at most UserWindows windows of at most UserBytes bytes in all, whatever
+// shapes (since, max_messages, max_tokens) and sessions the user asks for. A fill that goes
+// past a bound drops the oldest windows first; a window larger than UserBytes alone is not
+// cached. A window is not served REDIS_TTL after its fill; it is dropped at the user's next
+// fill, and the hash REDIS_TTL after the user's last fill. Beside the hash, a user holds the
+// generation keys: one, and one per session read in the last 2 × REDIS_TTL (a few bytes each).
 //
 // # Read-your-writes
 //
@@ -50,8 +67,15 @@
 //     filled after it holds the change. (Only the database's clock and the process's
 //     monotonic clock measure S: no two clocks are compared.)
 //  4. A fill stores the generations its look-up read, before the database read that produced
-//     it, so an answer is never labelled newer than what it holds, however late the SET
-//     arrives.
+//     it, so an answer is never labelled newer than what it holds, however late it arrives
+//     (and a fill that arrives after a delivery stores nothing).
+//
+// Redis itself may lose writes or come back older (a restart without persistence, a snapshot
+// restored, a replica promoted while behind), taking delivered INCRs with it: the generations
+// and windows it then holds agree with each other and not with the database. So the use case
+// also labels a window with the database's own generation (store.CacheCheck.Generation, which
+// every acknowledged change advances in its transaction), read by the same check before the
+// fill's read, and serves it only while the check reads the same: such a Redis costs misses.
 //
 // Nothing relies on Redis being reachable from the writer: the commit writes no cache key
 // itself, so there is no inline invalidation to fail; the outbox delivers the INCR (at once
@@ -72,10 +96,13 @@
 // Every command on a user's request runs under REDIS_TIMEOUT (default DefaultTimeout), without
 // retries; a failure answers from the database, and the cache then rests for a second
 // (Ready is false: no request waits on Redis meanwhile). A Redis that lost its data (a restart
-// without persistence, an eviction) only costs misses.
+// without persistence, an eviction, a rollback) only costs misses.
 //
 // The cache holds message content as the database does, unredacted (it is the user's own
-// answer): treat Redis as part of the database (TLS, a password, a private network).
+// answer): treat Redis as part of the database (TLS, a password, a private network). An
+// erasure (forget-user, and a user deleted in Supabase Auth) reaches Redis as its job's
+// delivery, which deletes the user's windows; forget-user also deletes them itself before it
+// answers (DropUser).
 package redis
 
 import (
@@ -94,6 +121,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/agentmem/agentmem/shared/adapter"
@@ -107,6 +135,16 @@ const (
 	DefaultTimeout = 100 * time.Millisecond
 	// DeliverTimeout bounds one delivery (an INCR) of a job.
 	DeliverTimeout = 5 * time.Second
+)
+
+// The bounds of what one user holds in Redis (see the package documentation). A chat client
+// asks for one shape per session; UserWindows leaves room for several sessions, agents and
+// devices within REDIS_TTL, and UserBytes for about twenty windows of 200 kB.
+const (
+	// UserWindows is the most windows a user has cached at once.
+	UserWindows = 32
+	// UserBytes bounds the size of a user's cached windows, in all.
+	UserBytes = 4 << 20
 )
 
 // restAfterFailure is how long the cache is skipped after a failed command on a request.
@@ -211,22 +249,49 @@ var noChange = map[string]bool{
 	adapter.BackfillSession: true,
 }
 
-// Deliver advances the generation ev changes (see the package documentation): the session's
-// for a change of one session, the user's for the rest; nothing for syncSession and
-// backfillSession. It is safe to repeat: another INCR only refuses more windows.
+// Deliver advances the generation ev changes and drops the windows it made stale (see the
+// package documentation): the session's for a change of one session, the user's for the
+// rest; nothing for syncSession and backfillSession. It is safe to repeat: another INCR only
+// refuses more windows.
 func (c *Cache) Deliver(ctx context.Context, ev adapter.Event) error {
 	if noChange[ev.Type] {
 		return nil
 	}
-	key := userGenKey(ev.UserID.String())
-	if sessionChanges[ev.Type] && ev.SessionID != nil {
-		key = sessionGenKey(ev.UserID.String(), ev.SessionID.String())
-	}
 	ctx, cancel := context.WithTimeout(ctx, DeliverTimeout)
 	defer cancel()
+	user := ev.UserID.String()
+	if !sessionChanges[ev.Type] || ev.SessionID == nil {
+		return c.dropUser(ctx, user)
+	}
+	session := ev.SessionID.String()
+	err := dropSessionScript.Run(ctx, c.client, []string{sessionGenKey(user, session), windowsKey(user)},
+		session+":", c.genTTL().Milliseconds()).Err()
+	if err != nil {
+		return fmt.Errorf("redis: %s", describe(err))
+	}
+	return nil
+}
+
+// DropUser deletes every window of the user and advances the user's generation, as the
+// delivery of an erasure does, within REDIS_TIMEOUT: forget-user calls it once the erasure
+// committed, so that the erased content leaves Redis before it answers (its job does it again,
+// and retries when this failed).
+func (c *Cache) DropUser(ctx context.Context, userID uuid.UUID) error {
+	rctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, errTimeout)
+	defer cancel()
+	if err := c.dropUser(rctx, userID.String()); err != nil {
+		c.failed(rctx)
+		return err
+	}
+	return nil
+}
+
+// dropUser advances the user's generation and deletes the user's windows, in one transaction.
+func (c *Cache) dropUser(ctx context.Context, user string) error {
 	_, err := c.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		p.Incr(ctx, key)
-		p.PExpire(ctx, key, c.genTTL())
+		p.Incr(ctx, userGenKey(user))
+		p.PExpire(ctx, userGenKey(user), c.genTTL())
+		p.Del(ctx, windowsKey(user))
 		return nil
 	})
 	if err != nil {
@@ -234,6 +299,21 @@ func (c *Cache) Deliver(ctx context.Context, ev adapter.Event) error {
 	}
 	return nil
 }
+
+// dropSessionScript advances the session's generation (KEYS[1], keeping it ARGV[2]
+// milliseconds) and deletes the session's windows from the user's (KEYS[2]): the fields that
+// start with ARGV[1], "<session>:", and their times.
+var dropSessionScript = goredis.NewScript(`
+redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local p, tp = ARGV[1], 't:' .. ARGV[1]
+for _, f in ipairs(redis.call('HKEYS', KEYS[2])) do
+  if string.sub(f, 1, #p) == p or string.sub(f, 1, #tp) == tp then
+    redis.call('HDEL', KEYS[2], f)
+  end
+end
+return 0
+`)
 
 // genTTL is how long a generation lives after its last use: longer than any window filled
 // under it.
@@ -257,7 +337,8 @@ var errTimeout = errors.New("redis: no answer within REDIS_TIMEOUT")
 
 // lookupScript reads the user's and the session's generations, creating a missing one with
 // the random value given (KEYS[1], KEYS[2]; ARGV[1], ARGV[2]) and keeping them ARGV[3]
-// milliseconds longer, and the window (KEYS[3]).
+// milliseconds longer, and the window ARGV[4] of the user's (KEYS[3]) unless it was filled
+// ARGV[6] milliseconds or more before ARGV[5] (unix ms).
 var lookupScript = goredis.NewScript(`
 local function gen(key, init, ttl)
   local v = redis.call('GET', key)
@@ -270,17 +351,75 @@ local function gen(key, init, ttl)
 end
 local u = gen(KEYS[1], ARGV[1], ARGV[3])
 local s = gen(KEYS[2], ARGV[2], ARGV[3])
-return {u, s, redis.call('GET', KEYS[3])}
+local w = redis.call('HMGET', KEYS[3], ARGV[4], 't:' .. ARGV[4])
+if w[1] and w[2] then
+  local at = tonumber(string.match(w[2], '^%d+'))
+  if at and at + tonumber(ARGV[6]) > tonumber(ARGV[5]) then
+    return {u, s, w[1]}
+  end
+end
+return {u, s, false}
+`)
+
+// fillScript stores the window ARGV[3] (value ARGV[4]) in the user's (KEYS[3]) while the user's
+// and the session's generations (KEYS[1], KEYS[2]) are still ARGV[1] and ARGV[2], with its fill
+// time ARGV[5] (unix ms); then drops the user's windows filled ARGV[6] milliseconds or more
+// before it, and the oldest while more than ARGV[7] windows or ARGV[8] bytes are left, and keeps
+// the hash ARGV[6] milliseconds. A window larger than ARGV[8] is not stored (and replaces the
+// one of its shape). It answers 1 when the window was stored.
+var fillScript = goredis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] or redis.call('GET', KEYS[2]) ~= ARGV[2] then
+  return 0
+end
+local field, value = ARGV[3], ARGV[4]
+local now, ttl = tonumber(ARGV[5]), tonumber(ARGV[6])
+local maxn, maxb = tonumber(ARGV[7]), tonumber(ARGV[8])
+if #value > maxb then
+  redis.call('HDEL', KEYS[3], field, 't:' .. field)
+  return 0
+end
+local order = redis.call('HINCRBY', KEYS[3], '#', 1)
+redis.call('HSET', KEYS[3], field, value, 't:' .. field, ARGV[5] .. ' ' .. #value .. ' ' .. order)
+local names = {}
+for _, f in ipairs(redis.call('HKEYS', KEYS[3])) do
+  if string.sub(f, 1, 2) == 't:' then
+    table.insert(names, f)
+  end
+end
+local times = redis.call('HMGET', KEYS[3], unpack(names))
+local wins, bytes = {}, 0
+for i, f in ipairs(names) do
+  local at, size, order = string.match(times[i] or '', '^(%d+) (%d+) (%d+)$')
+  local w = {field = string.sub(f, 3), at = tonumber(at) or 0, size = tonumber(size) or 0, order = tonumber(order) or 0}
+  table.insert(wins, w)
+  bytes = bytes + w.size
+end
+table.sort(wins, function(a, b) return a.order < b.order end)
+local n = #wins
+for _, w in ipairs(wins) do
+  if w.at + ttl > now and n <= maxn and bytes <= maxb then
+    break
+  end
+  if w.field ~= field then
+    redis.call('HDEL', KEYS[3], w.field, 't:' .. w.field)
+    n = n - 1
+    bytes = bytes - w.size
+  end
+end
+redis.call('PEXPIRE', KEYS[3], ttl)
+return 1
 `)
 
 // Lookup reads the window cached under key when both its generations are current, in one
 // round trip, and gives a Fill that stores a window under the generations it read.
 func (c *Cache) Lookup(ctx context.Context, key adapter.CacheKey) (adapter.CacheLookup, error) {
 	user, session := key.UserID.String(), key.SessionID.String()
-	keys := []string{userGenKey(user), sessionGenKey(user, session), windowKey(user, session, key.Shape)}
+	keys := []string{userGenKey(user), sessionGenKey(user, session), windowsKey(user)}
+	field := windowField(session, key.Shape)
 	rctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, errTimeout)
 	defer cancel()
-	res, err := lookupScript.Run(rctx, c.client, keys, randomGen(), randomGen(), c.genTTL().Milliseconds()).Slice()
+	res, err := lookupScript.Run(rctx, c.client, keys, randomGen(), randomGen(), c.genTTL().Milliseconds(),
+		field, time.Now().UnixMilli(), c.cfg.TTL.Milliseconds()).Slice()
 	if err != nil {
 		c.failed(rctx)
 		return adapter.CacheLookup{}, fmt.Errorf("redis: %s", describe(err))
@@ -295,7 +434,7 @@ func (c *Cache) Lookup(ctx context.Context, key adapter.CacheKey) (adapter.Cache
 	}
 	prefix := ug + ":" + sg + ":"
 	out := adapter.CacheLookup{Fill: func(ctx context.Context, payload []byte) error {
-		return c.fill(ctx, keys[2], prefix, payload)
+		return c.fill(ctx, keys, ug, sg, field, prefix, payload)
 	}}
 	if w, ok := res[2].(string); ok && strings.HasPrefix(w, prefix) {
 		out.Payload = []byte(w[len(prefix):])
@@ -303,13 +442,15 @@ func (c *Cache) Lookup(ctx context.Context, key adapter.CacheKey) (adapter.Cache
 	return out, nil
 }
 
-// fill stores a window under the generations of its look-up.
-func (c *Cache) fill(ctx context.Context, key, prefix string, payload []byte) error {
+// fill stores a window under the generations of its look-up, if they are still current.
+func (c *Cache) fill(ctx context.Context, keys []string, ug, sg, field, prefix string, payload []byte) error {
 	rctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, errTimeout)
 	defer cancel()
 	v := make([]byte, 0, len(prefix)+len(payload))
 	v = append(append(v, prefix...), payload...)
-	if err := c.client.Set(rctx, key, v, c.cfg.TTL).Err(); err != nil {
+	err := fillScript.Run(rctx, c.client, keys, ug, sg, field, v, time.Now().UnixMilli(), c.cfg.TTL.Milliseconds(),
+		UserWindows, UserBytes).Err()
+	if err != nil {
 		c.failed(rctx)
 		return fmt.Errorf("redis: %s", describe(err))
 	}
@@ -322,11 +463,14 @@ func sessionGenKey(user, session string) string {
 	return keyPrefix + "{" + user + "}:s:" + session
 }
 
-// windowKey names a window by a digest of its shape (which never holds content, but is kept
-// out of the key's plain text all the same).
-func windowKey(user, session, shape string) string {
+// windowsKey is the hash of the user's windows.
+func windowsKey(user string) string { return keyPrefix + "{" + user + "}:w" }
+
+// windowField names a window in the user's hash by its session and a digest of its shape
+// (which never holds content, but is kept out of the field's plain text all the same).
+func windowField(session, shape string) string {
 	sum := sha256.Sum256([]byte(shape))
-	return keyPrefix + "{" + user + "}:c:" + session + ":" + hex.EncodeToString(sum[:16])
+	return session + ":" + hex.EncodeToString(sum[:16])
 }
 
 // randomGen is a random generation to start from: positive, far from INCR's limit, never 0.

@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +275,164 @@ func TestErrorsHoldNoPassword(t *testing.T) {
 	}
 	if _, err := redis.New(redis.Config{URL: "http://pw-of-redis@h"}); err == nil || strings.Contains(err.Error(), "pw-of-redis") {
 		t.Errorf("an http URL: %v", err)
+	}
+}
+
+// rawClient is a plain client of url, to read what the adapter stored.
+func rawClient(t *testing.T, url string) *goredis.Client {
+	t.Helper()
+	opt, err := goredis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := goredis.NewClient(opt)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// stored is what Redis holds for a user: its keys, and every value of them that holds text.
+func stored(t *testing.T, raw *goredis.Client, user uuid.UUID, text string) (keys, holding []string) {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := raw.Keys(ctx, "agentmem:{"+user.String()+"}:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		var values []string
+		if typ := raw.Type(ctx, k).Val(); typ == "hash" {
+			values = raw.HVals(ctx, k).Val()
+		} else {
+			values = []string{raw.Get(ctx, k).Val()}
+		}
+		for _, v := range values {
+			if strings.Contains(v, text) {
+				holding = append(holding, k)
+				break
+			}
+		}
+	}
+	return keys, holding
+}
+
+// A user's windows stay within UserWindows and UserBytes whatever the shapes asked for: the
+// oldest go first, a window larger than the whole budget is not stored, and the user's keys
+// stay the user's generation, the session's and one hash.
+func TestAUsersWindowsAreBounded(t *testing.T) {
+	t.Parallel()
+	url := redistest.URL(t)
+	c := newCache(t, redis.Config{URL: url})
+	raw := rawClient(t, url)
+	user, session := uuid.New(), uuid.New()
+	key := func(i int) adapter.CacheKey {
+		return adapter.CacheKey{UserID: user, SessionID: session, Shape: fmt.Sprintf(`["since",%d]`, i)}
+	}
+	n := redis.UserWindows + 8
+	for i := range n {
+		fill(t, lookup(t, c, key(i)), fmt.Sprintf("window %d", i))
+	}
+	for i := range n {
+		got := lookup(t, c, key(i)).Payload
+		if want := i >= n-redis.UserWindows; (got != nil) != want {
+			t.Errorf("shape %d of %d cached %v, want %v", i, n, got != nil, want)
+		}
+	}
+	if keys, _ := stored(t, raw, user, ""); len(keys) != 3 {
+		t.Errorf("keys of the user: %v, want two generations and the windows", keys)
+	}
+
+	// Large windows: the bytes bound drops the oldest, the newest stays.
+	big := strings.Repeat("b", redis.UserBytes/3)
+	for i := range 4 {
+		fill(t, lookup(t, c, key(100+i)), fmt.Sprintf("%d %s", i, big))
+	}
+	var sum int64
+	for _, v := range raw.HGetAll(context.Background(), "agentmem:{"+user.String()+"}:w").Val() {
+		sum += int64(len(v))
+	}
+	if sum > redis.UserBytes+1024 {
+		t.Errorf("the user's windows hold %d bytes, more than %d", sum, redis.UserBytes)
+	}
+	if got := lookup(t, c, key(103)).Payload; !strings.HasPrefix(string(got), "3 ") {
+		t.Error("the newest large window is not cached")
+	}
+	if lookup(t, c, key(100)).Payload != nil {
+		t.Error("the oldest large window is still cached past the bound")
+	}
+	// Larger than the budget alone: not stored, and the shape's older window goes.
+	fill(t, lookup(t, c, key(103)), strings.Repeat("h", redis.UserBytes+1))
+	if got := lookup(t, c, key(103)).Payload; got != nil {
+		t.Errorf("a window larger than the budget, or the one it replaced, is cached: %d bytes", len(got))
+	}
+}
+
+// A window is not served REDIS_TTL after its fill, though the user's hash lives on while
+// other windows are filled; the next fill drops it.
+func TestWindowsExpireOneByOne(t *testing.T) {
+	t.Parallel()
+	url := redistest.URL(t)
+	c := newCache(t, redis.Config{URL: url, TTL: time.Second})
+	raw := rawClient(t, url)
+	user, session := uuid.New(), uuid.New()
+	old := adapter.CacheKey{UserID: user, SessionID: session, Shape: "old"}
+	fresh := adapter.CacheKey{UserID: user, SessionID: session, Shape: "fresh"}
+	fill(t, lookup(t, c, old), "old window")
+	time.Sleep(700 * time.Millisecond)
+	fill(t, lookup(t, c, fresh), "fresh window")
+	time.Sleep(400 * time.Millisecond)
+	if got := lookup(t, c, old).Payload; got != nil {
+		t.Errorf("a window past REDIS_TTL was served: %q", got)
+	}
+	if string(lookup(t, c, fresh).Payload) != "fresh window" {
+		t.Error("a window within REDIS_TTL was not served")
+	}
+	fill(t, lookup(t, c, adapter.CacheKey{UserID: user, SessionID: session, Shape: "another"}), "another")
+	if _, holding := stored(t, raw, user, "old window"); len(holding) != 0 {
+		t.Errorf("a window past REDIS_TTL is still stored after a fill: %v", holding)
+	}
+}
+
+// A delivery deletes the windows it makes stale, so deleted and erased content leaves Redis
+// with it: a session's change its session's windows, a change of the user (an erasure) all of
+// them, as DropUser does; a fill that read the database before the delivery stores nothing.
+func TestDeliveriesDeleteStaleWindows(t *testing.T) {
+	t.Parallel()
+	url := redistest.URL(t)
+	c := newCache(t, redis.Config{URL: url})
+	raw := rawClient(t, url)
+	ctx := context.Background()
+	for _, erase := range []string{"delivery", "DropUser"} {
+		t.Run(erase, func(t *testing.T) {
+			user, s1, s2 := uuid.New(), uuid.New(), uuid.New()
+			k1 := adapter.CacheKey{UserID: user, SessionID: s1, Shape: "s"}
+			k2 := adapter.CacheKey{UserID: user, SessionID: s2, Shape: "s"}
+			fill(t, lookup(t, c, k1), "secret of s1")
+			fill(t, lookup(t, c, k2), "secret of s2")
+
+			late := lookup(t, c, k1)
+			if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: adapter.MessageDeleted, UserID: user, SessionID: &s1}); err != nil {
+				t.Fatal(err)
+			}
+			fill(t, late, "secret of s1, read before the delete")
+			if _, holding := stored(t, raw, user, "secret of s1"); len(holding) != 0 {
+				t.Fatalf("s1's content after its delete's delivery: %v", holding)
+			}
+			if string(lookup(t, c, k2).Payload) != "secret of s2" {
+				t.Fatal("a change of s1 dropped s2's window")
+			}
+
+			late = lookup(t, c, k2)
+			if erase == "DropUser" {
+				if err := c.DropUser(ctx, user); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: adapter.UserForgotten, UserID: user}); err != nil {
+				t.Fatal(err)
+			}
+			fill(t, late, "secret of s2, read before the erasure")
+			if _, holding := stored(t, raw, user, "secret"); len(holding) != 0 {
+				t.Fatalf("content after the erasure: %v", holding)
+			}
+		})
 	}
 }
