@@ -26,6 +26,10 @@ type ForgetUserInput struct {
 //     tenant's rows of the user ("" being the tenant-less scope); without tenant_id it erases the
 //     user's rows in every tenant, as an erasure request about a person expects.
 //
+// With the Redis cache, the user's cached windows (every tenant's) are deleted once the erasure
+// committed, before the answer; the erasure's job deletes them again (and retries) when Redis
+// was unreachable.
+//
 // {user_id, tenant_id (null: every tenant), deleted: {<table>: n, ...}}, a count for every
 // table (zeros included). Erasing again answers zeros. Writes that start after the erasure
 // commits are not undone: stop the user's agents first (user-state) when that matters.

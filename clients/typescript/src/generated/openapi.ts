@@ -838,7 +838,9 @@ export interface paths {
          *
          *     With adapters enabled (`ADAPTERS`), the erasure also writes, in its transaction, one
          *     `onUserForgotten` job per adapter, so each learns of it (the user's queued jobs having
-         *     gone with the rest).
+         *     gone with the rest). With the Redis cache (`redis`), the user's cached get-context
+         *     windows are deleted before this function answers (after an Auth deletion, when the
+         *     erasure's job is delivered).
          */
         post: operations["forgetUser"];
         delete?: never;
