@@ -163,8 +163,8 @@ func TestContextCacheServesNoWindowOfARolledBackRedis(t *testing.T) {
 }
 
 // However many request shapes a user asks for (every since, max_messages and max_tokens is a
-// window of its own), what Redis holds for them stays within redis.UserWindows windows and
-// redis.UserBytes bytes, in a fixed number of keys; the latest windows stay cached.
+// window of its own), what Redis holds for them stays within REDIS_USER_WINDOWS windows and
+// REDIS_USER_BYTES bytes (their defaults here), in a fixed number of keys; the latest windows stay cached.
 func TestContextCacheBoundsWhatAUserHolds(t *testing.T) {
 	t.Parallel()
 	r := newCacheRig(t)
@@ -184,7 +184,7 @@ func TestContextCacheBoundsWhatAUserHolds(t *testing.T) {
 	r.deliver()
 
 	start := time.Now().Add(-time.Hour)
-	shapes := 3 * redis.UserWindows
+	shapes := 3 * redis.DefaultUserWindows
 	var last app.GetContextInput
 	for i := range shapes {
 		in := app.GetContextInput{SessionID: &session}
@@ -221,7 +221,7 @@ func TestContextCacheBoundsWhatAUserHolds(t *testing.T) {
 	}
 	// The bound counts the values' bytes; Redis's allocator rounds each large value up to its
 	// size class (at most a quarter more).
-	if limit := int64(redis.UserBytes) * 5 / 4; size > limit {
+	if limit := int64(redis.DefaultUserBytes) * 5 / 4; size > limit {
 		t.Errorf("the user's keys take %d bytes after %d shapes, want at most %d", size, shapes, limit)
 	}
 	if !r.servedFromCache(u, last, session) {

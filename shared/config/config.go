@@ -245,7 +245,7 @@ type Config struct {
 	// QSTASH_TOKEN, QSTASH_URL, QSTASH_RETRIES), checked when ADAPTERS names it.
 	Webhook webhook.Config
 	// Redis configures the Redis adapter, the get-context cache (REDIS_URL, REDIS_TTL,
-	// REDIS_TIMEOUT), checked when ADAPTERS names it.
+	// REDIS_TIMEOUT, REDIS_USER_WINDOWS, REDIS_USER_BYTES), checked when ADAPTERS names it.
 	Redis redis.Config
 	// Mem0 configures the Mem0 adapter (MEM0_API_KEY, MEM0_URL, MEM0_ORG_ID, MEM0_PROJECT_ID,
 	// MEM0_TIMEOUT, MEM0_RECALL, MEM0_RECALL_TIMEOUT), checked when ADAPTERS names it.
@@ -450,6 +450,12 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 		return fmt.Errorf("JOBS_BACKOFF_MAX (%s) must not be below JOBS_BACKOFF_BASE (%s)", c.Jobs.BackoffMax, c.Jobs.BackoffBase)
 	}
 	if c.Jobs.Concurrency, err = boundedInt(getenv, "JOBS_CONCURRENCY", app.DefaultJobsConcurrency, 1, 64); err != nil {
+		return err
+	}
+	if c.Redis.UserWindows, err = boundedInt(getenv, "REDIS_USER_WINDOWS", redis.DefaultUserWindows, 1, 100_000); err != nil {
+		return err
+	}
+	if c.Redis.UserBytes, err = boundedInt(getenv, "REDIS_USER_BYTES", redis.DefaultUserBytes, 1<<10, 1<<30); err != nil {
 		return err
 	}
 	c.JobsNotify = strings.TrimSpace(getenv("JOBS_NOTIFY"))

@@ -455,7 +455,8 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 		c.Jobs.Concurrency != app.DefaultJobsConcurrency || c.Jobs.DoneRetention != app.DefaultJobsDoneRetention ||
 		c.JobsPollInterval != app.DefaultJobsPollInterval || c.JobsNotify != config.JobsNotifyProcess ||
 		c.Webhook.Timeout != webhook.DefaultTimeout || c.Webhook.QStashURL != webhook.DefaultQStashURL || c.Webhook.QStashRetries != nil ||
-		c.Redis.TTL != redis.DefaultTTL || c.Redis.Timeout != redis.DefaultTimeout || c.Redis.URL != "" {
+		c.Redis.TTL != redis.DefaultTTL || c.Redis.UserWindows != redis.DefaultUserWindows || c.Redis.UserBytes != redis.DefaultUserBytes ||
+		c.Redis.Timeout != redis.DefaultTimeout || c.Redis.URL != "" {
 		t.Errorf("defaults: %+v", c)
 	}
 	// In a Lambda function nothing runs after the answer: no notification unless configured.
@@ -487,8 +488,10 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 	// The Redis cache, beside the webhook.
 	c, err = config.Load(env(map[string]string{"ADAPTERS": "webhook,redis", "PII_HASH_SALT": salt,
 		"WEBHOOK_URL": "https://hooks.example.com/a", "WEBHOOK_SECRET": secret,
-		"REDIS_URL": "rediss://default:pw-of-redis@eu1-example.upstash.io:6379", "REDIS_TTL": "90s", "REDIS_TIMEOUT": "40ms"}))
+		"REDIS_URL": "rediss://default:pw-of-redis@eu1-example.upstash.io:6379", "REDIS_TTL": "90s", "REDIS_TIMEOUT": "40ms",
+		"REDIS_USER_WINDOWS": "100", "REDIS_USER_BYTES": "1048576"}))
 	if err != nil || len(c.Adapters) != 2 || c.Adapters[1] != "redis" || c.Redis.TTL != 90*time.Second ||
+		c.Redis.UserWindows != 100 || c.Redis.UserBytes != 1<<20 ||
 		c.Redis.Timeout != 40*time.Millisecond || c.Redis.URL != "rediss://default:pw-of-redis@eu1-example.upstash.io:6379" {
 		t.Errorf("redis: %+v %v", c.Redis, err)
 	}
@@ -503,6 +506,8 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 		{map[string]string{"ADAPTERS": "redis", "PII_HASH_SALT": salt, "REDIS_URL": "redis://h:6379", "JOBS_LEASE": "5s"}, "JOBS_LEASE (5s) must be longer"},
 		{map[string]string{"REDIS_TTL": "10ms"}, "REDIS_TTL must be"},
 		{map[string]string{"REDIS_TIMEOUT": "soon"}, "REDIS_TIMEOUT must be"},
+		{map[string]string{"REDIS_USER_WINDOWS": "0"}, "REDIS_USER_WINDOWS must be a number from 1"},
+		{map[string]string{"REDIS_USER_BYTES": "4MiB"}, "REDIS_USER_BYTES must be a number from 1024"},
 		{map[string]string{"ADAPTERS": "mem0x"}, `ADAPTERS: unknown adapter "mem0x"`},
 		{map[string]string{"ADAPTERS": "webhook,webhook"}, "named twice"},
 		{map[string]string{"ADAPTERS": "webhook", "PII_HASH_SALT": salt}, "WEBHOOK_URL"},

@@ -38,10 +38,11 @@
 // # Bounds
 //
 // A user's windows live in one hash, so that an erasure deletes one key and eviction never
-// leaves part of them: at most UserWindows windows of at most UserBytes bytes in all, whatever
-// shapes (since, max_messages, max_tokens) and sessions the user asks for. A fill that goes
-// past a bound drops the oldest windows first; a window larger than UserBytes alone is not
-// cached. A window is not served REDIS_TTL after its fill; it is dropped at the user's next
+// leaves part of them: at most REDIS_USER_WINDOWS windows (default DefaultUserWindows) of at
+// most REDIS_USER_BYTES bytes in all (DefaultUserBytes), whatever shapes (since, max_messages,
+// max_tokens) and sessions the user asks for. A fill that goes past a bound drops the oldest
+// windows first; a window larger than REDIS_USER_BYTES alone is not cached. A fill reads the
+// sizes of all of the user's windows: larger bounds make fills (misses) slower. A window is not served REDIS_TTL after its fill; it is dropped at the user's next
 // fill, and the hash REDIS_TTL after the user's last fill. Beside the hash, a user holds the
 // generation keys: one, and one per session read in the last 2 × REDIS_TTL (a few bytes each).
 //
@@ -137,14 +138,14 @@ const (
 	DeliverTimeout = 5 * time.Second
 )
 
-// The bounds of what one user holds in Redis (see the package documentation). A chat client
-// asks for one shape per session; UserWindows leaves room for several sessions, agents and
-// devices within REDIS_TTL, and UserBytes for about twenty windows of 200 kB.
+// The default bounds of what one user holds in Redis (see the package documentation). A chat
+// client asks for one shape per session; DefaultUserWindows leaves room for several sessions,
+// agents and devices within REDIS_TTL, and DefaultUserBytes for about twenty windows of 200 kB.
 const (
-	// UserWindows is the most windows a user has cached at once.
-	UserWindows = 32
-	// UserBytes bounds the size of a user's cached windows, in all.
-	UserBytes = 4 << 20
+	// DefaultUserWindows (REDIS_USER_WINDOWS) is the most windows a user has cached at once.
+	DefaultUserWindows = 32
+	// DefaultUserBytes (REDIS_USER_BYTES) bounds the size of a user's cached windows, in all.
+	DefaultUserBytes = 4 << 20
 )
 
 // restAfterFailure is how long the cache is skipped after a failed command on a request.
@@ -163,6 +164,12 @@ type Config struct {
 	// Timeout (REDIS_TIMEOUT) bounds each cache command on a user's request; default
 	// DefaultTimeout.
 	Timeout time.Duration
+	// UserWindows (REDIS_USER_WINDOWS) is the most windows one user has cached at once;
+	// default DefaultUserWindows.
+	UserWindows int
+	// UserBytes (REDIS_USER_BYTES) bounds the bytes of one user's cached windows, in all;
+	// default DefaultUserBytes.
+	UserBytes int
 	// TLS, when not nil, replaces the TLS configuration of a rediss:// URL (tests give their
 	// own certificate authority); the server name stays the URL's host.
 	TLS *tls.Config
@@ -194,6 +201,12 @@ func New(cfg Config) (*Cache, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.UserWindows <= 0 {
+		cfg.UserWindows = DefaultUserWindows
+	}
+	if cfg.UserBytes <= 0 {
+		cfg.UserBytes = DefaultUserBytes
 	}
 	if cfg.TLS != nil && opt.TLSConfig != nil {
 		t := cfg.TLS.Clone()
@@ -449,7 +462,7 @@ func (c *Cache) fill(ctx context.Context, keys []string, ug, sg, field, prefix s
 	v := make([]byte, 0, len(prefix)+len(payload))
 	v = append(append(v, prefix...), payload...)
 	err := fillScript.Run(rctx, c.client, keys, ug, sg, field, v, time.Now().UnixMilli(), c.cfg.TTL.Milliseconds(),
-		UserWindows, UserBytes).Err()
+		c.cfg.UserWindows, c.cfg.UserBytes).Err()
 	if err != nil {
 		c.failed(rctx)
 		return fmt.Errorf("redis: %s", describe(err))

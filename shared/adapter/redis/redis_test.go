@@ -315,7 +315,7 @@ func stored(t *testing.T, raw *goredis.Client, user uuid.UUID, text string) (key
 	return keys, holding
 }
 
-// A user's windows stay within UserWindows and UserBytes whatever the shapes asked for: the
+// A user's windows stay within REDIS_USER_WINDOWS and REDIS_USER_BYTES (here their defaults) whatever the shapes asked for: the
 // oldest go first, a window larger than the whole budget is not stored, and the user's keys
 // stay the user's generation, the session's and one hash.
 func TestAUsersWindowsAreBounded(t *testing.T) {
@@ -327,13 +327,13 @@ func TestAUsersWindowsAreBounded(t *testing.T) {
 	key := func(i int) adapter.CacheKey {
 		return adapter.CacheKey{UserID: user, SessionID: session, Shape: fmt.Sprintf(`["since",%d]`, i)}
 	}
-	n := redis.UserWindows + 8
+	n := redis.DefaultUserWindows + 8
 	for i := range n {
 		fill(t, lookup(t, c, key(i)), fmt.Sprintf("window %d", i))
 	}
 	for i := range n {
 		got := lookup(t, c, key(i)).Payload
-		if want := i >= n-redis.UserWindows; (got != nil) != want {
+		if want := i >= n-redis.DefaultUserWindows; (got != nil) != want {
 			t.Errorf("shape %d of %d cached %v, want %v", i, n, got != nil, want)
 		}
 	}
@@ -342,7 +342,7 @@ func TestAUsersWindowsAreBounded(t *testing.T) {
 	}
 
 	// Large windows: the bytes bound drops the oldest, the newest stays.
-	big := strings.Repeat("b", redis.UserBytes/3)
+	big := strings.Repeat("b", redis.DefaultUserBytes/3)
 	for i := range 4 {
 		fill(t, lookup(t, c, key(100+i)), fmt.Sprintf("%d %s", i, big))
 	}
@@ -350,8 +350,8 @@ func TestAUsersWindowsAreBounded(t *testing.T) {
 	for _, v := range raw.HGetAll(context.Background(), "agentmem:{"+user.String()+"}:w").Val() {
 		sum += int64(len(v))
 	}
-	if sum > redis.UserBytes+1024 {
-		t.Errorf("the user's windows hold %d bytes, more than %d", sum, redis.UserBytes)
+	if sum > redis.DefaultUserBytes+1024 {
+		t.Errorf("the user's windows hold %d bytes, more than %d", sum, redis.DefaultUserBytes)
 	}
 	if got := lookup(t, c, key(103)).Payload; !strings.HasPrefix(string(got), "3 ") {
 		t.Error("the newest large window is not cached")
@@ -360,7 +360,7 @@ func TestAUsersWindowsAreBounded(t *testing.T) {
 		t.Error("the oldest large window is still cached past the bound")
 	}
 	// Larger than the budget alone: not stored, and the shape's older window goes.
-	fill(t, lookup(t, c, key(103)), strings.Repeat("h", redis.UserBytes+1))
+	fill(t, lookup(t, c, key(103)), strings.Repeat("h", redis.DefaultUserBytes+1))
 	if got := lookup(t, c, key(103)).Payload; got != nil {
 		t.Errorf("a window larger than the budget, or the one it replaced, is cached: %d bytes", len(got))
 	}

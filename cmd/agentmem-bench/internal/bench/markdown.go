@@ -247,7 +247,7 @@ func Markdown(r *Results, charts []string) string {
 		}
 		p("\n")
 		for _, v := range c.Windows {
-			p("- %d messages: the database's p50 over the cache's **%.2f×** (%s ms against %s ms), p99 %.2f× (%s ms against %s ms); %d reads of a missing key in Redis during the run.\n",
+			p("- %d messages: the database's p50 over the cache's **%.2f×** (%s ms against %s ms), p99 %.2f× (%s ms against %s ms); %d cached reads not answered by the cache during the run.\n",
 				v.Messages, v.P50Speedup, ms(v.Database.Latency.P50MS), ms(v.Cached.Latency.P50MS), v.P99Speedup,
 				ms(v.Database.Latency.P99MS), ms(v.Cached.Latency.P99MS), v.Misses)
 		}

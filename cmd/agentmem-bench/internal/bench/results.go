@@ -435,8 +435,8 @@ type CacheWindow struct {
 	// P50Speedup and P99Speedup are the database's latency over the cache's.
 	P50Speedup float64 `json:"p50_speedup"`
 	P99Speedup float64 `json:"p99_speedup"`
-	// Misses counts the reads of missing keys in Redis during the measurement (0: every
-	// cached read was a hit).
+	// Misses counts the cached reads the cache did not answer during the measurement, each of
+	// which filled it (0: every cached read was a hit).
 	Misses int `json:"misses"`
 }
 
