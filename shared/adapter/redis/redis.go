@@ -42,9 +42,11 @@
 // most REDIS_USER_BYTES bytes in all (DefaultUserBytes), whatever shapes (since, max_messages,
 // max_tokens) and sessions the user asks for. A fill that goes past a bound drops the oldest
 // windows first; a window larger than REDIS_USER_BYTES alone is not cached. A fill reads the
-// sizes of all of the user's windows: larger bounds make fills (misses) slower. A window is not served REDIS_TTL after its fill; it is dropped at the user's next
-// fill, and the hash REDIS_TTL after the user's last fill. Beside the hash, a user holds the
-// generation keys: one, and one per session read in the last 2 × REDIS_TTL (a few bytes each).
+// sizes of all of the user's windows: larger bounds make fills (misses) slower. A window is
+// not served REDIS_TTL after its fill (by the clocks of the processes); it is dropped at the
+// user's next fill, and the hash REDIS_TTL after the user's last fill. Beside the hash, a user
+// holds the generation keys: one, and one per session read in the last 2 × REDIS_TTL (a few
+// bytes each).
 //
 // # Read-your-writes
 //
