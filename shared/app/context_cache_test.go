@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -565,11 +566,22 @@ func (r *cacheRig) tamper(u auth.Principal, session string, change func(payload 
 	}
 	c := goredis.NewClient(opt)
 	defer c.Close()
-	keys, err := c.Keys(ctx, "agentmem:{"+u.UserID.String()+"}:c:"+session+":*").Result()
-	if err != nil || len(keys) != 1 {
-		r.t.Fatalf("cached windows of the session: %v (%v)", keys, err)
+	// The user's windows are the fields "<session>:<shape>" of one hash (and their times, "t:...").
+	key := "agentmem:{" + u.UserID.String() + "}:w"
+	fields, err := c.HKeys(ctx, key).Result()
+	if err != nil {
+		r.t.Fatal(err)
 	}
-	v, err := c.Get(ctx, keys[0]).Bytes()
+	var windows []string
+	for _, f := range fields {
+		if strings.HasPrefix(f, session+":") {
+			windows = append(windows, f)
+		}
+	}
+	if len(windows) != 1 {
+		r.t.Fatalf("cached windows of the session: %v", windows)
+	}
+	v, err := c.HGet(ctx, key, windows[0]).Bytes()
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -577,7 +589,7 @@ func (r *cacheRig) tamper(u auth.Principal, session string, change func(payload 
 	n := bytes.IndexByte(v, ':')
 	n += 1 + bytes.IndexByte(v[n+1:], ':') + 1
 	out := append(bytes.Clone(v[:n]), change(v[n:])...)
-	if err := c.Set(ctx, keys[0], out, goredis.KeepTTL).Err(); err != nil {
+	if err := c.HSet(ctx, key, windows[0], out).Err(); err != nil {
 		r.t.Fatal(err)
 	}
 }

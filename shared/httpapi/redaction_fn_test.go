@@ -331,6 +331,10 @@ func TestNoPersonalDataReachesAdapters(t *testing.T) {
 			payloads[u.id] = append(payloads[u.id], key)
 			if v, err := e.redis.Get(ctx, key).Result(); err == nil {
 				payloads[u.id] = append(payloads[u.id], v)
+			} else if vs, err := e.redis.HGetAll(ctx, key).Result(); err == nil { // the user's windows
+				for f, v := range vs {
+					payloads[u.id] = append(payloads[u.id], f, v)
+				}
 			}
 		}
 		if err := iter.Err(); err != nil {
