@@ -13,6 +13,9 @@ grant usage on schema agentmem to agentmem_caller;
 grant usage on schema agentmem to authenticated;
 grant usage on schema agentmem to service_role;
 
+-- Sequence agentmem.cache_generation_seq
+create sequence agentmem.cache_generation_seq as bigint increment 1 minvalue 1 maxvalue 9223372036854775807 start 1 cache 1;
+
 -- Table agentmem.active_sessions
 create table agentmem.active_sessions (
   tenant_id text default ''::text not null,
@@ -33,6 +36,19 @@ create policy client_reads_own on agentmem.active_sessions as permissive for sel
 grant delete, insert, select, update on table agentmem.active_sessions to agentmem_caller;
 grant select on table agentmem.active_sessions to authenticated;
 grant delete, insert, select, update on table agentmem.active_sessions to service_role;
+
+-- Table agentmem.cache_generations
+create table agentmem.cache_generations (
+  owner uuid not null,
+  generation bigint not null,
+  constraint cache_generations_pkey PRIMARY KEY (owner)
+);
+alter table agentmem.cache_generations enable row level security;
+create policy no_client_access on agentmem.cache_generations as restrictive for all to anon, authenticated
+  using (false)
+  with check (false);
+grant select on table agentmem.cache_generations to service_role;
+comment on table agentmem.cache_generations is 'The get-context cache''s generation of each user: see migration count_cache_generations.';
 
 -- Table agentmem.idempotency_keys
 create table agentmem.idempotency_keys (
@@ -85,6 +101,7 @@ CREATE INDEX jobs_finished_idx ON agentmem.jobs USING btree (status, updated_at)
 CREATE INDEX jobs_owner_idx ON agentmem.jobs USING btree (user_id, tenant_id);
 CREATE INDEX jobs_status_created_idx ON agentmem.jobs USING btree (status, created_at DESC, id DESC);
 CREATE INDEX jobs_undelivered_owner_idx ON agentmem.jobs USING btree (user_id, adapter) WHERE (status <> 'done'::text);
+CREATE TRIGGER jobs_advance_cache_generation AFTER INSERT ON agentmem.jobs FOR EACH ROW WHEN (((new.adapter = ANY (ARRAY['redis'::text, 'fanout'::text])) AND (new.intent <> ALL (ARRAY['onTurnCommitted'::text, 'syncSession'::text, 'backfillSession'::text])))) EXECUTE FUNCTION agentmem.advance_cache_generation();
 alter table agentmem.jobs enable row level security;
 create policy caller_inserts_own on agentmem.jobs as permissive for insert to agentmem_caller
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
@@ -342,6 +359,21 @@ grant delete, insert, select, update on table agentmem.user_state to agentmem_ca
 grant select on table agentmem.user_state to authenticated;
 grant delete, insert, select, update on table agentmem.user_state to service_role;
 
+-- Function agentmem.advance_cache_generation()
+CREATE OR REPLACE FUNCTION agentmem.advance_cache_generation()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  insert into agentmem.cache_generations (owner, generation)
+  values (new.user_id, pg_catalog.nextval('agentmem.cache_generation_seq'))
+  on conflict (owner) do update set generation = excluded.generation;
+  return null;
+end
+$function$;
+
 -- Function agentmem.any_words_query(text)
 CREATE OR REPLACE FUNCTION agentmem.any_words_query(query text)
  RETURNS tsquery
@@ -360,7 +392,7 @@ grant execute on function agentmem.any_words_query(text) to service_role;
 
 -- Function agentmem.check_context_cache(uuid,text,uuid,text,integer)
 CREATE OR REPLACE FUNCTION agentmem.check_context_cache(p_user_id uuid, p_tenant_id text, p_session_id uuid, p_adapter text, p_settle_ms integer)
- RETURNS TABLE(unsettled boolean, last_expired timestamp with time zone)
+ RETURNS TABLE(unsettled boolean, last_expired timestamp with time zone, generation text)
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
  SET search_path TO ''
@@ -376,7 +408,12 @@ begin
         and j.updated_at > pg_catalog.now() - pg_catalog.make_interval(secs => p_settle_ms / 1000.0)),
     (select max(m.expires_at) from agentmem.messages m
       where m.session_id = p_session_id and m.user_id = p_user_id and m.tenant_id = p_tenant_id
-        and m.expires_at <= pg_catalog.now());
+        and m.expires_at <= pg_catalog.now()),
+    coalesce((select g.generation::text from agentmem.cache_generations g where g.owner = p_user_id), '-')
+      || ':' || coalesce((select s.last_seq::text || ':'
+          || (extract(epoch from s.created_at) * 1000000)::bigint::text
+        from agentmem.sessions s
+        where s.id = p_session_id and s.user_id = p_user_id and s.tenant_id = p_tenant_id), '-');
 end
 $function$;
 grant execute on function agentmem.check_context_cache(uuid,text,uuid,text,integer) to agentmem_caller;

@@ -36,7 +36,7 @@ func Dump(ctx context.Context, c *pgx.Conn) (string, error) {
 	var b strings.Builder
 	b.WriteString(DumpHeader)
 	for _, part := range []func(context.Context, querier, *strings.Builder) error{
-		dumpExtensions, dumpSchema, dumpUnsupported, dumpTables, dumpViews, dumpFunctions,
+		dumpExtensions, dumpSchema, dumpUnsupported, dumpSequences, dumpTables, dumpViews, dumpFunctions,
 	} {
 		if err := part(ctx, conn, &b); err != nil {
 			return "", fmt.Errorf("schema dump: %w", err)
@@ -122,7 +122,7 @@ func dumpUnsupported(ctx context.Context, conn querier, _ *strings.Builder) erro
 	objs, err := queryStrings(ctx, conn, `
 		select format('%s (relation kind %s)', c.oid::regclass, c.relkind)
 		from pg_class c join pg_namespace n on n.oid = c.relnamespace
-		where n.nspname = any(`+ownSchemas+`) and c.relkind not in ('r', 'p', 'i', 'I', 'v', 't')
+		where n.nspname = any(`+ownSchemas+`) and c.relkind not in ('r', 'p', 'i', 'I', 'v', 't', 'S')
 		union all
 		select format('%s (type kind %s)', t.oid::regtype, t.typtype)
 		from pg_type t join pg_namespace n on n.oid = t.typnamespace
@@ -259,6 +259,30 @@ func dumpTable(ctx context.Context, conn querier, b *strings.Builder, t relation
 		return err
 	}
 	return dumpComments(ctx, conn, b, "table "+t.name, t.oid, "pg_class")
+}
+
+// dumpSequences describes the sequences: their definition and privileges.
+func dumpSequences(ctx context.Context, conn querier, b *strings.Builder) error {
+	seqs, err := relations(ctx, conn, "{S}")
+	if err != nil {
+		return fmt.Errorf("sequences: %w", err)
+	}
+	for _, q := range seqs {
+		writeSection(b, "Sequence "+q.name)
+		var def string
+		if err := conn.QueryRow(ctx, `select format('create sequence %s as %s increment %s minvalue %s maxvalue %s start %s cache %s%s;',
+				$2::text, format_type(s.seqtypid, null), s.seqincrement, s.seqmin, s.seqmax, s.seqstart, s.seqcache,
+				case when s.seqcycle then ' cycle' else '' end)
+			from pg_sequence s where s.seqrelid = $1`, q.oid, q.name).Scan(&def); err != nil {
+			return fmt.Errorf("sequence %s: %w", q.name, err)
+		}
+		b.WriteString(def + "\n")
+		if err := grants(ctx, conn, b, `(select coalesce(relacl, acldefault('s', relowner)) from pg_class where oid = $1)`,
+			`'sequence ' || $2::text`, `$3`, q.oid, q.name, q.owner); err != nil {
+			return fmt.Errorf("sequence %s: %w", q.name, err)
+		}
+	}
+	return nil
 }
 
 func dumpViews(ctx context.Context, conn querier, b *strings.Builder) error {
