@@ -294,8 +294,9 @@ func (s *Store) ReadPending(ctx context.Context, m VectorModel, sc PendingScope,
 // StorePending stores the vectors (pgvector literals of model m) of rows read by ReadPending
 // from table, in one short statement, only where a row still holds the text embedded and still
 // waits for a vector of m: a row changed or embedded meanwhile keeps what it has, and two runs
-// at once store each vector once. A nil vector skips its row. It answers how many rows took
-// their vector. It runs as service_role.
+// at once store each vector once. A nil vector skips its row, and so does a row another
+// transaction holds locked (see storePendingSQL): it stays pending. It answers how many rows
+// took their vector. It runs as service_role.
 func (s *Store) StorePending(ctx context.Context, m VectorModel, table PendingTables, rows []PendingRow,
 	vectors []*string) (int64, error) {
 	t, err := pendingTableOf(table)
@@ -335,18 +336,32 @@ func (s *Store) StorePending(ctx context.Context, m VectorModel, table PendingTa
 // storePendingSQL stores the vectors ($4) of the texts ($3) of rows ($2: ids, or session ids
 // with the seqs $6) of t, as embedded by model $1 at dimension $5, where the row still holds that
 // text and has no vector of that model and dimension.
+//
+// It never waits for a row lock: rows another transaction holds are skipped (skip locked) and
+// keep waiting for a vector, which the next embed-pending run gives them if they are still
+// there. The rows of one write belong to many sessions and users, in the order their turns came
+// in, while a reset, a clear or a forget-user deletes a session's or a user's rows in the order
+// of its own plan: a writer that waited for their locks while holding others could close a
+// cycle with them (a deadlock, which fails one side). Skipping, the writer waits for nobody,
+// and the deletions only ever wait for its one short statement to end. What a writer skips is
+// mostly being deleted, or being embedded by another writer, anyway.
 func storePendingSQL(t pendingTable) string {
-	rows := `unnest($2::uuid[], $3::text[], $4::text[]) as x(id, content, embedding)
-		where r.id = x.id`
+	cols, rows, join := `r.id`, `unnest($2::uuid[], $3::text[], $4::text[]) as x(id, content, embedding)`, `r.id = x.id`
+	match := `r.id = l.id`
 	if t.bySeq {
-		rows = `unnest($2::uuid[], $3::text[], $4::text[], $6::bigint[]) as x(id, content, embedding, seq)
-		where r.session_id = x.id and r.seq = x.seq`
+		cols, rows = `r.session_id, r.seq`, `unnest($2::uuid[], $3::text[], $4::text[], $6::bigint[]) as x(id, content, embedding, seq)`
+		join, match = `r.session_id = x.id and r.seq = x.seq`, `r.session_id = l.session_id and r.seq = l.seq`
 	}
-	return `update agentmem.` + t.name + ` r
-		set embedding = x.embedding::extensions.vector, embedding_model = $1
-		from ` + rows + ` and r.content = x.content
-		  and (r.embedding is null or r.embedding_model is distinct from $1::text
-		       or r.embedding_dims is distinct from $5::int)`
+	return `with l as (
+		  select ` + cols + `, x.embedding
+		  from agentmem.` + t.name + ` r join ` + rows + ` on ` + join + `
+		  where r.content = x.content
+		    and (r.embedding is null or r.embedding_model is distinct from $1::text
+		         or r.embedding_dims is distinct from $5::int)
+		  for no key update of r skip locked)
+		update agentmem.` + t.name + ` r
+		set embedding = l.embedding::extensions.vector, embedding_model = $1
+		from l where ` + match
 }
 
 // VectorLiterals turns the vectors of an embedding into pgvector literals, as CommitParams and
@@ -378,7 +393,9 @@ type MessageVector struct {
 
 // StoreMessageVectors stores vectors (of model m) of messages committed without one, as
 // StorePending does: only where the message still holds the text embedded and has no vector of m
-// and dimension (a message cleared, forgotten or embedded meanwhile keeps what it has). It
+// and dimension (a message cleared, forgotten or embedded meanwhile keeps what it has), and is
+// not locked by a transaction in flight (a reset, clear or forget-user deleting it: it is
+// skipped, never waited for, and if it stays, embed-pending embeds it later). It
 // answers how many messages took their vector. It runs as service_role: for the use-case layer
 // only, with keys of messages it has just committed for their user.
 func (s *Store) StoreMessageVectors(ctx context.Context, m VectorModel, vs []MessageVector) (int64, error) {
