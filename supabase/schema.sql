@@ -99,6 +99,7 @@ CREATE INDEX jobs_done_owner_idx ON agentmem.jobs USING btree (user_id, adapter,
 CREATE INDEX jobs_due_idx ON agentmem.jobs USING btree (next_attempt_at) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]));
 CREATE INDEX jobs_finished_idx ON agentmem.jobs USING btree (status, updated_at) WHERE (status = ANY (ARRAY['done'::text, 'dead'::text]));
 CREATE INDEX jobs_owner_idx ON agentmem.jobs USING btree (user_id, tenant_id);
+CREATE INDEX jobs_pending_backfill_idx ON agentmem.jobs USING btree (session_id) WHERE ((intent = 'backfillSession'::text) AND (status = 'pending'::text));
 CREATE INDEX jobs_status_created_idx ON agentmem.jobs USING btree (status, created_at DESC, id DESC);
 CREATE INDEX jobs_undelivered_owner_idx ON agentmem.jobs USING btree (user_id, adapter) WHERE (status <> 'done'::text);
 CREATE TRIGGER jobs_advance_cache_generation AFTER INSERT ON agentmem.jobs FOR EACH ROW WHEN (((new.adapter = ANY (ARRAY['redis'::text, 'fanout'::text])) AND (new.intent <> ALL (ARRAY['onTurnCommitted'::text, 'syncSession'::text, 'backfillSession'::text])))) EXECUTE FUNCTION agentmem.advance_cache_generation();
@@ -255,7 +256,8 @@ create table agentmem.request_rates (
   tenant_id text not null,
   user_id uuid not null,
   tat timestamp with time zone not null,
-  constraint request_rates_pkey PRIMARY KEY (tenant_id, user_id)
+  bucket text default ''::text not null,
+  constraint request_rates_pkey PRIMARY KEY (tenant_id, user_id, bucket)
 );
 alter table agentmem.request_rates enable row level security;
 create policy no_client_access on agentmem.request_rates as restrictive for all to anon, authenticated
@@ -1414,8 +1416,8 @@ end
 $function$;
 grant execute on function agentmem.sweep_expired(integer,integer) to service_role;
 
--- Function agentmem.take_request_slot(text,uuid,integer,integer,integer)
-CREATE OR REPLACE FUNCTION agentmem.take_request_slot(p_tenant_id text, p_user_id uuid, p_user_limit integer, p_tenant_limit integer, p_period_ms integer, OUT retry_after_ms integer, OUT limited_by text)
+-- Function agentmem.take_request_slot(text,uuid,integer,integer,integer,text)
+CREATE OR REPLACE FUNCTION agentmem.take_request_slot(p_tenant_id text, p_user_id uuid, p_user_limit integer, p_tenant_limit integer, p_period_ms integer, p_bucket text DEFAULT ''::text, OUT retry_after_ms integer, OUT limited_by text)
  RETURNS record
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -1434,21 +1436,21 @@ begin
   retry_after_ms := 0;
   if v_by_tenant then
     select r.tat into v_tenant_tat from agentmem.request_rates r
-    where r.tenant_id = p_tenant_id and r.user_id = v_nobody for update;
+    where r.tenant_id = p_tenant_id and r.user_id = v_nobody and r.bucket = p_bucket for update;
     if not found then
-      insert into agentmem.request_rates as r (tenant_id, user_id, tat)
-      values (p_tenant_id, v_nobody, '-infinity')
-      on conflict (tenant_id, user_id) do update set tat = r.tat
+      insert into agentmem.request_rates as r (tenant_id, user_id, bucket, tat)
+      values (p_tenant_id, v_nobody, p_bucket, '-infinity')
+      on conflict (tenant_id, user_id, bucket) do update set tat = r.tat
       returning r.tat into v_tenant_tat;
     end if;
   end if;
   if v_by_user then
     select r.tat into v_user_tat from agentmem.request_rates r
-    where r.tenant_id = p_tenant_id and r.user_id = p_user_id for update;
+    where r.tenant_id = p_tenant_id and r.user_id = p_user_id and r.bucket = p_bucket for update;
     if not found then
-      insert into agentmem.request_rates as r (tenant_id, user_id, tat)
-      values (p_tenant_id, p_user_id, '-infinity')
-      on conflict (tenant_id, user_id) do update set tat = r.tat
+      insert into agentmem.request_rates as r (tenant_id, user_id, bucket, tat)
+      values (p_tenant_id, p_user_id, p_bucket, '-infinity')
+      on conflict (tenant_id, user_id, bucket) do update set tat = r.tat
       returning r.tat into v_user_tat;
     end if;
   end if;
@@ -1475,15 +1477,15 @@ begin
   -- The rows are locked by this transaction: a sweep skips them, so both updates find theirs.
   if v_by_tenant then
     update agentmem.request_rates r set tat = greatest(r.tat, v_now) + v_period / p_tenant_limit
-    where r.tenant_id = p_tenant_id and r.user_id = v_nobody;
+    where r.tenant_id = p_tenant_id and r.user_id = v_nobody and r.bucket = p_bucket;
   end if;
   if v_by_user then
     update agentmem.request_rates r set tat = greatest(r.tat, v_now) + v_period / p_user_limit
-    where r.tenant_id = p_tenant_id and r.user_id = p_user_id;
+    where r.tenant_id = p_tenant_id and r.user_id = p_user_id and r.bucket = p_bucket;
   end if;
 end
 $function$;
-grant execute on function agentmem.take_request_slot(text,uuid,integer,integer,integer) to service_role;
+grant execute on function agentmem.take_request_slot(text,uuid,integer,integer,integer,text) to service_role;
 
 -- Function agentmem.terms_query(text[])
 CREATE OR REPLACE FUNCTION agentmem.terms_query(terms text[])

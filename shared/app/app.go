@@ -99,6 +99,9 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 	if cfg.RateLimit.Period <= 0 {
 		cfg.RateLimit.Period = DefaultRateLimitPeriod
 	}
+	if cfg.RateLimit.BackfillPeriod <= 0 {
+		cfg.RateLimit.BackfillPeriod = DefaultBackfillLimitPeriod
+	}
 	if cfg.Summary.TriggerTokens <= 0 {
 		cfg.Summary = memory.DefaultSummaryPolicy
 	}

@@ -152,11 +152,17 @@ type IntentOutput struct {
 	Type      string          `json:"type"`
 	SessionID uuid.UUID       `json:"session_id"`
 	Jobs      []memory.JobRef `json:"jobs"`
+	// Coalesced reports a backfill that wrote no job: the session's backfill was still pending
+	// for every adapter from an earlier request, whose jobs and intent id answer for it.
+	Coalesced bool `json:"coalesced"`
 }
 
 // CreateIntent asks every enabled adapter to act on a session: syncSession (the session's
 // state) or backfillSession (every message it holds, in pages). A user names their own
-// session; a service caller names user_id too. Another user's session is not found.
+// session; a service caller names user_id too. Another user's session is not found. A backfill
+// takes a slot of its user's backfill limit (RateLimit.Backfill), and one that finds the
+// session's backfill still pending for an adapter answers with that job rather than write
+// another (see store.CreateIntent).
 func (a *App) CreateIntent(ctx context.Context, pr auth.Principal, in IntentInput) (IntentOutput, error) {
 	var f apierror.Fields
 	sc, err := scope(pr, in.ActingFor, nil, "", &f)
@@ -176,6 +182,11 @@ func (a *App) CreateIntent(ctx context.Context, pr auth.Principal, in IntentInpu
 	if err := f.Err(); err != nil {
 		return IntentOutput{}, err
 	}
+	if typ == adapter.BackfillSession {
+		if err := a.limitBackfill(ctx, sc); err != nil {
+			return IntentOutput{}, err
+		}
+	}
 	ictx, sp := telemetry.StartIntent(ctx, typ)
 	sctx, ssp := telemetry.StartAdapter(ictx, telemetry.AdapterSupabase)
 	res, err := a.store.CreateIntent(sctx, store.IntentParams{Scope: sc, SessionID: session, Intent: typ})
@@ -184,9 +195,12 @@ func (a *App) CreateIntent(ctx context.Context, pr auth.Principal, in IntentInpu
 	if err != nil {
 		return IntentOutput{}, err
 	}
-	a.log.InfoContext(ctx, "intent", "type", typ, "intent_id", res.IntentID.String(), "jobs", len(res.Jobs))
-	a.notify(ctx)
-	return IntentOutput{IntentID: res.IntentID, Type: typ, SessionID: session, Jobs: res.Jobs}, nil
+	a.log.InfoContext(ctx, "intent", "type", typ, "intent_id", res.IntentID.String(), "jobs", len(res.Jobs),
+		"coalesced", res.Coalesced)
+	if !res.Coalesced {
+		a.notify(ctx)
+	}
+	return IntentOutput{IntentID: res.IntentID, Type: typ, SessionID: session, Jobs: res.Jobs, Coalesced: res.Coalesced}, nil
 }
 
 // ---- jobs ----

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 )
 
@@ -32,9 +33,18 @@ type RateLimit struct {
 	Tenant int
 	// Period is the window of both limits; default DefaultRateLimitPeriod.
 	Period time.Duration
+	// Backfill is the most backfillSession intents of one user per BackfillPeriod, counted apart
+	// from (and besides) User: each sends every message of a session to every adapter. Default
+	// 0, no limit (the service's setting has a default of its own).
+	Backfill int
+	// BackfillPeriod is the window of Backfill; default DefaultBackfillLimitPeriod.
+	BackfillPeriod time.Duration
 	// Limiter keeps the counters; default the App's store, whose counters live in PostgreSQL.
 	Limiter Limiter
 }
+
+// DefaultBackfillLimitPeriod is the window of RateLimit.Backfill when BackfillPeriod is not set.
+const DefaultBackfillLimitPeriod = time.Hour
 
 // Limiter takes a request's slot from its user's and tenant's limits, all or nothing.
 // *store.Store is the one agentmem uses.
@@ -71,6 +81,12 @@ func (a *App) LimitRequest(ctx context.Context, p auth.Principal, act ActingFor)
 	if err != nil {
 		return err
 	}
+	return refused(slot, "requests")
+}
+
+// refused is nil for a slot taken, else the rate_limited error of a refused one, for what (the
+// kind of request) of the full counter's user or tenant.
+func refused(slot store.RequestSlot, what string) error {
 	if slot.Taken {
 		return nil
 	}
@@ -80,5 +96,21 @@ func (a *App) LimitRequest(ctx context.Context, p auth.Principal, act ActingFor)
 		who = "this tenant's users"
 	}
 	return &apierror.Error{Code: apierror.RateLimited, RetryAfter: secs,
-		Detail: fmt.Sprintf("too many requests for %s; retry in %d s", who, secs)}
+		Detail: fmt.Sprintf("too many %s for %s; retry in %d s", what, who, secs)}
+}
+
+// limitBackfill takes a backfill's slot of its user's Backfill limit, once the request is known
+// to be a valid backfill and before anything is written: a refused one changes nothing. As
+// LimitRequest, a limiter that cannot be read is unavailable, never unlimited.
+func (a *App) limitBackfill(ctx context.Context, sc memory.Scope) error {
+	rl := a.cfg.RateLimit
+	if rl.Backfill <= 0 {
+		return nil
+	}
+	slot, err := rl.Limiter.TakeRequestSlot(ctx, store.RequestSlotParams{TenantID: sc.TenantID, UserID: sc.UserID,
+		UserLimit: rl.Backfill, Period: rl.BackfillPeriod, Bucket: store.BucketBackfill})
+	if err != nil {
+		return err
+	}
+	return refused(slot, "backfills")
 }

@@ -57,6 +57,16 @@ const (
 	MaxRateLimitPerMinute = 1_000_000
 )
 
+// DefaultRateLimitBackfillPerHour is RATE_LIMIT_BACKFILL_PER_HOUR's default, a limit on by
+// default unlike the others: a backfillSession intent sends every message of a session to every
+// adapter (third parties, billed per call), and no client needs many in an hour. A session's
+// backfills that are still pending coalesce anyway; this bounds a user's backfills of many
+// sessions, or of one again and again.
+const DefaultRateLimitBackfillPerHour = 30
+
+// MaxRateLimitBackfillPerHour bounds RATE_LIMIT_BACKFILL_PER_HOUR.
+const MaxRateLimitBackfillPerHour = 1_000_000
+
 // The ways to verify access tokens (SUPABASE_AUTH_VERIFY).
 const (
 	// AuthVerifyJWT checks each token's signature locally, with the JWKS and/or the HS256 secret.
@@ -220,6 +230,10 @@ type Config struct {
 	// RateLimitTenantPerMinute (RATE_LIMIT_TENANT_PER_MINUTE) is the most requests of all the
 	// users of one tenant a minute; 0, the default (DefaultRateLimitTenantPerMinute), is no limit.
 	RateLimitTenantPerMinute int
+	// RateLimitBackfillPerHour (RATE_LIMIT_BACKFILL_PER_HOUR) is the most backfillSession intents
+	// of one user an hour, counted apart from (and besides) RateLimitUserPerMinute; default
+	// DefaultRateLimitBackfillPerHour, 0 is no limit.
+	RateLimitBackfillPerHour int
 	// AWSRegion (AWS_REGION) is the region of the Bedrock endpoint; default none (Lambda sets
 	// it; elsewhere the AWS shared configuration may name it). Credentials come from the AWS
 	// SDK's default chain (the Lambda role, AWS_ACCESS_KEY_ID..., shared files).
@@ -403,6 +417,10 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.RateLimitTenantPerMinute, err = boundedInt(getenv, "RATE_LIMIT_TENANT_PER_MINUTE",
 		DefaultRateLimitTenantPerMinute, 0, MaxRateLimitPerMinute); err != nil {
+		return c, err
+	}
+	if c.RateLimitBackfillPerHour, err = boundedInt(getenv, "RATE_LIMIT_BACKFILL_PER_HOUR",
+		DefaultRateLimitBackfillPerHour, 0, MaxRateLimitBackfillPerHour); err != nil {
 		return c, err
 	}
 	if err := c.loadJobs(getenv); err != nil {

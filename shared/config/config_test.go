@@ -435,7 +435,16 @@ func TestRateLimitSettings(t *testing.T) {
 	if err != nil || c.RateLimitUserPerMinute != 0 || c.RateLimitTenantPerMinute != 0 {
 		t.Errorf("off: %d %d, %v", c.RateLimitUserPerMinute, c.RateLimitTenantPerMinute, err)
 	}
-	for _, name := range []string{"RATE_LIMIT_USER_PER_MINUTE", "RATE_LIMIT_TENANT_PER_MINUTE"} {
+	if c, err = config.Load(env(nil)); err != nil || c.RateLimitBackfillPerHour != config.DefaultRateLimitBackfillPerHour ||
+		config.DefaultRateLimitBackfillPerHour <= 0 {
+		t.Errorf("backfill limit by default: %d, %v; want %d, on", c.RateLimitBackfillPerHour, err, config.DefaultRateLimitBackfillPerHour)
+	}
+	for v, want := range map[string]int{"0": 0, "5": 5, "1000000": 1_000_000} {
+		if c, err = config.Load(env(map[string]string{"RATE_LIMIT_BACKFILL_PER_HOUR": v})); err != nil || c.RateLimitBackfillPerHour != want {
+			t.Errorf("RATE_LIMIT_BACKFILL_PER_HOUR=%s: %d, %v", v, c.RateLimitBackfillPerHour, err)
+		}
+	}
+	for _, name := range []string{"RATE_LIMIT_USER_PER_MINUTE", "RATE_LIMIT_TENANT_PER_MINUTE", "RATE_LIMIT_BACKFILL_PER_HOUR"} {
 		for _, v := range []string{"-1", "1000001", "1.5", "10/m", "many"} {
 			if _, err := config.Load(env(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
 				t.Errorf("%s=%q: error %v, want one naming %s", name, v, err, name)

@@ -128,8 +128,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 		recallExtra = m
 	}
 	a := app.New(st, log, app.Config{DefaultRetention: cfg.DefaultRetention, NotesMaxChars: cfg.NotesMaxChars,
-		RateLimit: app.RateLimit{User: cfg.RateLimitUserPerMinute, Tenant: cfg.RateLimitTenantPerMinute},
-		Jobs:      cfg.Jobs, Adapters: adapters, Notifier: notifier, Redactor: redactor, RecallExtra: recallExtra,
+		RateLimit: app.RateLimit{User: cfg.RateLimitUserPerMinute, Tenant: cfg.RateLimitTenantPerMinute,
+			Backfill: cfg.RateLimitBackfillPerHour},
+		Jobs: cfg.Jobs, Adapters: adapters, Notifier: notifier, Redactor: redactor, RecallExtra: recallExtra,
 		MessageEmbedding: cfg.MessageEmbedding, Embedder: emb, MinRelevance: cfg.RecallMinRelevance,
 		Prompts: runner, Summary: cfg.Summary, InternalJobs: cfg.ExtractFacts || cfg.Summaries})
 	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: cfg.AllowedOrigins,

@@ -345,7 +345,7 @@ var definerFunctions = []string{
 	// The scheduled sweep deletes every user's expired rows.
 	"agentmem.sweep_expired(integer,integer)",
 	// The rate-limit counters are closed to every client role.
-	"agentmem.take_request_slot(text,uuid,integer,integer,integer)",
+	"agentmem.take_request_slot(text,uuid,integer,integer,integer,text)",
 	// The get-context cache asks whether the request's user has unsettled jobs, which the
 	// functions' role may not read.
 	"agentmem.check_context_cache(uuid,text,uuid,text,integer)",

@@ -93,6 +93,17 @@ func (s *Store) enqueueArgs(c change) ([]any, newJobs, error) {
 		n.adapters, n.ids}, n, nil
 }
 
+// enqueueArgsFor is enqueueArgs for the adapters names only.
+func (s *Store) enqueueArgsFor(c change, names []string) ([]any, newJobs, error) {
+	args, n, err := s.enqueueArgs(c)
+	if err != nil {
+		return nil, newJobs{}, err
+	}
+	n.adapters, n.ids = names, newJobIDs(len(names))
+	args[7], args[8] = n.adapters, n.ids
+	return args, n, nil
+}
+
 // enqueue writes c's jobs in tx, as whatever role tx runs (a user's own change under
 // CallerRole, whose policy lets it insert its own jobs only), and returns the change's event
 // id and its jobs. Nothing without adapters.
@@ -228,23 +239,34 @@ type IntentParams struct {
 
 // IntentResult is the answer of CreateIntent.
 type IntentResult struct {
-	// IntentID is the event id every job of the intent delivers under.
+	// IntentID is the event id every job of the intent delivers under: the new one, or, when
+	// Coalesced, the one of the earlier request whose jobs answer for it.
 	IntentID uuid.UUID
 	Jobs     []memory.JobRef
+	// Coalesced reports a backfill that wrote no job: every adapter's backfill of the session
+	// was still pending from an earlier request, and answers for this one.
+	Coalesced bool
 }
 
 // CreateIntent writes one job per enabled adapter for an intent on one of the user's sessions;
 // a session that is missing, expired or (row-level security hides it) someone else's is not
-// found. Without adapters it checks the session and writes nothing.
+// found. Without adapters it checks the session and writes nothing. A backfill coalesces (see
+// coalesceBackfill).
 func (s *Store) CreateIntent(ctx context.Context, p IntentParams) (IntentResult, error) {
 	var out IntentResult
 	sc := p.Scope
+	backfill := p.Intent == adapter.BackfillSession && s.outboxOn()
+	q := `select agent, last_seq from agentmem.sessions
+		where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()`
+	if backfill {
+		// The session's row, locked as a commit locks it, serialises the session's backfills:
+		// each sees the jobs the one before it wrote.
+		q += ` for no key update`
+	}
 	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
 		var agent string
 		var lastSeq int64
-		err := tx.QueryRow(ctx, `select agent, last_seq from agentmem.sessions
-			where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()`,
-			p.SessionID, sc.UserID, sc.TenantID).Scan(&agent, &lastSeq)
+		err := tx.QueryRow(ctx, q, p.SessionID, sc.UserID, sc.TenantID).Scan(&agent, &lastSeq)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return sessionNotFound()
 		}
@@ -253,13 +275,95 @@ func (s *Store) CreateIntent(ctx context.Context, p IntentParams) (IntentResult,
 		}
 		c := change{intent: p.Intent, sc: memory.Scope{TenantID: sc.TenantID, UserID: sc.UserID, Agent: agent},
 			session: &p.SessionID}
-		if p.Intent == adapter.BackfillSession {
+		if backfill {
 			c.refs = seqRefs{SeqTo: lastSeq}
+			out, err = s.coalesceBackfill(ctx, tx, c, lastSeq)
+			return err
 		}
 		out.IntentID, out.Jobs, err = s.enqueue(ctx, tx, c)
 		return err
 	})
 	return out, err
+}
+
+// pendingBackfillsSQL locks the backfills of a session ($1, of user $2 in tenant $3) that wait,
+// the oldest first (through jobs_pending_backfill_idx). Locked, none of them is claimed before
+// the transaction ends: each still waits when the intent answers with it.
+const pendingBackfillsSQL = `
+	select id, adapter, event_id from agentmem.jobs
+	where session_id = $1 and intent = '` + adapter.BackfillSession + `' and status = 'pending'
+	  and user_id = $2 and tenant_id = $3
+	order by created_at, id
+	for update`
+
+// raiseBackfillsSQL makes the backfills $1 cover the messages up to seq $2 at least.
+const raiseBackfillsSQL = `
+	update agentmem.jobs set refs = jsonb_set(refs, '{seq_to}', to_jsonb($2::bigint)), updated_at = now()
+	where id = any($1::uuid[]) and coalesce((refs->>'seq_to')::bigint, -1) < $2::bigint`
+
+// coalesceBackfill writes c, a backfill of a session whose row tx holds locked, for every
+// adapter that has no backfill of that session pending yet; an adapter that has one answers
+// with it, raised to cover the messages up to lastSeq. A burst of backfills of one session thus
+// sends its messages to each adapter once. The jobs are read and written as service_role (the
+// user's role may only insert jobs), filtered by the session and its owner, which the caller's
+// own statement found under row-level security.
+func (s *Store) coalesceBackfill(ctx context.Context, tx pgx.Tx, c change, lastSeq int64) (IntentResult, error) {
+	if _, err := tx.Exec(ctx, setServiceRoleSQL); err != nil {
+		return IntentResult{}, fmt.Errorf("set role: %w", err)
+	}
+	rows, err := tx.Query(ctx, pendingBackfillsSQL, *c.session, c.sc.UserID, c.sc.TenantID)
+	if err != nil {
+		return IntentResult{}, fmt.Errorf("select pending backfills: %w", err)
+	}
+	type pending struct {
+		id, event uuid.UUID
+	}
+	waiting := map[string]pending{}
+	var id, event uuid.UUID
+	var name string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &name, &event}, func() error {
+		if _, ok := waiting[name]; !ok {
+			waiting[name] = pending{id, event}
+		}
+		return nil
+	}); err != nil {
+		return IntentResult{}, fmt.Errorf("select pending backfills: %w", err)
+	}
+	out := IntentResult{Jobs: make([]memory.JobRef, len(s.adapters))}
+	var raise []uuid.UUID
+	var fresh []string
+	for i, name := range s.adapters {
+		if w, ok := waiting[name]; ok {
+			out.Jobs[i] = memory.JobRef{ID: w.id, Adapter: name, Status: JobPending}
+			raise = append(raise, w.id)
+			if out.IntentID == uuid.Nil {
+				out.IntentID = w.event
+			}
+			continue
+		}
+		fresh = append(fresh, name)
+	}
+	if len(raise) > 0 {
+		if _, err := tx.Exec(ctx, raiseBackfillsSQL, raise, lastSeq); err != nil {
+			return IntentResult{}, fmt.Errorf("raise pending backfills: %w", err)
+		}
+	}
+	if len(fresh) == 0 {
+		out.Coalesced = true
+		return out, nil
+	}
+	args, n, err := s.enqueueArgsFor(c, fresh)
+	if err != nil {
+		return IntentResult{}, err
+	}
+	if _, err := tx.Exec(ctx, enqueueSQL, args...); err != nil {
+		return IntentResult{}, fmt.Errorf("write jobs: %w", err)
+	}
+	out.IntentID = n.event
+	for _, j := range n.refs() {
+		out.Jobs[slices.Index(s.adapters, j.Adapter)] = j
+	}
+	return out, nil
 }
 
 // sessionChange is the change of a session of the caller's: the session's agent and last seq,

@@ -22,7 +22,14 @@ type RequestSlotParams struct {
 	// Period is the window of the limits; a limit lets a burst of itself through, then one more
 	// request every Period / limit.
 	Period time.Duration
+	// Bucket names the counters: "" those of every request, or a kind of request that is
+	// limited on its own besides (BucketBackfill), whose counters are apart from the general ones.
+	Bucket string
 }
+
+// BucketBackfill is the bucket of the backfillSession intents: each sends every message of a
+// session to every adapter, so they have a limit of their own.
+const BucketBackfill = "backfillSession"
 
 // RequestSlot is the answer of TakeRequestSlot.
 type RequestSlot struct {
@@ -37,7 +44,7 @@ type RequestSlot struct {
 // takeRequestSlotSQL takes a slot from the counters of a user and a tenant in one statement,
 // all or nothing (see agentmem.take_request_slot in the migrations).
 const takeRequestSlotSQL = `select retry_after_ms, coalesce(limited_by, '')
-	from agentmem.take_request_slot($1::text, $2::uuid, $3::integer, $4::integer, $5::integer)`
+	from agentmem.take_request_slot($1::text, $2::uuid, $3::integer, $4::integer, $5::integer, $6::text)`
 
 // setLimiterRoleSQL makes the rest of the limiter's transaction run as service_role, the one
 // role allowed to take request slots, with $1 as its statement timeout (see statementTimeout),
@@ -65,7 +72,7 @@ func (s *Store) TakeRequestSlot(ctx context.Context, p RequestSlotParams) (Reque
 	b := &pgx.Batch{}
 	b.Queue(setLimiterRoleSQL, statementTimeout(ctx))
 	b.Queue(takeRequestSlotSQL, p.TenantID, p.UserID, int32(max(p.UserLimit, 0)), int32(max(p.TenantLimit, 0)),
-		int32(min(p.Period.Milliseconds(), 1<<31-1))).QueryRow(func(row pgx.Row) error {
+		int32(min(p.Period.Milliseconds(), 1<<31-1)), p.Bucket).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&waitMS, &by)
 	})
 	if err := interpret(s.pool.SendBatch(ctx, b).Close()); err != nil {

@@ -69,9 +69,10 @@ var sweepSteps = []struct {
 		// counter a request holds is waited for (microseconds), and kept when the request
 		// moved it to the future meanwhile (the condition is checked again on the new row).
 		`with doomed as (
-		   select tenant_id, user_id from agentmem.request_rates where tat <= now() limit $1)
+		   select tenant_id, user_id, bucket from agentmem.request_rates where tat <= now() limit $1)
 		 delete from agentmem.request_rates r using doomed
-		 where r.tenant_id = doomed.tenant_id and r.user_id = doomed.user_id and r.tat <= now()`,
+		 where r.tenant_id = doomed.tenant_id and r.user_id = doomed.user_id and r.bucket = doomed.bucket
+		   and r.tat <= now()`,
 		`agentmem.request_rates where tat <= now()`,
 	},
 }
