@@ -873,6 +873,13 @@ export interface paths {
          *     - `backfillSession`: every adapter receives every message the session holds up to its
          *       last seq at the time of the intent, in pages of 100 seqs, each page an event of its
          *       own id (derived from `intent_id`, the same on every retry); empty pages are skipped.
+         *       Backfills of one session coalesce: for an adapter whose backfill of the session is
+         *       still `pending` (not yet claimed by a delivery), no job is written; that job answers
+         *       in `jobs` (same id) and now covers the messages up to the session's last seq. When
+         *       every adapter's did, nothing is written, `coalesced` is `true` and `intent_id` is the
+         *       earlier request's. A burst of backfills of one session thus delivers it once per
+         *       adapter. Backfills also count against a per-user limit of their own
+         *       (`RATE_LIMIT_BACKFILL_PER_HOUR`, 30 by default; see 429).
          *
          *     A user names their own session; a service caller names `user_id` too (and `tenant_id`
          *     when the session has one). A session that is missing, expired, or another user's or
@@ -2248,13 +2255,22 @@ export interface components {
             status: "pending";
         };
         IntentResult: {
-            /** @description The event id every job of the intent delivers under (a backfill's pages derive theirs from it). */
+            /**
+             * @description The event id every job of the intent delivers under (a backfill's pages derive theirs
+             *     from it); when `coalesced`, the earlier request's.
+             */
             intent_id: components["schemas"]["UUID"];
             /** @enum {string} */
             type: "syncSession" | "backfillSession";
             session_id: components["schemas"]["UUID"];
             /** @description One job per enabled adapter; empty when none is enabled. */
             jobs: components["schemas"]["JobRef"][];
+            /**
+             * @description `true` for a backfill that wrote no job: every adapter's backfill of the session was
+             *     still pending from an earlier request, and those jobs answer for this one. Always
+             *     `false` for `syncSession`.
+             */
+            coalesced: boolean;
         };
         /**
          * @description `pending`: waits for `next_attempt_at`. `running`: claimed by a delivery until
@@ -3655,7 +3671,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The jobs written, one per enabled adapter (none when no adapter is enabled). */
+            /**
+             * @description The intent's jobs, one per enabled adapter (none when no adapter is enabled): each
+             *     written now, or, for a backfill, the adapter's backfill of the session that was still
+             *     pending (`coalesced` when every one was).
+             */
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3673,7 +3693,8 @@ export interface operations {
                      *           "adapter": "webhook",
                      *           "status": "pending"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "coalesced": false
                      *     }
                      */
                     "application/json": components["schemas"]["IntentResult"];
@@ -3686,7 +3707,23 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["RateLimited"];
+            /**
+             * @description `rate_limited`: the general limits (see the shared RateLimited response), or, for a
+             *     `backfillSession`, the user's backfill limit: more than `RATE_LIMIT_BACKFILL_PER_HOUR`
+             *     backfills (default 30, `0` none) in the last hour, counted apart from the general
+             *     limits, whatever the session and whether they coalesced. Nothing was written;
+             *     `detail` says which limit, and `Retry-After` the seconds until one is let through.
+             */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
