@@ -277,7 +277,7 @@ func (s *Store) CreateIntent(ctx context.Context, p IntentParams) (IntentResult,
 			session: &p.SessionID}
 		if backfill {
 			c.refs = seqRefs{SeqTo: lastSeq}
-			out, err = s.coalesceBackfill(ctx, tx, c, lastSeq)
+			out, err = s.coalesceBackfill(ctx, tx, c)
 			return err
 		}
 		out.IntentID, out.Jobs, err = s.enqueue(ctx, tx, c)
@@ -286,28 +286,24 @@ func (s *Store) CreateIntent(ctx context.Context, p IntentParams) (IntentResult,
 	return out, err
 }
 
-// pendingBackfillsSQL locks the backfills of a session ($1, of user $2 in tenant $3) that wait,
-// the oldest first (through jobs_pending_backfill_idx). Locked, none of them is claimed before
-// the transaction ends: each still waits when the intent answers with it.
+// pendingBackfillsSQL reads the backfills of a session ($1, of user $2 in tenant $3) that wait,
+// the oldest first (through jobs_pending_backfill_idx).
 const pendingBackfillsSQL = `
 	select id, adapter, event_id from agentmem.jobs
 	where session_id = $1 and intent = '` + adapter.BackfillSession + `' and status = 'pending'
 	  and user_id = $2 and tenant_id = $3
-	order by created_at, id
-	for update`
-
-// raiseBackfillsSQL makes the backfills $1 cover the messages up to seq $2 at least.
-const raiseBackfillsSQL = `
-	update agentmem.jobs set refs = jsonb_set(refs, '{seq_to}', to_jsonb($2::bigint)), updated_at = now()
-	where id = any($1::uuid[]) and coalesce((refs->>'seq_to')::bigint, -1) < $2::bigint`
+	order by created_at, id`
 
 // coalesceBackfill writes c, a backfill of a session whose row tx holds locked, for every
 // adapter that has no backfill of that session pending yet; an adapter that has one answers
-// with it, raised to cover the messages up to lastSeq. A burst of backfills of one session thus
-// sends its messages to each adapter once. The jobs are read and written as service_role (the
-// user's role may only insert jobs), filtered by the session and its owner, which the caller's
-// own statement found under row-level security.
-func (s *Store) coalesceBackfill(ctx context.Context, tx pgx.Tx, c change, lastSeq int64) (IntentResult, error) {
+// with it, and a burst of backfills of one session sends its messages to each adapter once.
+// The pending job covers the messages up to the session's last seq when it was written, and
+// every message committed since went to the same adapter with its turn's own job, so it
+// answers for this request whole; it is left as it is (a job retried after some of its pages
+// got through must send the same pages again, which receivers drop by their ids). The jobs are
+// read and written as service_role (the user's role may only insert jobs), filtered by the
+// session and its owner, which the caller's own statement found under row-level security.
+func (s *Store) coalesceBackfill(ctx context.Context, tx pgx.Tx, c change) (IntentResult, error) {
 	if _, err := tx.Exec(ctx, setServiceRoleSQL); err != nil {
 		return IntentResult{}, fmt.Errorf("set role: %w", err)
 	}
@@ -330,23 +326,16 @@ func (s *Store) coalesceBackfill(ctx context.Context, tx pgx.Tx, c change, lastS
 		return IntentResult{}, fmt.Errorf("select pending backfills: %w", err)
 	}
 	out := IntentResult{Jobs: make([]memory.JobRef, len(s.adapters))}
-	var raise []uuid.UUID
 	var fresh []string
 	for i, name := range s.adapters {
 		if w, ok := waiting[name]; ok {
 			out.Jobs[i] = memory.JobRef{ID: w.id, Adapter: name, Status: JobPending}
-			raise = append(raise, w.id)
 			if out.IntentID == uuid.Nil {
 				out.IntentID = w.event
 			}
 			continue
 		}
 		fresh = append(fresh, name)
-	}
-	if len(raise) > 0 {
-		if _, err := tx.Exec(ctx, raiseBackfillsSQL, raise, lastSeq); err != nil {
-			return IntentResult{}, fmt.Errorf("raise pending backfills: %w", err)
-		}
 	}
 	if len(fresh) == 0 {
 		out.Coalesced = true

@@ -874,10 +874,11 @@ export interface paths {
          *       last seq at the time of the intent, in pages of 100 seqs, each page an event of its
          *       own id (derived from `intent_id`, the same on every retry); empty pages are skipped.
          *       Backfills of one session coalesce: for an adapter whose backfill of the session is
-         *       still `pending` (not yet claimed by a delivery), no job is written; that job answers
-         *       in `jobs` (same id) and now covers the messages up to the session's last seq. When
-         *       every adapter's did, nothing is written, `coalesced` is `true` and `intent_id` is the
-         *       earlier request's. A burst of backfills of one session thus delivers it once per
+         *       still `pending` (not delivered yet, nor being delivered), no job is written; that job
+         *       answers in `jobs` (same id). It covers the messages up to the session's last seq when
+         *       it was written; those committed since reach the adapter with their turns' own jobs.
+         *       When every adapter's did, nothing is written, `coalesced` is `true` and `intent_id` is
+         *       the earlier request's. A burst of backfills of one session thus delivers it once per
          *       adapter. Backfills also count against a per-user limit of their own
          *       (`RATE_LIMIT_BACKFILL_PER_HOUR`, 30 by default; see 429).
          *
