@@ -81,6 +81,11 @@ func (n newJobs) refs() []memory.JobRef {
 
 // enqueueArgs are enqueueSQL's arguments for c, with the jobs they write.
 func (s *Store) enqueueArgs(c change) ([]any, newJobs, error) {
+	return enqueueArgsOf(c, s.newJobs())
+}
+
+// enqueueArgsOf are enqueueSQL's arguments for c, writing the jobs n.
+func enqueueArgsOf(c change, n newJobs) ([]any, newJobs, error) {
 	refs := []byte("{}")
 	if c.refs != nil {
 		var err error
@@ -88,20 +93,8 @@ func (s *Store) enqueueArgs(c change) ([]any, newJobs, error) {
 			return nil, newJobs{}, fmt.Errorf("encode job refs: %w", err)
 		}
 	}
-	n := s.newJobs()
 	return []any{n.event, c.sc.TenantID, c.sc.UserID, c.sc.Agent, c.session, c.intent, string(refs),
 		n.adapters, n.ids}, n, nil
-}
-
-// enqueueArgsFor is enqueueArgs for the adapters names only.
-func (s *Store) enqueueArgsFor(c change, names []string) ([]any, newJobs, error) {
-	args, n, err := s.enqueueArgs(c)
-	if err != nil {
-		return nil, newJobs{}, err
-	}
-	n.adapters, n.ids = names, newJobIDs(len(names))
-	args[7], args[8] = n.adapters, n.ids
-	return args, n, nil
 }
 
 // enqueue writes c's jobs in tx, as whatever role tx runs (a user's own change under
@@ -341,7 +334,7 @@ func (s *Store) coalesceBackfill(ctx context.Context, tx pgx.Tx, c change) (Inte
 		out.Coalesced = true
 		return out, nil
 	}
-	args, n, err := s.enqueueArgsFor(c, fresh)
+	args, n, err := enqueueArgsOf(c, newJobs{event: uuid.New(), adapters: fresh, ids: newJobIDs(len(fresh))})
 	if err != nil {
 		return IntentResult{}, err
 	}
