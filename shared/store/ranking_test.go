@@ -310,7 +310,8 @@ func TestRecallFusionWeights(t *testing.T) {
 	texts := []string{
 		"the user runs every day, runs fast, runs far",
 		"the user is a runner",
-		"running shoes are in the hall",
+		// longer for full text than for the vector, which weighs names less
+		"running shoes from Nike and Adidas are in the hall",
 		"the user ran a marathon in Porto last year",
 		"the user dislikes running in the rain",
 	}
