@@ -29,9 +29,11 @@ const hashModelV1 = "agentmem-hash-384-v1"
 //
 // A text is split into words (runs of letters and digits; an apostrophe inside a word keeps it
 // whole). A clitic is cut off ("John's" reads "john", "I've" "i") and a negated auxiliary
-// ("didn't") is dropped. Words that say nothing of what the text is about are left out:
+// ("didn't") reads "not". Words that say nothing of what the text is about are left out:
 //   - English stop words, the Snowball list that PostgreSQL's english configuration uses too
-//     (english.IsStopWord): "the", "what", "did", ...;
+//     (english.IsStopWord): "the", "what", "did", ...; but not "no", "not" and "nor", one
+//     feature "not", lest a fact and its negation embed alike (near-duplicate memories merge
+//     by their vectors);
 //   - vocatives: a capitalised word after a comma or a greeting ("hi", "thanks", ...) and before
 //     a punctuation mark or the end ("How was your weekend, Maria?", "Hi Tom!"). Messages name
 //     the one they address all the time; that name is not what they are about, and it would
@@ -84,7 +86,8 @@ func (Hash) Vector(text string) []float32 {
 		}
 		greeted := afterGreeting && onlySpace(text[prevEnd:w.start])
 		afterGreeting, prevEnd, i = isGreeting(w.lower), w.end, w.end
-		if len(w.lower) == 0 || english.IsStopWord(string(w.lower)) {
+		negation := isNegation(w.lower)
+		if len(w.lower) == 0 || !negation && english.IsStopWord(string(w.lower)) {
 			continue
 		}
 		prev := runeBefore(text, w.start)
@@ -95,7 +98,10 @@ func (Hash) Vector(text string) []float32 {
 		if w.upper && prev != 0 && !strings.ContainsRune(".!?:", prev) {
 			weight *= hashNameWeight
 		}
-		stem := english.Stem(string(w.lower), true)
+		stem := "not"
+		if !negation {
+			stem = english.Stem(string(w.lower), true)
+		}
 		acc.add(fnvString(fnvWord, stem), weight)
 		acc.addTrigrams(stem, hashTrigramWeight*weight)
 	}
@@ -222,8 +228,8 @@ func nextWord(text string, i int, buf []byte) (w hashWord, ok bool) {
 	w.end = i
 	if apostrophe >= 0 {
 		switch string(buf[apostrophe+1:]) {
-		case "t": // didn't, can't: a negated auxiliary
-			buf = buf[:0]
+		case "t": // didn't, can't: a negated auxiliary, read as "not"
+			buf = append(buf[:0], "not"...)
 		case "s", "m", "re", "ve", "ll", "d": // a clitic
 			buf = buf[:apostrophe]
 		default: // o'clock, rock'n'roll
@@ -263,6 +269,16 @@ func endsPhrase(text string, i int) bool {
 		i += n
 	}
 	return true
+}
+
+// isNegation says whether w negates: the stop words "no", "not" and "nor" are kept, as one
+// feature, so that a fact and its negation are not embedded alike.
+func isNegation(w []byte) bool {
+	switch string(w) {
+	case "no", "not", "nor":
+		return true
+	}
+	return false
 }
 
 // onlySpace says whether s is spaces only.
