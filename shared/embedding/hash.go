@@ -1,6 +1,7 @@
 package embedding
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"strings"
@@ -44,9 +45,9 @@ const hashModelV1 = "agentmem-hash-384-v1"
 // character trigram of "<" + stem (hashTrigramWeight each), so that words sharing a beginning
 // (compounds, typos, forms the stemmer keeps apart) still land near each other; trigrams at the
 // end of a word would mostly say which suffix it has, and are left out. Weights stand in for an
-// inverse document frequency without a corpus: a word weighs ln(1 + its length in letters)
-// (frequent words are short), and a capitalised word inside a sentence hashNameWeight of that:
-// it is mostly a name, and the names of the people talking recur in most of their messages.
+// inverse document frequency without a corpus (wordWeight): a long word weighs more than a short
+// one, for frequent words are short; a capitalised word inside a sentence hashNameWeight of that,
+// for it is mostly a name, and the names of the people talking recur in most of their messages.
 //
 // A feature is hashed with 64-bit FNV-1a; the hash modulo 384 chooses the dimension and its top
 // bit the sign (the "hashing trick"). The sum is L2-normalised, so cosine distance compares
@@ -94,7 +95,7 @@ func (Hash) Vector(text string) []float32 {
 		if w.upper && (greeted || prev == ',') && endsPhrase(text, w.end) {
 			continue // a vocative
 		}
-		weight := math.Log1p(float64(utf8.RuneCount(w.lower)))
+		weight := wordWeight(w.lower)
 		if w.upper && prev != 0 && !strings.ContainsRune(".!?:", prev) {
 			weight *= hashNameWeight
 		}
@@ -106,6 +107,17 @@ func (Hash) Vector(text string) []float32 {
 		acc.addTrigrams(stem, hashTrigramWeight*weight)
 	}
 	return acc.normalised()
+}
+
+// wordWeight is a word's weight: ln(1 + its length in letters), for frequent words are short;
+// and that of a four-letter word at least for a number, as specific as a longer word however
+// short ("2", "10k").
+func wordWeight(w []byte) float64 {
+	n := utf8.RuneCount(w)
+	if n < 4 && bytes.ContainsFunc(w, unicode.IsDigit) {
+		n = 4
+	}
+	return math.Log1p(float64(n))
 }
 
 // hashSum is the sum of a text's hashed features.

@@ -100,6 +100,22 @@ func TestHashStemsWords(t *testing.T) {
 	}
 }
 
+// A number weighs as a word: facts that differ by a number stay apart, below the similarity at
+// which near-duplicate memories merge.
+func TestHashWeighsNumbers(t *testing.T) {
+	t.Parallel()
+	var h embedding.Hash
+	for _, c := range [][2]string{
+		{"fact 0 of batch 0", "fact 0 of batch 1"},
+		{"fact 10 of batch 0", "fact 10 of batch 1"},
+		{"Room 101 is the office", "Room 102 is the office"},
+	} {
+		if sim := cosine(h.Vector(c[0]), h.Vector(c[1])); sim >= 0.95 {
+			t.Errorf("%q and %q: cosine %.3f", c[0], c[1], sim)
+		}
+	}
+}
+
 func TestHashRanksRelatedTextsAboveUnrelatedOnes(t *testing.T) {
 	t.Parallel()
 	var h embedding.Hash
