@@ -133,7 +133,7 @@ create table agentmem.knowledge_chunks (
   constraint knowledge_chunks_tenant_id_source_chunk_index_key UNIQUE (tenant_id, source, chunk_index)
 );
 alter table agentmem.knowledge_chunks set (toast_tuple_target=8160);
-CREATE INDEX knowledge_chunks_embedding_a60f8765072f_idx ON agentmem.knowledge_chunks USING hnsw (((embedding)::extensions.vector(384)) extensions.vector_cosine_ops) WHERE ((embedding_model = 'agentmem-hash-384-v1'::text) AND (embedding_dims = 384));
+CREATE INDEX knowledge_chunks_embedding_09d9585ef0cc_idx ON agentmem.knowledge_chunks USING hnsw (((embedding)::extensions.vector(384)) extensions.vector_cosine_ops) WHERE ((embedding_model = 'agentmem-hash-384-v2'::text) AND (embedding_dims = 384));
 CREATE INDEX knowledge_chunks_embedding_model_idx ON agentmem.knowledge_chunks USING btree (embedding_model);
 CREATE INDEX knowledge_chunks_embedding_pending_idx ON agentmem.knowledge_chunks USING btree (id) WHERE (embedding IS NULL);
 CREATE INDEX knowledge_chunks_fts_idx ON agentmem.knowledge_chunks USING gin (fts);
@@ -168,7 +168,7 @@ create table agentmem.memories (
   constraint memories_user_id_tenant_id_agent_content_key_key UNIQUE (user_id, tenant_id, agent, content_key)
 );
 alter table agentmem.memories set (toast_tuple_target=8160);
-CREATE INDEX memories_embedding_a60f8765072f_idx ON agentmem.memories USING hnsw (((embedding)::extensions.vector(384)) extensions.vector_cosine_ops) WHERE ((embedding_model = 'agentmem-hash-384-v1'::text) AND (embedding_dims = 384));
+CREATE INDEX memories_embedding_09d9585ef0cc_idx ON agentmem.memories USING hnsw (((embedding)::extensions.vector(384)) extensions.vector_cosine_ops) WHERE ((embedding_model = 'agentmem-hash-384-v2'::text) AND (embedding_dims = 384));
 CREATE INDEX memories_embedding_model_idx ON agentmem.memories USING btree (embedding_model);
 CREATE INDEX memories_embedding_pending_idx ON agentmem.memories USING btree (id) WHERE (embedding IS NULL);
 CREATE INDEX memories_expires_idx ON agentmem.memories USING btree (expires_at);
@@ -215,7 +215,7 @@ create table agentmem.messages (
   constraint messages_session_id_id_key UNIQUE (session_id, id)
 );
 alter table agentmem.messages set (toast_tuple_target=8160);
-CREATE INDEX messages_embedding_a60f8765072f_idx ON agentmem.messages USING hnsw (((embedding)::extensions.vector(384)) extensions.vector_cosine_ops) WHERE ((embedding_model = 'agentmem-hash-384-v1'::text) AND (embedding_dims = 384));
+CREATE INDEX messages_embedding_09d9585ef0cc_idx ON agentmem.messages USING hnsw (((embedding)::extensions.vector(384)) extensions.vector_cosine_ops) WHERE ((embedding_model = 'agentmem-hash-384-v2'::text) AND (embedding_dims = 384));
 CREATE INDEX messages_embedding_model_idx ON agentmem.messages USING btree (embedding_model);
 CREATE INDEX messages_embedding_pending_idx ON agentmem.messages USING btree (session_id, seq) WHERE ((embedding IS NULL) AND (role <> 'tool'::text) AND (content <> ''::text));
 CREATE INDEX messages_expires_idx ON agentmem.messages USING btree (expires_at);

@@ -60,8 +60,8 @@ func TestBackfillCommand(t *testing.T) {
 	if _, err := conn.Exec(ctx, `
 		insert into agentmem.memories (tenant_id, user_id, content, content_key, embedding, embedding_model, expires_at)
 		select 'acme', u, u::text || ' fact ' || i, 'k' || i, array_fill(0.1, array[384])::extensions.vector,
-		       'agentmem-hash-384-v1', now() + interval '1 day'
-		from unnest(array[$1::uuid, $2::uuid]) as u, generate_series(1, 5) as i`, userA, userB); err != nil {
+		       $3, now() + interval '1 day'
+		from unnest(array[$1::uuid, $2::uuid]) as u, generate_series(1, 5) as i`, userA, userB, embedding.HashModel); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := conn.Exec(ctx, `insert into agentmem.knowledge_chunks (tenant_id, source, chunk_index, content)
@@ -141,7 +141,7 @@ func TestBackfillCommand(t *testing.T) {
 	if sum.Embedded != 0 || sum.Remaining == nil || *sum.Remaining != 6 {
 		t.Errorf("summary with the provider down: %+v", sum)
 	}
-	if a, _ := models(); a["agentmem-hash-384-v1/384"] != 5 {
+	if a, _ := models(); a[embedding.HashModel+"/384"] != 5 {
 		t.Errorf("user A's rows after a failed run: %v", a)
 	}
 	api.Down.Store(false)

@@ -136,7 +136,7 @@ type Config struct {
 	// LM Studio, a Supabase Edge Function) or "bedrock" (Amazon Bedrock, Titan Text
 	// Embeddings v2).
 	EmbeddingProvider string
-	// EmbeddingModel (EMBEDDING_MODEL); default agentmem-hash-384-v1 (local, its only model),
+	// EmbeddingModel (EMBEDDING_MODEL); default agentmem-hash-384-v2 (local, its only model),
 	// text-embedding-3-small (openai), amazon.titan-embed-text-v2:0 (bedrock). Every stored
 	// vector records it, and only vectors of this model rank: after a change, rows of the old
 	// model are re-embedded by the sweep's scheduled run or `agentmem embed-pending`.

@@ -34,7 +34,7 @@ func TestEmbeddingDefaults(t *testing.T) {
 		retryTime  time.Duration
 		batch, par int
 	}{
-		{map[string]string{}, "local", "agentmem-hash-384-v1", 384, false, "", 10 * time.Second, 20 * time.Second, 64, 4},
+		{map[string]string{}, "local", "agentmem-hash-384-v2", 384, false, "", 10 * time.Second, 20 * time.Second, 64, 4},
 		{map[string]string{"EMBEDDING_PROVIDER": "openai", "EMBEDDING_API_KEY": "sk"},
 			"openai", "text-embedding-3-small", 384, false, "https://api.openai.com/v1", 10 * time.Second, 20 * time.Second, 64, 4},
 		{map[string]string{"EMBEDDING_PROVIDER": "openai", "EMBEDDING_BASE_URL": "http://localhost:11434",

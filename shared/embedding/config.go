@@ -94,8 +94,13 @@ func New(ctx context.Context, cfg Config) (Embedder, error) {
 	retry := RetryPolicy{MaxElapsed: cfg.MaxRetryTime}
 	switch cfg.Provider {
 	case ProviderLocal:
-		if cfg.Model != (Hash{}).Model() {
-			return nil, fmt.Errorf("the local embedder's model is %s, not %q", Hash{}.Model(), cfg.Model)
+		if cfg.Model == hashModelV1 {
+			return nil, fmt.Errorf("the local embedder's model %s is now %s: unset EMBEDDING_MODEL (or set it to %s); "+
+				"rows of %s are re-embedded by the scheduled embed-pending run or `agentmem backfill`",
+				hashModelV1, HashModel, HashModel, hashModelV1)
+		}
+		if cfg.Model != HashModel {
+			return nil, fmt.Errorf("the local embedder's model is %s, not %q", HashModel, cfg.Model)
 		}
 		if cfg.Dimensions != HashDimensions {
 			return nil, fmt.Errorf("the local embedder gives %d dimensions, not %d", HashDimensions, cfg.Dimensions)

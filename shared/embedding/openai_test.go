@@ -492,4 +492,9 @@ func TestNewChoosesTheProvider(t *testing.T) {
 			t.Errorf("New(%+v) = %v, want an error", bad, e)
 		}
 	}
+	// A configuration that still names the first version is told what replaced it.
+	_, err = embedding.New(ctx, embedding.Config{Provider: "local", Model: "agentmem-hash-384-v1"})
+	if err == nil || !strings.Contains(err.Error(), "is now "+embedding.HashModel) || !strings.Contains(err.Error(), "backfill") {
+		t.Errorf("v1: %v", err)
+	}
 }

@@ -184,7 +184,9 @@ func newPIIEnv(t *testing.T) *piiEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := buildEnv(t, envConfig{own: true, store: store.Config{Summaries: true}, app: app.Config{
+	// The memories planted hold the same personal data and little else: whatever the embedder,
+	// they must not merge as near-duplicates (a merge answers 200, and creates no memory).
+	e := buildEnv(t, envConfig{own: true, store: store.Config{Summaries: true, MergeSimilarity: 2}, app: app.Config{
 		Adapters: map[string]adapter.Adapter{adapter.Webhook: wh, adapter.Mem0: m, adapter.Redis: cache},
 		Redactor: testRedactor(t), Prompts: runner, InternalJobs: true,
 		Summary: memory.SummaryPolicy{TriggerTokens: 60, KeepTokens: 30}}})

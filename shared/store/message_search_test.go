@@ -364,9 +364,9 @@ func TestRecallMessagesLargeScopeUsesTheIndex(t *testing.T) {
 	}
 	vec := pgvector.NewVector(embedding.Hash{}.Vector(rankFact(1))).String()
 	neighbours := `select m.content
-		from agentmem.message_neighbours($1, '', $2, '{}', '', '', null, null, $3::extensions.vector, 'agentmem-hash-384-v1', 10, $4) n
+		from agentmem.message_neighbours($1, '', $2, '{}', '', '', null, null, $3::extensions.vector, $5, 10, $4) n
 		join agentmem.messages m on m.session_id = n.session_id and m.seq = n.seq`
-	plans, got := explain(t, e.url, neighbours, user, "rare", vec, false)
+	plans, got := explain(t, e.url, neighbours, user, "rare", vec, false, embedding.HashModel)
 	if !strings.Contains(plans, "Index Scan using messages_embedding_") {
 		t.Errorf("above the exact limit the plan does not scan the HNSW index:\n%s", plans)
 	}
@@ -378,7 +378,7 @@ func TestRecallMessagesLargeScopeUsesTheIndex(t *testing.T) {
 			t.Errorf("through the HNSW index: %q is not of agent rare", c)
 		}
 	}
-	plans, _ = explain(t, e.url, neighbours, user, "rare", vec, true)
+	plans, _ = explain(t, e.url, neighbours, user, "rare", vec, true, embedding.HashModel)
 	if strings.Contains(plans, "messages_embedding_") || !strings.Contains(plans, "messages_owner_created_idx") {
 		t.Errorf("below the exact limit the plan is not an exact scan of the user's rows:\n%s", plans)
 	}

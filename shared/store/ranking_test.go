@@ -199,8 +199,8 @@ func explainNeighbours(t *testing.T, url string, user uuid.UUID, agent string, e
 	t.Helper()
 	q := pgvector.NewVector(embedding.Hash{}.Vector(rankFact(1))).String()
 	return explain(t, url, `select m.content
-		from agentmem.memory_neighbours($1, '', $2, '{}', null, null, $3::extensions.vector, 'agentmem-hash-384-v1', 10, $4) n
-		join agentmem.memories m on m.id = n.id`, user, agent, q, exact)
+		from agentmem.memory_neighbours($1, '', $2, '{}', null, null, $3::extensions.vector, $5, 10, $4) n
+		join agentmem.memories m on m.id = n.id`, user, agent, q, exact, embedding.HashModel)
 }
 
 // explain runs a query of one text column with auto_explain on (nested statements too), the
@@ -310,7 +310,8 @@ func TestRecallFusionWeights(t *testing.T) {
 	texts := []string{
 		"the user runs every day, runs fast, runs far",
 		"the user is a runner",
-		"running shoes are in the hall",
+		// longer for full text than for the vector, which weighs names less
+		"running shoes from Nike and Adidas are in the hall",
 		"the user ran a marathon in Porto last year",
 		"the user dislikes running in the rain",
 	}
@@ -397,8 +398,8 @@ func TestSearchKnowledgeLargeTenantUsesTheIndex(t *testing.T) {
 	// The HNSW index serves the query above the limit, and finds k chunks of the tenant.
 	q := pgvector.NewVector(embedding.Hash{}.Vector(rankFact(3))).String()
 	plans, got := explain(t, e.url, `select k.content
-		from agentmem.knowledge_neighbours('acme', $1::extensions.vector, 'agentmem-hash-384-v1', 10, 20) n
-		join agentmem.knowledge_chunks k on k.id = n.id`, q)
+		from agentmem.knowledge_neighbours('acme', $1::extensions.vector, $2, 10, 20) n
+		join agentmem.knowledge_chunks k on k.id = n.id`, q, embedding.HashModel)
 	if !strings.Contains(plans, "Index Scan using knowledge_chunks_embedding_") {
 		t.Errorf("above the exact limit the plan does not scan the HNSW index:\n%s", plans)
 	}

@@ -120,7 +120,7 @@ func TestMatchFunctions(t *testing.T) {
 		t.Helper()
 		_, err := conn.Exec(ctx, `insert into agentmem.memories (tenant_id, user_id, agent, content, content_key,
 			embedding, embedding_model, expires_at) values ($1, $2, '', $3, gen_random_uuid()::text, $4::extensions.vector,
-			'agentmem-hash-384-v1', now() + $5::interval)`, tenant, user, content, knVec(content), expires)
+			$6, now() + $5::interval)`, tenant, user, content, knVec(content), expires, embedding.HashModel)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,11 +136,11 @@ func TestMatchFunctions(t *testing.T) {
 		seed("t1", b, fmt.Sprintf("Bob fact number %d about metric units and tea", i), "1 day")
 	}
 	if _, err := conn.Exec(ctx, `insert into agentmem.knowledge_chunks (tenant_id, source, chunk_index, content, embedding, embedding_model)
-		values ('t1', 'src-handbook', 0, 'Refunds take five days', $1::extensions.vector, 'agentmem-hash-384-v1'),
-		       ('t1', 'src-handbook', 1, 'Shipping is free over fifty euros', $2::extensions.vector, 'agentmem-hash-384-v1'),
-		       ('t2', 'src-other', 0, 'Refunds take ten days in tenant two', $3::extensions.vector, 'agentmem-hash-384-v1')`,
+		values ('t1', 'src-handbook', 0, 'Refunds take five days', $1::extensions.vector, $4),
+		       ('t1', 'src-handbook', 1, 'Shipping is free over fifty euros', $2::extensions.vector, $4),
+		       ('t2', 'src-other', 0, 'Refunds take ten days in tenant two', $3::extensions.vector, $4)`,
 		knVec("Refunds take five days"), knVec("Shipping is free over fifty euros"),
-		knVec("Refunds take ten days in tenant two")); err != nil {
+		knVec("Refunds take ten days in tenant two"), embedding.HashModel); err != nil {
 		t.Fatal(err)
 	}
 
