@@ -39,9 +39,9 @@ const DefaultFollowWeight = 0.5
 // DefaultMinRelevance is recall's min_relevance when a request gives none (the
 // deployment's RECALL_MIN_RELEVANCE): 0, every result is kept. On the labelled conversations
 // of the quality benchmark (cmd/agentmem-bench, -only quality) a floor of 0.1 cost hybrid
-// recall a seventh of its hits in the top 10, while questions about nothing said there still
-// found results of relevance 0.07 to 0.35 through the built-in embedder: a floor pays only
-// with a model whose similarities separate related texts from unrelated ones.
+// recall a twelfth of its answers in the top 10, while questions about nothing said there
+// still found results of relevance 0.07 to 0.30 through the built-in embedder: a floor pays
+// only with a model whose similarities separate related texts from unrelated ones.
 const DefaultMinRelevance = 0
 
 // DefaultRanking is the ranking of a store whose Config leaves Ranking empty.
