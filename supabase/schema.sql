@@ -125,7 +125,6 @@ create table agentmem.knowledge_chunks (
   fts tsvector generated always as (to_tsvector('english'::regconfig, content)) stored,
   created_at timestamp with time zone default now() not null,
   embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
-  fts_len integer generated always as (length(to_tsvector('english'::regconfig, content))) stored,
   constraint knowledge_chunks_chunk_index_check CHECK ((chunk_index >= 0)),
   constraint knowledge_chunks_embedding_model_check CHECK (((embedding IS NULL) OR (embedding_model IS NOT NULL))),
   constraint knowledge_chunks_pkey PRIMARY KEY (id),
@@ -162,7 +161,6 @@ create table agentmem.memories (
   updated_at timestamp with time zone default now() not null,
   expires_at timestamp with time zone not null,
   embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
-  fts_len integer generated always as (length(to_tsvector('english'::regconfig, content))) stored,
   constraint memories_embedding_model_check CHECK (((embedding IS NULL) OR (embedding_model IS NOT NULL))),
   constraint memories_pkey PRIMARY KEY (id),
   constraint memories_user_id_tenant_id_agent_content_key_key UNIQUE (user_id, tenant_id, agent, content_key)
@@ -206,7 +204,6 @@ create table agentmem.messages (
   embedding_model text,
   embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
   fts tsvector generated always as ((setweight(to_tsvector('english'::regconfig, COALESCE(name, ''::text)), 'A'::"char") || to_tsvector('english'::regconfig, content))) stored,
-  fts_len integer generated always as (length((to_tsvector('english'::regconfig, COALESCE(name, ''::text)) || to_tsvector('english'::regconfig, content)))) stored,
   constraint messages_embedding_model_check CHECK (((embedding IS NULL) OR (embedding_model IS NOT NULL))),
   constraint messages_parts_check CHECK (((parts IS NULL) OR ((jsonb_typeof(parts) = 'array'::text) AND ((jsonb_array_length(parts) >= 1) AND (jsonb_array_length(parts) <= 100))))) NOT VALID,
   constraint messages_pkey PRIMARY KEY (session_id, seq),
@@ -220,7 +217,7 @@ CREATE INDEX messages_embedding_model_idx ON agentmem.messages USING btree (embe
 CREATE INDEX messages_embedding_pending_idx ON agentmem.messages USING btree (session_id, seq) WHERE ((embedding IS NULL) AND (role <> 'tool'::text) AND (content <> ''::text));
 CREATE INDEX messages_expires_idx ON agentmem.messages USING btree (expires_at);
 CREATE INDEX messages_fts_idx ON agentmem.messages USING gin (fts);
-CREATE INDEX messages_owner_created_idx ON agentmem.messages USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at, fts_len);
+CREATE INDEX messages_owner_created_idx ON agentmem.messages USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at);
 CREATE INDEX messages_session_expiry_idx ON agentmem.messages USING btree (session_id, expires_at) INCLUDE (user_id, tenant_id);
 alter table agentmem.messages enable row level security;
 create policy caller_owner on agentmem.messages as permissive for all to agentmem_caller
@@ -571,11 +568,11 @@ begin
   if q is null or n < 1 then
     return;
   end if;
-  select pg_catalog.count(*), greatest(pg_catalog.avg(k.fts_len), 1) into docs, avgdl
-  from agentmem.knowledge_chunks k where k.tenant_id = p_tenant_id;
+  -- the average length is the matching chunks' (avgdl stays null: see $6 below)
+  select pg_catalog.count(*) into docs from agentmem.knowledge_chunks k where k.tenant_id = p_tenant_id;
   return query execute $q$
     with cand as materialized (
-      select k.id, k.fts_len,
+      select k.id, pg_catalog.length(k.fts) as fts_len,
              pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(k.fts, 'D'), 'A', $3), '{a}') as hit
       from agentmem.knowledge_chunks k
       where k.tenant_id = $1 and k.fts operator(pg_catalog.@@) $2
@@ -593,7 +590,8 @@ begin
     scored as (
       select t.id,
              pg_catalog.sum(pg_catalog.ln(1 + ($5 - d.df + 0.5) / (d.df + 0.5))
-               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $6)))::float8 as bm25
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len
+               / coalesce($6, (select greatest(pg_catalog.avg(c2.fts_len), 1)::float8 from cand c2)))))::float8 as bm25
       from tf t join df d on d.lexeme = t.lexeme
       group by t.id
     )
@@ -676,7 +674,7 @@ begin
   if exact then
     return query
       with scope as materialized (
-        select m.id, m.fts_len,
+        select m.id, pg_catalog.length(m.fts) as fts_len,
                case when (m.fts operator(pg_catalog.@@) q) is true
                      and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
                           and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
@@ -717,14 +715,15 @@ begin
       limit n;
     return;
   end if;
-  select pg_catalog.count(*), greatest(pg_catalog.avg(m.fts_len), 1) into docs, avgdl
+  -- the average length is the matching rows' (avgdl stays null: see $9 below)
+  select pg_catalog.count(*) into docs
   from agentmem.memories m
   where m.user_id = p_user_id and m.tenant_id = p_tenant_id
     and (p_agent = '' or m.agent in (p_agent, ''))
     and m.expires_at > pg_catalog.now();
   return query execute $q$
     with cand as materialized (
-      select m.id, m.fts_len,
+      select m.id, pg_catalog.length(m.fts) as fts_len,
              pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
       from agentmem.memories m
       where m.user_id = $1 and m.tenant_id = $2
@@ -750,7 +749,8 @@ begin
     scored as (
       select t.id,
              pg_catalog.sum(pg_catalog.ln(1 + ($8 - d.df + 0.5) / (d.df + 0.5))
-               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $9)))::float8 as bm25
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len
+               / coalesce($9, (select greatest(pg_catalog.avg(c2.fts_len), 1)::float8 from cand c2)))))::float8 as bm25
       from tf t join df d on d.lexeme = t.lexeme
       group by t.id
     )
@@ -907,7 +907,7 @@ begin
     $q$,
     case when exact then pg_catalog.format($x$
       scope as materialized (
-        select m.session_id, m.seq, m.fts_len, (m.fts operator(pg_catalog.@@) $5) is true as matched,
+        select m.session_id, m.seq, pg_catalog.length(m.fts) as fts_len, (m.fts operator(pg_catalog.@@) $5) is true as matched,
                (m.fts operator(pg_catalog.@@) $5) is true
                  and pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
                (%2$s) is true as eligible %1$s
@@ -919,16 +919,16 @@ begin
       ),
       cand as (select * from scope s where s.matched)$x$, hits, eligible, scope)
     else pg_catalog.format($x$
-      stats as (
-        select pg_catalog.count(*)::float8 as docs, greatest(pg_catalog.avg(m.fts_len), 1)::float8 as avgdl
-        from agentmem.messages m where %3$s
-      ),
       cand as materialized (
-        select m.session_id, m.seq, m.fts_len,
+        select m.session_id, m.seq, pg_catalog.length(m.fts) as fts_len,
                pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
                (%2$s) is true as eligible %1$s
         from agentmem.messages m
         where %3$s and m.fts operator(pg_catalog.@@) $5
+      ),
+      stats as (
+        select (select pg_catalog.count(*) from agentmem.messages m where %3$s)::float8 as docs,
+               (select greatest(pg_catalog.avg(c.fts_len), 1) from cand c)::float8 as avgdl
       )$x$, hits, eligible, scope)
     end,
     null, dfs, bm25, best)

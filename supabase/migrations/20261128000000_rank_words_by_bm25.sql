@@ -13,14 +13,15 @@
 -- another user's words (a corpus-wide frequency would). Knowledge, shared by a tenant, is
 -- ranked with the tenant's statistics.
 --
--- - Each table gets fts_len, the number of distinct lexemes of its text (a document's length
---   for BM25), stored; on messages it is included in the owner index so that the statistics of
---   a large scope are counted by an index-only scan.
+-- - A document's length for BM25 is its number of distinct lexemes, length(fts), read from
+--   the tsvector the ranking reads anyway: a stored column of it would cost every commit a
+--   second to_tsvector of each message. A scope smaller than the exact limit averages it over
+--   all its rows; a larger one over the rows that match the query (the rows it reads), and
+--   counts its rows on the owner index.
 -- - messages.fts now also holds the speaker's name (messages.name, weight A): "what does
 --   Melanie play?" matches Melanie's own messages, and BM25 gives her name the low weight of a
---   word that many messages hold. Changing the generated column and adding fts_len rewrite
---   messages and memories once, under an exclusive lock: on a large table apply this in a
---   quiet hour.
+--   word that many messages hold. Changing the generated column rewrites messages once, under
+--   an exclusive lock: on a large table apply this in a quiet hour.
 -- - agentmem.query_terms(text) is the lexemes of a query (english configuration).
 -- - agentmem.memory_bm25_hits and agentmem.message_bm25_hits replace memory_text_hits and
 --   message_text_hits; recall_memories and recall_sources call them (same signatures as before).
@@ -32,25 +33,10 @@ alter table agentmem.messages
   drop column fts,
   add column fts tsvector generated always as (
     pg_catalog.setweight(pg_catalog.to_tsvector('english'::regconfig, coalesce(name, '')), 'A')
-    operator(pg_catalog.||) pg_catalog.to_tsvector('english'::regconfig, content)) stored,
-  add column fts_len integer generated always as (pg_catalog.length(
-    pg_catalog.to_tsvector('english'::regconfig, coalesce(name, ''))
-    operator(pg_catalog.||) pg_catalog.to_tsvector('english'::regconfig, content))) stored;
+    operator(pg_catalog.||) pg_catalog.to_tsvector('english'::regconfig, content)) stored;
 
 create index messages_fts_idx on agentmem.messages using gin (fts);
 
--- The owner index, as before (migration index_messages_by_owner_and_time), with fts_len.
-drop index agentmem.messages_owner_created_idx;
-create index messages_owner_created_idx on agentmem.messages
-  (user_id, tenant_id, created_at, session_id, seq, agent) include (expires_at, fts_len);
-
-alter table agentmem.memories
-  add column fts_len integer generated always as (
-    pg_catalog.length(pg_catalog.to_tsvector('english'::regconfig, content))) stored;
-
-alter table agentmem.knowledge_chunks
-  add column fts_len integer generated always as (
-    pg_catalog.length(pg_catalog.to_tsvector('english'::regconfig, content))) stored;
 
 -- The distinct lexemes of a query's text, as the stored tsvectors hold them; null when it has
 -- none.
@@ -167,7 +153,7 @@ begin
     $q$,
     case when exact then pg_catalog.format($x$
       scope as materialized (
-        select m.session_id, m.seq, m.fts_len, (m.fts operator(pg_catalog.@@) $5) is true as matched,
+        select m.session_id, m.seq, pg_catalog.length(m.fts) as fts_len, (m.fts operator(pg_catalog.@@) $5) is true as matched,
                (m.fts operator(pg_catalog.@@) $5) is true
                  and pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
                (%2$s) is true as eligible %1$s
@@ -179,16 +165,16 @@ begin
       ),
       cand as (select * from scope s where s.matched)$x$, hits, eligible, scope)
     else pg_catalog.format($x$
-      stats as (
-        select pg_catalog.count(*)::float8 as docs, greatest(pg_catalog.avg(m.fts_len), 1)::float8 as avgdl
-        from agentmem.messages m where %3$s
-      ),
       cand as materialized (
-        select m.session_id, m.seq, m.fts_len,
+        select m.session_id, m.seq, pg_catalog.length(m.fts) as fts_len,
                pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
                (%2$s) is true as eligible %1$s
         from agentmem.messages m
         where %3$s and m.fts operator(pg_catalog.@@) $5
+      ),
+      stats as (
+        select (select pg_catalog.count(*) from agentmem.messages m where %3$s)::float8 as docs,
+               (select greatest(pg_catalog.avg(c.fts_len), 1) from cand c)::float8 as avgdl
       )$x$, hits, eligible, scope)
     end,
     null, dfs, bm25, best)
@@ -219,7 +205,7 @@ begin
   if exact then
     return query
       with scope as materialized (
-        select m.id, m.fts_len,
+        select m.id, pg_catalog.length(m.fts) as fts_len,
                case when (m.fts operator(pg_catalog.@@) q) is true
                      and (p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
                           and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
@@ -260,14 +246,15 @@ begin
       limit n;
     return;
   end if;
-  select pg_catalog.count(*), greatest(pg_catalog.avg(m.fts_len), 1) into docs, avgdl
+  -- the average length is the matching rows' (avgdl stays null: see $9 below)
+  select pg_catalog.count(*) into docs
   from agentmem.memories m
   where m.user_id = p_user_id and m.tenant_id = p_tenant_id
     and (p_agent = '' or m.agent in (p_agent, ''))
     and m.expires_at > pg_catalog.now();
   return query execute $q$
     with cand as materialized (
-      select m.id, m.fts_len,
+      select m.id, pg_catalog.length(m.fts) as fts_len,
              pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
       from agentmem.memories m
       where m.user_id = $1 and m.tenant_id = $2
@@ -293,7 +280,8 @@ begin
     scored as (
       select t.id,
              pg_catalog.sum(pg_catalog.ln(1 + ($8 - d.df + 0.5) / (d.df + 0.5))
-               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $9)))::float8 as bm25
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len
+               / coalesce($9, (select greatest(pg_catalog.avg(c2.fts_len), 1)::float8 from cand c2)))))::float8 as bm25
       from tf t join df d on d.lexeme = t.lexeme
       group by t.id
     )
@@ -322,11 +310,11 @@ begin
   if q is null or n < 1 then
     return;
   end if;
-  select pg_catalog.count(*), greatest(pg_catalog.avg(k.fts_len), 1) into docs, avgdl
-  from agentmem.knowledge_chunks k where k.tenant_id = p_tenant_id;
+  -- the average length is the matching chunks' (avgdl stays null: see $6 below)
+  select pg_catalog.count(*) into docs from agentmem.knowledge_chunks k where k.tenant_id = p_tenant_id;
   return query execute $q$
     with cand as materialized (
-      select k.id, k.fts_len,
+      select k.id, pg_catalog.length(k.fts) as fts_len,
              pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(k.fts, 'D'), 'A', $3), '{a}') as hit
       from agentmem.knowledge_chunks k
       where k.tenant_id = $1 and k.fts operator(pg_catalog.@@) $2
@@ -344,7 +332,8 @@ begin
     scored as (
       select t.id,
              pg_catalog.sum(pg_catalog.ln(1 + ($5 - d.df + 0.5) / (d.df + 0.5))
-               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / $6)))::float8 as bm25
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len
+               / coalesce($6, (select greatest(pg_catalog.avg(c2.fts_len), 1)::float8 from cand c2)))))::float8 as bm25
       from tf t join df d on d.lexeme = t.lexeme
       group by t.id
     )
