@@ -563,12 +563,11 @@ AS $function$
 declare
   q tsquery := agentmem.terms_query(terms);
   docs double precision;
-  avgdl double precision;
 begin
   if q is null or n < 1 then
     return;
   end if;
-  -- the average length is the matching chunks' (avgdl stays null: see $6 below)
+  -- the tenant's chunks are counted here; their average length is the matching chunks' (lengths)
   select pg_catalog.count(*) into docs from agentmem.knowledge_chunks k where k.tenant_id = p_tenant_id;
   return query execute $q$
     with cand as materialized (
@@ -582,6 +581,7 @@ begin
       from cand c, pg_catalog.unnest(c.hit) u
     ),
     df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
+    lengths as (select greatest(pg_catalog.avg(c.fts_len), 1)::float8 as avgdl from cand c),
     best_possible as (
       select greatest(pg_catalog.sum(pg_catalog.ln(1 + ($5 - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) * 2.2),
                       1e-9)::float8 as m
@@ -590,9 +590,8 @@ begin
     scored as (
       select t.id,
              pg_catalog.sum(pg_catalog.ln(1 + ($5 - d.df + 0.5) / (d.df + 0.5))
-               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len
-               / coalesce($6, (select greatest(pg_catalog.avg(c2.fts_len), 1)::float8 from cand c2)))))::float8 as bm25
-      from tf t join df d on d.lexeme = t.lexeme
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / l.avgdl)))::float8 as bm25
+      from tf t join df d on d.lexeme = t.lexeme cross join lengths l
       group by t.id
     )
     select c.id, c.bm25, least(1, c.bm25 / bp.m)::float8
@@ -600,7 +599,7 @@ begin
     order by c.bm25 desc, c.id
     limit $4
     $q$
-    using p_tenant_id, q, terms, n, docs, avgdl;
+    using p_tenant_id, q, terms, n, docs;
 end
 $function$;
 grant execute on function agentmem.knowledge_bm25_hits(text,text[],integer) to agentmem_caller;
@@ -666,7 +665,6 @@ AS $function$
 declare
   q tsquery := agentmem.terms_query(terms);
   docs double precision;
-  avgdl double precision;
 begin
   if q is null or n < 1 then
     return;
@@ -715,7 +713,7 @@ begin
       limit n;
     return;
   end if;
-  -- the average length is the matching rows' (avgdl stays null: see $9 below)
+  -- the scope's rows are counted here; their average length is the matching rows' (lengths)
   select pg_catalog.count(*) into docs
   from agentmem.memories m
   where m.user_id = p_user_id and m.tenant_id = p_tenant_id
@@ -732,8 +730,8 @@ begin
         and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
              and not exists (select 1 from pg_catalog.jsonb_each($4) f
                              where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
-        and ($10 is null or m.created_at >= $10)
-        and ($11 is null or m.created_at < $11)
+        and ($9 is null or m.created_at >= $9)
+        and ($10 is null or m.created_at < $10)
         and m.fts operator(pg_catalog.@@) $5
     ),
     tf as (
@@ -741,6 +739,7 @@ begin
       from cand c, pg_catalog.unnest(c.hit) u
     ),
     df as (select t.lexeme, pg_catalog.count(*)::float8 as df from tf t group by t.lexeme),
+    lengths as (select greatest(pg_catalog.avg(c.fts_len), 1)::float8 as avgdl from cand c),
     best_possible as (
       select greatest(pg_catalog.sum(pg_catalog.ln(1 + ($8 - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)) * 2.2),
                       1e-9)::float8 as m
@@ -749,9 +748,8 @@ begin
     scored as (
       select t.id,
              pg_catalog.sum(pg_catalog.ln(1 + ($8 - d.df + 0.5) / (d.df + 0.5))
-               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len
-               / coalesce($9, (select greatest(pg_catalog.avg(c2.fts_len), 1)::float8 from cand c2)))))::float8 as bm25
-      from tf t join df d on d.lexeme = t.lexeme
+               * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * t.fts_len / l.avgdl)))::float8 as bm25
+      from tf t join df d on d.lexeme = t.lexeme cross join lengths l
       group by t.id
     )
     select c.id, c.bm25, least(1, c.bm25 / bp.m)::float8
@@ -759,7 +757,7 @@ begin
     order by c.bm25 desc, c.id
     limit $6
     $q$
-    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, avgdl, p_since, p_until;
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, p_since, p_until;
 end
 $function$;
 grant execute on function agentmem.memory_bm25_hits(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to agentmem_caller;
