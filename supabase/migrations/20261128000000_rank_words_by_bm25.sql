@@ -99,7 +99,9 @@ set search_path = ''
 as $$
 declare
   q tsquery := agentmem.terms_query(terms);
-  hits text := '';
+  -- each word's presence (h) and presence in the speaker's name (a), of row m or s
+  hits_m text := '';
+  hits_s text := '';
   dfs text := '';
   bm25 text := '0';
   best text := '0';
@@ -121,8 +123,11 @@ begin
     return;
   end if;
   for i in 1 .. pg_catalog.array_length(terms, 1) loop
-    hits := hits || pg_catalog.format(
+    hits_m := hits_m || pg_catalog.format(
       ', m.fts operator(pg_catalog.@@) %1$L::tsquery as h%2$s, m.fts operator(pg_catalog.@@) %3$L::tsquery as a%2$s',
+      pg_catalog.quote_literal(terms[i]), i, pg_catalog.quote_literal(terms[i]) || ':A');
+    hits_s := hits_s || pg_catalog.format(
+      ', s.fts operator(pg_catalog.@@) %1$L::tsquery as h%2$s, s.fts operator(pg_catalog.@@) %3$L::tsquery as a%2$s',
       pg_catalog.quote_literal(terms[i]), i, pg_catalog.quote_literal(terms[i]) || ':A');
     dfs := dfs || pg_catalog.format(', pg_catalog.count(*) filter (where c.h%1$s)::float8 as d%1$s', i);
     -- idf x tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl)), tf 1, or 3 in the speaker's name
@@ -151,19 +156,25 @@ begin
     order by 3 desc, s.session_id, s.seq
     limit $6
     $q$,
+    -- exact: one pass over the scope's rows; only the matching ones keep their tsvector (fts),
+    -- and only those are matched word by word (cand)
     case when exact then pg_catalog.format($x$
       scope as materialized (
-        select m.session_id, m.seq, pg_catalog.length(m.fts) as fts_len, (m.fts operator(pg_catalog.@@) $5) is true as matched,
-               (m.fts operator(pg_catalog.@@) $5) is true
-                 and pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
-               (%2$s) is true as eligible %1$s
+        select m.session_id, m.seq, pg_catalog.length(m.fts) as fts_len,
+               case when (m.fts operator(pg_catalog.@@) $5) is true then m.fts end as fts,
+               case when (m.fts operator(pg_catalog.@@) $5) is true
+                    then pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' end as question,
+               (%2$s) is true as eligible
         from agentmem.messages m
         where %3$s
       ),
       stats as (
         select pg_catalog.count(*)::float8 as docs, greatest(pg_catalog.avg(s.fts_len), 1)::float8 as avgdl from scope s
       ),
-      cand as (select * from scope s where s.matched)$x$, hits, eligible, scope)
+      cand as (
+        select s.session_id, s.seq, s.fts_len, s.question, s.eligible %1$s
+        from scope s where s.fts is not null
+      )$x$, hits_s, eligible, scope)
     else pg_catalog.format($x$
       cand as materialized (
         select m.session_id, m.seq, pg_catalog.length(m.fts) as fts_len,
@@ -175,7 +186,7 @@ begin
       stats as (
         select (select pg_catalog.count(*) from agentmem.messages m where %3$s)::float8 as docs,
                (select greatest(pg_catalog.avg(c.fts_len), 1) from cand c)::float8 as avgdl
-      )$x$, hits, eligible, scope)
+      )$x$, hits_m, eligible, scope)
     end,
     null, dfs, bm25, best)
     using p_user_id, p_tenant_id, p_agent, p_filter, q, n, p_speaker, p_role, p_since, p_until, terms, follow_weight;
