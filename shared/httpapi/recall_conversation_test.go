@@ -165,16 +165,28 @@ func TestRecallTimeRange(t *testing.T) {
 	u := e.newUser("")
 	before := time.Now().UTC().Add(-time.Second)
 	recallConversation(t, e, u.token)
+	isoRemember(t, e, u.token, "chat", isoMem{"Melanie plays the violin", ""})
 	after := time.Now().UTC().Add(time.Second)
-	for _, src := range []string{"messages", "all"} {
-		if n := len(recallResults(t, e, u.token, map[string]any{"query": "violin", "source": src, "since": before.Format(time.RFC3339Nano)})); n == 0 {
-			t.Errorf("%s since before the turn: nothing", src)
-		}
-		if n := len(recallResults(t, e, u.token, map[string]any{"query": "violin", "source": src, "since": after.Format(time.RFC3339Nano)})); n != 0 {
-			t.Errorf("%s since after the turn: %d results", src, n)
-		}
-		if n := len(recallResults(t, e, u.token, map[string]any{"query": "violin", "source": src, "until": before.Format(time.RFC3339Nano)})); n != 0 {
-			t.Errorf("%s until before the turn: %d results", src, n)
+	// Every source and mode, so that the full-text and the vector side of memories and of
+	// messages each apply the range.
+	for _, src := range []string{"memories", "messages", "all"} {
+		for _, mode := range isoModes {
+			ask := func(bound string, at time.Time) int {
+				return len(recallResults(t, e, u.token, map[string]any{"query": "violin", "source": src, "mode": mode,
+					bound: at.Format(time.RFC3339Nano)}))
+			}
+			if n := ask("since", before); n == 0 {
+				t.Errorf("%s, %s, since before the turns: nothing", src, mode)
+			}
+			if n := ask("until", after); n == 0 {
+				t.Errorf("%s, %s, until after the turns: nothing", src, mode)
+			}
+			if n := ask("since", after); n != 0 {
+				t.Errorf("%s, %s, since after the turns: %d results", src, mode, n)
+			}
+			if n := ask("until", before); n != 0 {
+				t.Errorf("%s, %s, until before the turns: %d results", src, mode, n)
+			}
 		}
 	}
 }
