@@ -1,0 +1,199 @@
+"""_transport holds what the synchronous and the asyncio client share: settings, headers,
+the retry rules and the shape of an answer."""
+from __future__ import annotations
+
+import json
+import random
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Dict, Generic, Mapping, Optional, TypeVar, Union
+
+from ._call import RequestOptions
+from .errors import AgentMemError
+
+T = TypeVar("T")
+
+TokenProvider = Callable[[bool], Optional[str]]
+"""TokenProvider gives the access token of each attempt.
+
+It is called with False before every attempt (so a token refreshed meanwhile is used on
+retries) and once with True after a 401, asking for a new token (supabase-py:
+`auth.refresh_session()`); answering the same token again ends the call with the 401. None
+sends no Authorization header (the server answers 401).
+"""
+
+AsyncTokenProvider = Callable[[bool], Awaitable[Optional[str]]]
+"""AsyncTokenProvider is TokenProvider for the asyncio client."""
+
+VERSION = "0.1.0"
+USER_AGENT = f"agentmem-python/{VERSION}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Settings are a client's connection settings; each states its default."""
+
+    url: str
+    """Base URL: each function is called at `<url>/v1/<name>`."""
+    token: Any = None
+    """A fixed access token, a TokenProvider, or None."""
+    function_urls: Mapping[str, str] = field(default_factory=dict)
+    """Per-function URLs (e.g. Lambda Function URLs, served at `/`) that override `url`."""
+    retries: int = 3
+    """Retries after a 429, a 503 or (for calls safe to repeat) no answer. Default 3."""
+    retry_base: float = 0.25
+    """First backoff delay in seconds, doubled on each retry, with jitter. Default 0.25."""
+    retry_max: float = 8.0
+    """Largest backoff delay in seconds. Default 8."""
+    max_retry_after: float = 30.0
+    """The longest Retry-After (seconds) waited for; a longer one is raised at once. Default 30."""
+    timeout: float = 30.0
+    """Time limit of one attempt in seconds (0: none). Default 30."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Extra headers on every request (e.g. an API gateway key)."""
+    user_id: Optional[str] = None
+    """For service tokens: the user every user-scoped call acts for, unless it names one."""
+    tenant_id: Optional[str] = None
+    """For service tokens: the tenant of user_id."""
+
+    def endpoint(self, fn: str) -> str:
+        """endpoint is the URL of function fn."""
+        return self.function_urls.get(fn) or f"{self.url.rstrip('/')}/v1/{fn}"
+
+    def backoff(self, attempt: int) -> float:
+        """backoff is the delay before retry attempt+1: jitter over an exponential ceiling."""
+        ceiling = min(self.retry_max, self.retry_base * (2**attempt))
+        return ceiling / 2 + random.random() * ceiling / 2
+
+
+@dataclass(frozen=True)
+class Response(Generic[T]):
+    """Response is one successful answer with what its headers say."""
+
+    status: int
+    data: T
+    request_id: Optional[str]
+    replayed: bool
+    """True when a commit's answer was replayed for a repeated Idempotency-Key."""
+    attempts: int
+    """The attempts made (1 when no retry was needed)."""
+
+
+@dataclass
+class Plan:
+    """Plan is one call, ready to be sent and retried."""
+
+    fn: str
+    url: str
+    payload: bytes
+    repeatable: bool
+    retries: int
+    timeout: Optional[float]
+    request_id: str
+    key: Optional[str]
+    extra_headers: Dict[str, str]
+
+    def headers(self, token: Optional[str]) -> Dict[str, str]:
+        """headers are one attempt's request headers."""
+        h = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, application/problem+json",
+            "User-Agent": USER_AGENT,
+            "X-Request-Id": self.request_id,
+        }
+        h.update(self.extra_headers)
+        if token:
+            h["Authorization"] = f"Bearer {token}"
+        if self.key:
+            h["Idempotency-Key"] = self.key
+        return h
+
+
+def plan(
+    s: Settings,
+    fn: str,
+    body: Optional[Mapping[str, Any]],
+    *,
+    repeatable: bool,
+    scoped: bool,
+    options: Optional[RequestOptions],
+    idempotent: bool,
+    idempotency_key: Optional[str],
+) -> Plan:
+    """plan prepares a call: the body with the client's user (scoped calls), ids and limits."""
+    o: RequestOptions = options or {}
+    b: Dict[str, Any] = dict(body or {})
+    if scoped and s.user_id is not None and "user_id" not in b:
+        b["user_id"] = s.user_id
+        if s.tenant_id is not None and "tenant_id" not in b:
+            b["tenant_id"] = s.tenant_id
+    timeout = o.get("timeout", s.timeout)
+    extra = dict(s.headers)
+    extra.update(o.get("headers", {}))
+    return Plan(
+        fn=fn,
+        url=s.endpoint(fn),
+        payload=json.dumps(b, ensure_ascii=False, separators=(",", ":")).encode("utf-8"),
+        repeatable=repeatable,
+        retries=o.get("retries", s.retries),
+        timeout=timeout if timeout and timeout > 0 else None,
+        request_id=o.get("request_id") or str(uuid.uuid4()),
+        key=(idempotency_key or str(uuid.uuid4())) if idempotent else None,
+        extra_headers=extra,
+    )
+
+
+def header(headers: Mapping[str, str], name: str) -> Optional[str]:
+    """header reads one header, whatever its case."""
+    lname = name.lower()
+    for k, v in headers.items():
+        if k.lower() == lname:
+            return v
+    return None
+
+
+def decode(status: int, body: bytes, headers: Mapping[str, str], p: Plan, attempts: int) -> Response[Any]:
+    """decode reads a successful answer."""
+    from .errors import InvalidResponseError
+
+    rid = header(headers, "X-Request-Id") or p.request_id
+    try:
+        data = json.loads(body.decode("utf-8")) if body else None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidResponseError("the answer is not JSON", status=status, request_id=rid, function=p.fn) from exc
+    return Response(
+        status=status,
+        data=data,
+        request_id=rid,
+        replayed=(header(headers, "Idempotent-Replayed") or "").lower() == "true",
+        attempts=attempts,
+    )
+
+
+def wait_before_retry(s: Settings, p: Plan, err: AgentMemError, attempt: int) -> Optional[float]:
+    """wait_before_retry answers how long to wait before retrying a 429 or 503, or None."""
+    if err.status not in (429, 503) or attempt >= p.retries:
+        return None
+    wait = err.retry_after if err.retry_after is not None else s.backoff(attempt)
+    return max(wait, 0.0) if wait <= s.max_retry_after else None
+
+
+def user_from_token(token: Optional[str]) -> Optional[str]:
+    """user_from_token reads `sub` from a JWT (without verifying it: the server does)."""
+    import base64
+
+    if not token:
+        return None
+    parts = token.split(".")
+    if len(parts) < 2:
+        return None
+    seg = parts[1] + "=" * (-len(parts[1]) % 4)
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(seg.encode("ascii")))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    sub = claims.get("sub") if isinstance(claims, dict) else None
+    return sub if isinstance(sub, str) and sub else None
+
+
+TokenSource = Union[str, TokenProvider, None]
