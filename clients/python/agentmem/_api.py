@@ -60,8 +60,8 @@ from .types import (
 
 
 
-class UserMemory:
-    """UserMemory holds the ops of user-memory."""
+class UserMemoryOps:
+    """UserMemoryOps holds the ops of user-memory."""
 
     def __init__(self, call: Caller) -> None:
         self._call = call
@@ -150,8 +150,8 @@ class UserMemory:
         return cast(UserMemoryDeleted, self._call('user-memory', body, repeatable=True, scoped=True, options=options))
 
 
-class UserState:
-    """UserState holds the ops of user-state."""
+class UserStateOps:
+    """UserStateOps holds the ops of user-state."""
 
     def __init__(self, call: Caller) -> None:
         self._call = call
@@ -204,8 +204,8 @@ class UserState:
         return cast(Deleted, self._call('user-state', body, repeatable=False, scoped=True, options=options))
 
 
-class Notes:
-    """Notes holds the ops of notes."""
+class NotesOps:
+    """NotesOps holds the ops of notes."""
 
     def __init__(self, call: Caller) -> None:
         self._call = call
@@ -349,8 +349,8 @@ class Notes:
         return cast(NotesDocument, self._call('notes', body, repeatable=False, scoped=True, options=options))
 
 
-class Sessions:
-    """Sessions holds the ops of sessions."""
+class SessionsOps:
+    """SessionsOps holds the ops of sessions."""
 
     def __init__(self, call: Caller) -> None:
         self._call = call
@@ -515,8 +515,8 @@ class Sessions:
         return cast(SessionsResetResult, self._call('sessions', body, repeatable=True, scoped=True, options=options))
 
 
-class Memories:
-    """Memories holds the ops of memories."""
+class MemoriesOps:
+    """MemoriesOps holds the ops of memories."""
 
     def __init__(self, call: Caller) -> None:
         self._call = call
@@ -630,8 +630,8 @@ class Memories:
         return cast(MemoryItem, self._call('memories', body, repeatable=True, scoped=True, options=options))
 
 
-class Knowledge:
-    """Knowledge holds the ops of knowledge."""
+class KnowledgeOps:
+    """KnowledgeOps holds the ops of knowledge."""
 
     def __init__(self, call: Caller) -> None:
         self._call = call
@@ -690,8 +690,8 @@ class Knowledge:
         return cast(KnowledgeDeleted, self._call('knowledge', body, repeatable=False, scoped=False, options=options))
 
 
-class Jobs:
-    """Jobs holds the ops of jobs."""
+class JobsOps:
+    """JobsOps holds the ops of jobs."""
 
     def __init__(self, call: Caller) -> None:
         self._call = call
@@ -757,23 +757,23 @@ class Jobs:
 class Functions:
     """Functions holds the functions without ops, and the ops of the others as attributes."""
 
-    user_memory: UserMemory
-    user_state: UserState
-    notes: Notes
-    sessions: Sessions
-    memories: Memories
-    knowledge: Knowledge
-    jobs: Jobs
+    user_memory: UserMemoryOps
+    user_state: UserStateOps
+    notes: NotesOps
+    sessions: SessionsOps
+    memories: MemoriesOps
+    knowledge: KnowledgeOps
+    jobs: JobsOps
 
     def __init__(self, call: Caller) -> None:
         self._call = call
-        self.user_memory = UserMemory(call)
-        self.user_state = UserState(call)
-        self.notes = Notes(call)
-        self.sessions = Sessions(call)
-        self.memories = Memories(call)
-        self.knowledge = Knowledge(call)
-        self.jobs = Jobs(call)
+        self.user_memory = UserMemoryOps(call)
+        self.user_state = UserStateOps(call)
+        self.notes = NotesOps(call)
+        self.sessions = SessionsOps(call)
+        self.memories = MemoriesOps(call)
+        self.knowledge = KnowledgeOps(call)
+        self.jobs = JobsOps(call)
 
     def active_session(
         self,
@@ -946,7 +946,7 @@ class Functions:
             body['user_id'] = user_id
         if tenant_id is not None:
             body['tenant_id'] = tenant_id
-        return cast(Any, self._call('get-context', body, repeatable=True, scoped=True, options=options))
+        return self._call('get-context', body, repeatable=True, scoped=True, options=options)
 
     def recall(
         self,
@@ -1072,8 +1072,8 @@ class Functions:
         return cast(ProcessJobsResult, self._call('process-jobs', body, repeatable=False, scoped=False, options=options))
 
 
-class AsyncUserMemory:
-    """AsyncUserMemory holds the ops of user-memory."""
+class AsyncUserMemoryOps:
+    """AsyncUserMemoryOps holds the ops of user-memory."""
 
     def __init__(self, call: AsyncCaller) -> None:
         self._call = call
@@ -1162,8 +1162,8 @@ class AsyncUserMemory:
         return cast(UserMemoryDeleted, await self._call('user-memory', body, repeatable=True, scoped=True, options=options))
 
 
-class AsyncUserState:
-    """AsyncUserState holds the ops of user-state."""
+class AsyncUserStateOps:
+    """AsyncUserStateOps holds the ops of user-state."""
 
     def __init__(self, call: AsyncCaller) -> None:
         self._call = call
@@ -1216,8 +1216,8 @@ class AsyncUserState:
         return cast(Deleted, await self._call('user-state', body, repeatable=False, scoped=True, options=options))
 
 
-class AsyncNotes:
-    """AsyncNotes holds the ops of notes."""
+class AsyncNotesOps:
+    """AsyncNotesOps holds the ops of notes."""
 
     def __init__(self, call: AsyncCaller) -> None:
         self._call = call
@@ -1361,8 +1361,8 @@ class AsyncNotes:
         return cast(NotesDocument, await self._call('notes', body, repeatable=False, scoped=True, options=options))
 
 
-class AsyncSessions:
-    """AsyncSessions holds the ops of sessions."""
+class AsyncSessionsOps:
+    """AsyncSessionsOps holds the ops of sessions."""
 
     def __init__(self, call: AsyncCaller) -> None:
         self._call = call
@@ -1527,8 +1527,8 @@ class AsyncSessions:
         return cast(SessionsResetResult, await self._call('sessions', body, repeatable=True, scoped=True, options=options))
 
 
-class AsyncMemories:
-    """AsyncMemories holds the ops of memories."""
+class AsyncMemoriesOps:
+    """AsyncMemoriesOps holds the ops of memories."""
 
     def __init__(self, call: AsyncCaller) -> None:
         self._call = call
@@ -1642,8 +1642,8 @@ class AsyncMemories:
         return cast(MemoryItem, await self._call('memories', body, repeatable=True, scoped=True, options=options))
 
 
-class AsyncKnowledge:
-    """AsyncKnowledge holds the ops of knowledge."""
+class AsyncKnowledgeOps:
+    """AsyncKnowledgeOps holds the ops of knowledge."""
 
     def __init__(self, call: AsyncCaller) -> None:
         self._call = call
@@ -1702,8 +1702,8 @@ class AsyncKnowledge:
         return cast(KnowledgeDeleted, await self._call('knowledge', body, repeatable=False, scoped=False, options=options))
 
 
-class AsyncJobs:
-    """AsyncJobs holds the ops of jobs."""
+class AsyncJobsOps:
+    """AsyncJobsOps holds the ops of jobs."""
 
     def __init__(self, call: AsyncCaller) -> None:
         self._call = call
@@ -1769,23 +1769,23 @@ class AsyncJobs:
 class AsyncFunctions:
     """AsyncFunctions holds the functions without ops, and the ops of the others as attributes."""
 
-    user_memory: AsyncUserMemory
-    user_state: AsyncUserState
-    notes: AsyncNotes
-    sessions: AsyncSessions
-    memories: AsyncMemories
-    knowledge: AsyncKnowledge
-    jobs: AsyncJobs
+    user_memory: AsyncUserMemoryOps
+    user_state: AsyncUserStateOps
+    notes: AsyncNotesOps
+    sessions: AsyncSessionsOps
+    memories: AsyncMemoriesOps
+    knowledge: AsyncKnowledgeOps
+    jobs: AsyncJobsOps
 
     def __init__(self, call: AsyncCaller) -> None:
         self._call = call
-        self.user_memory = AsyncUserMemory(call)
-        self.user_state = AsyncUserState(call)
-        self.notes = AsyncNotes(call)
-        self.sessions = AsyncSessions(call)
-        self.memories = AsyncMemories(call)
-        self.knowledge = AsyncKnowledge(call)
-        self.jobs = AsyncJobs(call)
+        self.user_memory = AsyncUserMemoryOps(call)
+        self.user_state = AsyncUserStateOps(call)
+        self.notes = AsyncNotesOps(call)
+        self.sessions = AsyncSessionsOps(call)
+        self.memories = AsyncMemoriesOps(call)
+        self.knowledge = AsyncKnowledgeOps(call)
+        self.jobs = AsyncJobsOps(call)
 
     async def active_session(
         self,
@@ -1958,7 +1958,7 @@ class AsyncFunctions:
             body['user_id'] = user_id
         if tenant_id is not None:
             body['tenant_id'] = tenant_id
-        return cast(Any, await self._call('get-context', body, repeatable=True, scoped=True, options=options))
+        return await self._call('get-context', body, repeatable=True, scoped=True, options=options)
 
     async def recall(
         self,

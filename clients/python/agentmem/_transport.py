@@ -6,7 +6,7 @@ import json
 import random
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Dict, Generic, Mapping, Optional, TypeVar, Union
+from typing import Any, Awaitable, Callable, Dict, Generic, Mapping, Optional, TypeVar, Union, cast
 
 from ._call import RequestOptions
 from .errors import AgentMemError
@@ -37,7 +37,7 @@ class Settings:
     """Base URL: each function is called at `<url>/v1/<name>`."""
     token: Any = None
     """A fixed access token, a TokenProvider, or None."""
-    function_urls: Mapping[str, str] = field(default_factory=dict)
+    function_urls: Mapping[str, str] = field(default_factory=lambda: dict[str, str]())
     """Per-function URLs (e.g. Lambda Function URLs, served at `/`) that override `url`."""
     retries: int = 3
     """Retries after a 429, a 503 or (for calls safe to repeat) no answer. Default 3."""
@@ -49,7 +49,7 @@ class Settings:
     """The longest Retry-After (seconds) waited for; a longer one is raised at once. Default 30."""
     timeout: float = 30.0
     """Time limit of one attempt in seconds (0: none). Default 30."""
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=lambda: dict[str, str]())
     """Extra headers on every request (e.g. an API gateway key)."""
     user_id: Optional[str] = None
     """For service tokens: the user every user-scoped call acts for, unless it names one."""
@@ -192,7 +192,9 @@ def user_from_token(token: Optional[str]) -> Optional[str]:
         claims = json.loads(base64.urlsafe_b64decode(seg.encode("ascii")))
     except (ValueError, UnicodeDecodeError):
         return None
-    sub = claims.get("sub") if isinstance(claims, dict) else None
+    if not isinstance(claims, dict):
+        return None
+    sub = cast(Dict[str, Any], claims).get("sub")
     return sub if isinstance(sub, str) and sub else None
 
 

@@ -91,7 +91,8 @@ class Client(Functions):
     def token(self, refresh: bool = False) -> Optional[str]:
         """token asks the configured token source."""
         t = self.settings.token
-        return t(refresh) if callable(t) else t
+        v = t(refresh) if callable(t) else t
+        return v if isinstance(v, str) else None
 
     def close(self) -> None:
         """close releases nothing today (urllib opens one connection per call); it is there so

@@ -7,7 +7,7 @@ through; every error carries the request id that finds it in the server's log.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Mapping, Optional, Type
+from typing import Any, Dict, List, Mapping, Optional, Type, cast
 
 from .types import FieldError
 
@@ -237,7 +237,7 @@ def error_from_answer(
     try:
         v = json.loads(body.decode("utf-8")) if body else None
         if isinstance(v, dict):
-            problem = v
+            problem = cast(Dict[str, Any], v)
     except (ValueError, UnicodeDecodeError):
         pass  # not JSON: a proxy's page, say
 
@@ -250,9 +250,13 @@ def error_from_answer(
     errors: List[FieldError] = []
     raw = problem.get("errors")
     if isinstance(raw, list):
-        for e in raw:
-            if isinstance(e, dict) and isinstance(e.get("field"), str) and isinstance(e.get("message"), str):
-                errors.append({"field": e["field"], "message": e["message"]})
+        for item in cast(List[Any], raw):
+            if not isinstance(item, dict):
+                continue
+            e = cast(Dict[str, Any], item)
+            f, m = e.get("field"), e.get("message")
+            if isinstance(f, str) and isinstance(m, str):
+                errors.append({"field": f, "message": m})
     retry_after = None
     for k, v in headers.items():
         if k.lower() == "retry-after":

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Literal, Mapping, Optional, Protocol, Sequence, TypeVar, Union, overload
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Literal, Mapping, Optional, Protocol, Sequence, TypeVar, Union, cast, overload
 
 from ._call import RequestOptions
 from ._transport import user_from_token
@@ -260,7 +260,11 @@ class ChatSession(SessionBase):
         args: Dict[str, Any] = {**self._scope, **kwargs}
         if format is not None:
             args["format"] = format
-        return self.client.get_context(session_id=self.session_id(options), agent=self.agent, **args)
+        get: Any = self.client.get_context
+        return cast(
+            Union[ContextRaw, ContextOpenAI, ContextLangChain, ContextAnthropic],
+            get(session_id=self.session_id(options), agent=self.agent, **args),
+        )
 
     def history(
         self,

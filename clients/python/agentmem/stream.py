@@ -80,14 +80,16 @@ class StreamAccumulator:
         if usage is not None:
             self.usage = _plain(usage)
         added = ""
-        for choice in _get(chunk, "choices") or []:
+        choices: List[Any] = list(_get(chunk, "choices") or [])
+        for choice in choices:
             if (_get(choice, "index") or 0) != 0:
                 continue  # n > 1: the first choice is the answer
             delta = _get(choice, "delta")
             text = _get(delta, "content")
             if isinstance(text, str):
                 added += text
-            for tc in _get(delta, "tool_calls") or []:
+            calls: List[Any] = list(_get(delta, "tool_calls") or [])
+            for tc in calls:
                 c = self._call(int(_get(tc, "index") or 0))
                 c.id = _get(tc, "id") or c.id
                 fn = _get(tc, "function")

@@ -446,7 +446,10 @@ def render_method(m: Method, asynchronous: bool, indent: str = "    ") -> List[s
     args = [repr(m.fn), "body", f"repeatable={rep}", f"scoped={m.scoped}", "options=options"]
     if m.call.idempotent:
         args += ["idempotent=True", "idempotency_key=idempotency_key"]
-    lines.append(f"{i2}return cast({answer if not m.call.by_format else 'Any'}, {aw}self._call({', '.join(args)}))")
+    if m.call.by_format:
+        lines.append(f"{i2}return {aw}self._call({', '.join(args)})")
+    else:
+        lines.append(f"{i2}return cast({answer}, {aw}self._call({', '.join(args)}))")
     return lines
 
 
@@ -475,7 +478,7 @@ from .types import (
         prefix = "Async" if asynchronous else ""
         caller = "AsyncCaller" if asynchronous else "Caller"
         for fn in ops:
-            cls = prefix + camel(fn)
+            cls = prefix + camel(fn) + "Ops"
             lines = [
                 f"class {cls}:",
                 f'    """{cls} holds the ops of {fn}."""',
@@ -495,14 +498,14 @@ from .types import (
             "",
         ]
         for fn in ops:
-            lines.append(f"    {snake(fn)}: {prefix + camel(fn)}")
+            lines.append(f"    {snake(fn)}: {prefix + camel(fn)}Ops")
         lines += [
             "",
             f"    def __init__(self, call: {caller}) -> None:",
             "        self._call = call",
         ]
         for fn in ops:
-            lines.append(f"        self.{snake(fn)} = {prefix + camel(fn)}(call)")
+            lines.append(f"        self.{snake(fn)} = {prefix + camel(fn)}Ops(call)")
         for m in ms:
             if m.op is None:
                 lines.append("")
