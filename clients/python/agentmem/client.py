@@ -1,11 +1,11 @@
-"""client: the synchronous client, on the standard library's urllib only."""
+"""client: the synchronous client, on the standard library only (http.client)."""
 from __future__ import annotations
 
 import dataclasses
 import http.client
 import socket
 import time
-import urllib.error
+import urllib.parse
 import urllib.request
 from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple
 
@@ -16,6 +16,26 @@ from .errors import NetworkError, RequestTimeoutError, error_from_answer
 
 if TYPE_CHECKING:
     from .session import ChatSession, SessionStore
+
+
+def _connection(url: str, timeout: Optional[float]) -> Tuple[http.client.HTTPConnection, str]:
+    """_connection opens a connection for url, through the proxy the environment names
+    (HTTP_PROXY, HTTPS_PROXY, NO_PROXY, as urllib reads them); it answers the request target."""
+    u = urllib.parse.urlsplit(url)
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise ValueError(f"agentmem: not an http(s) URL: {url}")
+    target = (u.path or "/") + (f"?{u.query}" if u.query else "")
+    proxy = urllib.request.getproxies().get(u.scheme)
+    if proxy and not urllib.request.proxy_bypass(u.hostname):
+        pu = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        if u.scheme == "https":
+            conn: http.client.HTTPConnection = http.client.HTTPSConnection(pu.hostname or "", pu.port, timeout=timeout)
+            conn.set_tunnel(u.hostname, u.port)
+            return conn, target
+        return http.client.HTTPConnection(pu.hostname or "", pu.port, timeout=timeout), url
+    if u.scheme == "https":
+        return http.client.HTTPSConnection(u.hostname, u.port, timeout=timeout), target
+    return http.client.HTTPConnection(u.hostname, u.port, timeout=timeout), target
 
 
 class Client(Functions):
@@ -61,7 +81,6 @@ class Client(Functions):
             user_id=user_id,
             tenant_id=tenant_id,
         )
-        self._opener = urllib.request.build_opener()
         self._sleep: Callable[[float], None] = time.sleep
         super().__init__(self._invoke)
 
@@ -70,7 +89,6 @@ class Client(Functions):
         call that names no user_id names this one."""
         c = Client.__new__(Client)
         c.settings = dataclasses.replace(self.settings, user_id=user_id, tenant_id=tenant_id)
-        c._opener = self._opener
         c._sleep = self._sleep
         Functions.__init__(c, c._invoke)
         return c
@@ -95,7 +113,7 @@ class Client(Functions):
         return v if isinstance(v, str) else None
 
     def close(self) -> None:
-        """close releases nothing today (urllib opens one connection per call); it is there so
+        """close releases nothing today (each call opens its own connection); it is there so
         that Client and AsyncClient can be used alike."""
 
     def __enter__(self) -> "Client":
@@ -161,23 +179,27 @@ class Client(Functions):
                 token = self.token(False)
 
     def _send(self, p: Plan, token: Optional[str]) -> Tuple[int, str, bytes, Dict[str, str]]:
-        req = urllib.request.Request(p.url, data=p.payload, headers=p.headers(token), method="POST")
+        conn, target = _connection(p.url, p.timeout)
         try:
             try:
-                with self._opener.open(req, timeout=p.timeout) as res:
-                    return res.status, res.reason, res.read(), dict(res.headers.items())
-            except urllib.error.HTTPError as e:
-                with e:
-                    return e.code, str(e.reason), e.read(), dict(e.headers.items()) if e.headers else {}
-        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-            reason = getattr(exc, "reason", None)
-            if isinstance(exc, (socket.timeout, TimeoutError)) or isinstance(reason, (socket.timeout, TimeoutError)):
+                conn.request("POST", target, body=p.payload, headers=p.headers(token))
+            except OSError:
+                # A server may answer before it has read the whole body (a 413 from the
+                # Content-Length alone) and close: its answer can still be read.
+                if conn.sock is None:
+                    raise
+            res = conn.getresponse()
+            return res.status, res.reason, res.read(), dict(res.getheaders())
+        except (OSError, http.client.HTTPException) as exc:
+            if isinstance(exc, (socket.timeout, TimeoutError)):
                 raise RequestTimeoutError(
                     f"no answer within {p.timeout} s", request_id=p.request_id, function=p.fn
                 ) from exc
             raise NetworkError(
                 f"the request could not be completed ({type(exc).__name__})", request_id=p.request_id, function=p.fn
             ) from exc
+        finally:
+            conn.close()
 
     def _invoke(
         self,
