@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Callable, Dict, Generic, Iterable, Iterator, List, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Callable, Dict, Generic, Iterable, Iterator, List, Mapping, Optional, Sequence, TypeVar, cast
 
 from .types import CommitResult, MessageIn, ToolCall
 
@@ -38,6 +38,8 @@ def _plain(obj: Any) -> Any:
     dump = getattr(obj, "model_dump", None)
     if callable(dump):
         return _plain(dump())
+    if hasattr(obj, "__dict__"):
+        return _plain(cast(Dict[str, Any], vars(obj)))
     return str(obj)
 
 
