@@ -20,12 +20,16 @@ dev: ## Run every function locally on http://127.0.0.1:9000/v1/<name> (ADDR=host
 	@scripts/dev.sh
 
 .PHONY: test
-test: ## Run all tests: local stack, migrations, advisors, go vet, go test, client and browser tests (ARGS=-run ...)
+test: ## Run all tests: local stack, migrations, advisors, go vet, go test, client and browser tests, Python client (ARGS=-run ...)
 	@scripts/test.sh $(ARGS)
 
 .PHONY: test-js
 test-js: ## Run the TypeScript client's tests and the demo page's browser test (Chromium)
 	@scripts/localdb.sh && scripts/test-js.sh
+
+.PHONY: test-python
+test-python: ## Run the Python client's tests (python3 -m unittest, pyright) against a server of their own
+	@scripts/localdb.sh && scripts/test-python.sh
 
 .PHONY: demo-png
 demo-png: ## Run test-js and keep its screenshot of the demo page as docs/demo.png

@@ -13,6 +13,8 @@
 #   6. the TypeScript client's tests and the demo page's browser test (test-js.sh: Chromium from
 #      Debian's packages and the npm packages installed when missing; `agentmem serve` on a free
 #      port against a database of its own). AGENTMEM_SKIP_JS=1 leaves them out.
+#   7. the Python client's tests (test-python.sh: the same kind of server; PyYAML, httpx and
+#      pyright installed when missing and possible). AGENTMEM_SKIP_PYTHON=1 leaves them out.
 #
 # Works from a fresh clone on a machine with only Go, as root, without Docker; quick when the
 # stack is already there. Arguments are passed to go test (e.g. scripts/test.sh -run TestRecall).
@@ -126,6 +128,18 @@ else
 	JS_COUNTS=$js_counts scripts/test-js.sh || { failed=1; log "client or browser tests failed"; }
 fi
 
+# The Python client, against a server of its own.
+py_counts=$(mktemp)
+echo "0 passed, 0 failed, 0 skipped" >"$py_counts"
+trap 'rm -f "$counts" "$pooler_counts" "$js_counts" "$py_counts"' EXIT
+if [ "${AGENTMEM_SKIP_PYTHON:-}" = 1 ]; then
+	log "AGENTMEM_SKIP_PYTHON=1: the Python client's tests are skipped"
+elif [ -n "${*:-}" ]; then
+	log "go test arguments given: the Python client's tests are skipped (make test-python runs them)"
+else
+	PY_COUNTS=$py_counts scripts/test-python.sh || { failed=1; log "Python client tests failed"; }
+fi
+
 # pg_cron running the sweep's job, on a private server: enabling pg_cron needs a restart that a
 # shared server must not get (scripts/test-pg-cron.sh). Only on a full run, where localdb.sh's
 # root filesystem (with pg_cron) is there.
@@ -138,6 +152,6 @@ result=PASS
 [ "$failed" = 0 ] || result=FAIL
 log "$result in $(($(date +%s) - started))s (stack ready in $((ready - started))s)"
 # The last line: the count of tests, for people and for CI.
-# The runs' counts added up (go test, through the pooler, the client and browser tests).
-printf 'summary: %s\n' "$(cat "$counts" "$pooler_counts" "$js_counts" | awk '{p += $1; f += $3; k += $5} END {printf "%d passed, %d failed, %d skipped", p, f, k}')"
+# The runs' counts added up (go test, through the pooler, the client and browser tests, Python).
+printf 'summary: %s\n' "$(cat "$counts" "$pooler_counts" "$js_counts" "$py_counts" | awk '{p += $1; f += $3; k += $5} END {printf "%d passed, %d failed, %d skipped", p, f, k}')"
 exit "$failed"
