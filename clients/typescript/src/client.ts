@@ -5,6 +5,7 @@ import {
   userIdFromToken,
   type SessionStorage,
 } from "./session.js";
+import { StreamCommit, type StreamCommitOptions } from "./stream.js";
 import { isUUID, Transport, type ApiResponse, type RequestOptions, type TransportOptions } from "./transport.js";
 import type {
   ActiveSession,
@@ -427,6 +428,18 @@ export class ChatSession {
   ): Promise<SessionHistory> {
     const session_id = await this.sessionId(opts);
     return this.client.sessions.history({ ...this.#scope, ...req, session_id, agent: this.agent }, opts);
+  }
+
+  /**
+   * stream passes a model's stream through and, when it ends, commits `before` and the whole
+   * answer as one turn (see StreamCommit).
+   */
+  stream<T>(stream: AsyncIterable<T> | Iterable<T>, options: StreamCommitOptions = {}, opts?: RequestOptions): StreamCommit<T> {
+    return new StreamCommit<T>(
+      (messages, idempotencyKey) => this.commit(messages, {}, { ...opts, idempotencyKey }),
+      stream,
+      options,
+    );
   }
 
   /**
