@@ -182,6 +182,25 @@ grant delete, insert, select, update on table agentmem.memories to agentmem_call
 grant select on table agentmem.memories to authenticated;
 grant delete, insert, select, update on table agentmem.memories to service_role;
 
+-- Table agentmem.message_words
+create table agentmem.message_words (
+  user_id uuid not null,
+  tenant_id text not null,
+  agent text not null,
+  lexeme text not null,
+  docs bigint not null,
+  length bigint default 0 not null,
+  constraint message_words_pkey PRIMARY KEY (user_id, tenant_id, agent, lexeme)
+);
+alter table agentmem.message_words enable row level security;
+create policy caller_owner on agentmem.message_words as permissive for select to agentmem_caller
+  using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+create policy no_client_access on agentmem.message_words as restrictive for all to anon, authenticated
+  using (false)
+  with check (false);
+grant select on table agentmem.message_words to agentmem_caller;
+grant delete, select on table agentmem.message_words to service_role;
+
 -- Table agentmem.messages
 create table agentmem.messages (
   session_id uuid not null,
@@ -219,6 +238,9 @@ CREATE INDEX messages_expires_idx ON agentmem.messages USING btree (expires_at);
 CREATE INDEX messages_fts_idx ON agentmem.messages USING gin (fts);
 CREATE INDEX messages_owner_created_idx ON agentmem.messages USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at);
 CREATE INDEX messages_session_expiry_idx ON agentmem.messages USING btree (session_id, expires_at) INCLUDE (user_id, tenant_id);
+CREATE TRIGGER messages_count_deleted_words AFTER DELETE ON agentmem.messages REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION agentmem.count_message_words();
+CREATE TRIGGER messages_count_inserted_words AFTER INSERT ON agentmem.messages REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION agentmem.count_message_words();
+CREATE TRIGGER messages_count_updated_words AFTER UPDATE OF content, name, user_id, tenant_id, agent ON agentmem.messages FOR EACH ROW WHEN (((old.fts IS DISTINCT FROM new.fts) OR (old.user_id <> new.user_id) OR (old.tenant_id <> new.tenant_id) OR (old.agent <> new.agent))) EXECUTE FUNCTION agentmem.recount_message_words();
 alter table agentmem.messages enable row level security;
 create policy caller_owner on agentmem.messages as permissive for all to agentmem_caller
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
@@ -418,6 +440,55 @@ $function$;
 grant execute on function agentmem.check_context_cache(uuid,text,uuid,text,integer) to agentmem_caller;
 grant execute on function agentmem.check_context_cache(uuid,text,uuid,text,integer) to service_role;
 comment on function agentmem.check_context_cache(uuid,text,uuid,text,integer) is 'Whether a get-context answer cached by the adapter p_adapter may be served: see shared/adapter/redis.';
+
+-- Function agentmem.count_message_words()
+CREATE OR REPLACE FUNCTION agentmem.count_message_words()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  if tg_op = 'INSERT' then
+    insert into agentmem.message_words as w (user_id, tenant_id, agent, lexeme, docs, length)
+    select c.* from (
+      select a.user_id, a.tenant_id, a.agent, u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
+      from added a, pg_catalog.unnest(a.fts) u
+      group by 1, 2, 3, 4
+      union all
+      select a.user_id, a.tenant_id, a.agent, '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(a.fts))
+      from added a
+      group by 1, 2, 3) c
+    order by 1, 2, 3, 4
+    on conflict (user_id, tenant_id, agent, lexeme) do update
+      set docs = w.docs + excluded.docs, length = w.length + excluded.length;
+  else
+    with c as (
+      select r.user_id, r.tenant_id, r.agent, u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
+      from removed r, pg_catalog.unnest(r.fts) u
+      group by 1, 2, 3, 4
+      union all
+      select r.user_id, r.tenant_id, r.agent, '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(r.fts))
+      from removed r
+      group by 1, 2, 3
+    ),
+    locked as (
+      select w.user_id, w.tenant_id, w.agent, w.lexeme from agentmem.message_words w
+      join c using (user_id, tenant_id, agent, lexeme)
+      order by 1, 2, 3, 4
+      for update of w
+    )
+    update agentmem.message_words w
+    set docs = w.docs - c.docs, length = w.length - c.length
+    from c join locked l using (user_id, tenant_id, agent, lexeme)
+    where (w.user_id, w.tenant_id, w.agent, w.lexeme) = (c.user_id, c.tenant_id, c.agent, c.lexeme);
+    delete from agentmem.message_words w
+    using (select distinct r.user_id, r.tenant_id, r.agent from removed r) s
+    where w.user_id = s.user_id and w.tenant_id = s.tenant_id and w.agent = s.agent and w.docs <= 0;
+  end if;
+  return null;
+end
+$function$;
 
 -- Function agentmem.current_tenant()
 CREATE OR REPLACE FUNCTION agentmem.current_tenant()
@@ -848,104 +919,162 @@ CREATE OR REPLACE FUNCTION agentmem.message_bm25_hits(p_user_id uuid, p_tenant_i
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
+ SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 declare
   q tsquery := agentmem.terms_query(terms);
-  -- each word's presence (h) and presence in the speaker's name (a), of row m or s
-  hits_m text := '';
-  hits_s text := '';
-  dfs text := '';
-  bm25 text := '0';
-  best text := '0';
+  docs double precision;
+  avgdl double precision;
+  dfs double precision[];
+  idfs double precision[];
+  best double precision := 0;
+  -- the words held by more than a twentieth of the scope, and the most they can add
+  rare text[];
+  common_bound double precision := 0;
+  tqs tsquery[];
+  tqas tsquery[];
   i integer;
-  -- the filters, with the function's arguments as $1.. (see using below)
-  eligible constant text := $e$
-    ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
-      and not exists (select 1 from pg_catalog.jsonb_each($4) x
-                      where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
-    and ($7 = '' or pg_catalog.lower(m.name) = pg_catalog.lower($7))
-    and ($8 = '' or m.role = $8)
-    and ($9::timestamptz is null or m.created_at >= $9)
-    and ($10::timestamptz is null or m.created_at < $10)$e$;
-  scope constant text := $s$
-    m.user_id = $1 and m.tenant_id = $2 and ($3 = '' or m.agent = $3)
-    and m.expires_at > pg_catalog.now()$s$;
+  found integer;
+  nth double precision;
 begin
   if q is null or n < 1 then
     return;
   end if;
+  -- the scope's stored messages, less those expired and not yet swept
+  with expired as (
+    select m.fts from agentmem.sessions s
+      join agentmem.messages m on m.session_id = s.id
+    where s.user_id = p_user_id and s.tenant_id = p_tenant_id
+      and m.user_id = p_user_id and m.tenant_id = p_tenant_id
+      and (p_agent = '' or m.agent = p_agent)
+      and m.expires_at <= pg_catalog.now()
+  ),
+  stored as (
+    select w.lexeme, pg_catalog.sum(w.docs) as docs, pg_catalog.sum(w.length) as length
+    from agentmem.message_words w
+    where w.user_id = p_user_id and w.tenant_id = p_tenant_id and (p_agent = '' or w.agent = p_agent)
+      and w.lexeme = any (terms operator(pg_catalog.||) ''::text)
+    group by w.lexeme
+  ),
+  gone as (
+    select u.lexeme, pg_catalog.count(*) as docs from expired e, pg_catalog.unnest(e.fts) u
+    where u.lexeme = any (terms) group by u.lexeme
+    union all
+    select '', pg_catalog.count(*) from expired e
+  ),
+  gone_length as (select coalesce(pg_catalog.sum(pg_catalog.length(e.fts)), 0) as length from expired e)
+  select (coalesce(st.docs, 0) - coalesce(g.docs, 0))::float8,
+         case when coalesce(st.docs, 0) - coalesce(g.docs, 0) > 0
+              then greatest((coalesce(st.length, 0) - gl.length)::numeric / (coalesce(st.docs, 0) - coalesce(g.docs, 0))::numeric, 1)::float8 end,
+         array(select (coalesce(s2.docs, 0) - coalesce(g2.docs, 0))::float8
+               from pg_catalog.unnest(terms) with ordinality t(lexeme, k)
+                 left join stored s2 on s2.lexeme = t.lexeme left join gone g2 on g2.lexeme = t.lexeme
+               order by t.k)
+  into docs, avgdl, dfs
+  from (select 1) one
+    left join stored st on st.lexeme = ''
+    left join gone g on g.lexeme = ''
+    cross join gone_length gl;
+  if docs is null or docs <= 0 then
+    return;
+  end if;
+  idfs := array[]::float8[];
+  tqs := array[]::tsquery[];
+  tqas := array[]::tsquery[];
   for i in 1 .. pg_catalog.array_length(terms, 1) loop
-    hits_m := hits_m || pg_catalog.format(
-      ', m.fts operator(pg_catalog.@@) %1$L::tsquery as h%2$s, m.fts operator(pg_catalog.@@) %3$L::tsquery as a%2$s',
-      pg_catalog.quote_literal(terms[i]), i, pg_catalog.quote_literal(terms[i]) || ':A');
-    hits_s := hits_s || pg_catalog.format(
-      ', s.fts operator(pg_catalog.@@) %1$L::tsquery as h%2$s, s.fts operator(pg_catalog.@@) %3$L::tsquery as a%2$s',
-      pg_catalog.quote_literal(terms[i]), i, pg_catalog.quote_literal(terms[i]) || ':A');
-    dfs := dfs || pg_catalog.format(', pg_catalog.count(*) filter (where c.h%1$s)::float8 as d%1$s', i);
-    -- idf x tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl)), tf 1, or 3 in the speaker's name
-    bm25 := bm25 || pg_catalog.format(
-      ' + case when c.h%1$s then pg_catalog.ln(1 + (st.docs - df.d%1$s + 0.5) / (df.d%1$s + 0.5))'
-      ' * (1 + 2 * c.a%1$s::int) * 2.2 / (1 + 2 * c.a%1$s::int + 1.2 * (0.25 + 0.75 * c.fts_len / st.avgdl)) else 0 end', i);
-    best := best || pg_catalog.format(' + pg_catalog.ln(1 + (st.docs - df.d%1$s + 0.5) / (df.d%1$s + 0.5)) * 2.2', i);
+    idfs := idfs || pg_catalog.ln(1 + (docs - dfs[i] + 0.5) / (dfs[i] + 0.5));
+    best := best + pg_catalog.ln(1 + (docs - dfs[i] + 0.5) / (dfs[i] + 0.5)) * 2.2;
+    tqs := tqs || pg_catalog.quote_literal(terms[i])::tsquery;
+    tqas := tqas || (pg_catalog.quote_literal(terms[i]) || ':A')::tsquery;
+    if dfs[i] > docs / 20 then
+      -- tf 1 in the name (3) of a message of length 0: 3 x 2.2 / (3 + 1.2 x 0.25) = 2
+      common_bound := common_bound + idfs[i] * 2;
+    elsif dfs[i] > 0 then
+      rare := rare || terms[i];
+    end if;
   end loop;
-  return query execute pg_catalog.format($q$
-    with
-    %1$s,
-    df as (select 0 %3$s from cand c),
-    scored as (
-      select c.session_id, c.seq, c.eligible, c.question, (%4$s)::float8 as bm25
-      from cand c cross join stats st cross join df
-    ),
-    best_possible as (select greatest(%5$s, 1e-9)::float8 as m from stats st cross join df)
-    select s.session_id, s.seq,
-           (s.bm25 + $12 * (case when b.question then b.bm25 else 0 end
-                            + case when not s.question and not a.question then a.bm25 else 0 end))::float8,
-           least(1, s.bm25 / bp.m)::float8
-    from scored s cross join best_possible bp
-      left join scored b on b.session_id = s.session_id and b.seq = s.seq - 1
-      left join scored a on a.session_id = s.session_id and a.seq = s.seq + 1
-    where s.eligible
-    order by 3 desc, s.session_id, s.seq
-    limit $6
-    $q$,
-    -- exact: one pass over the scope's rows; only the matching ones keep their tsvector (fts),
-    -- and only those are matched word by word (cand)
-    case when exact then pg_catalog.format($x$
-      scope as materialized (
-        select m.session_id, m.seq, pg_catalog.length(m.fts) as fts_len,
-               case when (m.fts operator(pg_catalog.@@) $5) is true then m.fts end as fts,
-               case when (m.fts operator(pg_catalog.@@) $5) is true
-                    then pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' end as question,
-               (%2$s) is true as eligible
-        from agentmem.messages m
-        where %3$s
-      ),
-      stats as (
-        select pg_catalog.count(*)::float8 as docs, greatest(pg_catalog.avg(s.fts_len), 1)::float8 as avgdl from scope s
-      ),
-      cand as (
-        select s.session_id, s.seq, s.fts_len, s.question, s.eligible %1$s
-        from scope s where s.fts is not null
-      )$x$, hits_s, eligible, scope)
-    else pg_catalog.format($x$
-      cand as materialized (
-        select m.session_id, m.seq, pg_catalog.length(m.fts) as fts_len,
-               pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
-               (%2$s) is true as eligible %1$s
-        from agentmem.messages m
-        where %3$s and m.fts operator(pg_catalog.@@) $5
-      ),
-      stats as (
-        select (select pg_catalog.count(*) from agentmem.messages m where %3$s)::float8 as docs,
-               (select greatest(pg_catalog.avg(c.fts_len), 1) from cand c)::float8 as avgdl
-      )$x$, hits_m, eligible, scope)
-    end,
-    null, dfs, bm25, best)
-    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, p_speaker, p_role, p_since, p_until, terms, follow_weight;
+  best := greatest(best, 1e-9);
+  -- a message two places or more from every rare word's message: its own score from the
+  -- common words, and the credit of each neighbour, no more than that
+  common_bound := common_bound * (1 + 2 * greatest(follow_weight, 0));
+
+  if rare is not null and common_bound > 0 then
+    return query
+      with hits as (select * from agentmem.message_bm25_scored(
+        p_user_id, p_tenant_id, p_agent, p_filter, p_speaker, p_role, p_since, p_until,
+        q, agentmem.terms_query(rare), case when follow_weight > 0 then 2 else 0 end,
+        tqs, tqas, idfs, avgdl, best, n, follow_weight) h)
+      select h.session_id, h.seq, h.score, h.relevance from hits h
+      where (select pg_catalog.count(*) from hits) >= n
+        and (select pg_catalog.min(x.score) from hits x) > common_bound;
+    get diagnostics found = row_count;
+    if found > 0 then
+      return;
+    end if;
+  end if;
+  return query
+    select * from agentmem.message_bm25_scored(
+      p_user_id, p_tenant_id, p_agent, p_filter, p_speaker, p_role, p_since, p_until,
+      q, q, 0, tqs, tqas, idfs, avgdl, best, n, follow_weight);
 end
 $function$;
 grant execute on function agentmem.message_bm25_hits(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision) to agentmem_caller;
 grant execute on function agentmem.message_bm25_hits(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision) to service_role;
+
+-- Function agentmem.message_bm25_scored(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,tsquery,tsquery,integer,tsquery[],tsquery[],double precision[],double precision,double precision,integer,double precision)
+CREATE OR REPLACE FUNCTION agentmem.message_bm25_scored(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, q tsquery, q_cand tsquery, reach integer, tqs tsquery[], tqas tsquery[], idfs double precision[], avgdl double precision, best double precision, n integer, follow_weight double precision)
+ RETURNS TABLE(session_id uuid, seq bigint, score double precision, relevance double precision)
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_custom_plan'
+AS $function$
+begin
+  return query
+    with
+    cand as materialized (
+      select m.session_id, m.seq from agentmem.messages m
+      where m.user_id = p_user_id and m.tenant_id = p_tenant_id and (p_agent = '' or m.agent = p_agent)
+        and m.expires_at > pg_catalog.now() and m.fts operator(pg_catalog.@@) q_cand
+    ),
+    near as (
+      select c.session_id, c.seq + d.d as seq, pg_catalog.min(pg_catalog.abs(d.d)) as dist
+      from cand c cross join pg_catalog.generate_series(-reach, reach) d(d)
+      group by 1, 2
+    ),
+    scored as materialized (
+      select m.session_id, m.seq, x.dist,
+             pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
+             ((p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+                and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
+                                where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+              and (p_speaker = '' or pg_catalog.lower(m.name) = pg_catalog.lower(p_speaker))
+              and (p_role = '' or m.role = p_role)
+              and (p_since is null or m.created_at >= p_since)
+              and (p_until is null or m.created_at < p_until)) is true as eligible,
+             (select pg_catalog.sum(case when m.fts operator(pg_catalog.@@) w.tq
+                       then w.idf * (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int) * 2.2
+                            / (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                       else 0 end)
+              from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8 as bm25
+      from near x join agentmem.messages m on m.session_id = x.session_id and m.seq = x.seq
+      where m.user_id = p_user_id and m.tenant_id = p_tenant_id and (p_agent = '' or m.agent = p_agent)
+        and m.expires_at > pg_catalog.now() and m.fts operator(pg_catalog.@@) q
+    )
+    select s.session_id, s.seq,
+           (s.bm25 + follow_weight * (case when b.question then b.bm25 else 0 end
+                            + case when not s.question and not a.question then a.bm25 else 0 end))::float8,
+           least(1, s.bm25 / best)::float8
+    from scored s
+      left join scored b on b.session_id = s.session_id and b.seq = s.seq - 1
+      left join scored a on a.session_id = s.session_id and a.seq = s.seq + 1
+    where s.eligible and s.dist < greatest(reach, 1)
+    order by 3 desc, s.session_id, s.seq
+    limit n;
+end
+$function$;
+grant execute on function agentmem.message_bm25_scored(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,tsquery,tsquery,integer,tsquery[],tsquery[],double precision[],double precision,double precision,integer,double precision) to agentmem_caller;
+grant execute on function agentmem.message_bm25_scored(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,tsquery,tsquery,integer,tsquery[],tsquery[],double precision[],double precision,double precision,integer,double precision) to service_role;
 
 -- Function agentmem.message_neighbours(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean)
 CREATE OR REPLACE FUNCTION agentmem.message_neighbours(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer, exact boolean)
@@ -1197,6 +1326,30 @@ end
 $function$;
 grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision) to agentmem_caller;
 grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision) to service_role;
+
+-- Function agentmem.recount_message_words()
+CREATE OR REPLACE FUNCTION agentmem.recount_message_words()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  update agentmem.message_words w
+  set docs = w.docs - 1, length = w.length - case when w.lexeme = '' then pg_catalog.length(old.fts) else 0 end
+  where w.user_id = old.user_id and w.tenant_id = old.tenant_id and w.agent = old.agent
+    and w.lexeme in (select u.lexeme from pg_catalog.unnest(old.fts) u union all select '');
+  delete from agentmem.message_words w
+  where w.user_id = old.user_id and w.tenant_id = old.tenant_id and w.agent = old.agent and w.docs <= 0;
+  insert into agentmem.message_words as w (user_id, tenant_id, agent, lexeme, docs, length)
+  select new.user_id, new.tenant_id, new.agent, x.lexeme, 1, case when x.lexeme = '' then pg_catalog.length(new.fts) else 0 end
+  from (select u.lexeme from pg_catalog.unnest(new.fts) u union all select '') x
+  order by x.lexeme
+  on conflict (user_id, tenant_id, agent, lexeme) do update
+    set docs = w.docs + excluded.docs, length = w.length + excluded.length;
+  return null;
+end
+$function$;
 
 -- Function agentmem.rrf_score(bigint,bigint,double precision,double precision,integer)
 CREATE OR REPLACE FUNCTION agentmem.rrf_score(text_rank bigint, vector_rank bigint, text_weight double precision, vector_weight double precision, rrf_k integer)

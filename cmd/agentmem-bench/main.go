@@ -39,7 +39,7 @@ import (
 )
 
 // The workloads, as -only names them.
-var allWorkloads = []string{"w1", "w2", "w2growth", "w3", "w3sources", "w4", "w5", "w6", "quality", "history", "outbox", "cache"}
+var allWorkloads = []string{"w1", "w2", "w2growth", "w3", "w3sources", "words", "w4", "w5", "w6", "quality", "history", "outbox", "cache"}
 
 // Config is one benchmark run.
 type Config struct {
@@ -93,7 +93,7 @@ func SizesFor(mode string) (bench.Sizes, error) {
 			Users: 1000, MemoriesPerUser: 100, LargeUsers: 10000, Queries: 500, WarmupQueries: 50,
 			Turns: 2000, Reads: 2000, Warmup: 50, Clients: 8,
 			SweepExpired: 1_000_000, SweepLive: 1_000_000, SweepBatch: 5000, SweepBaseline: 2000,
-			W5Clients: 16, W5Seconds: 30, W6Runs: 5, QualityCopies: 10, QualityConversations: len(bench.Conversations()), SourcesRows: 100_000, SourcesQueries: 200, OutageSeconds: 60,
+			W5Clients: 16, W5Seconds: 30, W6Runs: 5, QualityCopies: 10, QualityConversations: len(bench.Conversations()), SourcesRows: 100_000, SourcesQueries: 200, WordsMessages: 6000, OutageSeconds: 60,
 			HistoryMessages: 100_000, HistorySessions: 1000, HistoryReads: 500,
 		}, nil
 	case "quick":
@@ -104,7 +104,7 @@ func SizesFor(mode string) (bench.Sizes, error) {
 			Turns: 200, Reads: 200, Warmup: 20, Clients: 8,
 			SweepExpired: 50_000, SweepLive: 50_000, SweepBatch: 5000, SweepBaseline: 1000,
 			W5Clients: 16, W5Seconds: 5, W6Functions: []string{"commit-turn", "get-context"}, W6Runs: 3,
-			QualityCopies: 5, QualityConversations: len(bench.Conversations()), SourcesRows: 5000, SourcesQueries: 100, OutageSeconds: 5,
+			QualityCopies: 5, QualityConversations: len(bench.Conversations()), SourcesRows: 5000, SourcesQueries: 100, WordsMessages: 6000, OutageSeconds: 5,
 			HistoryMessages: 20_000, HistorySessions: 200, HistoryReads: 100,
 		}, nil
 	case "tiny":
@@ -115,7 +115,7 @@ func SizesFor(mode string) (bench.Sizes, error) {
 			Turns: 24, Reads: 24, Warmup: 4, Clients: 8,
 			SweepExpired: 3000, SweepLive: 1000, SweepBatch: 500, SweepBaseline: 24,
 			W5Clients: 16, W5Seconds: 1, W6Functions: []string{"get-context"}, W6Runs: 1,
-			QualityCopies: 2, QualityConversations: 1, SourcesRows: 1000, SourcesQueries: 20, OutageSeconds: 1,
+			QualityCopies: 2, QualityConversations: 1, SourcesRows: 1000, SourcesQueries: 20, WordsMessages: 300, OutageSeconds: 1,
 			HistoryMessages: 2000, HistorySessions: 20, HistoryReads: 24,
 		}, nil
 	}

@@ -170,6 +170,13 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 			setLevel(w.W3Large, t.level(), &r)
 		}
 	}
+	if cfg.runs("words") {
+		cfg.logf("words: one user's %d messages among %d other users' messages and %d memories",
+			sz.WordsMessages, wordsOtherMessages(sz), sz.WordsMessages)
+		if w.Words, err = runWords(ctx, cfg, db, sz); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.runs("quality") {
 		cfg.logf("retrieval quality: %d copies of the labelled set, text, vector and hybrid modes (store)", max(sz.QualityCopies, 1))
 		if w.Quality, err = runQuality(ctx, db, sz); err != nil {

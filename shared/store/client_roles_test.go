@@ -254,10 +254,11 @@ func TestClientRolesCannotWrite(t *testing.T) {
 	// The functions' own role holds exactly what each table needs: the outbox's jobs it may only
 	// insert (a change's transaction writes them; service_role reads, claims and deletes them),
 	// whatever its claims; the shared knowledge it only reads; the rate counters and the
-	// cache's generations not at all (security definer functions write them); every other table it reads and writes
-	// under row-level security. A table added without a row here fails.
+	// cache's generations not at all (security definer functions write them); the counts of
+	// message words it only reads (triggers of messages write them); every other table it reads
+	// and writes under row-level security. A table added without a row here fails.
 	callerPrivileges := map[string]string{"jobs": "insert", "knowledge_chunks": "select", "request_rates": "",
-		"cache_generations": ""}
+		"cache_generations": "", "message_words": "select"}
 	rows, err = conn.Query(ctx, `
 		select c.relname::text, concat_ws(',',
 		  case when has_table_privilege($1, c.oid, 'select') then 'select' end,
@@ -352,6 +353,10 @@ var definerFunctions = []string{
 	// A job of the cache advances the user's generation of it, closed to every role but the
 	// owner's.
 	"agentmem.advance_cache_generation()",
+	// The triggers of messages keep the counts of their words, closed to writes by every role
+	// but the owner's, whoever inserts, deletes or rewrites the messages.
+	"agentmem.count_message_words()",
+	"agentmem.recount_message_words()",
 }
 
 // The functions recall and get-context rank with take the user to search as an argument, and

@@ -17,7 +17,7 @@ import (
 )
 
 // clientHidden are the tables a Supabase client (role authenticated) may not even read.
-var clientHidden = map[string]bool{"idempotency_keys": true, "jobs": true}
+var clientHidden = map[string]bool{"idempotency_keys": true, "jobs": true, "message_words": true}
 
 // callerInsertOnly are the tables the functions' role (store.CallerRole) may only insert into,
 // rows of the caller's own: the outbox's jobs, written by a user's change in its transaction
@@ -74,6 +74,8 @@ var rlsFixtures = map[string]string{
 		  values (gen_random_uuid(), $1, $2, 'default', now() + interval '1 day') returning id)
 		insert into agentmem.session_summaries (session_id, tenant_id, user_id, agent, content, through_seq, prompt, model)
 		select s.id, $1, $2, 'default', 'a summary', 1, 'summarise.v1', 'test' from s`,
+	"message_words": `insert into agentmem.message_words (tenant_id, user_id, agent, lexeme, docs)
+		values ($1, $2, 'rls-' || gen_random_uuid(), 'word', 1)`,
 }
 
 // rlsIntoOwnSession write a row for ($1, $2) that hangs off a session the caller can see, so

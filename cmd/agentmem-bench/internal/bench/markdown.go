@@ -123,6 +123,17 @@ func Markdown(r *Results, charts []string) string {
 		p("\nHybrid p50 over messages / over memories: %.2fx. Vector recall@10 against exact (first %d queries): memories %.4f, messages %.4f.\n\n",
 			v.MessagesToMemoriesP50, v.RecallQueries, v.RecallAt10Memories, v.RecallAt10Messages)
 	}
+	if v := w.Words; v != nil {
+		p("## Words: recall over one user's %d messages, questions naming a speaker in %.0f%% of them, top 10, %d queries (store)\n\n",
+			v.UserMessages, 100*v.CommonShare, v.Queries)
+		p("Other users hold %d messages and %d memories in the same tables and indexes; vectors of %s. Loaded in %.1f s. "+
+			"The four configurations are asked in turn, question by question.\n\n%s", v.OtherMessages, v.OtherMemories, v.Embedder, v.LoadSeconds, phaseHeader)
+		phaseRow("store", "text, index-served (default exact limit)", v.Text)
+		phaseRow("store", "hybrid, index-served (default exact limit)", v.Hybrid)
+		phaseRow("store", "text, exact (limit above the user's messages)", v.ExactText)
+		phaseRow("store", "hybrid, exact (limit above the user's messages)", v.ExactHybrid)
+		p("\n")
+	}
 	if s := w.W4; s != nil {
 		p("## W4 sweep: %d expired + %d live messages\n\n", s.ExpiredRows, s.LiveRows)
 		p("Loaded in %.1f s. Swept in %.2f s: %d rows deleted (%d messages, %d sessions, %d memories, %d idempotency keys) in %d batches of up to %d, **%s rows/s**, %d sweep errors.\n\n",

@@ -75,6 +75,9 @@ type Sizes struct {
 	// SourcesRows is how many memories, and as many messages, the user of W3-sources holds
 	// (other users hold as many again of each).
 	SourcesRows int `json:"sources_rows"`
+	// WordsMessages is how many messages the words workload's user holds (other users hold
+	// twenty thirds as many messages, in WordsOtherUsers conversations, and as many memories).
+	WordsMessages int `json:"words_messages"`
 	// SourcesQueries is how many queries W3-sources asks of each source in each mode.
 	SourcesQueries int `json:"sources_queries"`
 	// OutageSeconds is how long the outbox workload keeps the webhook receiver down.
@@ -134,14 +137,17 @@ type Workloads struct {
 	W3       *Levels[W3]       `json:"w3_recall"`
 	W3Large  *Levels[W3]       `json:"w3_recall_large"`
 	// W3Sources is recall by source (memories, messages, all) for one user with many of each.
-	W3Sources *W3Sources       `json:"w3_sources"`
-	W4        *W4              `json:"w4_sweep"`
-	W5        *W5              `json:"w5_end_to_end"`
-	W6        *W6              `json:"w6_startup"`
-	Quality   *Quality         `json:"quality"`
-	History   *Levels[History] `json:"history"`
-	Outbox    *Outbox          `json:"outbox"`
-	Cache     *Cache           `json:"cache"`
+	W3Sources *W3Sources `json:"w3_sources"`
+	// Words is recall over messages for a user whose questions share a word with most of
+	// the user's messages.
+	Words   *RecallWords     `json:"words"`
+	W4      *W4              `json:"w4_sweep"`
+	W5      *W5              `json:"w5_end_to_end"`
+	W6      *W6              `json:"w6_startup"`
+	Quality *Quality         `json:"quality"`
+	History *Levels[History] `json:"history"`
+	Outbox  *Outbox          `json:"outbox"`
+	Cache   *Cache           `json:"cache"`
 }
 
 // Levels are a workload's figures with the store called directly and through the HTTP
@@ -214,6 +220,26 @@ type W3Sources struct {
 	// Commits are commit-turns of two messages into the user's sessions, sequential: each
 	// embeds its messages and adds them to the messages' HNSW index, which holds the rows above.
 	Commits Phase `json:"commits"`
+}
+
+// RecallWords is recall over the messages of one user (UserMessages) whose every question
+// names a speaker whose name is in CommonShare of them (as speaker or in the text), among
+// other users' rows sharing the tables and indexes; store level, top 10, built-in embedder.
+// Text and Hybrid are asked with the default exact limit (the user's scope is larger: the
+// full-text and HNSW indexes serve it), ExactText and ExactHybrid with one above it (the scope
+// is read row by row).
+type RecallWords struct {
+	UserMessages  int     `json:"user_messages"`
+	OtherMessages int     `json:"other_messages"`
+	OtherMemories int     `json:"other_memories"`
+	CommonShare   float64 `json:"common_share"`
+	Embedder      string  `json:"embedder"`
+	LoadSeconds   float64 `json:"load_seconds"`
+	Queries       int     `json:"queries"`
+	Text          Phase   `json:"text"`
+	Hybrid        Phase   `json:"hybrid"`
+	ExactText     Phase   `json:"exact_text"`
+	ExactHybrid   Phase   `json:"exact_hybrid"`
 }
 
 // SourcePhases are one mode's phases, one per source.

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	pgvector "github.com/pgvector/pgvector-go"
+
+	"github.com/agentmem/agentmem/cmd/agentmem-bench/internal/bench"
+	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// wordsQueries and wordsWarmup are how many questions the words workload asks of each of its
+// four configurations (at most; no more than Sizes.Queries), after how many unmeasured ones.
+const (
+	wordsQueries = 200
+	wordsWarmup  = 20
+)
+
+// runWords measures recall over messages for one user of sz.WordsMessages messages in
+// which the commonest word of every question (a speaker's name) is in three quarters of the
+// messages, among other users' messages and memories that share the tables and indexes: the
+// case where ranking by word weights must score most of the user's messages unless it prunes.
+// The rows carry vectors of the built-in embedder (what a deployment without a model ranks
+// with); recall runs at the store level in text and hybrid mode, with the default exact limit
+// (the user's scope is larger: index-served) and with one above the user's messages (exact),
+// the four asked in turn, question by question.
+func runWords(ctx context.Context, cfg Config, db *benchDB, sz bench.Sizes) (*bench.RecallWords, error) {
+	t0 := time.Now()
+	emb := embedding.Hash{}
+	msgs := bench.WordsMessages(bench.Stream(bench.StreamWords), sz.WordsMessages)
+	r := &bench.RecallWords{UserMessages: len(msgs), OtherMessages: wordsOtherMessages(sz),
+		OtherMemories: sz.WordsMessages, Embedder: emb.Model()}
+	for _, m := range msgs {
+		if m.Name == bench.WordsSpeakerA || strings.Contains(m.Text, bench.WordsSpeakerA) {
+			r.CommonShare++
+		}
+	}
+	r.CommonShare /= float64(len(msgs))
+	if err := loadWords(ctx, db, emb, msgs, r.OtherMessages); err != nil {
+		return nil, err
+	}
+	r.LoadSeconds = time.Since(t0).Seconds()
+	cfg.logf("words: loaded in %.1fs", r.LoadSeconds)
+
+	stores := make([]*store.Store, 2)
+	for i, limit := range []int{min(store.DefaultRanking.ExactLimit, sz.WordsMessages/2), 2 * sz.WordsMessages} {
+		st, err := store.Open(ctx, store.Config{DatabaseURL: db.url, MaxConns: 2, Ranking: store.Ranking{ExactLimit: limit}})
+		if err != nil {
+			return nil, err
+		}
+		defer st.Close()
+		stores[i] = st
+	}
+	qr := bench.Stream(bench.StreamWordsQueries)
+	queries := min(wordsQueries, sz.Queries)
+	questions := make([]string, wordsWarmup+queries)
+	for i := range questions {
+		questions[i] = bench.WordsQuery(qr, msgs)
+	}
+	scope := memory.Scope{UserID: bench.WordsUserID, Agent: benchAgent}
+	type config struct {
+		st   *store.Store
+		mode string
+	}
+	configs := []config{{stores[0], memory.ModeText}, {stores[0], memory.ModeHybrid}, {stores[1], memory.ModeText}, {stores[1], memory.ModeHybrid}}
+	lat := make([][]time.Duration, len(configs))
+	elapsed := make([]time.Duration, len(configs))
+	errs := make([]int, len(configs))
+	first := make([]string, len(configs))
+	for i, q := range questions {
+		for k := range configs {
+			c := configs[(i+k)%len(configs)] // each configuration first as often as the others
+			n := (i + k) % len(configs)
+			t := time.Now()
+			p, err := withQuery(ctx, emb, store.RecallParams{Scope: scope, Source: memory.SourceMessages, Query: q, K: recallK, Mode: c.mode})
+			if err == nil {
+				var hits []memory.Hit
+				hits, err = c.st.Recall(ctx, p)
+				if err == nil && len(hits) == 0 {
+					err = fmt.Errorf("no hit for %q", q)
+				}
+			}
+			d := time.Since(t)
+			if i < wordsWarmup {
+				continue
+			}
+			elapsed[n] += d
+			if err != nil {
+				errs[n]++
+				if first[n] == "" {
+					first[n] = err.Error()
+				}
+				continue
+			}
+			lat[n] = append(lat[n], d)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	ph := make([]bench.Phase, len(configs))
+	for n := range configs {
+		ph[n] = phase(1, queries, errs[n], first[n], elapsed[n], lat[n])
+	}
+	r.Queries = queries
+	r.Text, r.Hybrid, r.ExactText, r.ExactHybrid = ph[0], ph[1], ph[2], ph[3]
+	return r, nil
+}
+
+// loadWords loads the words workload's rows with COPY: the user's messages in sessions of
+// bench.WordsPerSession, the other users' messages (drawn after the user's, one conversation
+// each), and the other users' memories (texts of the messages stream), every row with its
+// built-in vector; then it vacuums, analyzes and prewarms the tables and their indexes.
+func loadWords(ctx context.Context, db *benchDB, emb embedding.Hash, user []bench.WordsMessage, others int) error {
+	conn, err := db.admin(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	// The HNSW indexes are dropped for the load and made again after it: inserting into them
+	// row by row takes minutes.
+	rows0, err := conn.Query(ctx, `select indexname, indexdef from pg_indexes where schemaname = 'agentmem'
+		and tablename in ('memories', 'messages') and indexdef like '%USING hnsw%'`)
+	if err != nil {
+		return fmt.Errorf("list indexes: %w", err)
+	}
+	defs := map[string]string{}
+	var name, def string
+	if _, err := pgx.ForEachRow(rows0, []any{&name, &def}, func() error { defs[name] = def; return nil }); err != nil {
+		return fmt.Errorf("list indexes: %w", err)
+	}
+	for name := range defs {
+		if _, err := conn.Exec(ctx, "drop index agentmem."+pgx.Identifier{name}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	r := bench.Stream(bench.StreamWords)
+	bench.WordsMessages(r, len(user)) // the user's, drawn again: the others' come after them
+	perOther := others / bench.WordsOtherUsers
+	type owned struct {
+		user    uuid.UUID
+		session uuid.UUID
+		seq     int
+		msg     bench.WordsMessage
+	}
+	var rows []owned
+	for i, m := range user {
+		rows = append(rows, owned{bench.WordsUserID, bench.WordsSessionID(-1, i/bench.WordsPerSession), i%bench.WordsPerSession + 1, m})
+	}
+	for u := range bench.WordsOtherUsers {
+		for i, m := range bench.WordsMessages(r, perOther) {
+			rows = append(rows, owned{bench.WordsOtherUserID(u), bench.WordsSessionID(u, i/bench.WordsPerSession), i%bench.WordsPerSession + 1, m})
+		}
+	}
+	now := time.Now()
+	expires := now.Add(retention)
+	var sessions [][]any
+	for _, o := range rows {
+		if o.seq == 1 {
+			sessions = append(sessions, []any{o.session, o.user, int64(0), "", benchAgent, now.Add(-time.Hour), now, expires})
+		}
+		sessions[len(sessions)-1][2] = int64(o.seq)
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"agentmem", "sessions"},
+		[]string{"id", "user_id", "last_seq", "tenant_id", "agent", "created_at", "last_active_at", "expires_at"},
+		pgx.CopyFromRows(sessions)); err != nil {
+		return fmt.Errorf("copy sessions: %w", err)
+	}
+	texts := make([]string, len(rows))
+	for i, o := range rows {
+		texts[i] = o.msg.Text
+	}
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	i := 0
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"agentmem", "messages"},
+		[]string{"session_id", "seq", "id", "tenant_id", "user_id", "agent", "role", "name", "content", "token_estimate",
+			"created_at", "expires_at", "embedding", "embedding_model"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			if i >= len(rows) {
+				return nil, nil
+			}
+			o := rows[i]
+			row := []any{o.session, int64(o.seq), uuid.New(), "", o.user, benchAgent, bench.Role(o.seq - 1), o.msg.Name, o.msg.Text,
+				int32(memory.EstimateTokens(o.msg.Text, nil, nil, nil)), now.Add(-time.Duration(len(rows)-i) * time.Second), expires,
+				pgvector.NewVector(vecs[i]), emb.Model()}
+			i++
+			return row, nil
+		})); err != nil {
+		return fmt.Errorf("copy messages: %w", err)
+	}
+	mems := bench.WordsMessages(r, len(user))
+	texts = texts[:0]
+	for _, m := range mems {
+		texts = append(texts, m.Text)
+	}
+	if vecs, err = emb.Embed(ctx, texts); err != nil {
+		return err
+	}
+	empty := []byte("{}")
+	i = 0
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"agentmem", "memories"},
+		[]string{"tenant_id", "user_id", "agent", "content", "content_key", "metadata", "embedding",
+			"embedding_model", "created_at", "updated_at", "expires_at"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			if i >= len(mems) {
+				return nil, nil
+			}
+			created := now.Add(-time.Duration(len(mems)-i) * time.Second)
+			row := []any{"", bench.WordsOtherUserID(i % bench.WordsOtherUsers), "", texts[i], store.ContentKey(texts[i]), empty,
+				pgvector.NewVector(vecs[i]), emb.Model(), created, created, expires}
+			i++
+			return row, nil
+		})); err != nil {
+		return fmt.Errorf("copy memories: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "set maintenance_work_mem = '1GB'"); err != nil {
+		return err
+	}
+	for name, def := range defs {
+		if _, err := conn.Exec(ctx, def); err != nil {
+			return fmt.Errorf("create %s: %w", name, err)
+		}
+	}
+	if err := settle(ctx, conn, "agentmem.sessions, agentmem.messages, agentmem.memories"); err != nil {
+		return err
+	}
+	return prewarm(ctx, conn, "agentmem.messages", "agentmem.memories", "agentmem.messages_fts_idx",
+		"agentmem.messages_owner_created_idx", "agentmem.memories_owner_created_idx")
+}
+
+// wordsOtherMessages is how many messages the words workload's other users hold.
+func wordsOtherMessages(sz bench.Sizes) int { return sz.WordsMessages * 20 / 3 }

@@ -1,0 +1,187 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// messageWordsDriftSQL counts the rows in which agentmem.message_words differs from the counts
+// of the stored messages (per scope and lexeme; lexeme '' their number and total length).
+const messageWordsDriftSQL = `with recount as (
+  select m.user_id, m.tenant_id, m.agent, u.lexeme, count(*) as docs, 0::bigint as length
+  from agentmem.messages m, unnest(m.fts) u group by 1, 2, 3, 4
+  union all
+  select m.user_id, m.tenant_id, m.agent, '', count(*), sum(length(m.fts))
+  from agentmem.messages m group by 1, 2, 3
+)
+select count(*) from (
+  (select user_id, tenant_id, agent, lexeme, docs, length from agentmem.message_words
+   except all select * from recount)
+  union all
+  (select * from recount
+   except all select user_id, tenant_id, agent, lexeme, docs, length from agentmem.message_words)) d`
+
+// The word counts BM25 reads follow the messages as they are committed, deleted one by one,
+// cleared, deleted with their session, swept and erased, and an erased user leaves none.
+func TestMessageWordsFollowTheMessages(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	user, other := uuid.New(), uuid.New()
+	drift := func(step string) {
+		t.Helper()
+		var n int
+		if err := e.conn.QueryRow(ctx, messageWordsDriftSQL).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Fatalf("after %s: %d word counts differ from the stored messages'", step, n)
+		}
+	}
+	words := func(u uuid.UUID) int {
+		t.Helper()
+		var n int
+		if err := e.conn.QueryRow(ctx, `select count(*) from agentmem.message_words where user_id = $1`, u).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	scopes := []memory.Scope{{UserID: user, Agent: "chat"}, {UserID: user, Agent: "mail"}, {UserID: user, TenantID: "acme", Agent: "chat"}, {UserID: other, Agent: "chat"}}
+	var sessions []uuid.UUID
+	for i, sc := range scopes {
+		for s := 0; s < 2; s++ {
+			r := commitMessages(t, e.st, sc, uuid.New(), []memory.NewMessage{
+				{Role: memory.RoleUser, Content: fmt.Sprintf("John asked about the budget review %d", i), Name: ptr("John")},
+				{Role: memory.RoleAssistant, Content: "The budget review is on Monday, John", Name: ptr("Maria")},
+				msg(memory.RoleUser, fmt.Sprintf("Thanks! Session %d of scope %d", s, i)),
+			})
+			sessions = append(sessions, r.SessionID)
+		}
+	}
+	drift("commits")
+	var second uuid.UUID
+	if err := e.conn.QueryRow(ctx, `select id from agentmem.messages where session_id = $1 and seq = 2`, sessions[0]).Scan(&second); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.DeleteMessage(ctx, scopes[0], sessions[0], second); err != nil {
+		t.Fatal(err)
+	}
+	drift("a message deleted")
+	if err := e.st.DeleteSession(ctx, scopes[1], sessions[2]); err != nil {
+		t.Fatal(err)
+	}
+	drift("a session deleted")
+	if _, err := e.st.ClearMessages(ctx, scopes[2]); err != nil {
+		t.Fatal(err)
+	}
+	drift("messages cleared")
+	if _, err := e.conn.Exec(ctx, `update agentmem.messages set expires_at = now() - interval '1 second' where session_id = $1`, sessions[1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.Sweep(ctx, store.SweepParams{BatchSize: 100}); err != nil {
+		t.Fatal(err)
+	}
+	drift("a sweep")
+	if words(other) == 0 {
+		t.Fatal("the other user's words are not counted")
+	}
+	if _, err := e.st.ForgetUser(ctx, store.ForgetParams{UserID: user, AllTenants: true}); err != nil {
+		t.Fatal(err)
+	}
+	drift("an erasure")
+	if n := words(user); n != 0 {
+		t.Errorf("the erased user still has %d word counts", n)
+	}
+	if words(other) == 0 {
+		t.Error("the erasure took the other user's word counts")
+	}
+}
+
+// BM25 over messages scores the messages that hold a rare word of the query (and their
+// neighbours) first and the rest only when they could rank: its answer is exactly that of
+// scoring every message that holds a word of the query, with and without the credit of
+// neighbours, and with filters.
+func TestMessageBM25PruningKeepsTheExactAnswer(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	sc := memory.Scope{UserID: uuid.New(), Agent: "chat"}
+	rare := []string{"clarinet", "marathon", "lasagna", "telescope", "violin", "kayak"}
+	for s := 0; s < 4; s++ {
+		var msgs []memory.NewMessage
+		for i := 0; i < 50; i++ {
+			name, text := "John", fmt.Sprintf("Nice weather today, number %d", i)
+			if i%2 == 1 {
+				name, text = "Maria", fmt.Sprintf("John, did you sleep well? Day %d", i)
+			}
+			if i%7 == 3 {
+				text = fmt.Sprintf("I bought a %s on day %d", rare[(s+i)%len(rare)], i)
+			}
+			msgs = append(msgs, memory.NewMessage{Role: []string{memory.RoleUser, memory.RoleAssistant}[i%2], Content: text, Name: &name})
+		}
+		commitMessages(t, e.st, sc, uuid.New(), msgs)
+	}
+	// pruned is message_bm25_hits; full asks it for every message (more than it can find, so
+	// it cannot prune) and keeps the first n.
+	const pruned = `select session_id::text || '/' || seq, score, relevance from agentmem.message_bm25_hits($1, '', 'chat', '{}', $4, '', null, null,
+	  agentmem.query_terms($2), $3, false, $5)`
+	const full = `select h.session_id::text || '/' || h.seq, h.score, h.relevance from agentmem.message_bm25_hits($1, '', 'chat', '{}', $4, '', null, null,
+	    agentmem.query_terms($2), 100000, false, $5) h order by h.score desc, h.session_id, h.seq limit $3`
+	answer := func(sql, query, speaker string, n int, follow float64) []string {
+		t.Helper()
+		rows, err := e.conn.Query(ctx, sql, sc.UserID, query, n, speaker, follow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var key string
+			var score, rel float64
+			if err := rows.Scan(&key, &score, &rel); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%s %.12f %.12f", key, score, rel))
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, query := range []string{"Did John buy a clarinet?", "What did Maria say to John about the kayak and the violin?",
+		"John weather", "Did John buy a telescope or a marathon lasagna?"} {
+		for _, speaker := range []string{"", "Maria"} {
+			for _, follow := range []float64{0, 0.5} {
+				for _, n := range []int{3, 10} {
+					got, want := answer(pruned, query, speaker, n, follow), answer(full, query, speaker, n, follow)
+					if fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Errorf("%q (speaker %q, follow %v, n %d):\n got %v\nwant %v", query, speaker, follow, n, got, want)
+					}
+					if len(got) == 0 {
+						t.Errorf("%q (speaker %q, follow %v, n %d): nothing found", query, speaker, follow, n)
+					}
+				}
+			}
+		}
+	}
+	// The pruning took place: a query of a rare word read fewer messages than hold "john".
+	var scored, john int
+	if err := e.conn.QueryRow(ctx, `select count(*) from agentmem.messages where user_id = $1 and fts @@ 'john'::tsquery`, sc.UserID).Scan(&john); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.conn.QueryRow(ctx, `select count(*) from agentmem.message_bm25_scored($1, '', 'chat', '{}', '', '', null, null,
+		agentmem.terms_query(agentmem.query_terms('Did John buy a clarinet?')), 'clarinet'::tsquery, 2,
+		array['buy', 'clarinet', 'john']::tsquery[], array['buy:A', 'clarinet:A', 'john:A']::tsquery[], array[1, 1, 1]::float8[], 5, 1, 100000, 0.5)`,
+		sc.UserID).Scan(&scored); err != nil {
+		t.Fatal(err)
+	}
+	if scored == 0 || scored >= john {
+		t.Errorf("the rare word's messages and their neighbours: %d scored of %d that hold john", scored, john)
+	}
+}
