@@ -12,7 +12,7 @@ import (
 )
 
 // messageWordsDriftSQL counts the rows in which agentmem.message_words differs from the counts
-// of the stored messages (per scope and lexeme; lexeme ” their number and total length).
+// of the stored messages (per scope and lexeme; the empty lexeme their number and total length).
 const messageWordsDriftSQL = `with recount as (
   select m.user_id, m.tenant_id, m.agent, u.lexeme, count(*) as docs, 0::bigint as length
   from agentmem.messages m, unnest(m.fts) u group by 1, 2, 3, 4
