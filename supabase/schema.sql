@@ -241,6 +241,7 @@ CREATE INDEX messages_session_expiry_idx ON agentmem.messages USING btree (sessi
 CREATE TRIGGER messages_count_deleted_words AFTER DELETE ON agentmem.messages REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION agentmem.count_message_words();
 CREATE TRIGGER messages_count_inserted_words AFTER INSERT ON agentmem.messages REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION agentmem.count_message_words();
 CREATE TRIGGER messages_count_updated_words AFTER UPDATE OF content, name, user_id, tenant_id, agent ON agentmem.messages FOR EACH ROW WHEN (((old.fts IS DISTINCT FROM new.fts) OR (old.user_id <> new.user_id) OR (old.tenant_id <> new.tenant_id) OR (old.agent <> new.agent))) EXECUTE FUNCTION agentmem.recount_message_words();
+CREATE TRIGGER messages_truncate_words AFTER TRUNCATE ON agentmem.messages FOR EACH STATEMENT EXECUTE FUNCTION agentmem.truncate_message_words();
 alter table agentmem.messages enable row level security;
 create policy caller_owner on agentmem.messages as permissive for all to agentmem_caller
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
@@ -1663,6 +1664,19 @@ end
 $function$;
 grant execute on function agentmem.terms_query(text[]) to agentmem_caller;
 grant execute on function agentmem.terms_query(text[]) to service_role;
+
+-- Function agentmem.truncate_message_words()
+CREATE OR REPLACE FUNCTION agentmem.truncate_message_words()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  truncate agentmem.message_words;
+  return null;
+end
+$function$;
 
 -- Function agentmem.unschedule_sweep()
 CREATE OR REPLACE FUNCTION agentmem.unschedule_sweep()

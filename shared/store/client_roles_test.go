@@ -357,6 +357,7 @@ var definerFunctions = []string{
 	// but the owner's, whoever inserts, deletes or rewrites the messages.
 	"agentmem.count_message_words()",
 	"agentmem.recount_message_words()",
+	"agentmem.truncate_message_words()",
 }
 
 // The functions recall and get-context rank with take the user to search as an argument, and

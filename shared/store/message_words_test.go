@@ -101,6 +101,13 @@ func TestMessageWordsFollowTheMessages(t *testing.T) {
 	if words(other) == 0 {
 		t.Error("the erasure took the other user's word counts")
 	}
+	if _, err := e.conn.Exec(ctx, `truncate agentmem.messages`); err != nil {
+		t.Fatal(err)
+	}
+	drift("a truncation")
+	if n := words(other); n != 0 {
+		t.Errorf("after a truncation of messages, %d word counts remain", n)
+	}
 }
 
 // BM25 over messages scores the messages that hold a rare word of the query (and their

@@ -8,10 +8,10 @@
 --   hold each lexeme, and (lexeme '') how many messages there are and their total length
 --   (length(fts)). Triggers keep it as messages are inserted, deleted (a sweep, a clear, an
 --   erasure, a cascade from sessions) or rewritten; a count that falls to 0 is deleted, so an
---   erased user leaves no words behind. Messages that expired but are not yet swept are
---   subtracted at query time (they are found through the user's sessions), so the statistics
---   are exactly those of the unexpired messages, as before; and they are the user's own, as
---   before: row-level security reads them as it reads messages.
+--   erased user leaves no words behind; a truncation of messages empties it. Messages that
+--   expired but are not yet swept are subtracted at query time (found through the user's
+--   sessions), so the statistics are exactly those of the unexpired messages, as before; and
+--   they are the user's own, as before: row-level security reads them as it reads messages.
 -- - agentmem.message_bm25_hits scores with those statistics (the same BM25 and the same
 --   scores as the exact path of migration rank_words_by_bm25, whatever the scope's size: a
 --   large scope's average length is now its own rather than the matching rows') and prunes as
@@ -130,6 +130,25 @@ create trigger messages_count_deleted_words
   referencing old table as removed
   for each statement
   execute function agentmem.count_message_words();
+
+-- A truncation of messages (none but a test's) takes the counts with it.
+create function agentmem.truncate_message_words() returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  truncate agentmem.message_words;
+  return null;
+end
+$$;
+
+revoke all on function agentmem.truncate_message_words() from public, anon, authenticated;
+
+create trigger messages_truncate_words
+  after truncate on agentmem.messages
+  for each statement
+  execute function agentmem.truncate_message_words();
 
 create trigger messages_count_updated_words
   after update of content, name, user_id, tenant_id, agent on agentmem.messages
