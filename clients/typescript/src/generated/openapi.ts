@@ -1305,10 +1305,16 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Exactly a message object of the Chat Completions API: `content` is null for an assistant
-         *     message with tool calls and empty content; `name` appears on user, system and assistant
-         *     messages that have one (never on tool messages); `tool_calls` and `tool_call_id` appear
-         *     only when set. No id, seq, metadata or timestamp.
+         * @description Exactly a message object of the Chat Completions API, one shape per role (as the API's
+         *     SDKs type them: `ChatCompletionMessageParam` of the `openai` package takes the list as it
+         *     is): `content` is null for an assistant message with tool calls and empty content; `name`
+         *     appears on user, system and assistant messages that have one (never on tool messages);
+         *     `tool_calls` and `tool_call_id` appear only when set. No id, seq, metadata or timestamp.
+         *
+         *     Content parts are given as committed. Their types are the parts the API takes for each
+         *     role (text, `image_url`, `input_audio` and `file` from a user; text elsewhere, and
+         *     `refusal` from an assistant): a part committed in another shape comes back as it is, and
+         *     the API would refuse it.
          *
          *     `name` is one the API takes (`^[a-zA-Z0-9_-]{1,64}$`): a stored name that fits is given
          *     as it is; another has each run of other characters (spaces, punctuation, any non-ASCII
@@ -1317,14 +1323,92 @@ export interface components {
          *     left (`李雷`, `!!!`), the message has no `name`. The `raw` format always gives the name
          *     as stored.
          */
-        OpenAIMessage: {
-            /** @enum {string} */
-            role: "user" | "assistant" | "system" | "tool";
-            /** @description As committed, a string or content parts; null on an assistant message with tool calls and no content. */
-            content: components["schemas"]["MessageContent"] | null;
-            name?: string;
-            tool_calls?: components["schemas"]["ToolCall"][];
-            tool_call_id?: string;
+        OpenAIMessage: components["schemas"]["OpenAISystemMessage"] | components["schemas"]["OpenAIUserMessage"] | components["schemas"]["OpenAIAssistantMessage"] | components["schemas"]["OpenAIToolMessage"];
+        OpenAISystemMessage: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            role: "system";
+            content: string | components["schemas"]["OpenAITextPart"][];
+            name?: components["schemas"]["OpenAIName"];
+        };
+        OpenAIUserMessage: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            role: "user";
+            content: string | components["schemas"]["OpenAIUserPart"][];
+            name?: components["schemas"]["OpenAIName"];
+        };
+        OpenAIAssistantMessage: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            role: "assistant";
+            /** @description A string or content parts; null with tool calls and no content. */
+            content: string | components["schemas"]["OpenAIAssistantPart"][] | null;
+            name?: components["schemas"]["OpenAIName"];
+            tool_calls?: components["schemas"]["OpenAIToolCall"][];
+        };
+        OpenAIToolMessage: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            role: "tool";
+            content: string | components["schemas"]["OpenAITextPart"][];
+            tool_call_id: string;
+        };
+        OpenAIName: string;
+        /** @description A tool call as the Chat Completions API takes it; `arguments` always present. */
+        OpenAIToolCall: {
+            id: string;
+            /** @constant */
+            type: "function";
+            function: {
+                name: string;
+                arguments: string;
+            };
+        };
+        OpenAITextPart: {
+            /** @constant */
+            type: "text";
+            text: string;
+        };
+        /** @description A part of a user message as the Chat Completions API takes it. */
+        OpenAIUserPart: components["schemas"]["OpenAITextPart"] | {
+            /** @constant */
+            type: "image_url";
+            image_url: {
+                url: string;
+                /** @enum {string} */
+                detail?: "auto" | "low" | "high" | "original";
+            };
+        } | {
+            /** @constant */
+            type: "input_audio";
+            input_audio: {
+                data: string;
+                /** @enum {string} */
+                format: "wav" | "mp3";
+            };
+        } | {
+            /** @constant */
+            type: "file";
+            file: {
+                file_data?: string;
+                file_id?: string;
+                filename?: string;
+            };
+        };
+        /** @description A part of an assistant message as the Chat Completions API takes it. */
+        OpenAIAssistantPart: components["schemas"]["OpenAITextPart"] | {
+            /** @constant */
+            type: "refusal";
+            refusal: string;
         };
         Hit: {
             id: components["schemas"]["UUID"];
@@ -1508,44 +1592,78 @@ export interface components {
             /** @constant */
             type: "invalid_tool_call";
         };
-        /** @description A message of the Anthropic Messages API. */
+        /** @description A message of the Anthropic Messages API (`MessageParam` of `@anthropic-ai/sdk` takes it as it is). */
         AnthropicMessage: {
             /** @enum {string} */
             role: "user" | "assistant";
             content: string | components["schemas"]["AnthropicBlock"][];
         };
         /** @description A content block of the Messages API. */
-        AnthropicBlock: {
-            /** @constant */
+        AnthropicBlock: components["schemas"]["AnthropicTextBlock"] | components["schemas"]["AnthropicImageBlock"] | components["schemas"]["AnthropicDocumentBlock"] | components["schemas"]["AnthropicToolUseBlock"] | components["schemas"]["AnthropicToolResultBlock"];
+        AnthropicTextBlock: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "text";
             text: string;
-        } | {
-            /** @enum {string} */
-            type: "image" | "document";
-            source: components["schemas"]["AnthropicSource"];
+        };
+        AnthropicImageBlock: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "image";
+            /** @description `{type: base64, media_type, data}` or `{type: url, url}`. */
+            source: {
+                /** @constant */
+                type: "base64";
+                /** @enum {string} */
+                media_type: "image/jpeg" | "image/png" | "image/gif" | "image/webp";
+                data: string;
+            } | components["schemas"]["AnthropicURLSource"];
+        };
+        AnthropicDocumentBlock: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "document";
+            /** @description A PDF: `{type: base64, media_type: application/pdf, data}`. */
+            source: {
+                /** @constant */
+                type: "base64";
+                /** @constant */
+                media_type: "application/pdf";
+                data: string;
+            } | components["schemas"]["AnthropicURLSource"];
             /** @description A document's file name, when the part named one. */
             title?: string;
-        } | {
+        };
+        AnthropicURLSource: {
             /** @constant */
+            type: "url";
+            url: string;
+        };
+        AnthropicToolUseBlock: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "tool_use";
             id: string;
             name: string;
             input: Record<string, unknown>;
-        } | {
-            /** @constant */
+        };
+        AnthropicToolResultBlock: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
             type: "tool_result";
             tool_use_id: string;
             /** @description Absent when the result has nothing the API can carry. */
-            content?: string | components["schemas"]["AnthropicBlock"][];
-        };
-        /** @description `{type: base64, media_type, data}` or `{type: url, url}`. */
-        AnthropicSource: {
-            /** @enum {string} */
-            type: "base64" | "url";
-            /** @enum {string} */
-            media_type?: "image/jpeg" | "image/png" | "image/gif" | "image/webp" | "application/pdf";
-            data?: string;
-            url?: string;
+            content?: string | (components["schemas"]["AnthropicTextBlock"] | components["schemas"]["AnthropicImageBlock"] | components["schemas"]["AnthropicDocumentBlock"])[];
         };
         RecallRequest: {
             /** @description 1 to 4,096 characters (code points). */

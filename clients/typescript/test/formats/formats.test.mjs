@@ -12,6 +12,10 @@
 //     the Chat Completions API's rules (tool messages right after the assistant message that
 //     called them, one per call).
 //
+// The client's own types are held to the same SDKs: get-context's answer goes, without a cast,
+// into openai.chat.completions.create and anthropic.messages.create under tsc --strict, and the
+// server's answers are values of those types.
+//
 // Each type check also compiles a wrong answer marked @ts-expect-error, so that a check that
 // could not fail would fail.
 import { randomUUID } from "node:crypto";
@@ -264,4 +268,37 @@ export { params, wrongTool, wrongRole };
     );
     i += ids.length;
   }
+});
+
+test("types: get-context's openai and anthropic answers go into the SDKs' create calls without a cast", () => {
+  const diagnostics = typeCheck(`import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
+import { AgentMemClient, type ContextAnthropic, type ContextOpenAI } from "@agentmem/client";
+
+const agentmem = new AgentMemClient({ url: "http://127.0.0.1:9000", token: "token" });
+const openai = new OpenAI({ apiKey: "key" });
+const anthropic = new Anthropic({ apiKey: "key" });
+
+export async function reply(session_id: string) {
+  const ctx = await agentmem.getContext({ session_id, format: "openai" });
+  await openai.chat.completions.create({ model: "gpt-4o", messages: ctx.messages });
+  const actx = await agentmem.getContext({ session_id, format: "anthropic" });
+  await anthropic.messages.create({
+    model: "claude-sonnet-4-5",
+    max_tokens: 1024,
+    ...(actx.system === null ? {} : { system: actx.system }),
+    messages: actx.messages,
+  });
+  const chat = agentmem.session({ agent: "support-bot" });
+  const sctx = await chat.context({ format: "openai" });
+  await openai.chat.completions.create({ model: "gpt-4o", messages: sctx.messages });
+  // @ts-expect-error: the raw format is not the Chat Completions API's
+  await openai.chat.completions.create({ model: "gpt-4o", messages: (await agentmem.getContext({ session_id })).messages });
+}
+
+// The server's answers are values of the client's types.
+export const openaiMessages: ContextOpenAI["messages"] = ${literal(ctx.openai.messages)};
+export const anthropicMessages: ContextAnthropic["messages"] = ${literal(ctx.anthropic.messages)};
+`);
+  assert.deepEqual(diagnostics, []);
 });
