@@ -6,8 +6,10 @@
 #      (npm ci in clients/typescript), when missing or stale
 #   2. a database of its own (agentmem_jstest_<pid>, cloned from the migrated template of the Go
 #      tests by cmd/agentmem-testdb) and `agentmem serve` on a free loopback port against it
-#   3. npm test (the generated types and the demo bundle match their sources, tsc, the unit
-#      tests with node --test), the format tests (get-context's openai, anthropic and langchain
+#   3. npm run check (the generated types, the committed dist/ and the demo bundle match their
+#      sources), the package test (npm pack, installed into a fresh project outside the
+#      repository and imported from every entry point), the unit tests with node --test, the
+#      format tests (get-context's openai, anthropic and langchain
 #      answers checked with the openai, @anthropic-ai/sdk and @langchain/core packages), then
 #      the browser test (playwright-core driving the system Chromium: no browser download)
 #
@@ -117,8 +119,9 @@ run_node() {
 		--test-reporter=tap --test-reporter-destination="$out" "$2"/*.test.mjs) || failed=1
 	cat "$out" >>"$tap" 2>/dev/null || true
 }
-log "npm run check (generated types, tsc, demo bundle)"
+log "npm run check (generated types, tsc and dist/, demo bundle)"
 (cd "$CLIENT" && npm run --silent check) || failed=1
+run_node "package test (npm pack, installed in a fresh project)" test/package
 run_node "unit tests (node --test) against $AGENTMEM_URL" test/unit
 run_node "format tests (openai, @anthropic-ai/sdk, @langchain/core)" test/formats
 run_node "browser test (Chromium $($CHROMIUM --version 2>/dev/null | awk '{print $2}'))" test/browser

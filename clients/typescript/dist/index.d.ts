@@ -1,0 +1,12 @@
+export { AgentMemClient, ChatSession, FUNCTIONS } from "./client.js";
+export type { ChatSessionOptions, ClientOptions, SessionInfo } from "./client.js";
+export { AgentMemError, isAgentMemError } from "./errors.js";
+export type { ClientErrorCode, FieldError, Problem, ServerErrorCode } from "./errors.js";
+export { MemoryStorage, defaultStorage, sessionKey, userIdFromToken } from "./session.js";
+export type { SessionStorage } from "./session.js";
+export { supabaseToken } from "./supabase.js";
+export type { SupabaseLike } from "./supabase.js";
+export { Transport, isUUID, parseRetryAfter, uuid } from "./transport.js";
+export type { ApiResponse, RequestOptions, TokenGetter, TransportOptions } from "./transport.js";
+export type * from "./types.js";
+export type { components, paths, operations } from "./generated/openapi.js";

@@ -1,0 +1,6 @@
+// @agentmem/client: the agentmem HTTP API over fetch, for browsers, Node 18+ and edge runtimes.
+export { AgentMemClient, ChatSession, FUNCTIONS } from "./client.js";
+export { AgentMemError, isAgentMemError } from "./errors.js";
+export { MemoryStorage, defaultStorage, sessionKey, userIdFromToken } from "./session.js";
+export { supabaseToken } from "./supabase.js";
+export { Transport, isUUID, parseRetryAfter, uuid } from "./transport.js";
