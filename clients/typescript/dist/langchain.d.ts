@@ -6,11 +6,28 @@ import { AgentMemClient, type ClientOptions } from "./client.js";
 import { type SessionStorage } from "./session.js";
 import { type RequestOptions } from "./transport.js";
 import type { MessageIn, RawMessage, RecallRequest } from "./types.js";
+/**
+ * SESSION_NAMESPACE is the UUID namespace of the agentmem session ids that sessionIdFor derives
+ * from LangChain session ids that are not UUIDs. It never changes: a change would move every
+ * such conversation to a new, empty session.
+ */
+export declare const SESSION_NAMESPACE = "9bf34fa2-0720-4141-ac9b-5dc5e233ca72";
+/**
+ * sessionIdFor answers the agentmem session of a LangChain session id: a UUID is the session id
+ * itself; any other string (LangChain's examples use ids such as `"foobarbaz"`) maps to the UUID
+ * v5 of `<userId>` and `<sessionId>` joined by a newline, in SESSION_NAMESPACE. The user is part
+ * of the name because a session belongs to the user who first commits to it: two users'
+ * `"foobarbaz"` are two sessions, and the same user's is always the same one.
+ */
+export declare function sessionIdFor(userId: string, sessionId: string): string;
 /** AgentMemChatMessageHistoryInput configures an AgentMemChatMessageHistory. */
 export interface AgentMemChatMessageHistoryInput {
     /** The client, or the options to make one. */
     client: AgentMemClient | ClientOptions;
-    /** The session; default: the active session of (user, agent), resolved on first use. */
+    /**
+     * The session: a UUID, or any other string, mapped to a session of the user by sessionIdFor;
+     * default: the active session of (user, agent), resolved on first use.
+     */
     sessionId?: string;
     /** The agent (default `default`). */
     agent?: string;
@@ -40,7 +57,7 @@ export declare class AgentMemChatMessageHistory extends BaseListChatMessageHisto
     readonly client: AgentMemClient;
     readonly agent: string;
     constructor(fields: AgentMemChatMessageHistoryInput);
-    /** sessionId answers the session this history reads and writes. */
+    /** sessionId answers the agentmem session this history reads and writes. */
     sessionId(): Promise<string>;
     getMessages(): Promise<BaseMessage[]>;
     addMessage(message: BaseMessage): Promise<void>;

@@ -5,10 +5,29 @@ import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import { Document } from "@langchain/core/documents";
 import { AIMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage, mapStoredMessagesToChatMessages, } from "@langchain/core/messages";
 import { BaseRetriever } from "@langchain/core/retrievers";
+import { v5 as uuidv5 } from "uuid";
 import { AgentMemClient } from "./client.js";
 import { isAgentMemError } from "./errors.js";
-import { MemoryStorage } from "./session.js";
+import { MemoryStorage, userIdFromToken } from "./session.js";
 import { isUUID } from "./transport.js";
+/**
+ * SESSION_NAMESPACE is the UUID namespace of the agentmem session ids that sessionIdFor derives
+ * from LangChain session ids that are not UUIDs. It never changes: a change would move every
+ * such conversation to a new, empty session.
+ */
+export const SESSION_NAMESPACE = "9bf34fa2-0720-4141-ac9b-5dc5e233ca72";
+/**
+ * sessionIdFor answers the agentmem session of a LangChain session id: a UUID is the session id
+ * itself; any other string (LangChain's examples use ids such as `"foobarbaz"`) maps to the UUID
+ * v5 of `<userId>` and `<sessionId>` joined by a newline, in SESSION_NAMESPACE. The user is part
+ * of the name because a session belongs to the user who first commits to it: two users'
+ * `"foobarbaz"` are two sessions, and the same user's is always the same one.
+ */
+export function sessionIdFor(userId, sessionId) {
+    if (isUUID(sessionId))
+        return sessionId;
+    return uuidv5(`${userId}\n${sessionId}`, SESSION_NAMESPACE);
+}
 /**
  * AgentMemChatMessageHistory is a LangChain.js chat message history kept by agentmem:
  * getMessages reads the session's window (get-context), addMessages commits one turn
@@ -40,10 +59,18 @@ export class AgentMemChatMessageHistory extends BaseListChatMessageHistory {
             });
         }
     }
-    /** sessionId answers the session this history reads and writes. */
+    /** sessionId answers the agentmem session this history reads and writes. */
     async sessionId() {
-        if (this.#sessionId)
+        if (this.#sessionId) {
+            if (isUUID(this.#sessionId))
+                return this.#sessionId;
+            const userId = this.#options.userId ?? userIdFromToken(await this.client.transport.token(false, this.#options.requestOptions?.signal));
+            if (!userId) {
+                throw new Error(`AgentMemChatMessageHistory: sessionId ${JSON.stringify(this.#sessionId)} is not a UUID, and the token names no user (sub) to map it for; give userId, or a UUID`);
+            }
+            this.#sessionId = sessionIdFor(userId, this.#sessionId);
             return this.#sessionId;
+        }
         return this.#session.sessionId(this.#options.requestOptions);
     }
     #scope() {

@@ -14,18 +14,41 @@ import {
   type StoredMessage,
 } from "@langchain/core/messages";
 import { BaseRetriever, type BaseRetrieverInput } from "@langchain/core/retrievers";
+import { v5 as uuidv5 } from "uuid";
 
 import { AgentMemClient, type ChatSession, type ClientOptions } from "./client.js";
 import { isAgentMemError } from "./errors.js";
-import { MemoryStorage, type SessionStorage } from "./session.js";
+import { MemoryStorage, userIdFromToken, type SessionStorage } from "./session.js";
 import { isUUID, type RequestOptions } from "./transport.js";
 import type { ContentPart, MessageContent, MessageIn, RawMessage, RecallRequest, ToolCall } from "./types.js";
+
+/**
+ * SESSION_NAMESPACE is the UUID namespace of the agentmem session ids that sessionIdFor derives
+ * from LangChain session ids that are not UUIDs. It never changes: a change would move every
+ * such conversation to a new, empty session.
+ */
+export const SESSION_NAMESPACE = "9bf34fa2-0720-4141-ac9b-5dc5e233ca72";
+
+/**
+ * sessionIdFor answers the agentmem session of a LangChain session id: a UUID is the session id
+ * itself; any other string (LangChain's examples use ids such as `"foobarbaz"`) maps to the UUID
+ * v5 of `<userId>` and `<sessionId>` joined by a newline, in SESSION_NAMESPACE. The user is part
+ * of the name because a session belongs to the user who first commits to it: two users'
+ * `"foobarbaz"` are two sessions, and the same user's is always the same one.
+ */
+export function sessionIdFor(userId: string, sessionId: string): string {
+  if (isUUID(sessionId)) return sessionId;
+  return uuidv5(`${userId}\n${sessionId}`, SESSION_NAMESPACE);
+}
 
 /** AgentMemChatMessageHistoryInput configures an AgentMemChatMessageHistory. */
 export interface AgentMemChatMessageHistoryInput {
   /** The client, or the options to make one. */
   client: AgentMemClient | ClientOptions;
-  /** The session; default: the active session of (user, agent), resolved on first use. */
+  /**
+   * The session: a UUID, or any other string, mapped to a session of the user by sessionIdFor;
+   * default: the active session of (user, agent), resolved on first use.
+   */
   sessionId?: string;
   /** The agent (default `default`). */
   agent?: string;
@@ -76,9 +99,20 @@ export class AgentMemChatMessageHistory extends BaseListChatMessageHistory {
     }
   }
 
-  /** sessionId answers the session this history reads and writes. */
+  /** sessionId answers the agentmem session this history reads and writes. */
   async sessionId(): Promise<string> {
-    if (this.#sessionId) return this.#sessionId;
+    if (this.#sessionId) {
+      if (isUUID(this.#sessionId)) return this.#sessionId;
+      const userId =
+        this.#options.userId ?? userIdFromToken(await this.client.transport.token(false, this.#options.requestOptions?.signal));
+      if (!userId) {
+        throw new Error(
+          `AgentMemChatMessageHistory: sessionId ${JSON.stringify(this.#sessionId)} is not a UUID, and the token names no user (sub) to map it for; give userId, or a UUID`,
+        );
+      }
+      this.#sessionId = sessionIdFor(userId, this.#sessionId);
+      return this.#sessionId;
+    }
     return this.#session!.sessionId(this.#options.requestOptions);
   }
 

@@ -1,7 +1,7 @@
 // @agentmem/client/langchain against the real server and @langchain/core's own classes: the
 // history must behave as LangChain's reference InMemoryChatMessageHistory does, and work in
 // RunnableWithMessageHistory; the retriever is a BaseRetriever over recall.
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
@@ -11,8 +11,8 @@ import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts
 import { RunnableLambda, RunnableWithMessageHistory } from "@langchain/core/runnables";
 
 import { AgentMemClient } from "../../dist/index.js";
-import { AgentMemChatMessageHistory, AgentMemRetriever } from "../../dist/langchain.js";
-import { newUser, url } from "../helpers.mjs";
+import { AgentMemChatMessageHistory, AgentMemRetriever, SESSION_NAMESPACE, sessionIdFor } from "../../dist/langchain.js";
+import { newUser, serviceToken, url } from "../helpers.mjs";
 
 // shape keeps what a chat history must keep of a message.
 const shape = (m) => ({
@@ -63,6 +63,40 @@ test("the history without a session id uses the active session of (user, agent)"
   assert.deepEqual((await h2.getMessages()).map((m) => m.content), ["remember me"]);
   const active = await client.activeSession({ agent: "lc" });
   assert.equal(active.session_id, await h1.sessionId());
+});
+
+test("any session id string: LangChain's \"foobarbaz\" is a session of its own for each user", async () => {
+  const ada = newUser();
+  const bob = newUser();
+  const history = (user, sessionId) => new AgentMemChatMessageHistory({ client: { url, token: user.token }, sessionId });
+  await history(ada, "foobarbaz").addUserMessage("Ada here.");
+  await history(bob, "foobarbaz").addUserMessage("Bob here.");
+  await history(ada, "foobarbaz").addAIMessage("Hello Ada.");
+  await history(ada, "another chat").addUserMessage("Elsewhere.");
+  const read = async (user, id) => (await history(user, id).getMessages()).map((m) => m.content);
+  assert.deepEqual(await read(ada, "foobarbaz"), ["Ada here.", "Hello Ada."], "a new history object finds the same session");
+  assert.deepEqual(await read(bob, "foobarbaz"), ["Bob here."], "another user's foobarbaz is another session");
+  assert.deepEqual(await read(ada, "another chat"), ["Elsewhere."]);
+
+  // The documented mapping: UUID v5 of "<user id>\n<session id>" in SESSION_NAMESPACE (checked
+  // against the RFC 9562 construction with node:crypto), and a UUID is used as it is.
+  const sid = await history(ada, "foobarbaz").sessionId();
+  const ns = Buffer.from(SESSION_NAMESPACE.replaceAll("-", ""), "hex");
+  const h = createHash("sha1").update(ns).update(`${ada.id}\nfoobarbaz`).digest().subarray(0, 16);
+  h[6] = (h[6] & 0x0f) | 0x50;
+  h[8] = (h[8] & 0x3f) | 0x80;
+  const hex = h.toString("hex");
+  assert.equal(sid, `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`);
+  assert.equal(sessionIdFor(ada.id, "foobarbaz"), sid);
+  const uuid = randomUUID();
+  assert.equal(await history(ada, uuid).sessionId(), uuid);
+  const stored = await new AgentMemClient({ url, token: ada.token }).getContext({ session_id: sid });
+  assert.deepEqual(stored.messages.map((m) => m.content), ["Ada here.", "Hello Ada."]);
+
+  // A service caller names the user; the same user's session.
+  const service = new AgentMemChatMessageHistory({ client: { url, token: serviceToken() }, userId: ada.id, sessionId: "foobarbaz" });
+  assert.equal(await service.sessionId(), sid);
+  assert.deepEqual((await service.getMessages()).map((m) => m.content), ["Ada here.", "Hello Ada."]);
 });
 
 test("a message with a UUID id is stored once", async () => {
