@@ -914,6 +914,22 @@ $function$;
 grant execute on function agentmem.memory_scope_is_small(uuid,text,integer) to agentmem_caller;
 grant execute on function agentmem.memory_scope_is_small(uuid,text,integer) to service_role;
 
+-- Function agentmem.memory_text_form(text)
+CREATE OR REPLACE FUNCTION agentmem.memory_text_form(t text)
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+  select case when pg_catalog.left(s, 1) <> pg_catalog.lower(pg_catalog.left(s, 1))
+              then 2 else 0 end
+       + case when s ~ '[.!?]$' then 1 else 0 end
+       - case when s = pg_catalog.upper(s) and s <> pg_catalog.lower(s) then 2 else 0 end
+  from (select pg_catalog.btrim(t, E' \t\r\n') as s) x
+$function$;
+grant execute on function agentmem.memory_text_form(text) to agentmem_caller;
+grant execute on function agentmem.memory_text_form(text) to service_role;
+
 -- Function agentmem.message_bm25_hits(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision)
 CREATE OR REPLACE FUNCTION agentmem.message_bm25_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean, follow_weight double precision)
  RETURNS TABLE(session_id uuid, seq bigint, score double precision, relevance double precision)
@@ -1395,7 +1411,7 @@ $function$;
 
 -- Function agentmem.store_memories(text,uuid,text,uuid,text[],text[],text[],text[],text,double precision,double precision)
 CREATE OR REPLACE FUNCTION agentmem.store_memories(p_tenant_id text, p_user_id uuid, p_agent text, p_session_id uuid, p_contents text[], p_keys text[], p_metadata text[], p_embeddings text[], p_model text, p_ttl_seconds double precision, min_similarity double precision)
- RETURNS TABLE(fact_key text, memory_id uuid, merged boolean)
+ RETURNS TABLE(fact_key text, memory_id uuid, merged boolean, content_changed boolean)
  LANGUAGE plpgsql
  SET search_path TO ''
 AS $function$
@@ -1405,6 +1421,8 @@ declare
   dims integer;
   target uuid;
   fresh uuid;
+  prior text;
+  stored text;
   expires timestamptz := pg_catalog.now() + pg_catalog.make_interval(secs => p_ttl_seconds);
 begin
   -- Nothing is stored unless the turn's session, when there is one, is the caller's and this
@@ -1424,11 +1442,14 @@ begin
     dims := extensions.vector_dims(v);
     target := null;
     merged := false;
-    if v is not null and min_similarity <= 1
-       and not exists (select 1 from agentmem.memories m
-                       where m.user_id = p_user_id and m.tenant_id = p_tenant_id and m.agent = p_agent
-                         and m.content_key = p_keys[i] and m.expires_at > pg_catalog.now()) then
-      select x.id into target
+    content_changed := false;
+    -- the unexpired memory of the same text, if any: its text before this fact
+    select m.content into prior
+    from agentmem.memories m
+    where m.user_id = p_user_id and m.tenant_id = p_tenant_id and m.agent = p_agent
+      and m.content_key = p_keys[i] and m.expires_at > pg_catalog.now();
+    if v is not null and min_similarity <= 1 and prior is null then
+      select x.id, x.content into target, prior
       from (
         select m.id, m.content,
                case when m.embedding_model = p_model and m.embedding_dims = dims
@@ -1445,52 +1466,76 @@ begin
       limit 1;
       if target is not null then
         begin
-          delete from agentmem.memories m
-          where m.user_id = p_user_id and m.tenant_id = p_tenant_id and m.agent = p_agent
-            and m.content_key = p_keys[i] and m.expires_at <= pg_catalog.now();
-          update agentmem.memories m
-          set content = p_contents[i],
-              content_key = p_keys[i],
-              metadata = m.metadata operator(pg_catalog.||) p_metadata[i]::jsonb,
-              embedding = v,
-              embedding_model = p_model,
-              expires_at = greatest(m.expires_at, expires),
-              updated_at = pg_catalog.now()
-          where m.id = target and m.expires_at > pg_catalog.now()
-          returning m.id into target;
+          -- a rephrasing gives its text unless it is less well formed than the memory's, final
+          -- punctuation aside (a full stop added to both): its words may say something newer
+          if agentmem.memory_text_form(p_contents[i] || '.') >= agentmem.memory_text_form(prior || '.') then
+            delete from agentmem.memories m
+            where m.user_id = p_user_id and m.tenant_id = p_tenant_id and m.agent = p_agent
+              and m.content_key = p_keys[i] and m.expires_at <= pg_catalog.now();
+            update agentmem.memories m
+            set content = p_contents[i],
+                content_key = p_keys[i],
+                metadata = m.metadata operator(pg_catalog.||) p_metadata[i]::jsonb,
+                embedding = v,
+                embedding_model = p_model,
+                expires_at = greatest(m.expires_at, expires),
+                updated_at = pg_catalog.now()
+            where m.id = target and m.expires_at > pg_catalog.now()
+            returning m.id, m.content into target, stored;
+          else
+            update agentmem.memories m
+            set metadata = m.metadata operator(pg_catalog.||) p_metadata[i]::jsonb,
+                expires_at = greatest(m.expires_at, expires),
+                updated_at = pg_catalog.now()
+            where m.id = target and m.expires_at > pg_catalog.now()
+            returning m.id, m.content into target, stored;
+          end if;
         exception when unique_violation then
           -- Another writer (the memories function) gave the fact's text to a memory meanwhile:
           -- that exact match wins, below.
           target := null;
         end;
         merged := target is not null;
+        content_changed := merged and stored is distinct from prior;
       end if;
     end if;
     if target is null then
-      -- Storing a fact again refreshes it (content, embedding, expiry) and merges its metadata.
-      -- A fact stored again without a vector keeps the vector it has when its text is unchanged.
+      -- Storing a fact again refreshes it (embedding, expiry), merges its metadata and keeps the
+      -- memory's text unless the fact's is better formed. A fact stored again without a vector
+      -- keeps the vector it has when the text stays.
+      select m.content into prior
+      from agentmem.memories m
+      where m.user_id = p_user_id and m.tenant_id = p_tenant_id and m.agent = p_agent
+        and m.content_key = p_keys[i] and m.expires_at > pg_catalog.now();
       fresh := pg_catalog.gen_random_uuid();
       insert into agentmem.memories as m (id, tenant_id, user_id, agent, content, content_key, metadata,
         embedding, embedding_model, expires_at)
       values (fresh, p_tenant_id, p_user_id, p_agent, p_contents[i], p_keys[i], p_metadata[i]::jsonb,
         v, case when v is not null then p_model end, expires)
       on conflict (user_id, tenant_id, agent, content_key) do update
-        set content = excluded.content,
+        set content = case when m.expires_at <= pg_catalog.now()
+                             or agentmem.memory_text_form(excluded.content) > agentmem.memory_text_form(m.content)
+                           then excluded.content else m.content end,
             -- an expired fact stored again starts afresh: nothing of the expired row comes back
             id = case when m.expires_at <= pg_catalog.now() then excluded.id else m.id end,
             metadata = case when m.expires_at <= pg_catalog.now() then excluded.metadata
                             else m.metadata operator(pg_catalog.||) excluded.metadata end,
-            embedding = case when excluded.embedding is null and m.content = excluded.content
+            embedding = case when excluded.embedding is null and (m.content = excluded.content
+                               or (m.expires_at > pg_catalog.now()
+                                   and agentmem.memory_text_form(excluded.content) <= agentmem.memory_text_form(m.content)))
                              then m.embedding else excluded.embedding end,
-            embedding_model = case when excluded.embedding is null and m.content = excluded.content
+            embedding_model = case when excluded.embedding is null and (m.content = excluded.content
+                                     or (m.expires_at > pg_catalog.now()
+                                         and agentmem.memory_text_form(excluded.content) <= agentmem.memory_text_form(m.content)))
                                    then m.embedding_model else excluded.embedding_model end,
             updated_at = pg_catalog.now(),
             expires_at = case when m.expires_at <= pg_catalog.now() then excluded.expires_at
                               else greatest(m.expires_at, excluded.expires_at) end,
             created_at = case when m.expires_at <= pg_catalog.now() then pg_catalog.now() else m.created_at end
-      returning m.id into target;
+      returning m.id, m.content into target, stored;
       -- the row kept its own id only when it was an unexpired memory already
       merged := target <> fresh;
+      content_changed := merged and stored is distinct from prior;
     end if;
     fact_key := p_keys[i];
     memory_id := target;

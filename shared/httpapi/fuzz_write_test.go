@@ -144,7 +144,9 @@ func FuzzMemoriesCreate(f *testing.F) {
 		// An accepted create: its answer, and the memory it names.
 		id, _ := out["id"].(string)
 		merged, isBool := out["merged"].(bool)
-		if len(out) != 2 || uuid.Validate(id) != nil || !isBool || (status == http.StatusCreated) == merged {
+		changed, changedIsBool := out["content_changed"].(bool)
+		if len(out) != 3 || uuid.Validate(id) != nil || !isBool || !changedIsBool || (status == http.StatusCreated) == merged ||
+			(changed && !merged) {
 			t.Fatalf("memories %q: %d %v", body, status, out)
 		}
 		var n int

@@ -12,8 +12,9 @@ import (
 	"github.com/agentmem/agentmem/shared/embedding/embeddingtest"
 )
 
-// memories create stores one fact without a turn: 201 {id, merged: false} for a new memory,
-// 200 {id, merged: true} when it merged into one (the same fact, or the same fact from a turn);
+// memories create stores one fact without a turn: 201 {id, merged: false, content_changed:
+// false} for a new memory, 200 {id, merged: true, content_changed} when it merged into one (the
+// same fact, or the same fact from a turn), keeping the better-formed text;
 // it is then listed, got and recalled like a turn's. With an Idempotency-Key a retry answers
 // the same (status included) with Idempotent-Replayed, and the key with another body is 409.
 func TestMemoriesCreate(t *testing.T) {
@@ -23,7 +24,7 @@ func TestMemoriesCreate(t *testing.T) {
 	r := smOp(e, u.token, "memories", "create", "content", "Prefers metric units.", "metadata", map[string]any{"kind": "preference"},
 		"ttl_seconds", 3600).must(t, http.StatusCreated)
 	id := str(r.body["id"])
-	if len(r.body) != 2 || r.body["merged"] != false || uuid.Validate(id) != nil {
+	if len(r.body) != 3 || r.body["merged"] != false || r.body["content_changed"] != false || uuid.Validate(id) != nil {
 		t.Fatalf("create: %s", r.raw)
 	}
 	got := smOp(e, u.token, "memories", "get", "id", id).must(t, http.StatusOK)
@@ -34,8 +35,29 @@ func TestMemoriesCreate(t *testing.T) {
 		t.Errorf("expires_at %s, want an hour from now", exp)
 	}
 	r = smOp(e, u.token, "memories", "create", "content", "prefers metric units", "metadata", map[string]any{"source": "settings"}).must(t, http.StatusOK)
-	if string(r.raw) != fmt.Sprintf("{\"id\":%q,\"merged\":true}\n", id) {
+	if string(r.raw) != fmt.Sprintf("{\"id\":%q,\"merged\":true,\"content_changed\":false}\n", id) {
 		t.Errorf("the same fact again: %s", r.raw)
+	}
+	if got := smOp(e, u.token, "memories", "get", "id", id).must(t, http.StatusOK); got.body["content"] != "Prefers metric units." {
+		t.Errorf("the same fact in lower case replaced the memory's text: %s", got.raw)
+	}
+	// The README's example: "user lives in lisbon!" leaves "User lives in Lisbon." as it is,
+	// and the better-formed wording of a fact replaces a worse one, saying so.
+	home := str(smOp(e, u.token, "memories", "create", "content", "User lives in Lisbon.").must(t, http.StatusCreated).body["id"])
+	r = smOp(e, u.token, "memories", "create", "content", "user lives in lisbon!").must(t, http.StatusOK)
+	if string(r.raw) != fmt.Sprintf("{\"id\":%q,\"merged\":true,\"content_changed\":false}\n", home) {
+		t.Errorf("the same fact in worse form: %s", r.raw)
+	}
+	if got := smOp(e, u.token, "memories", "get", "id", home).must(t, http.StatusOK); got.body["content"] != "User lives in Lisbon." {
+		t.Errorf("after the worse form: %s", got.raw)
+	}
+	tea := str(smOp(e, u.token, "memories", "create", "content", "likes green tea").must(t, http.StatusCreated).body["id"])
+	r = smOp(e, u.token, "memories", "create", "content", "Likes green tea.").must(t, http.StatusOK)
+	if string(r.raw) != fmt.Sprintf("{\"id\":%q,\"merged\":true,\"content_changed\":true}\n", tea) {
+		t.Errorf("the same fact better formed: %s", r.raw)
+	}
+	if got := smOp(e, u.token, "memories", "get", "id", tea).must(t, http.StatusOK); got.body["content"] != "Likes green tea." {
+		t.Errorf("after the better form: %s", got.raw)
 	}
 	if got := smOp(e, u.token, "memories", "get", "id", id).must(t, http.StatusOK); obj(got.body["metadata"])["source"] != "settings" ||
 		obj(got.body["metadata"])["kind"] != "preference" {

@@ -32,4 +32,8 @@ type CreatedMemory struct {
 	// Merged is true when the fact went into a memory the scope held already (the same text,
 	// or a near-duplicate), false when it made a memory of its own.
 	Merged bool `json:"merged"`
+	// ContentChanged is true when the merge gave the memory the fact's wording, false when the
+	// memory kept its own text (the better formed, or the first) and for a new memory: an
+	// agent learns whether what it will recall reads as it wrote it.
+	ContentChanged bool `json:"content_changed"`
 }

@@ -328,19 +328,21 @@ const DefaultMergeSimilarity = 0.95
 
 // storeMemoriesSQL stores the facts of a turn, or one fact remembered without a turn, in one
 // statement, agentmem.store_memories (migrations merge_near_duplicate_memories and
-// store_a_memory_without_a_turn). A fact goes into the unexpired memory of its scope
-// holding the same normalised text; else, when it has a vector and $11 is at most 1, into the
-// nearest memory of its scope whose vector (same model and dimension) has a cosine similarity of
-// at least $11 with its own, which takes the fact's text, vector and later expiry and merges its
-// metadata; else into a row of its own. It answers each fact's key, the memory it went to and
-// whether that memory existed before (merged).
+// store_a_memory_without_a_turn, keep_the_better_formed_memory_text). A fact goes into the
+// unexpired memory of its scope holding the same normalised text, which keeps its own text
+// unless the fact's is better formed (agentmem.memory_text_form); else, when it has a vector and
+// $11 is at most 1, into the nearest memory of its scope whose vector (same model and dimension)
+// has a cosine similarity of at least $11 with its own, which takes the fact's text and vector
+// unless the fact's text is less well formed, and the later expiry, and merges its metadata;
+// else into a row of its own. It answers each fact's key, the memory it went to, whether that
+// memory existed before (merged) and whether the merge gave it the fact's text.
 // Concurrent turns of one scope write their facts one after the other (an advisory lock of the
 // scope), so near-duplicates they store at once still end in one memory. With a session ($4),
 // it stores nothing unless the session is the caller's and this agent's, so that a turn refused
 // for its session keeps none of its memories even when both statements share one implicit
 // transaction; with none ($4 null), the fact belongs to no turn.
 const storeMemoriesSQL = `
-select fact_key, memory_id, merged from agentmem.store_memories(p_tenant_id => $1::text, p_user_id => $2::uuid,
+select fact_key, memory_id, merged, content_changed from agentmem.store_memories(p_tenant_id => $1::text, p_user_id => $2::uuid,
   p_agent => $3::text, p_session_id => $4::uuid, p_contents => $5::text[], p_keys => $6::text[],
   p_metadata => $7::text[], p_embeddings => $8::text[], p_model => $9::text,
   p_ttl_seconds => $10::float8, min_similarity => $11::float8)`
@@ -388,11 +390,13 @@ func (s *Store) memoryArgs(sc memory.Scope, session *uuid.UUID, ttl time.Duratio
 		model, ttl.Seconds(), s.mergeSimilarity}
 }
 
-// storedFact is where one fact of a request went: the memory, and whether that memory existed
-// before (the fact merged into it) rather than being made for it.
+// storedFact is where one fact of a request went: the memory, whether that memory existed
+// before (the fact merged into it) rather than being made for it, and whether the merge gave
+// it the fact's text.
 type storedFact struct {
-	ID     uuid.UUID
-	Merged bool
+	ID             uuid.UUID
+	Merged         bool
+	ContentChanged bool
 }
 
 // facts reads the statement's rows into one storedFact per input, in order.
@@ -400,7 +404,7 @@ func (r memoryRows) facts(rows pgx.Rows) ([]storedFact, error) {
 	byKey := map[string]storedFact{}
 	var f storedFact
 	var key string
-	if _, err := pgx.ForEachRow(rows, []any{&key, &f.ID, &f.Merged}, func() error { byKey[key] = f; return nil }); err != nil {
+	if _, err := pgx.ForEachRow(rows, []any{&key, &f.ID, &f.Merged, &f.ContentChanged}, func() error { byKey[key] = f; return nil }); err != nil {
 		return nil, fmt.Errorf("store memories: %w", err)
 	}
 	out := make([]storedFact, 0, len(r.keys))

@@ -262,3 +262,72 @@ func TestUpdateMemoryIfUnchanged(t *testing.T) {
 		t.Fatalf("update on the current read: %q, %v", got.Content, err)
 	}
 }
+
+// A merge keeps the better-formed text: the same fact in worse form ("user lives in lisbon!",
+// in capitals, a rephrasing in lower case) leaves the memory's text and says so
+// (content_changed false); the same fact better formed, or a rephrasing as well formed, gives
+// its text and says so; of two as well formed, the first stays. A turn's facts follow the same
+// rule.
+func TestAMergeKeepsTheBetterFormedText(t *testing.T) {
+	t.Parallel()
+	e := newMergeEnv(t)
+	const (
+		lisbonDot     = "User lives in Lisbon."
+		lisbonLower   = "user lives in lisbon!"
+		lisbonCaps    = "USER LIVES IN LISBON."
+		lisbonNowLow  = "user lives in lisbon now"
+		teaLower      = "user likes tea"
+		teaDot        = "User likes tea."
+		teaBang       = "User likes tea!"
+		lisbonNowBang = "User lives in Lisbon now!"
+	)
+	vecs := mergeVectors()
+	for _, s := range []string{lisbonDot, lisbonLower, lisbonCaps} {
+		vecs[s] = near(1)
+	}
+	vecs[lisbonNowLow], vecs[lisbonNowBang] = near(0.97), near(0.97)
+	for _, s := range []string{teaLower, teaDot, teaBang} {
+		vecs[s] = []float32{0, 0, 1, 0}
+	}
+	st := e.open(&fixedEmbedder{model: mergeModel, vecs: vecs}, 0)
+	sc := newScope()
+	content := func(id uuid.UUID) string {
+		t.Helper()
+		for _, r := range e.rows(sc) {
+			if r.ID == id {
+				return r.Content
+			}
+		}
+		t.Fatalf("no memory %s", id)
+		return ""
+	}
+	check := func(label string, got memory.CreatedMemory, id uuid.UUID, changed bool, want string) {
+		t.Helper()
+		if !got.Merged || got.ID != id || got.ContentChanged != changed {
+			t.Errorf("%s: %+v, want merged into %s with content_changed %v", label, got, id, changed)
+		}
+		if c := content(id); c != want {
+			t.Errorf("%s: the memory reads %q, want %q", label, c, want)
+		}
+	}
+
+	first := create(t, st, sc, lisbonDot, "", time.Hour)
+	if first.Merged || first.ContentChanged {
+		t.Fatalf("a new fact: %+v", first)
+	}
+	check("the same fact in lower case", create(t, st, sc, lisbonLower, "", time.Hour), first.ID, false, lisbonDot)
+	check("the same fact in capitals", create(t, st, sc, lisbonCaps, "", time.Hour), first.ID, false, lisbonDot)
+	check("a rephrasing in lower case", create(t, st, sc, lisbonNowLow, "", time.Hour), first.ID, false, lisbonDot)
+	if ids := e.commit(st, sc, time.Hour, fact{lisbonLower, ""}); ids[0] != first.ID || content(first.ID) != lisbonDot {
+		t.Errorf("a turn's fact in lower case: memory %s reads %q", ids[0], content(first.ID))
+	}
+	check("a rephrasing as well formed", create(t, st, sc, lisbonNowBang, "", time.Hour), first.ID, true, lisbonNowBang)
+
+	tea := create(t, st, sc, teaLower, "", time.Hour)
+	check("the same fact better formed", create(t, st, sc, teaDot, "", time.Hour), tea.ID, true, teaDot)
+	check("the same fact as well formed", create(t, st, sc, teaBang, "", time.Hour), tea.ID, false, teaDot)
+	check("the memory's own text again", create(t, st, sc, teaDot, "", time.Hour), tea.ID, false, teaDot)
+	if n := len(e.rows(sc)); n != 2 {
+		t.Errorf("%d memories, want 2", n)
+	}
+}

@@ -370,7 +370,7 @@ func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out mem
 		if len(facts) != 1 {
 			return fmt.Errorf("store memory: %d facts stored, want 1", len(facts))
 		}
-		out = memory.CreatedMemory{ID: facts[0].ID, Merged: facts[0].Merged}
+		out = memory.CreatedMemory{ID: facts[0].ID, Merged: facts[0].Merged, ContentChanged: facts[0].ContentChanged}
 		return nil
 	}
 	jobs := s.memoryJobsArgs(p.Scope, rows.ckeys[0])

@@ -207,6 +207,7 @@ export declare class AgentMemClient {
         create: (body: MemoriesCreateRequest, opts?: RequestOptions) => Promise<{
             id: import("./index.js").components["schemas"]["UUID"];
             merged: boolean;
+            content_changed: boolean;
         }>;
     };
     /** knowledge is the tenant's shared knowledge base. */

@@ -2173,6 +2173,16 @@ export interface components {
              *     near-duplicate); false when it made a new memory.
              */
             merged: boolean;
+            /**
+             * @description true when the merge gave the memory the fact's wording; false when the memory kept
+             *     its own text, and for a new memory. A merge keeps the better-formed text: the same
+             *     fact (differing in case, spacing or final punctuation) replaces the memory's text
+             *     only when better formed (a capital first letter, a final `.`, `!` or `?`, not all in
+             *     capitals), so "user lives in lisbon!" leaves "User lives in Lisbon." as it is, and
+             *     of two as well formed the first stays; a near-duplicate's rephrasing replaces it
+             *     unless less well formed, final punctuation aside.
+             */
+            content_changed: boolean;
         };
         MemoriesListRequest: {
             /**

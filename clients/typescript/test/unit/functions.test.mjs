@@ -109,7 +109,7 @@ test("the user's history across sessions, since, clear and memories create", asy
   const first = await am.memories.create({ content: "Prefers tea.", metadata: { kind: "drink" } });
   assert.equal(first.merged, false);
   const again = await am.memories.create({ content: "prefers tea", agent: "default" });
-  assert.deepEqual(again, { id: first.id, merged: true });
+  assert.deepEqual(again, { id: first.id, merged: true, content_changed: false });
   const res = await am.call("memories", { op: "create", content: "Has a cat." }, { idempotent: true, idempotencyKey: "cat-1" });
   const replay = await am.call("memories", { op: "create", content: "Has a cat." }, { idempotent: true, idempotencyKey: "cat-1" });
   assert.equal(res.status, 201);
