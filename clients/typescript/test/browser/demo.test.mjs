@@ -58,6 +58,22 @@ async function open(context) {
   return page;
 }
 
+test("the page loads without a failed request or a console error (its icon included)", async () => {
+  const context = await newContext();
+  const page = await context.newPage();
+  const problems = [];
+  page.on("console", (m) => m.type() === "error" && problems.push(`console: ${m.text()}`));
+  page.on("requestfailed", (r) => problems.push(`failed: ${r.url()}`));
+  page.on("response", (r) => r.status() >= 400 && problems.push(`${r.status()}: ${r.url()}`));
+  await page.goto(pageURL);
+  await idle(page);
+  // The browser asks for an icon once the page has loaded; give it the time to.
+  await page.waitForLoadState("networkidle");
+  assert.deepEqual(problems, []);
+  assert.match(await page.getAttribute('link[rel="icon"]', "href"), /^data:image\/svg\+xml,/);
+  await context.close();
+});
+
 async function idle(page) {
   await page.waitForFunction(() => document.body.dataset.state === "idle");
 }
