@@ -452,7 +452,7 @@ func TestRecallValidation(t *testing.T) {
 
 // source chooses what recall searches: the memories (the default), the messages of past
 // conversations, or both as one ranking. Every result names its source; a message also its
-// session, seq and role, and its metadata (null when it has none). get-context's memories are
+// session, seq and role, and its metadata ({} when it has none, as get-context gives it). get-context's memories are
 // as before.
 func TestRecallSources(t *testing.T) {
 	t.Parallel()
@@ -469,6 +469,7 @@ func TestRecallSources(t *testing.T) {
 	r := e.call(u.token, "commit-turn", body).must(t, http.StatusCreated)
 	e.app.WaitEmbedded() // the messages are embedded right after the answer (MESSAGE_EMBEDDING=deferred)
 	stored := list(r.body["messages"])
+	window := list(e.call(u.token, "get-context", map[string]any{"session_id": body["session_id"], "agent": body["agent"]}).must(t, http.StatusOK).body["messages"])
 	recall := func(b map[string]any) []map[string]any {
 		t.Helper()
 		r := e.call(u.token, "recall", b).must(t, http.StatusOK)
@@ -493,7 +494,9 @@ func TestRecallSources(t *testing.T) {
 				continue
 			}
 			role, meta := []string{"user", "assistant"}[i], h["metadata"]
-			if h["role"] != role || (i == 0) != (meta != nil) || (i == 0 && obj(meta)["lang"] != "en") {
+			// The message's metadata exactly as get-context gives it: {} when it has none.
+			if h["role"] != role || len(window) != 2 || fmt.Sprint(meta) != fmt.Sprint(obj(window[i])["metadata"]) || len(obj(meta)) != 1-i ||
+				(i == 0 && obj(meta)["lang"] != "en") {
 				t.Errorf("%s: message %d: role %v, metadata %v", mode, i, h["role"], meta)
 			}
 		}

@@ -270,7 +270,7 @@ type Hit struct {
 	// result is read-only: the memories function knows nothing of it.
 	Origin string `json:"origin,omitempty"`
 	// SessionID, Seq and Role place a message (nil for a memory). A message's Content is its
-	// text and its Metadata null when it has none.
+	// text and its Metadata {} when it has none, as in get-context.
 	SessionID *uuid.UUID `json:"session_id,omitempty"`
 	Seq       *int64     `json:"seq,omitempty"`
 	Role      *string    `json:"role,omitempty"`

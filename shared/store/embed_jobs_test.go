@@ -230,7 +230,7 @@ func TestVectorsOfAnotherModelAreNotRanked(t *testing.T) {
 	e := newEmbedEnv(t)
 	ctx := context.Background()
 	sc := storetest.Scope(memory.DefaultAgent)
-	ids := e.commit(sc, "User prefers metric units.", "User lives in Lisbon")
+	ids := e.commit(sc, "User prefers metric units.", "User lives in Lisbon", "user has a cat")
 	if s := e.memoryState(ids[0]); s != (vectorState{true, fakeModel}) {
 		t.Fatalf("memory stored with the provider up: %+v", s)
 	}
@@ -258,14 +258,15 @@ func TestVectorsOfAnotherModelAreNotRanked(t *testing.T) {
 	}
 }
 
-// Storing a fact again during an outage keeps the vector of its unchanged text; updating a
-// memory's text during an outage drops the stale vector, and the row waits for EmbedPending.
+// Storing a fact again during an outage keeps the vector of its unchanged text (the same text,
+// or a worse-formed one the memory does not take); a better-formed text, or updating a memory's
+// text, during an outage drops the stale vector, and the row waits for EmbedPending.
 func TestRewritesDuringAnOutage(t *testing.T) {
 	t.Parallel()
 	e := newEmbedEnv(t)
 	ctx := context.Background()
 	sc := storetest.Scope(memory.DefaultAgent)
-	ids := e.commit(sc, "User prefers metric units.", "User lives in Lisbon")
+	ids := e.commit(sc, "User prefers metric units.", "User lives in Lisbon", "user has a cat")
 
 	e.provider.Down.Store(true)
 	again := e.commit(sc, "User prefers metric units.")
@@ -275,9 +276,16 @@ func TestRewritesDuringAnOutage(t *testing.T) {
 	if s := e.memoryState(ids[0]); s != (vectorState{true, fakeModel}) {
 		t.Errorf("a fact stored again unchanged during the outage: %+v, want its vector kept", s)
 	}
-	// Same fact (same key), other text: the old vector no longer describes it.
+	// Same fact (same key) in worse form: the memory keeps its text, and so its vector.
 	e.commit(sc, "user prefers METRIC units")
-	if s := e.memoryState(ids[0]); s != (vectorState{}) {
+	if s := e.memoryState(ids[0]); s != (vectorState{true, fakeModel}) {
+		t.Errorf("a fact stored again in worse form during the outage: %+v, want its vector kept", s)
+	}
+	// Same fact better formed: the text changes, and the old vector no longer describes it.
+	if again := e.commit(sc, "User has a cat."); again[0] != ids[2] {
+		t.Fatalf("the same fact better formed got a new row")
+	}
+	if s := e.memoryState(ids[2]); s != (vectorState{}) {
 		t.Errorf("a fact stored again with other text during the outage: %+v, want it pending", s)
 	}
 	text := "User lives in Porto"

@@ -219,6 +219,9 @@ func recallHits(rows pgx.Rows, p RecallParams) ([]memory.Hit, error) {
 	}
 	_, err := pgx.ForEachRow(rows, dest, func() error {
 		h.CreatedAt = h.CreatedAt.UTC()
+		if len(h.Metadata) == 0 || string(h.Metadata) == "null" {
+			h.Metadata = json.RawMessage(`{}`) // a message committed without, as get-context gives it
+		}
 		hits = append(hits, h)
 		h = memory.Hit{} // the next row's pointers are its own
 		var v pgvector.Vector

@@ -280,7 +280,7 @@ export interface paths {
          *     full text and vector, ranks the memories and messages together, and `hybrid` fuses the
          *     two ranks as below). Every result names its `source` (`memory` or `message`); a message
          *     also carries `session_id`, `seq` and `role`, its `content` is its text and its
-         *     `metadata` is `null` when it was committed without. The modes, `filter` (on a message's
+         *     `metadata` is `{}` when it was committed without (as in get-context). The modes, `filter` (on a message's
          *     own metadata), `min_score`, `k` and `mmr_lambda` apply to messages as to memories. A
          *     message's text is embedded when it is committed, except tool messages (a tool's output)
          *     and messages without text: those are found by full text only. A message longer than
@@ -1723,8 +1723,8 @@ export interface components {
             score: number;
             /** @description How well the result matches the query, on a scale that depends neither on the mode nor on the other results: the greater of the share of the query's BM25 weight its text holds (its BM25 score over the highest any text could get for the query) and the cosine similarity of the vectors (0 when negative). Absent for a result of Mem0 (`origin`). */
             relevance?: number;
-            /** @description The memory's metadata (`{}` when none), or the message's (`null` when none). */
-            metadata: Record<string, unknown> | null;
+            /** @description The memory's or the message's metadata, `{}` when none. */
+            metadata: Record<string, unknown>;
             created_at: components["schemas"]["Timestamp"];
             /** @enum {string} */
             source: "memory" | "message";
