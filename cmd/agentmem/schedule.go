@@ -19,6 +19,8 @@ const sweepJobName = "agentmem-sweep-expired"
 
 // scheduledJob is one pg_cron job as `agentmem schedule` prints it.
 type scheduledJob struct {
+	// Installed is always true: --show answers {"installed": false} when there is no job.
+	Installed bool `json:"installed"`
 	JobID    int64  `json:"jobid"`
 	Name     string `json:"jobname"`
 	Schedule string `json:"schedule"`
@@ -80,6 +82,11 @@ func schedule(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		if job == nil {
+			// An answer that says so, rather than a bare null.
+			fmt.Fprintln(os.Stderr, "schedule: no sweep job is installed; `agentmem schedule` installs one")
+			return enc.Encode(map[string]bool{"installed": false})
+		}
 		return enc.Encode(job)
 	}
 	if err := enablePgCron(ctx, conn); err != nil {
@@ -127,7 +134,7 @@ func loadSweepJob(ctx context.Context, conn *pgx.Conn) (*scheduledJob, error) {
 	if !hasCron {
 		return nil, nil
 	}
-	var j scheduledJob
+	j := scheduledJob{Installed: true}
 	err := conn.QueryRow(ctx, `select jobid, jobname, schedule, command, database, active
 		from cron.job where jobname = $1`, sweepJobName).Scan(&j.JobID, &j.Name, &j.Schedule, &j.Command, &j.Database, &j.Active)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -140,6 +140,22 @@ func pgCronReady(t *testing.T, url string) bool {
 	return ok
 }
 
+// showsNoJob checks that `agentmem schedule --show` answers {"installed": false}, not null.
+func showsNoJob(t *testing.T, when string) {
+	t.Helper()
+	out, err := stdoutOf(t, func() error { return schedule(context.Background(), []string{"--show"}) })
+	if err != nil || strings.TrimSpace(out) != "{\n  \"installed\": false\n}" {
+		t.Errorf("schedule --show %s: %q, %v; want {\"installed\": false}", when, out, err)
+	}
+}
+
+// With no job installed (a database without the cron schema, whether or not the server offers
+// pg_cron), --show says so in JSON rather than printing null.
+func TestScheduleShowWithoutAJob(t *testing.T) {
+	commandDB(t)
+	showsNoJob(t, "in a database without a job")
+}
+
 // Without pg_cron, `agentmem schedule` says what to do and changes nothing; --show and
 // --remove find no job.
 func TestScheduleWithoutPgCron(t *testing.T) {
@@ -159,9 +175,7 @@ func TestScheduleWithoutPgCron(t *testing.T) {
 	if err := schedule(ctx, []string{"--remove"}); err != nil {
 		t.Errorf("schedule --remove without pg_cron: %v", err)
 	}
-	if err := schedule(ctx, []string{"--show"}); err != nil {
-		t.Errorf("schedule --show without pg_cron: %v", err)
-	}
+	showsNoJob(t, "without pg_cron")
 	if err := schedule(ctx, []string{"--batch-size", "0"}); err == nil {
 		t.Error("schedule --batch-size 0: no error")
 	}
@@ -243,4 +257,5 @@ func TestScheduleWithPgCron(t *testing.T) {
 	if err := conn.QueryRow(ctx, "select count(*) from cron.job where jobname = $1", sweepJobName).Scan(&jobs); err != nil || jobs != 0 {
 		t.Errorf("after --remove: %d jobs, %v", jobs, err)
 	}
+	showsNoJob(t, "after --remove")
 }
