@@ -20,13 +20,13 @@ const sweepJobName = "agentmem-sweep-expired"
 // scheduledJob is one pg_cron job as `agentmem schedule` prints it.
 type scheduledJob struct {
 	// Installed is always true: --show answers {"installed": false} when there is no job.
-	Installed bool `json:"installed"`
-	JobID    int64  `json:"jobid"`
-	Name     string `json:"jobname"`
-	Schedule string `json:"schedule"`
-	Command  string `json:"command"`
-	Database string `json:"database"`
-	Active   bool   `json:"active"`
+	Installed bool   `json:"installed"`
+	JobID     int64  `json:"jobid"`
+	Name      string `json:"jobname"`
+	Schedule  string `json:"schedule"`
+	Command   string `json:"command"`
+	Database  string `json:"database"`
+	Active    bool   `json:"active"`
 	// LastRun is the latest run's status and end time, when there was one.
 	LastRun *struct {
 		Status  string `json:"status"`
