@@ -614,3 +614,48 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+// A refusal says why: a token signed with a key this deployment does not take (an algorithm it
+// does not accept, another kind of key, a kid the key set does not hold) answers "token signing
+// key is not accepted"; "invalid token signature" is kept for a signature that does not verify
+// with the key the token names.
+func TestVerifyRefusalWording(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	srv := newJWKSServer(t, jwk("ec-1", ecKey()), jwk("rsa-1", rsaKey()))
+	jwksOnly, clk := fakeVerifier(t, Config{JWKSURL: srv.url()})
+	clk.Advance(jwksFetchGap)
+	if _, err := verifyRetrying(t, jwksOnly, clk, sign(t, jwt.SigningMethodES256, "nope", ecKey(), userClaims())); refused(err) != nil {
+		t.Fatalf("unknown kid: %v", err)
+	}
+	hsOnly := newVerifier(t, ctx, Config{JWTSecret: testSecret})
+	tests := []struct {
+		name   string
+		v      *Verifier
+		token  string
+		detail string
+	}{
+		{"HS384", hsOnly, sign(t, jwt.SigningMethodHS384, "", []byte(testSecret), userClaims()), errKey},
+		{"HS512", hsOnly, sign(t, jwt.SigningMethodHS512, "", []byte(testSecret), userClaims()), errKey},
+		{"alg none", hsOnly, sign(t, jwt.SigningMethodNone, "", jwt.UnsafeAllowNoneSignatureType, userClaims()), errKey},
+		{"rs512", jwksOnly, sign(t, jwt.SigningMethodRS512, "rsa-1", rsaKey(), userClaims()), errKey},
+		{"es256 without a key set", hsOnly, sign(t, jwt.SigningMethodES256, "ec-1", ecKey(), userClaims()), errKey},
+		{"hs256 without a secret", jwksOnly, hs(t, userClaims()), errKey},
+		{"unknown kid", jwksOnly, sign(t, jwt.SigningMethodES256, "nope", ecKey(), userClaims()), errKey},
+		{"rs256 naming the ec key", jwksOnly, sign(t, jwt.SigningMethodRS256, "ec-1", rsaKey(), userClaims()), errKey},
+		{"wrong secret", hsOnly, sign(t, jwt.SigningMethodHS256, "", []byte("another-secret-of-at-least-32-characters"), userClaims()), errSignature},
+		{"tampered payload", hsOnly, tamper(hs(t, userClaims()), serviceClaims()), errSignature},
+		{"es256 signed by another key", jwksOnly, sign(t, jwt.SigningMethodES256, "ec-1", ecOther(), userClaims()), errSignature},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := tt.v.Verify(t.Context(), tt.token)
+			wantUnauthenticated(t, err, tt.token)
+			var ae *apierror.Error
+			if errors.As(err, &ae); ae.Detail != tt.detail {
+				t.Errorf("detail %q, want %q", ae.Detail, tt.detail)
+			}
+		})
+	}
+}

@@ -5,10 +5,14 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -63,6 +67,8 @@ type Verifier struct {
 	issuer   string
 	audience string
 	parser   *jwt.Parser
+	// methods are the algorithms accepted: HS256 with a secret, ES256 and RS256 with a key set.
+	methods []string
 }
 
 // NewVerifier builds a Verifier from cfg. In JWKS mode it starts fetching the key set and
@@ -110,6 +116,7 @@ func buildVerifier(ctx context.Context, cfg Config, clk clock) (*Verifier, error
 		v.jwks.prime()
 		methods = append(methods, jwt.SigningMethodES256.Alg(), jwt.SigningMethodRS256.Alg())
 	}
+	v.methods = methods
 	v.parser = jwt.NewParser(
 		jwt.WithValidMethods(methods),
 		jwt.WithExpirationRequired(),
@@ -157,6 +164,11 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) 
 	}
 	var c claims
 	if _, err := v.parser.ParseWithClaims(token, &c, v.keyfunc(ctx)); err != nil {
+		// The parser refuses an algorithm outside its list as an invalid signature; the
+		// signature was never checked: the token's key is not one this deployment accepts.
+		if errors.Is(err, jwt.ErrTokenSignatureInvalid) && !slices.Contains(v.methods, headerAlg(token)) {
+			return Principal{}, apierror.Wrap(apierror.Unauthenticated, errKey, jwt.ErrTokenUnverifiable)
+		}
 		return Principal{}, parseError(err)
 	}
 	if v.issuer != "" && c.Issuer != v.issuer {
@@ -251,6 +263,25 @@ func (v *Verifier) keyfunc(ctx context.Context) jwt.Keyfunc {
 			return nil, errKeyMismatch
 		}
 	}
+}
+
+// headerAlg reads the alg of a token's header, "" when it has none or is not a JWT.
+func headerAlg(token string) string {
+	head, _, ok := strings.Cut(token, ".")
+	if !ok {
+		return ""
+	}
+	b, err := base64.RawURLEncoding.DecodeString(head)
+	if err != nil {
+		return ""
+	}
+	var h struct {
+		Alg string `json:"alg"`
+	}
+	if json.Unmarshal(b, &h) != nil {
+		return ""
+	}
+	return h.Alg
 }
 
 // parseError turns a jwt parse failure into a safe 401. The cause kept is the library's
