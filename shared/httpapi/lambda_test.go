@@ -74,13 +74,13 @@ func isoLambdaCtx(t *testing.T, d time.Duration) context.Context {
 
 // isoInvoke runs fn's handler as Lambda would on the event and checks what every answer
 // carries: the request id of the event, CORS for its origin, a JSON content type.
-func isoInvoke(t *testing.T, e *env, fn string, event json.RawMessage, wantStatus int) (events.APIGatewayV2HTTPResponse, map[string]any) {
+func isoInvoke(t *testing.T, e *env, fn string, event json.RawMessage, wantStatus int) (lambdaentry.HTTPResponse, map[string]any) {
 	t.Helper()
 	out, err := lambdaentry.Handler(routeHandler(e.srv, fn), lambdaentry.Options{})(isoLambdaCtx(t, 30*time.Second), event)
 	if err != nil {
 		t.Fatalf("%s: %v", fn, err)
 	}
-	res, ok := out.(events.APIGatewayV2HTTPResponse)
+	res, ok := out.(lambdaentry.HTTPResponse)
 	if !ok {
 		t.Fatalf("%s: answer of type %T", fn, out)
 	}
@@ -192,7 +192,7 @@ func TestLambdaPreflight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := out.(events.APIGatewayV2HTTPResponse)
+	res := out.(lambdaentry.HTTPResponse)
 	if res.StatusCode != http.StatusNoContent || res.Headers["Access-Control-Allow-Origin"] != "https://app.example.com" ||
 		!isoHasTokens(res.Headers["Access-Control-Allow-Headers"], "Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id") ||
 		res.Headers["X-Request-Id"] == "" {
@@ -277,7 +277,7 @@ func TestLambdaSweepBoundedByDeadline(t *testing.T) {
 	if !returned.Before(end) {
 		t.Errorf("the sweep answered %v after the invocation's deadline", returned.Sub(end))
 	}
-	res, ok := out.(events.APIGatewayV2HTTPResponse)
+	res, ok := out.(lambdaentry.HTTPResponse)
 	if !ok || res.StatusCode != http.StatusOK {
 		t.Fatalf("sweep under a short deadline: %#v", out)
 	}

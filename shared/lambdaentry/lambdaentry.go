@@ -69,6 +69,47 @@ const (
 // scheduled event this function accepts. The invocation fails; there is nobody to answer.
 var ErrUnsupportedEvent = errors.New("unsupported event")
 
+// EventError is the error of an invocation whose event cannot be served: Lambda reports the
+// name of the error's type as the invocation's errorType, so this names what went wrong where a
+// wrapped error would say only "wrapError". It wraps ErrUnsupportedEvent, or the error decoding
+// an event that looked like one this function serves.
+type EventError struct {
+	err error
+}
+
+// Error says what the event was (never its content).
+func (e *EventError) Error() string { return e.err.Error() }
+
+// Unwrap gives the cause, for errors.Is and errors.As.
+func (e *EventError) Unwrap() error { return e.err }
+
+// eventError formats an EventError as fmt.Errorf does.
+func eventError(format string, args ...any) error {
+	return &EventError{err: fmt.Errorf(format, args...)}
+}
+
+// HTTPResponse is the answer to an HTTP API (payload 2.0) or Function URL event: the fields of
+// events.APIGatewayV2HTTPResponse, with those that are empty left out of the JSON rather than
+// sent as null (multiValueHeaders, which payload 2.0 has no use for, and cookies).
+type HTTPResponse struct {
+	StatusCode        int                 `json:"statusCode"`
+	Headers           map[string]string   `json:"headers"`
+	MultiValueHeaders map[string][]string `json:"multiValueHeaders,omitempty"`
+	Body              string              `json:"body"`
+	IsBase64Encoded   bool                `json:"isBase64Encoded"`
+	Cookies           []string            `json:"cookies,omitempty"`
+}
+
+// RESTResponse is the answer to a REST API (payload 1.0) event: the fields of
+// events.APIGatewayProxyResponse, multiValueHeaders left out when empty rather than null.
+type RESTResponse struct {
+	StatusCode        int                 `json:"statusCode"`
+	Headers           map[string]string   `json:"headers"`
+	MultiValueHeaders map[string][]string `json:"multiValueHeaders,omitempty"`
+	Body              string              `json:"body"`
+	IsBase64Encoded   bool                `json:"isBase64Encoded"`
+}
+
 // Handler returns the function passed to lambda.Start: it takes the raw event and returns the
 // response. HTTP events always reach h (a malformed body reaches it as a body whose Read
 // fails), so every answer carries whatever h adds to all responses (CORS, X-Request-Id);
@@ -87,36 +128,36 @@ func Handler(h http.Handler, opts Options) func(ctx context.Context, raw json.Ra
 			} `json:"requestContext"`
 		}
 		if err := json.Unmarshal(raw, &probe); err != nil {
-			return nil, fmt.Errorf("lambdaentry: decode event: %w", ErrUnsupportedEvent)
+			return nil, eventError("lambdaentry: decode event: %w", ErrUnsupportedEvent)
 		}
 		switch {
 		case probe.RequestContext.HTTP.Method != "":
 			var ev events.APIGatewayV2HTTPRequest
 			if err := json.Unmarshal(raw, &ev); err != nil {
-				return nil, fmt.Errorf("lambdaentry: decode HTTP (v2) event: %w", err)
+				return nil, eventError("lambdaentry: decode HTTP (v2) event: %w", err)
 			}
 			return serveV2(ctx, h, &ev), nil
 		case probe.Version == "2.0":
-			return nil, fmt.Errorf("lambdaentry: version 2.0 event without requestContext.http.method: %w", ErrUnsupportedEvent)
+			return nil, eventError("lambdaentry: version 2.0 event without requestContext.http.method: %w", ErrUnsupportedEvent)
 		case probe.HTTPMethod != "":
 			var ev events.APIGatewayProxyRequest
 			if err := json.Unmarshal(raw, &ev); err != nil {
-				return nil, fmt.Errorf("lambdaentry: decode REST (v1) event: %w", err)
+				return nil, eventError("lambdaentry: decode REST (v1) event: %w", err)
 			}
 			return serveV1(ctx, h, &ev), nil
 		case probe.Source == "aws.events" && probe.DetailType == "Scheduled Event",
 			probe.Source == processJobsSource && probe.DetailType == processJobsDetailType:
 			if opts.Scheduled == nil {
-				return nil, fmt.Errorf("lambdaentry: this function takes no scheduled event: %w", ErrUnsupportedEvent)
+				return nil, eventError("lambdaentry: this function takes no scheduled event: %w", ErrUnsupportedEvent)
 			}
 			var ev events.EventBridgeEvent
 			if err := json.Unmarshal(raw, &ev); err != nil {
-				return nil, fmt.Errorf("lambdaentry: decode scheduled event: %w", err)
+				return nil, eventError("lambdaentry: decode scheduled event: %w", err)
 			}
 			return opts.Scheduled(ctx, ev)
 		default:
 			// Name only the top-level keys: the values may hold content or credentials.
-			return nil, fmt.Errorf("lambdaentry: event with keys %s: %w", topLevelKeys(raw), ErrUnsupportedEvent)
+			return nil, eventError("lambdaentry: event with keys %s: %w", topLevelKeys(raw), ErrUnsupportedEvent)
 		}
 	}
 }
@@ -126,7 +167,7 @@ func Start(h http.Handler, opts Options) {
 	lambda.Start(Handler(h, opts))
 }
 
-func serveV2(ctx context.Context, h http.Handler, ev *events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+func serveV2(ctx context.Context, h http.Handler, ev *events.APIGatewayV2HTTPRequest) HTTPResponse {
 	req := newRequest(ctx, ev.RequestContext.HTTP.Method, ev.RawPath, ev.RawQueryString, ev.Body, ev.IsBase64Encoded)
 	for name, value := range ev.Headers {
 		// AWS joins repeated headers into one comma-separated value. That is the same field
@@ -142,7 +183,7 @@ func serveV2(ctx context.Context, h http.Handler, ev *events.APIGatewayV2HTTPReq
 	finishRequest(req, ev.RequestContext.DomainName, ev.RequestContext.HTTP.SourceIP, ev.RequestContext.HTTP.Protocol)
 
 	w := serve(h, req)
-	res := events.APIGatewayV2HTTPResponse{StatusCode: w.status, Headers: map[string]string{}}
+	res := HTTPResponse{StatusCode: w.status, Headers: map[string]string{}}
 	for name, values := range w.header {
 		if name == "Set-Cookie" {
 			res.Cookies = slices.Clone(values)
@@ -154,7 +195,7 @@ func serveV2(ctx context.Context, h http.Handler, ev *events.APIGatewayV2HTTPReq
 	return res
 }
 
-func serveV1(ctx context.Context, h http.Handler, ev *events.APIGatewayProxyRequest) events.APIGatewayProxyResponse {
+func serveV1(ctx context.Context, h http.Handler, ev *events.APIGatewayProxyRequest) RESTResponse {
 	query := url.Values{}
 	if len(ev.MultiValueQueryStringParameters) > 0 {
 		for name, values := range ev.MultiValueQueryStringParameters {
@@ -182,7 +223,7 @@ func serveV1(ctx context.Context, h http.Handler, ev *events.APIGatewayProxyRequ
 	finishRequest(req, ev.RequestContext.DomainName, ev.RequestContext.Identity.SourceIP, ev.RequestContext.Protocol)
 
 	w := serve(h, req)
-	res := events.APIGatewayProxyResponse{StatusCode: w.status, Headers: map[string]string{}}
+	res := RESTResponse{StatusCode: w.status, Headers: map[string]string{}}
 	for name, values := range w.header {
 		if name == "Set-Cookie" {
 			// Only multiValueHeaders can carry several Set-Cookie headers in payload 1.0.

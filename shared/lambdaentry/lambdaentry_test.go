@@ -77,12 +77,12 @@ func invokeEcho(t *testing.T, name string) (any, echoed, time.Time) {
 	}
 	var body string
 	switch res := res.(type) {
-	case events.APIGatewayV2HTTPResponse:
+	case HTTPResponse:
 		if res.IsBase64Encoded {
 			t.Fatalf("JSON answer sent as base64: %q", res.Body)
 		}
 		body = res.Body
-	case events.APIGatewayProxyResponse:
+	case RESTResponse:
 		body = res.Body
 	default:
 		t.Fatalf("response type %T", res)
@@ -129,7 +129,7 @@ func TestFunctionURLRequest(t *testing.T) {
 	// The cookie header and the cookies array carry the same cookies: one Cookie header.
 	assertEqual(t, "Cookie", got.Header.Values("Cookie"), []string{"theme=dark; sb-session=abc123"})
 
-	v2 := res.(events.APIGatewayV2HTTPResponse)
+	v2 := res.(HTTPResponse)
 	assertEqual(t, "StatusCode", v2.StatusCode, http.StatusOK)
 	assertEqual(t, "Content-Type", v2.Headers["Content-Type"], "application/json")
 }
@@ -181,8 +181,8 @@ func TestRESTRequest(t *testing.T) {
 	assertEqual(t, "X-Tag", got.Header.Values("X-Tag"), []string{"one", "two"})
 	assertEqual(t, "X-Request-Id", got.Header.Values("X-Request-Id"), []string{"req-v1"})
 	assertEqual(t, "HasDeadline", got.HasDeadline, true)
-	if _, ok := res.(events.APIGatewayProxyResponse); !ok {
-		t.Errorf("REST event answered with %T, want events.APIGatewayProxyResponse", res)
+	if _, ok := res.(RESTResponse); !ok {
+		t.Errorf("REST event answered with %T, want RESTResponse", res)
 	}
 }
 
@@ -199,7 +199,7 @@ func TestRESTResponseCookies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := res.(events.APIGatewayProxyResponse)
+	got := res.(RESTResponse)
 	assertEqual(t, "StatusCode", got.StatusCode, http.StatusCreated)
 	assertEqual(t, "Headers", got.Headers, map[string]string{"Vary": "Origin, Accept"})
 	assertEqual(t, "MultiValueHeaders", got.MultiValueHeaders, map[string][]string{"Set-Cookie": {"a=1", "b=2"}})
@@ -220,7 +220,7 @@ func TestBadBase64BodyReachesHandler(t *testing.T) {
 		t.Fatalf("Handler: %v", err)
 	}
 	var got echoed
-	if err := json.Unmarshal([]byte(res.(events.APIGatewayV2HTTPResponse).Body), &got); err != nil {
+	if err := json.Unmarshal([]byte(res.(HTTPResponse).Body), &got); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(got.BodyErr, "not valid base64") {
@@ -235,7 +235,7 @@ func TestResponse(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		handler http.HandlerFunc
-		want    events.APIGatewayV2HTTPResponse
+		want    HTTPResponse
 	}{{
 		name: "status, repeated headers and cookies",
 		handler: func(w http.ResponseWriter, r *http.Request) {
@@ -248,7 +248,7 @@ func TestResponse(t *testing.T) {
 			w.WriteHeader(http.StatusTeapot)
 			_, _ = io.WriteString(w, `{"title":"I'm a teapot","status":418}`)
 		},
-		want: events.APIGatewayV2HTTPResponse{
+		want: HTTPResponse{
 			StatusCode: http.StatusTeapot,
 			Headers: map[string]string{
 				"Content-Type": "application/problem+json",
@@ -264,7 +264,7 @@ func TestResponse(t *testing.T) {
 			w.Header().Set("Content-Type", "image/png")
 			_, _ = w.Write(binary)
 		},
-		want: events.APIGatewayV2HTTPResponse{
+		want: HTTPResponse{
 			StatusCode:      http.StatusOK,
 			Headers:         map[string]string{"Content-Type": "image/png"},
 			Body:            base64.StdEncoding.EncodeToString(binary),
@@ -276,7 +276,7 @@ func TestResponse(t *testing.T) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			_, _ = w.Write([]byte("caf\xe9"))
 		},
-		want: events.APIGatewayV2HTTPResponse{
+		want: HTTPResponse{
 			StatusCode:      http.StatusOK,
 			Headers:         map[string]string{"Content-Type": "text/plain; charset=utf-8"},
 			Body:            base64.StdEncoding.EncodeToString([]byte("caf\xe9")),
@@ -288,7 +288,7 @@ func TestResponse(t *testing.T) {
 			w.Header().Set("Content-Type", "text/markdown")
 			_, _ = io.WriteString(w, "# Grüße\n")
 		},
-		want: events.APIGatewayV2HTTPResponse{
+		want: HTTPResponse{
 			StatusCode: http.StatusOK,
 			Headers:    map[string]string{"Content-Type": "text/markdown"},
 			Body:       "# Grüße\n",
@@ -298,7 +298,7 @@ func TestResponse(t *testing.T) {
 		handler: func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, "hello")
 		},
-		want: events.APIGatewayV2HTTPResponse{
+		want: HTTPResponse{
 			StatusCode: http.StatusOK,
 			Headers:    map[string]string{"Content-Type": "text/plain; charset=utf-8"},
 			Body:       "hello",
@@ -306,14 +306,14 @@ func TestResponse(t *testing.T) {
 	}, {
 		name:    "handler that writes nothing is a 200",
 		handler: func(w http.ResponseWriter, r *http.Request) {},
-		want:    events.APIGatewayV2HTTPResponse{StatusCode: http.StatusOK, Headers: map[string]string{}},
+		want:    HTTPResponse{StatusCode: http.StatusOK, Headers: map[string]string{}},
 	}, {
 		name: "status only",
 		handler: func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Access-Control-Allow-Origin", "*")
 			w.WriteHeader(http.StatusNoContent)
 		},
-		want: events.APIGatewayV2HTTPResponse{
+		want: HTTPResponse{
 			StatusCode: http.StatusNoContent,
 			Headers:    map[string]string{"Access-Control-Allow-Origin": "*"},
 		},
@@ -326,7 +326,7 @@ func TestResponse(t *testing.T) {
 			w.Header().Set("X-Late", "1")
 			_, _ = io.WriteString(w, `{}`)
 		},
-		want: events.APIGatewayV2HTTPResponse{
+		want: HTTPResponse{
 			StatusCode: http.StatusCreated,
 			Headers:    map[string]string{"Content-Type": "application/json"},
 			Body:       `{}`,
@@ -337,7 +337,7 @@ func TestResponse(t *testing.T) {
 			w.WriteHeader(http.StatusEarlyHints)
 			w.WriteHeader(http.StatusAccepted)
 		},
-		want: events.APIGatewayV2HTTPResponse{StatusCode: http.StatusAccepted, Headers: map[string]string{}},
+		want: HTTPResponse{StatusCode: http.StatusAccepted, Headers: map[string]string{}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -372,6 +372,33 @@ func TestThroughRuntime(t *testing.T) {
 	assertEqual(t, "body", wire["body"], any(`{"ok":true}`))
 	assertEqual(t, "cookies", wire["cookies"], any([]any{"a=1"}))
 	assertEqual(t, "headers", wire["headers"], any(map[string]any{"Content-Type": "application/json"}))
+}
+
+// No answer, of either payload version, carries a null field: an empty one is left out.
+func TestResponsesHaveNoNullFields(t *testing.T) {
+	t.Parallel()
+	plain := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"ok":true}`)
+	})
+	for _, name := range []string{"function-url-request.json", "http-api-v2-request-base64-body.json", "http-api-v2-preflight.json", "rest-api-v1-request.json"} {
+		out, err := lambda.NewHandler(Handler(plain, Options{})).Invoke(context.Background(), readEvent(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wire map[string]any
+		if err := json.Unmarshal(out, &wire); err != nil {
+			t.Fatalf("%s: decode %s: %v", name, out, err)
+		}
+		for k, v := range wire {
+			if v == nil {
+				t.Errorf("%s: %q is null in %s", name, k, out)
+			}
+		}
+		if wire["statusCode"] != float64(200) || wire["body"] != `{"ok":true}` || wire["isBase64Encoded"] != false {
+			t.Errorf("%s: %s", name, out)
+		}
+	}
 }
 
 func TestScheduledEvent(t *testing.T) {
@@ -448,6 +475,11 @@ func TestUnsupportedEvents(t *testing.T) {
 			if !errors.Is(err, ErrUnsupportedEvent) {
 				t.Errorf("err = %v, want ErrUnsupportedEvent", err)
 			}
+			// Lambda reports the error's type name (its pointee's, for a pointer) as errorType.
+			var ee *EventError
+			if typ := reflect.TypeOf(err); !errors.As(err, &ee) || typ.Kind() != reflect.Pointer || typ.Elem().Name() != "EventError" {
+				t.Errorf("error of type %v, want *EventError (errorType EventError)", typ)
+			}
 			if res != nil || called {
 				t.Errorf("res = %v, called = %v; want nothing run", res, called)
 			}
@@ -476,7 +508,7 @@ func FuzzHandler(f *testing.F) {
 		if err == nil && res == nil {
 			t.Fatal("nil response without an error")
 		}
-		if v2, ok := res.(events.APIGatewayV2HTTPResponse); ok && v2.StatusCode != http.StatusOK {
+		if v2, ok := res.(HTTPResponse); ok && v2.StatusCode != http.StatusOK {
 			t.Fatalf("echo handler answered %d", v2.StatusCode)
 		}
 	})
