@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -183,5 +184,37 @@ func TestSamBuildTarget(t *testing.T) {
 	}
 	if b, err := exec.Command("make", "-s", "build-NoSuchThingFunction", "ARTIFACTS_DIR="+out).CombinedOutput(); err == nil {
 		t.Errorf("make build-NoSuchThingFunction succeeded: %s", b)
+	}
+}
+
+// docs/deploy.md's count of the functions `sam build` builds is the number of functions/ and of
+// template.yaml's functions, and samconfig.toml asks SAM for no build cache, which it never
+// applies to makefile builds.
+func TestDeployDocFigures(t *testing.T) {
+	dirs, err := filepath.Glob("functions/*/main.go")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("functions/*/main.go: %v, %v", dirs, err)
+	}
+	tmpl, err := os.ReadFile("template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(tmpl), "Type: AWS::Serverless::Function"); n != len(dirs) {
+		t.Errorf("template.yaml has %d functions, functions/ %d", n, len(dirs))
+	}
+	doc, err := os.ReadFile("docs/deploy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`sam build +# builds all (\S+) functions`).FindSubmatch(doc)
+	if m == nil || string(m[1]) != strconv.Itoa(len(dirs)) {
+		t.Errorf("docs/deploy.md: %q functions, want %d (functions/)", m, len(dirs))
+	}
+	sam, err := os.ReadFile("samconfig.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if regexp.MustCompile(`(?m)^\s*cached\s*=\s*true`).Match(sam) {
+		t.Error("samconfig.toml sets cached = true, which SAM never applies to makefile builds")
 	}
 }
