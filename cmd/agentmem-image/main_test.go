@@ -467,3 +467,47 @@ func TestImageUnderLambdaRuntimeAPI(t *testing.T) {
 		}
 	})
 }
+
+// sizeTolerance is how far a documented size may be from the one measured: builds differ a
+// little from machine to machine and from commit to commit, not by half.
+const sizeTolerance = 0.10
+
+// The sizes the documents give are those of the image and binary this test builds (for the
+// machine's architecture): docs/deploy.md's image, unpacked and compressed, and the agentmem
+// binary of docs/benchmarks.md's W6 note, each within sizeTolerance. Building for the other
+// architecture too would double the test's slowest step; its figures are written by the same
+// command (make image ARCH=...).
+func TestDocumentedSizes(t *testing.T) {
+	res, _ := buildImage(t)
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	near := func(what string, doc string, measured float64) {
+		t.Helper()
+		got, err := strconv.ParseFloat(doc, 64)
+		if err != nil || got < measured*(1-sizeTolerance) || got > measured*(1+sizeTolerance) {
+			t.Errorf("%s: documented %s MiB, measured %.1f MiB (tolerance %.0f%%)", what, doc, measured, 100*sizeTolerance)
+		}
+	}
+	deploy, err := os.ReadFile("../../docs/deploy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`linux/` + runtime.GOARCH + `: ([0-9.]+) MiB unpacked, ([0-9.]+) MiB compressed`).FindSubmatch(deploy)
+	if m == nil {
+		t.Fatalf("docs/deploy.md gives no size for linux/%s", runtime.GOARCH)
+	}
+	near("docs/deploy.md: the image unpacked", string(m[1]), mib(res.ImageBytes))
+	near("docs/deploy.md: the image compressed", string(m[2]), mib(res.LayerBytes))
+
+	bench, err := os.ReadFile("../../docs/benchmarks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = regexp.MustCompile(`([0-9.]+) to ([0-9.]+) MiB per function binary and ([0-9.]+) MiB for .agentmem.`).FindSubmatch(bench)
+	if m == nil {
+		t.Fatal("docs/benchmarks.md gives no current binary sizes for W6")
+	}
+	// The function binaries link a subset of agentmem: a few percent smaller.
+	for i, what := range []string{"smallest function binary", "largest function binary", "agentmem binary"} {
+		near("docs/benchmarks.md: the "+what, string(m[i+1]), mib(res.BinaryBytes))
+	}
+}
