@@ -1,4 +1,5 @@
 import { type SessionStorage } from "./session.js";
+import { StreamCommit, type StreamCommitOptions } from "./stream.js";
 import { Transport, type ApiResponse, type RequestOptions, type TransportOptions } from "./transport.js";
 import type { ActiveSession, ActiveSessionRequest, CommitResult, CommitTurnRequest, ContextFor, ContextFormat, ForgetUserRequest, ForgetUserResult, GetContextRequest, IntentRequest, IntentResult, MemoriesCreateRequest, MemoryIn, MessageIn, OpBody, ProcessJobsRequest, ProcessJobsResult, RecallRequest, RecallResult, Scope, SessionHistory, SweepRequest, SweepResult } from "./types.js";
 /** ClientOptions configure an AgentMemClient. */
@@ -342,6 +343,11 @@ export declare class ChatSession {
         cursor?: string;
         since?: string;
     }, opts?: RequestOptions): Promise<SessionHistory>;
+    /**
+     * stream passes a model's stream through and, when it ends, commits `before` and the whole
+     * answer as one turn (see StreamCommit).
+     */
+    stream<T>(stream: AsyncIterable<T> | Iterable<T>, options?: StreamCommitOptions, opts?: RequestOptions): StreamCommit<T>;
     /**
      * subscribe calls listener with the new id whenever the session in use changes: by this
      * object, or by another tab writing the same storage key (the browser's `storage` event).

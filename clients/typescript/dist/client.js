@@ -1,4 +1,5 @@
 import { defaultStorage, readRemembered, sessionKey, userIdFromToken, } from "./session.js";
+import { StreamCommit } from "./stream.js";
 import { isUUID, Transport } from "./transport.js";
 /** FUNCTIONS lists every function the client calls: those of docs/openapi.yaml, then v1.1's. */
 export const FUNCTIONS = [
@@ -240,6 +241,13 @@ export class ChatSession {
     async history(req = {}, opts) {
         const session_id = await this.sessionId(opts);
         return this.client.sessions.history({ ...this.#scope, ...req, session_id, agent: this.agent }, opts);
+    }
+    /**
+     * stream passes a model's stream through and, when it ends, commits `before` and the whole
+     * answer as one turn (see StreamCommit).
+     */
+    stream(stream, options = {}, opts) {
+        return new StreamCommit((messages, idempotencyKey) => this.commit(messages, {}, { ...opts, idempotencyKey }), stream, options);
     }
     /**
      * subscribe calls listener with the new id whenever the session in use changes: by this

@@ -4,6 +4,8 @@ export { AgentMemError, isAgentMemError } from "./errors.js";
 export type { ClientErrorCode, FieldError, Problem, ServerErrorCode } from "./errors.js";
 export { MemoryStorage, defaultStorage, sessionKey, userIdFromToken } from "./session.js";
 export type { SessionStorage } from "./session.js";
+export { StreamAccumulator, StreamCommit } from "./stream.js";
+export type { StreamCommitOptions } from "./stream.js";
 export { supabaseToken } from "./supabase.js";
 export type { SupabaseLike } from "./supabase.js";
 export { Transport, isUUID, parseRetryAfter, uuid } from "./transport.js";

@@ -2,5 +2,6 @@
 export { AgentMemClient, ChatSession, FUNCTIONS } from "./client.js";
 export { AgentMemError, isAgentMemError } from "./errors.js";
 export { MemoryStorage, defaultStorage, sessionKey, userIdFromToken } from "./session.js";
+export { StreamAccumulator, StreamCommit } from "./stream.js";
 export { supabaseToken } from "./supabase.js";
 export { Transport, isUUID, parseRetryAfter, uuid } from "./transport.js";
