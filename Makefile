@@ -45,8 +45,7 @@ fuzz: ## Run every fuzz target for FUZZTIME each (default 60s; CI: FUZZTIME=200x
 build: ## Build every function for Lambda (linux/arm64) into build/<name>/bootstrap
 	@if [ -z "$(FUNCTIONS)" ]; then echo "build: no functions/*/ yet"; exit 0; fi; \
 	for fn in $(FUNCTIONS); do \
-		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -trimpath \
-			-ldflags='-s -w' -o build/$$fn/bootstrap ./functions/$$fn || exit 1; \
+		scripts/build-function.sh "$$fn" "build/$$fn" || exit 1; \
 		printf '  %-20s %6s KiB\n' "$$fn" "$$(( $$(stat -c %s build/$$fn/bootstrap) / 1024 ))"; \
 	done
 

@@ -1,6 +1,7 @@
 package agentmem
 
 import (
+	"debug/buildinfo"
 	"debug/elf"
 	"os"
 	"os/exec"
@@ -182,6 +183,19 @@ func TestSamBuildTarget(t *testing.T) {
 	if interp := f.Section(".interp"); interp != nil {
 		t.Error("bootstrap is dynamically linked; want static (CGO_ENABLED=0)")
 	}
+	info, err := buildinfo.ReadFile(filepath.Join(out, "bootstrap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tags string
+	for _, s := range info.Settings {
+		if s.Key == "-tags" {
+			tags = s.Value
+		}
+	}
+	if want := buildTags(t); tags != want {
+		t.Errorf("bootstrap was built with -tags %q, want %q", tags, want)
+	}
 	if b, err := exec.Command("make", "-s", "build-NoSuchThingFunction", "ARTIFACTS_DIR="+out).CombinedOutput(); err == nil {
 		t.Errorf("make build-NoSuchThingFunction succeeded: %s", b)
 	}
@@ -216,5 +230,38 @@ func TestDeployDocFigures(t *testing.T) {
 	}
 	if regexp.MustCompile(`(?m)^\s*cached\s*=\s*true`).Match(sam) {
 		t.Error("samconfig.toml sets cached = true, which SAM never applies to makefile builds")
+	}
+}
+
+// buildTags is TAGS of scripts/build-function.sh: the build tags of every Lambda binary.
+func buildTags(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("scripts/build-function.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^TAGS=(\S+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("scripts/build-function.sh sets no TAGS=")
+	}
+	return string(m[1])
+}
+
+// The container image and the bench's start-up workload build with the tags of the Lambda
+// binaries, so that all of them leave out what grpcnotrace leaves out and measure what is
+// deployed.
+func TestBuildTags(t *testing.T) {
+	tags := buildTags(t)
+	if !slices.Contains(strings.Split(tags, ","), "grpcnotrace") {
+		t.Errorf("scripts/build-function.sh TAGS=%s: want grpcnotrace among them", tags)
+	}
+	for _, f := range []string{"cmd/agentmem-image/main.go", "cmd/agentmem-bench/startup.go"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `const buildTags = "` + tags + `"`; !strings.Contains(string(b), want) {
+			t.Errorf("%s does not say %s", f, want)
+		}
 	}
 }

@@ -59,9 +59,9 @@ type Config struct {
 	Large bool
 	// Repo is the repository root, where W6 builds the binaries.
 	Repo string
-	// DeployBuild builds W6's binaries with the flags of a deployment (-tags lambda.norpc
-	// -trimpath -ldflags=-s -w, CGO_ENABLED=0); otherwise plain go build, which reuses the
-	// test build cache.
+	// DeployBuild builds W6's binaries with the flags of a deployment (-tags
+	// lambda.norpc,grpcnotrace -trimpath -ldflags=-s -w, CGO_ENABLED=0); otherwise plain go
+	// build, which reuses the test build cache.
 	DeployBuild bool
 	// Runs is how many times the compared workloads (W1, W2, W2-growth, W3) run, with the
 	// peers after each; the other workloads run once.

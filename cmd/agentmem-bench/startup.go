@@ -47,10 +47,13 @@ func listFunctions(repo string) ([]string, error) {
 	return out, nil
 }
 
+// buildTags are the build tags of a deployment (scripts/build-function.sh's TAGS).
+const buildTags = "lambda.norpc,grpcnotrace"
+
 // buildFlags are the go build flags of W6's binaries.
 func buildFlags(deploy bool) []string {
 	if deploy {
-		return []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"}
+		return []string{"-tags", buildTags, "-trimpath", "-ldflags=-s -w"}
 	}
 	return nil
 }

@@ -248,9 +248,14 @@ func sourceDate() time.Time {
 	return time.Unix(sec, 0).UTC()
 }
 
+// buildTags are the build tags of the Lambda zip builds (scripts/build-function.sh's TAGS):
+// grpcnotrace keeps golang.org/x/net/trace, and with it every exported method of every type in
+// an interface, out of the binary.
+const buildTags = "lambda.norpc,grpcnotrace"
+
 // compile builds the static agentmem binary with the flags of the Lambda zip builds.
 func compile(ctx context.Context, arch, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w",
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", buildTags, "-trimpath", "-ldflags=-s -w",
 		"-o", out, "./cmd/agentmem")
 	cmd.Dir = moduleRoot()
 	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+arch, "CGO_ENABLED=0")
