@@ -233,7 +233,7 @@ func runLambda(args []string) error {
 		return errors.New("AWS_LAMBDA_RUNTIME_API is not set: this runs inside Lambda (or under a Runtime API emulator); use agentmem serve elsewhere")
 	}
 	entry, _ := service.EntryByName(name)
-	service.RunLambda(entry)
+	service.RunLambda(service.AllParts(), entry)
 	return nil
 }
 

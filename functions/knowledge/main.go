@@ -9,7 +9,9 @@ import (
 )
 
 func main() {
-	service.RunLambda(func(svc *service.Service) (http.Handler, lambdaentry.Options) {
+	// What its use cases use of the service, and no more (scripts/check-binaries.sh checks it).
+	parts := service.Parts{Embedder: service.NewEmbedder}
+	service.RunLambda(parts, func(svc *service.Service) (http.Handler, lambdaentry.Options) {
 		return svc.Server.Knowledge(), lambdaentry.Options{}
 	})
 }

@@ -14,7 +14,9 @@ import (
 )
 
 func main() {
-	service.RunLambda(func(svc *service.Service) (http.Handler, lambdaentry.Options) {
+	// What its use cases use of the service, and no more (scripts/check-binaries.sh checks it).
+	parts := service.AllParts()
+	service.RunLambda(parts, func(svc *service.Service) (http.Handler, lambdaentry.Options) {
 		return svc.Server.ProcessJobs(), lambdaentry.Options{
 			Scheduled: func(ctx context.Context, _ events.EventBridgeEvent) (any, error) {
 				return svc.App.ScheduledProcessJobs(ctx)

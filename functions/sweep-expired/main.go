@@ -12,7 +12,9 @@ import (
 )
 
 func main() {
-	service.RunLambda(func(svc *service.Service) (http.Handler, lambdaentry.Options) {
+	// What its use cases use of the service, and no more (scripts/check-binaries.sh checks it).
+	parts := service.Parts{Embedder: service.NewEmbedder}
+	service.RunLambda(parts, func(svc *service.Service) (http.Handler, lambdaentry.Options) {
 		return svc.Server.SweepExpired(), lambdaentry.Options{
 			Scheduled: func(ctx context.Context, _ events.EventBridgeEvent) (any, error) {
 				return svc.App.ScheduledSweep(ctx)

@@ -548,7 +548,7 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 		if redis.DeliverTimeout >= c.Jobs.Lease {
 			return fmt.Errorf("JOBS_LEASE (%s) must be longer than a Redis delivery (%s)", c.Jobs.Lease, redis.DeliverTimeout)
 		}
-		if _, err := redis.New(c.Redis); err != nil {
+		if err := redis.Check(c.Redis); err != nil {
 			return fmt.Errorf("ADAPTERS names redis: %w", err)
 		}
 	}

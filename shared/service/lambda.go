@@ -24,12 +24,12 @@ import (
 type Entry func(svc *Service) (http.Handler, lambdaentry.Options)
 
 // RunLambda starts a function as a Lambda: the service is built once per container (cold
-// start), entry picks the function's handler, and the pool is closed when the runtime sends
-// SIGTERM.
-func RunLambda(entry Entry) {
+// start) with parts, what the function's use cases need, entry picks the function's handler,
+// and the pool is closed when the runtime sends SIGTERM.
+func RunLambda(parts Parts, entry Entry) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	svc, err := Start(ctx)
+	svc, err := StartParts(ctx, parts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: start: %v\n", filepath.Base(os.Args[0]), err)
 		os.Exit(1)

@@ -5,6 +5,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -45,9 +46,38 @@ type Service struct {
 	Kick *app.Kick
 }
 
+// Parts are the constructors of what only some functions use. A Lambda binary names those its
+// function's use cases need (functions/<name>/main.go), so that the linker leaves the others
+// out with the SDKs they bring: Bedrock (the embedder, the chat model), AWS Lambda (the
+// notifier), go-redis (the adapters). scripts/check-binaries.sh fails when a binary's use
+// cases reach a part it does not build. A nil constructor leaves its part out, as said below.
+type Parts struct {
+	// Embedder builds the configured embedder (NewEmbedder). Without it the service names the
+	// configured model, and any attempt to embed fails.
+	Embedder func(ctx context.Context, cfg config.Config, log *slog.Logger) (embedding.Embedder, error)
+	// Chat builds the prompts of the configured chat model (NewChat), for fact extraction and
+	// rolling summaries; without it those jobs fail, saying why.
+	Chat func(ctx context.Context, cfg config.Config, log *slog.Logger) (*prompts.Runner, error)
+	// Notifier builds what JOBS_NOTIFY names (NewNotifier); without it the jobs a change writes
+	// wait for the next scheduled delivery.
+	Notifier func(ctx context.Context, cfg config.Config, log *slog.Logger) (app.Notifier, *app.Kick, error)
+	// Adapters builds the enabled adapters (NewAdapters), which deliver jobs, cache get-context
+	// answers and add Mem0's results to recall; without it none of these happen here.
+	Adapters func(cfg config.Config) (map[string]adapter.Adapter, error)
+}
+
+// AllParts builds every part: for the processes that run every function (the local server, the
+// operator command, the container image).
+func AllParts() Parts {
+	return Parts{Embedder: NewEmbedder, Chat: NewChat, Notifier: NewNotifier, Adapters: NewAdapters}
+}
+
 // Start reads the configuration from the environment and builds everything. ctx bounds
 // background work (the JWKS refresh) and should live as long as the process.
-func Start(ctx context.Context) (*Service, error) {
+func Start(ctx context.Context) (*Service, error) { return StartParts(ctx, AllParts()) }
+
+// StartParts is Start building only parts: what one function uses.
+func StartParts(ctx context.Context, parts Parts) (*Service, error) {
 	// DATABASE_URL_SECRET or DATABASE_URL_PARAMETER: DATABASE_URL from AWS, once per cold start.
 	getenv, err := dbsecret.Getenv(ctx, os.Getenv)
 	if err != nil {
@@ -63,7 +93,7 @@ func Start(ctx context.Context) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
-	svc, err := New(ctx, cfg, log)
+	svc, err := NewParts(ctx, cfg, log, parts)
 	if err != nil {
 		tel.Shutdown(ctx) //nolint:errcheck // the start failed already
 		return nil, err
@@ -72,10 +102,22 @@ func Start(ctx context.Context) (*Service, error) {
 	return svc, nil
 }
 
-// New builds a Service from cfg.
+// New builds a Service from cfg, with every part.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, error) {
-	emb, err := newEmbedder(ctx, cfg, log)
-	if err != nil {
+	return NewParts(ctx, cfg, log, AllParts())
+}
+
+// NewParts builds a Service from cfg with only parts.
+func NewParts(ctx context.Context, cfg config.Config, log *slog.Logger, parts Parts) (*Service, error) {
+	var emb embedding.Embedder = unbuiltEmbedder{store.VectorModel{Name: cfg.EmbeddingModel, Dims: cfg.EmbeddingDimensions}}
+	if parts.Embedder != nil {
+		var err error
+		if emb, err = parts.Embedder(ctx, cfg, log); err != nil {
+			return nil, err
+		}
+	}
+	// Whether built or not, the configured model must fit the schema.
+	if err := app.CheckEmbedder(emb); err != nil {
 		return nil, err
 	}
 	st, err := store.Open(ctx, store.Config{DatabaseURL: cfg.DatabaseURL, MaxConns: cfg.MaxConns,
@@ -87,10 +129,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	adapters, err := newAdapters(cfg)
-	if err != nil {
-		st.Close()
-		return nil, err
+	adapters := map[string]adapter.Adapter{}
+	if parts.Adapters != nil {
+		if adapters, err = parts.Adapters(cfg); err != nil {
+			st.Close()
+			return nil, err
+		}
 	}
 	var redactor *redact.Redactor
 	if len(cfg.Adapters) > 0 {
@@ -100,23 +144,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*Service, er
 		}
 	}
 	var runner *prompts.Runner
-	if cfg.Chat.Provider != "" {
-		chatCfg := cfg.Chat
-		chatCfg.Logger = log
-		chat, err := llm.New(ctx, chatCfg)
-		if err != nil {
-			st.Close()
-			return nil, fmt.Errorf("chat model: %w", err)
-		}
-		if runner, err = prompts.New(chat); err != nil {
+	if parts.Chat != nil {
+		if runner, err = parts.Chat(ctx, cfg, log); err != nil {
 			st.Close()
 			return nil, err
 		}
 	}
-	notifier, kick, err := newNotifier(ctx, cfg, log)
-	if err != nil {
-		st.Close()
-		return nil, err
+	var notifier app.Notifier
+	var kick *app.Kick
+	if parts.Notifier != nil {
+		if notifier, kick, err = parts.Notifier(ctx, cfg, log); err != nil {
+			st.Close()
+			return nil, err
+		}
 	}
 	v, err := newVerifier(ctx, cfg, log)
 	if err != nil {
@@ -147,8 +187,22 @@ func followWeight(w float64) float64 {
 	return w
 }
 
-// newAdapters builds the enabled adapters, by name.
-func newAdapters(cfg config.Config) (map[string]adapter.Adapter, error) {
+// NewChat builds the prompts of the configured chat model; nil when none is configured.
+func NewChat(ctx context.Context, cfg config.Config, log *slog.Logger) (*prompts.Runner, error) {
+	if cfg.Chat.Provider == "" {
+		return nil, nil
+	}
+	chatCfg := cfg.Chat
+	chatCfg.Logger = log
+	chat, err := llm.New(ctx, chatCfg)
+	if err != nil {
+		return nil, fmt.Errorf("chat model: %w", err)
+	}
+	return prompts.New(chat)
+}
+
+// NewAdapters builds the enabled adapters, by name.
+func NewAdapters(cfg config.Config) (map[string]adapter.Adapter, error) {
 	out := map[string]adapter.Adapter{}
 	for _, name := range cfg.Adapters {
 		switch name {
@@ -183,8 +237,9 @@ func jobsWritten(cfg config.Config) bool {
 	return len(cfg.Adapters) > 0 || cfg.ExtractFacts || cfg.Summaries
 }
 
-// newNotifier builds what JOBS_NOTIFY names; nothing when no job is written.
-func newNotifier(ctx context.Context, cfg config.Config, log *slog.Logger) (app.Notifier, *app.Kick, error) {
+// NewNotifier builds what JOBS_NOTIFY names, and the Kick of a process that delivers its own
+// jobs; nothing when no job is written.
+func NewNotifier(ctx context.Context, cfg config.Config, log *slog.Logger) (app.Notifier, *app.Kick, error) {
 	if !jobsWritten(cfg) {
 		return nil, nil, nil
 	}
@@ -243,8 +298,9 @@ func newVerifier(ctx context.Context, cfg config.Config, log *slog.Logger) (http
 	return asv, nil
 }
 
-// newEmbedder builds the configured embedder and checks that the schema can store its vectors.
-func newEmbedder(ctx context.Context, cfg config.Config, log *slog.Logger) (embedding.Embedder, error) {
+// NewEmbedder builds the configured embedder (NewParts checks that the schema can store its
+// vectors).
+func NewEmbedder(ctx context.Context, cfg config.Config, log *slog.Logger) (embedding.Embedder, error) {
 	emb, err := embedding.New(ctx, embedding.Config{
 		Provider: cfg.EmbeddingProvider, Model: cfg.EmbeddingModel, Dimensions: cfg.EmbeddingDimensions,
 		SendDimensions: cfg.EmbeddingSendDimensions, BaseURL: cfg.EmbeddingBaseURL, APIKey: cfg.EmbeddingAPIKey,
@@ -254,10 +310,21 @@ func newEmbedder(ctx context.Context, cfg config.Config, log *slog.Logger) (embe
 	if err != nil {
 		return nil, fmt.Errorf("embedder: %w", err)
 	}
-	if err := app.CheckEmbedder(emb); err != nil {
-		return nil, err
-	}
 	return emb, nil
+}
+
+// errNoEmbedder is what a binary built without an embedder answers if asked to embed.
+var errNoEmbedder = errors.New("this binary holds no embedder: its function's service.Parts leave it out")
+
+// unbuiltEmbedder stands for the configured embedder in a binary whose function embeds
+// nothing: it names the configured model, so that what it reads and writes is of that model,
+// and refuses to embed.
+type unbuiltEmbedder struct{ m store.VectorModel }
+
+func (u unbuiltEmbedder) Model() string   { return u.m.Name }
+func (u unbuiltEmbedder) Dimensions() int { return u.m.Dims }
+func (u unbuiltEmbedder) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, errNoEmbedder
 }
 
 // Close releases the pool and exports what telemetry holds.

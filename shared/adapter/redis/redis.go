@@ -187,16 +187,33 @@ type Cache struct {
 
 var _ adapter.ContextCache = (*Cache)(nil)
 
-// New checks cfg and builds the adapter; it does not connect (the first command does).
-func New(cfg Config) (*Cache, error) {
-	u, err := url.Parse(cfg.URL)
-	if cfg.URL == "" || err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+// Check reports what New would refuse in cfg, without building a client: the configuration
+// checks it at every start, and a function that never uses the cache then links none of
+// go-redis's client.
+func Check(cfg Config) error {
+	_, err := options(cfg.URL)
+	return err
+}
+
+// options reads the client's options from a REDIS_URL.
+func options(rawURL string) (*goredis.Options, error) {
+	u, err := url.Parse(rawURL)
+	if rawURL == "" || err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
 		return nil, errors.New("REDIS_URL must be a redis:// or rediss:// (TLS) URL, such as rediss://default:<password>@<host>:6379")
 	}
-	opt, err := goredis.ParseURL(cfg.URL)
+	opt, err := goredis.ParseURL(rawURL)
 	if err != nil {
 		// go-redis's message may quote the URL, password included.
 		return nil, errors.New("REDIS_URL is not a valid Redis URL")
+	}
+	return opt, nil
+}
+
+// New checks cfg and builds the adapter; it does not connect (the first command does).
+func New(cfg Config) (*Cache, error) {
+	opt, err := options(cfg.URL)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.TTL <= 0 {
 		cfg.TTL = DefaultTTL
