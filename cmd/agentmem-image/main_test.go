@@ -502,12 +502,19 @@ func TestDocumentedSizes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m = regexp.MustCompile(`([0-9.]+) to ([0-9.]+) MiB per function binary and ([0-9.]+) MiB for .agentmem.`).FindSubmatch(bench)
-	if m == nil {
+	all := regexp.MustCompile(`([0-9.]+) to ([0-9.]+) MiB per function binary and ([0-9.]+) MiB for .agentmem.`).FindAllSubmatch(bench, -1)
+	if all == nil {
 		t.Fatal("docs/benchmarks.md gives no current binary sizes for W6")
 	}
-	// The function binaries link a subset of agentmem: a few percent smaller.
-	for i, what := range []string{"smallest function binary", "largest function binary", "agentmem binary"} {
-		near("docs/benchmarks.md: the "+what, string(m[i+1]), mib(res.BinaryBytes))
+	// The last figures given are the current ones.
+	m = all[len(all)-1]
+	near("docs/benchmarks.md: the agentmem binary", string(m[3]), mib(res.BinaryBytes))
+	// A function binary links a subset of agentmem, only the parts its function uses
+	// (scripts/check-binaries.sh holds each to its ceiling): smaller, by up to a fifth.
+	for i, what := range []string{"smallest function binary", "largest function binary"} {
+		f, err := strconv.ParseFloat(string(m[i+1]), 64)
+		if measured := mib(res.BinaryBytes); err != nil || f > measured*(1+sizeTolerance) || f < measured*(0.8-sizeTolerance) {
+			t.Errorf("docs/benchmarks.md: the %s: documented %s MiB, agentmem measured %.1f MiB: want 70%% to 110%% of it", what, m[i+1], measured)
+		}
 	}
 }
