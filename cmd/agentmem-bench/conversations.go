@@ -70,25 +70,41 @@ func runConversations(ctx context.Context, db *benchDB, st *store.Store, emb emb
 	}
 	for _, mode := range []string{memory.ModeText, memory.ModeVector, memory.ModeHybrid} {
 		var answers []bench.ConversationAnswer
+		var gated []bench.GatedAnswer
+		var offBest []float64
+		offEmpty := 0
 		for c, conv := range convs {
 			for i := range conv.Questions {
 				q := &conv.Questions[i]
 				a := bench.ConversationAnswer{Question: q}
+				var best float64
 				for _, k := range []int{bench.ConversationK, bench.ConversationDeepK} {
-					r, err := recallTurns(ctx, st, emb, c, q.Text, mode, k, turnOf[c])
+					r, b, err := recallTurns(ctx, st, emb, c, q.Text, mode, k, turnOf[c])
 					if err != nil {
 						return nil, err
 					}
 					if k == bench.ConversationK {
-						a.Top = r
+						a.Top, best = r, b
 					} else {
 						a.DeepTop = r
 					}
 				}
 				answers = append(answers, a)
+				gated = append(gated, a.Gated(best))
+			}
+			for i, q := range bench.OffTopic() {
+				r, b, err := recallTurns(ctx, st, emb, c, q.For(conv.Speakers[i%2]), mode, bench.ConversationK, turnOf[c])
+				if err != nil {
+					return nil, err
+				}
+				if len(r.Ranked) == 0 {
+					offEmpty++
+				}
+				offBest = append(offBest, b)
 			}
 		}
 		cq.Systems = append(cq.Systems, bench.ScoreConversation(mode, answers))
+		cq.Matching = append(cq.Matching, bench.ScoreMatching(mode, gated, offBest, offEmpty, store.DefaultMatchRelevance))
 	}
 	cq.Systems = append(cq.Systems, baselines...)
 	return cq, nil
@@ -134,25 +150,25 @@ func commitSession(ctx context.Context, st *store.Store, emb embedding.Embedder,
 }
 
 // recallTurns asks recall over the messages of conversation c and returns the turns found,
-// best first, with their scores.
-func recallTurns(ctx context.Context, st *store.Store, emb embedding.Embedder, c int, query, mode string, k int, turnOf map[uuid.UUID]bench.TurnRef) (bench.Ranking, error) {
+// best first, with their scores, and the best relevance among them.
+func recallTurns(ctx context.Context, st *store.Store, emb embedding.Embedder, c int, query, mode string, k int, turnOf map[uuid.UUID]bench.TurnRef) (bench.Ranking, float64, error) {
 	p, err := withQuery(ctx, emb, store.RecallParams{Scope: conversationScope(c), Source: memory.SourceMessages, Query: query, K: k, Mode: mode})
 	if err != nil {
-		return bench.Ranking{}, fmt.Errorf("embed a question of conversation %d: %w", c, err)
+		return bench.Ranking{}, 0, fmt.Errorf("embed a question of conversation %d: %w", c, err)
 	}
 	hits, err := st.Recall(ctx, p)
 	if err != nil {
-		return bench.Ranking{}, fmt.Errorf("recall (%s) over conversation %d: %w", mode, c, err)
+		return bench.Ranking{}, 0, fmt.Errorf("recall (%s) over conversation %d: %w", mode, c, err)
 	}
 	r := bench.Ranking{Ranked: make([]string, len(hits)), Scores: make([]float64, len(hits))}
 	for i, h := range hits {
 		t, ok := turnOf[h.ID]
 		if !ok {
-			return r, fmt.Errorf("recall (%s) over conversation %d returned message %s, which is not one of its turns", mode, c, h.ID)
+			return r, 0, fmt.Errorf("recall (%s) over conversation %d returned message %s, which is not one of its turns", mode, c, h.ID)
 		}
 		r.Ranked[i], r.Scores[i] = t.Key(), h.Score
 	}
-	return r, nil
+	return r, memory.BestRelevance(hits), nil
 }
 
 func conversationScope(c int) memory.Scope {

@@ -75,6 +75,7 @@ func runQuality(ctx context.Context, db *benchDB, sz bench.Sizes) (*bench.Qualit
 		score *bench.QualityScore
 	}{{memory.ModeText, &q.Text}, {memory.ModeVector, &q.Vector}, {memory.ModeHybrid, &q.Hybrid}} {
 		var answers []bench.Answer
+		var gated []bench.GatedAnswer
 		for n := range keyOf {
 			for _, question := range users[n%len(users)].Questions {
 				p, err := withQuery(ctx, emb, store.RecallParams{Scope: qualityScope(n), Query: question.Text, K: bench.QualityK, Mode: m.mode})
@@ -90,8 +91,29 @@ func runQuality(ctx context.Context, db *benchDB, sz bench.Sizes) (*bench.Qualit
 					a.Ranked[i], a.Scores[i] = keyOf[n][h.ID], h.Score
 				}
 				answers = append(answers, a)
+				gated = append(gated, a.Gated(memory.BestRelevance(hits)))
 			}
 		}
+		// The off-topic questions, of each user of the first copy.
+		var offBest []float64
+		offEmpty := 0
+		for n := range users {
+			for _, question := range bench.OffTopic() {
+				p, err := withQuery(ctx, emb, store.RecallParams{Scope: qualityScope(n), Query: question.For(users[n].Name), K: bench.QualityK, Mode: m.mode})
+				if err != nil {
+					return nil, fmt.Errorf("embed an off-topic question for labelled user %d: %w", n, err)
+				}
+				hits, err := st.Recall(ctx, p)
+				if err != nil {
+					return nil, fmt.Errorf("recall (%s) an off-topic question for labelled user %d: %w", m.mode, n, err)
+				}
+				if len(hits) == 0 {
+					offEmpty++
+				}
+				offBest = append(offBest, memory.BestRelevance(hits))
+			}
+		}
+		q.Matching = append(q.Matching, bench.ScoreMatching(m.mode, gated, offBest, offEmpty, store.DefaultMatchRelevance))
 		// Every copy asks every question once: the mean over all answers is the mean of the
 		// copies' means, and the questions are counted once.
 		*m.score = bench.ScoreAnswers(answers)

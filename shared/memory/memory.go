@@ -334,3 +334,16 @@ const (
 	ModeVector = "vector"
 	ModeText   = "text"
 )
+
+// BestRelevance is the highest Relevance among hits, 0 when none has one (no result, or only
+// results of another source): what tells a question about something stored from one about
+// nothing stored, whose best result is still some result.
+func BestRelevance(hits []Hit) float64 {
+	best := 0.0
+	for _, h := range hits {
+		if h.Relevance != nil && *h.Relevance > best {
+			best = *h.Relevance
+		}
+	}
+	return best
+}

@@ -44,6 +44,13 @@ const DefaultFollowWeight = 0.5
 // only with a model whose similarities separate related texts from unrelated ones.
 const DefaultMinRelevance = 0
 
+// DefaultMatchRelevance is the relevance the best result of recall must reach for its answer
+// to count as matched (recall's "matched"; the deployment's RECALL_MATCH_RELEVANCE). It is
+// chosen on the quality benchmark (cmd/agentmem-bench, -only quality), which asks questions
+// about nothing stored beside the labelled ones: the floor that flags most of the former and
+// few of the latter.
+const DefaultMatchRelevance = 0.3
+
 // DefaultRanking is the ranking of a store whose Config leaves Ranking empty.
 var DefaultRanking = Ranking{TextWeight: 1, VectorWeight: 1, RRFK: 50, ExactLimit: 2000, FollowWeight: DefaultFollowWeight}
 

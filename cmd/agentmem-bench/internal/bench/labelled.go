@@ -264,3 +264,9 @@ func scoreAnswer(a Answer) (at1, at5, rr float64) {
 	r := Ranking{Ranked: a.Ranked, Scores: a.Scores, Relevant: []string{a.Want}}
 	return r.HitAt(1), r.HitAt(5), r.ReciprocalRank(QualityK)
 }
+
+// Gated is a reduced to what a gate on its best relevance (best) changes (ScoreMatching).
+func (a Answer) Gated(best float64) GatedAnswer {
+	r := Ranking{Ranked: a.Ranked, Scores: a.Scores, Relevant: []string{a.Want}}
+	return GatedAnswer{Best: best, HitAt5: r.HitAt(5), HitAt10: r.HitAt(QualityK), RR: r.ReciprocalRank(QualityK)}
+}

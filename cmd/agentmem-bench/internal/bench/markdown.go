@@ -180,9 +180,10 @@ func Markdown(r *Results, charts []string) string {
 		}{{"text", q.Text}, {"vector", q.Vector}, {"hybrid", q.Hybrid}} {
 			p("| %s | %d | %.3f | %.3f | %.3f |\n", m.mode, m.s.Questions, m.s.HitAt1, m.s.HitAt5, m.s.MRR)
 		}
-		p("\n")
+		p("\n%s", MatchingMarkdown("labelled facts", q.Matching))
 		if cq := q.Conversations; cq != nil {
 			p("%s", ConversationMarkdown(cq))
+			p("%s", MatchingMarkdown("conversations", cq.Matching))
 		}
 	}
 	if w.History != nil {
@@ -375,4 +376,32 @@ func conversationLabel(name string) string {
 		return l
 	}
 	return name
+}
+
+// MatchingMarkdown renders how recall tells off-topic questions from labelled ones (Matching)
+// on one set: per mode, what its defaults answer, then for the default mode (hybrid) what a
+// gate at each floor of best relevance does.
+func MatchingMarkdown(set string, ms []Matching) string {
+	if len(ms) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("Off-topic questions (%s): %d questions about nothing stored beside the %d labelled ones. "+
+		"Flagged: the answer's best relevance is below the floor (`matched` false).\n\n", set, ms[0].OffTopic, ms[0].OnTopic)
+	p("| Mode | off-topic: no result | off-topic: best relevance, median / max | off-topic flagged | labelled flagged |\n|---|---|---|---|---|\n")
+	for _, m := range ms {
+		p("| %s | %.3f | %.3f / %.3f | %.3f | %.3f |\n", m.Mode, m.OffTopicEmpty, m.OffTopicBestMedian, m.OffTopicBestMax, m.OffTopicFlagged, m.OnTopicFlagged)
+	}
+	for _, m := range ms {
+		if m.Mode != "hybrid" {
+			continue
+		}
+		p("\n| Floor of best relevance (hybrid) | off-topic flagged | labelled flagged | hit@5 | hit@10 | MRR |\n|---|---|---|---|---|---|\n")
+		for _, g := range m.Gates {
+			p("| %.2f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", g.Floor, g.OffTopicFlagged, g.OnTopicFlagged, g.HitAt5, g.HitAt10, g.MRR)
+		}
+	}
+	p("\n")
+	return b.String()
 }

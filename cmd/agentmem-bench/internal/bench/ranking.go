@@ -224,6 +224,16 @@ func ScoreConversation(name string, answers []ConversationAnswer) ConversationSy
 	return sys
 }
 
+// Gated is a reduced to what a gate on its best relevance (best) changes (ScoreMatching): its
+// hit@5, hit@10 and reciprocal rank at ConversationK.
+func (a ConversationAnswer) Gated(best float64) GatedAnswer {
+	top := a.Top
+	for _, e := range a.Question.Evidence {
+		top.Relevant = append(top.Relevant, e.Key())
+	}
+	return GatedAnswer{Best: best, HitAt5: top.HitAt(5), HitAt10: top.HitAt(ConversationK), RR: top.ReciprocalRank(ConversationK)}
+}
+
 func scoreConversationAnswers(answers []ConversationAnswer) ConversationScore {
 	s := ConversationScore{Questions: len(answers)}
 	if len(answers) == 0 {

@@ -355,8 +355,47 @@ type Quality struct {
 	Text     QualityScore `json:"text"`
 	Vector   QualityScore `json:"vector"`
 	Hybrid   QualityScore `json:"hybrid"`
+	// Matching is, per mode, how the relevance of the answers tells the off-topic questions
+	// (OffTopic, asked of each user of the first copy) from the labelled ones.
+	Matching []Matching `json:"matching"`
 	// Conversations is recall over the messages of the conversation set (Conversations).
 	Conversations *ConversationQuality `json:"conversations"`
+}
+
+// Matching is how well the best relevance of recall's results, in one mode, tells questions
+// about nothing stored (OffTopic) from labelled ones: what a gate at each floor does to both.
+type Matching struct {
+	Mode string `json:"mode"`
+	// OnTopic and OffTopic count the questions.
+	OnTopic  int `json:"on_topic"`
+	OffTopic int `json:"off_topic"`
+	// OffTopicEmpty is the share of off-topic questions answered with no result at all, with
+	// the request's defaults.
+	OffTopicEmpty float64 `json:"off_topic_empty"`
+	// OffTopicBestMedian and OffTopicBestMax are the median and the highest best relevance of
+	// the off-topic answers.
+	OffTopicBestMedian float64 `json:"off_topic_best_median"`
+	OffTopicBestMax    float64 `json:"off_topic_best_max"`
+	// Flagged is the share of off-topic and of labelled questions that recall, with its
+	// defaults, said matched nothing well (store.WellMatched false).
+	OffTopicFlagged float64 `json:"off_topic_flagged"`
+	OnTopicFlagged  float64 `json:"on_topic_flagged"`
+	// Gates are the floors of MatchFloors.
+	Gates []MatchGate `json:"gates"`
+}
+
+// MatchGate is what answering "nothing matched well" below a floor of best relevance does.
+type MatchGate struct {
+	Floor float64 `json:"floor"`
+	// OffTopicFlagged and OnTopicFlagged are the shares of off-topic and of labelled questions
+	// whose best result is below Floor.
+	OffTopicFlagged float64 `json:"off_topic_flagged"`
+	OnTopicFlagged  float64 `json:"on_topic_flagged"`
+	// HitAt5, HitAt10 and MRR are the labelled questions' figures when a flagged answer counts
+	// as nothing found.
+	HitAt5  float64 `json:"hit_at_5"`
+	HitAt10 float64 `json:"hit_at_10"`
+	MRR     float64 `json:"mrr"`
 }
 
 // ConversationQuality is how well recall with source messages finds the turns that answer
@@ -369,6 +408,10 @@ type ConversationQuality struct {
 	Turns         int    `json:"turns"`
 	Questions     int    `json:"questions"`
 	Embedder      string `json:"embedder"`
+	// Matching is, per recall mode, how the relevance of the answers tells the off-topic
+	// questions (OffTopic, asked of each conversation about its two speakers in turn) from the
+	// labelled ones.
+	Matching []Matching `json:"matching"`
 	// Systems are recall in each mode (text, vector, hybrid), then the baselines: BM25 over
 	// PostgreSQL's lexemes of the same texts (bm25) and the last messages of the conversation,
 	// newest first (last-messages).
