@@ -140,10 +140,10 @@ func literals(ctx context.Context, e embedding.Embedder, texts []string) ([]*str
 	return store.VectorLiterals(vs, e.Dimensions())
 }
 
-// withQuery sets the query vector of p (of e's model) as the use-case layer does before recall;
-// mode text takes none.
+// withQuery sets the query vector of p (of e's model) and the model's similarity baseline as
+// the use-case layer does before recall; mode text takes no vector.
 func withQuery(ctx context.Context, e embedding.Embedder, p store.RecallParams) (store.RecallParams, error) {
-	p.Model = e.Model()
+	p.Model, p.VectorBaseline = e.Model(), embedding.SimilarityBaseline(e.Model())
 	if p.Mode == memory.ModeText {
 		return p, nil
 	}

@@ -43,6 +43,15 @@ type Config struct {
 	// MinRelevance is recall's min_relevance when a request gives none; 0 keeps every
 	// result. The service sets the deployment's (RECALL_MIN_RELEVANCE).
 	MinRelevance float64
+	// MatchRelevance is the relevance recall's best result must reach for its answer to say
+	// matched; 0 means store.DefaultMatchRelevance. The service sets the deployment's
+	// (RECALL_MATCH_RELEVANCE).
+	MatchRelevance float64
+	// VectorBaseline, when set, is the cosine similarity of unrelated texts' vectors of the
+	// embedder's model, above which recall credits similarity in relevance
+	// (store.RecallParams.VectorBaseline); nil means embedding.SimilarityBaseline of the
+	// model. The service sets the deployment's (RECALL_VECTOR_BASELINE).
+	VectorBaseline *float64
 	// Embedder embeds what is stored and searched (memories, messages, knowledge chunks,
 	// queries); default embedding.Hash. The store embeds nothing: every call of the provider
 	// is made here, within the request's budget.

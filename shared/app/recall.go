@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 )
@@ -42,6 +43,11 @@ const MaxRecallNeighbours = 5
 // its source).
 type RecallResults struct {
 	Results []memory.Hit `json:"results"`
+	// Matched says that the best result's relevance reaches the deployment's floor
+	// (Config.MatchRelevance): false when nothing was found, or when what was found matches
+	// the query poorly, as for a question about nothing stored. Only agentmem's own results
+	// count (another source's carry no relevance).
+	Matched bool `json:"matched"`
 }
 
 // Recall searches the caller's long-term memories, past messages, or both (see store.Recall).
@@ -108,6 +114,10 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 		return RecallResults{}, err
 	}
 	p.Model = a.cfg.Embedder.Model()
+	p.VectorBaseline = embedding.SimilarityBaseline(p.Model)
+	if a.cfg.VectorBaseline != nil {
+		p.VectorBaseline = *a.cfg.VectorBaseline
+	}
 	hits, err := a.store.Recall(ctx, p)
 	if err != nil {
 		return RecallResults{}, err
@@ -117,7 +127,12 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 			return RecallResults{}, err
 		}
 	}
-	return RecallResults{Results: mergeHits(hits, extra(), p.K)}, nil
+	floor := a.cfg.MatchRelevance
+	if floor <= 0 {
+		floor = store.DefaultMatchRelevance
+	}
+	matched := len(hits) > 0 && memory.BestRelevance(hits) >= floor
+	return RecallResults{Results: mergeHits(hits, extra(), p.K), Matched: matched}, nil
 }
 
 // withNeighbours gives each message result the n turns on each side of it in its session, in

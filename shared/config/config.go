@@ -213,6 +213,15 @@ type Config struct {
 	// RecallMinRelevance (RECALL_MIN_RELEVANCE, 0 to 1) is recall's min_relevance when a
 	// request gives none; default store.DefaultMinRelevance.
 	RecallMinRelevance float64
+	// RecallMatchRelevance (RECALL_MATCH_RELEVANCE, above 0 and at most 1) is the relevance
+	// recall's best result must reach for its answer to say matched; default
+	// store.DefaultMatchRelevance.
+	RecallMatchRelevance float64
+	// RecallVectorBaseline (RECALL_VECTOR_BASELINE, 0 to 0.99), when set, is the cosine
+	// similarity of unrelated texts' vectors of the configured model, above which recall
+	// credits similarity in relevance; unset: embedding.SimilarityBaseline of the model
+	// (HashSimilarityBaseline for the built-in embedder, else 0).
+	RecallVectorBaseline *float64
 	// RecallFollowWeight (RECALL_FOLLOW_WEIGHT, 0 to 1) is store.Ranking.FollowWeight;
 	// default store.DefaultFollowWeight.
 	RecallFollowWeight float64
@@ -572,6 +581,7 @@ func (c *Config) loadRanking(getenv func(string) string) error {
 	c.RecallTextWeight, c.RecallVectorWeight = d.TextWeight, d.VectorWeight
 	c.RecallRRFK, c.RecallExactLimit = d.RRFK, d.ExactLimit
 	c.RecallMinRelevance, c.RecallFollowWeight = store.DefaultMinRelevance, d.FollowWeight
+	c.RecallMatchRelevance = store.DefaultMatchRelevance
 	// The weights are above 0 and at most 100; the floor and the follow weight from 0 to 1.
 	for _, w := range []struct {
 		name      string
@@ -583,6 +593,7 @@ func (c *Config) loadRanking(getenv func(string) string) error {
 		{"RECALL_VECTOR_WEIGHT", &c.RecallVectorWeight, 0, 100, "a number above 0 and at most 100"},
 		{"RECALL_MIN_RELEVANCE", &c.RecallMinRelevance, 1, 1, "a number from 0 to 1"},
 		{"RECALL_FOLLOW_WEIGHT", &c.RecallFollowWeight, 1, 1, "a number from 0 to 1"},
+		{"RECALL_MATCH_RELEVANCE", &c.RecallMatchRelevance, 0, 1, "a number above 0 and at most 1"},
 	} {
 		if v := getenv(w.name); v != "" {
 			f, err := strconv.ParseFloat(v, 64)
@@ -605,6 +616,14 @@ func (c *Config) loadRanking(getenv func(string) string) error {
 			}
 			*n.to = i
 		}
+	}
+	if v := getenv("RECALL_VECTOR_BASELINE"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		// 1 would credit no similarity at all: mode vector would never match
+		if err != nil || !(f >= 0 && f <= 0.99) {
+			return fmt.Errorf("RECALL_VECTOR_BASELINE must be a number from 0 to 0.99, not %q", v)
+		}
+		c.RecallVectorBaseline = &f
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentmem/agentmem/shared/config"
 	"github.com/agentmem/agentmem/shared/llm"
 	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
 )
 
 func env(vars map[string]string) func(string) string {
@@ -320,9 +321,16 @@ func TestRankingSettings(t *testing.T) {
 	if c.RecallMinRelevance != 0 || c.RecallFollowWeight != 0.5 {
 		t.Errorf("defaults: min relevance %v, follow weight %v", c.RecallMinRelevance, c.RecallFollowWeight)
 	}
+	if c.RecallMatchRelevance != store.DefaultMatchRelevance || c.RecallVectorBaseline != nil {
+		t.Errorf("defaults: match relevance %v, vector baseline %v", c.RecallMatchRelevance, c.RecallVectorBaseline)
+	}
 	c, err = config.Load(env(map[string]string{"RECALL_MIN_RELEVANCE": "0.3", "RECALL_FOLLOW_WEIGHT": "0"}))
 	if err != nil || c.RecallMinRelevance != 0.3 || c.RecallFollowWeight != 0 {
 		t.Errorf("set: min relevance %v, follow weight %v, %v", c.RecallMinRelevance, c.RecallFollowWeight, err)
+	}
+	c, err = config.Load(env(map[string]string{"RECALL_MATCH_RELEVANCE": "0.4", "RECALL_VECTOR_BASELINE": "0"}))
+	if err != nil || c.RecallMatchRelevance != 0.4 || c.RecallVectorBaseline == nil || *c.RecallVectorBaseline != 0 {
+		t.Errorf("set: match relevance %v, vector baseline %v, %v", c.RecallMatchRelevance, c.RecallVectorBaseline, err)
 	}
 	c, err = config.Load(env(map[string]string{"RECALL_TEXT_WEIGHT": "0.5", "RECALL_VECTOR_WEIGHT": "2",
 		"RECALL_RRF_K": "60", "RECALL_EXACT_LIMIT": "10000"}))
@@ -330,12 +338,14 @@ func TestRankingSettings(t *testing.T) {
 		t.Errorf("set: %v %v %v %v, %v", c.RecallTextWeight, c.RecallVectorWeight, c.RecallRRFK, c.RecallExactLimit, err)
 	}
 	for name, values := range map[string][]string{
-		"RECALL_TEXT_WEIGHT":   {"0", "-1", "101", "NaN", "heavy"},
-		"RECALL_VECTOR_WEIGHT": {"0", "Inf", "1,5"},
-		"RECALL_RRF_K":         {"0", "10001", "1.5", "k"},
-		"RECALL_EXACT_LIMIT":   {"0", "-5", "10000001", "all"},
-		"RECALL_MIN_RELEVANCE": {"-0.1", "1.01", "NaN", "high"},
-		"RECALL_FOLLOW_WEIGHT": {"-1", "2", "Inf", "half"},
+		"RECALL_TEXT_WEIGHT":     {"0", "-1", "101", "NaN", "heavy"},
+		"RECALL_VECTOR_WEIGHT":   {"0", "Inf", "1,5"},
+		"RECALL_RRF_K":           {"0", "10001", "1.5", "k"},
+		"RECALL_EXACT_LIMIT":     {"0", "-5", "10000001", "all"},
+		"RECALL_MIN_RELEVANCE":   {"-0.1", "1.01", "NaN", "high"},
+		"RECALL_FOLLOW_WEIGHT":   {"-1", "2", "Inf", "half"},
+		"RECALL_MATCH_RELEVANCE": {"0", "-0.1", "1.5", "NaN", "some"},
+		"RECALL_VECTOR_BASELINE": {"-0.1", "1", "NaN", "low"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, v := range values {

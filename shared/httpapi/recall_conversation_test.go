@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/agentmem/agentmem/shared/store"
 )
 
 // recallConversation commits one conversation between Caroline (user) and Melanie
@@ -215,5 +217,53 @@ func TestRecallNewFieldsValidation(t *testing.T) {
 		t.Run(fmt.Sprint(b.body), func(t *testing.T) {
 			wantProblem(t, e.call(u.token, "recall", b.body), http.StatusBadRequest, "invalid_request", b.field)
 		})
+	}
+}
+
+// recall says whether anything matched well: a question about nothing the user said finds
+// some messages (the built-in embedder's vectors of unrelated texts are never quite apart),
+// but their relevance stays below the match floor and the answer says matched false; a
+// question about something said says matched true.
+func TestRecallSaysWhenNothingMatched(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	u := e.newUser("")
+	recallConversation(t, e, u.token)
+	matched := func(body map[string]any) (bool, []map[string]any) {
+		t.Helper()
+		r := e.call(u.token, "recall", body).must(t, http.StatusOK)
+		m, ok := r.body["matched"].(bool)
+		if !ok {
+			t.Fatalf("%v: matched %v, want a boolean", body, r.body["matched"])
+		}
+		var out []map[string]any
+		for _, x := range list(r.body["results"]) {
+			out = append(out, obj(x))
+		}
+		return m, out
+	}
+	for _, mode := range isoModes {
+		// The built-in embedder puts the second and third 0.09 and 0.15 from the nearest message.
+		for _, q := range []string{"What is the capital of Mongolia?", "How many moons does Jupiter have?", "What insurance policy do you hold?"} {
+			m, hits := matched(map[string]any{"query": q, "source": "messages", "mode": mode})
+			if m {
+				t.Errorf("%s: %q matched: %v", mode, q, hits)
+			}
+			for _, h := range hits {
+				if rel := h["relevance"].(float64); rel >= store.DefaultMatchRelevance {
+					t.Errorf("%s: %q found %q of relevance %v", mode, q, h["content"], rel)
+				}
+			}
+		}
+		m, hits := matched(map[string]any{"query": "What instruments does Melanie play?", "source": "messages", "mode": mode})
+		if !m || len(hits) == 0 {
+			t.Errorf("%s: an on-topic question did not match: %v", mode, uhContents(hits))
+		}
+	}
+	// Nothing stored at all: nothing matched.
+	other := e.newUser("")
+	r := e.call(other.token, "recall", map[string]any{"query": "violin"}).must(t, http.StatusOK)
+	if r.body["matched"] != false || len(list(r.body["results"])) != 0 {
+		t.Errorf("empty store: %v", r.body)
 	}
 }

@@ -172,6 +172,7 @@ func NewParts(ctx context.Context, cfg config.Config, log *slog.Logger, parts Pa
 			Backfill: cfg.RateLimitBackfillPerHour},
 		Jobs: cfg.Jobs, Adapters: adapters, Notifier: notifier, Redactor: redactor, RecallExtra: recallExtra,
 		MessageEmbedding: cfg.MessageEmbedding, Embedder: emb, MinRelevance: cfg.RecallMinRelevance,
+		MatchRelevance: cfg.RecallMatchRelevance, VectorBaseline: cfg.RecallVectorBaseline,
 		Prompts: runner, Summary: cfg.Summary, InternalJobs: cfg.ExtractFacts || cfg.Summaries})
 	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: cfg.AllowedOrigins,
 		RefuseAnonymous: !cfg.AuthAllowAnonymous})
