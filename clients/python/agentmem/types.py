@@ -439,6 +439,7 @@ class RecallResult(TypedDict):
     """RecallResult: a schema of docs/openapi.yaml."""
 
     results: List[RecallHit]
+    matched: bool
 
 
 class _RecallHitRequired(TypedDict):
