@@ -1192,8 +1192,8 @@ $function$;
 grant execute on function agentmem.query_terms(text) to agentmem_caller;
 grant execute on function agentmem.query_terms(text) to service_role;
 
--- Function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision)
-CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0)
+-- Function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision)
+CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0)
  RETURNS TABLE(id uuid, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
  LANGUAGE plpgsql
  STABLE
@@ -1228,6 +1228,7 @@ begin
                when 'vector' then v.score
                else agentmem.rrf_score(text_rank => t.rank, vector_rank => v.rank,
                       text_weight => text_weight, vector_weight => vector_weight, rrf_k => rrf_k)
+                    + relevance_weight * greatest(coalesce(t.relevance, 0), agentmem.vector_relevance(v.score, vector_baseline))
              end as score,
              greatest(coalesce(t.relevance, 0), agentmem.vector_relevance(v.score, vector_baseline)) as relevance
       from text_hits t full join vector_hits v on v.id = t.id
@@ -1244,11 +1245,11 @@ begin
     order by f.score desc, f.id;
 end
 $function$;
-grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision) to agentmem_caller;
-grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision) to service_role;
+grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision) to agentmem_caller;
+grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision) to service_role;
 
--- Function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision)
-CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0)
+-- Function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision)
+CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0)
  RETURNS TABLE(source text, id uuid, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
  LANGUAGE plpgsql
  STABLE
@@ -1319,6 +1320,7 @@ begin
                when 'vector' then v.score
                else agentmem.rrf_score(text_rank => t.rank, vector_rank => v.rank,
                       text_weight => text_weight, vector_weight => vector_weight, rrf_k => rrf_k)
+                    + relevance_weight * greatest(coalesce(t.relevance, 0), agentmem.vector_relevance(v.score, vector_baseline))
              end as score,
              greatest(coalesce(t.relevance, 0), agentmem.vector_relevance(v.score, vector_baseline)) as relevance
       from text_hits t full join vector_hits v on v.src = t.src and v.k1 = t.k1 and v.k2 = t.k2
@@ -1341,8 +1343,8 @@ begin
     order by b.score desc, b.src, b.k1, b.k2;
 end
 $function$;
-grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision) to agentmem_caller;
-grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision) to service_role;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision) to agentmem_caller;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision) to service_role;
 
 -- Function agentmem.recount_message_words()
 CREATE OR REPLACE FUNCTION agentmem.recount_message_words()

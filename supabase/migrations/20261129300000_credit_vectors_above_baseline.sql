@@ -11,8 +11,13 @@
 -- model's baseline (vector_baseline, default 0: the similarity as before).
 --
 -- - agentmem.vector_relevance(similarity, baseline) is that credit.
--- - agentmem.recall_memories and agentmem.recall_sources take vector_baseline (last, default
---   0); otherwise as before (migration rank_words_by_bm25).
+-- - agentmem.recall_memories and agentmem.recall_sources take vector_baseline (default 0), and
+--   relevance_weight (default 0): hybrid's score is the reciprocal rank fusion of the two
+--   ranks plus relevance_weight x relevance. Fusion keeps only ranks: of a user's ten
+--   memories, one that full text scores far above the next and one that barely wins rank
+--   the same. A small share of relevance orders such near ties by how much of the query
+--   each result holds (the store gives 0.01: 1/51 - 1/52, a rank's worth near the top, is
+--   0.0004). Otherwise as before (migration rank_words_by_bm25).
 
 create function agentmem.vector_relevance(similarity double precision, baseline double precision)
 returns double precision
@@ -38,7 +43,8 @@ create function agentmem.recall_memories(
   p_mode text, candidates integer, text_weight double precision, vector_weight double precision,
   rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean,
   p_since timestamptz default null, p_until timestamptz default null,
-  min_relevance double precision default 0, vector_baseline double precision default 0
+  min_relevance double precision default 0, vector_baseline double precision default 0,
+  relevance_weight double precision default 0
 )
 returns table (id uuid, content text, score double precision, metadata jsonb,
                created_at timestamptz, relevance double precision, embedding extensions.vector)
@@ -74,6 +80,7 @@ begin
                when 'vector' then v.score
                else agentmem.rrf_score(text_rank => t.rank, vector_rank => v.rank,
                       text_weight => text_weight, vector_weight => vector_weight, rrf_k => rrf_k)
+                    + relevance_weight * greatest(coalesce(t.relevance, 0), agentmem.vector_relevance(v.score, vector_baseline))
              end as score,
              greatest(coalesce(t.relevance, 0), agentmem.vector_relevance(v.score, vector_baseline)) as relevance
       from text_hits t full join vector_hits v on v.id = t.id
@@ -98,7 +105,7 @@ create function agentmem.recall_sources(
   rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean,
   p_since timestamptz default null, p_until timestamptz default null, p_speaker text default '',
   p_role text default '', follow_weight double precision default 0, min_relevance double precision default 0,
-  vector_baseline double precision default 0
+  vector_baseline double precision default 0, relevance_weight double precision default 0
 )
 returns table (source text, id uuid, session_id uuid, seq bigint, role text, name text, content text,
                score double precision, metadata jsonb, created_at timestamptz, relevance double precision,
@@ -171,6 +178,7 @@ begin
                when 'vector' then v.score
                else agentmem.rrf_score(text_rank => t.rank, vector_rank => v.rank,
                       text_weight => text_weight, vector_weight => vector_weight, rrf_k => rrf_k)
+                    + relevance_weight * greatest(coalesce(t.relevance, 0), agentmem.vector_relevance(v.score, vector_baseline))
              end as score,
              greatest(coalesce(t.relevance, 0), agentmem.vector_relevance(v.score, vector_baseline)) as relevance
       from text_hits t full join vector_hits v on v.src = t.src and v.k1 = t.k1 and v.k2 = t.k2
@@ -202,8 +210,8 @@ declare
 begin
   foreach f in array array[
     'agentmem.vector_relevance(double precision, double precision)',
-    'agentmem.recall_memories(text, extensions.vector, text, uuid, text, text, jsonb, text, integer, double precision, double precision, integer, double precision, integer, integer, boolean, timestamptz, timestamptz, double precision, double precision)',
-    'agentmem.recall_sources(text, text, extensions.vector, text, uuid, text, text, jsonb, text, integer, double precision, double precision, integer, double precision, integer, integer, boolean, timestamptz, timestamptz, text, text, double precision, double precision, double precision)'
+    'agentmem.recall_memories(text, extensions.vector, text, uuid, text, text, jsonb, text, integer, double precision, double precision, integer, double precision, integer, integer, boolean, timestamptz, timestamptz, double precision, double precision, double precision)',
+    'agentmem.recall_sources(text, text, extensions.vector, text, uuid, text, text, jsonb, text, integer, double precision, double precision, integer, double precision, integer, integer, boolean, timestamptz, timestamptz, text, text, double precision, double precision, double precision, double precision)'
   ] loop
     execute pg_catalog.format('revoke all on function %s from public, anon, authenticated', f);
     execute pg_catalog.format('grant execute on function %s to agentmem_caller, service_role', f);
