@@ -49,11 +49,10 @@ const DefaultRelevanceWeight = 0.01
 const DefaultFollowWeight = 0.5
 
 // DefaultMinRelevance is recall's min_relevance when a request gives none (the
-// deployment's RECALL_MIN_RELEVANCE): 0, every result is kept. On the labelled conversations
-// of the quality benchmark (cmd/agentmem-bench, -only quality) a floor of 0.1 cost hybrid
-// recall a twelfth of its answers in the top 10, while questions about nothing said there
-// still found results of relevance 0.07 to 0.30 through the built-in embedder: a floor pays
-// only with a model whose similarities separate related texts from unrelated ones.
+// deployment's RECALL_MIN_RELEVANCE): 0, every result is kept. On the quality benchmark
+// (cmd/agentmem-bench, -only quality) a floor of 0.1 under each result costs the labelled
+// facts' answers more than a sixth of their MRR; the answer's matched (DefaultMatchRelevance)
+// says when nothing matched well without dropping anything.
 const DefaultMinRelevance = 0
 
 // DefaultMatchRelevance is the relevance the best result of recall must reach for its answer

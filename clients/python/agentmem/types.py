@@ -207,17 +207,136 @@ class RawMessage(TypedDict):
     created_at: Timestamp
 
 
-class _OpenAIMessageRequired(TypedDict):
-    role: Literal['user', 'assistant', 'system', 'tool']
-    content: Optional[MessageContent]
+OpenAIMessage = Union["OpenAISystemMessage", "OpenAIUserMessage", "OpenAIAssistantMessage", "OpenAIToolMessage"]
+"""OpenAIMessage: Exactly a message object of the Chat Completions API, one shape per role (as the API's SDKs type them."""
 
 
-class OpenAIMessage(_OpenAIMessageRequired, total=False):
-    """OpenAIMessage: Exactly a message object of the Chat Completions API."""
+class _OpenAISystemMessageRequired(TypedDict):
+    role: Literal['system']
+    content: Union[str, List[OpenAITextPart]]
+
+
+class OpenAISystemMessage(_OpenAISystemMessageRequired, total=False):
+    """OpenAISystemMessage: a schema of docs/openapi.yaml."""
+
+    name: OpenAIName
+
+
+class _OpenAIUserMessageRequired(TypedDict):
+    role: Literal['user']
+    content: Union[str, List[OpenAIUserPart]]
+
+
+class OpenAIUserMessage(_OpenAIUserMessageRequired, total=False):
+    """OpenAIUserMessage: a schema of docs/openapi.yaml."""
+
+    name: OpenAIName
+
+
+class _OpenAIAssistantMessageRequired(TypedDict):
+    role: Literal['assistant']
+    content: Optional[Union[str, List[OpenAIAssistantPart]]]
+
+
+class OpenAIAssistantMessage(_OpenAIAssistantMessageRequired, total=False):
+    """OpenAIAssistantMessage: a schema of docs/openapi.yaml."""
+
+    name: OpenAIName
+    tool_calls: List[OpenAIToolCall]
+
+
+class OpenAIToolMessage(TypedDict):
+    """OpenAIToolMessage: a schema of docs/openapi.yaml."""
+
+    role: Literal['tool']
+    content: Union[str, List[OpenAITextPart]]
+    tool_call_id: str
+
+
+OpenAIName = str
+
+
+class OpenAIToolCallFunction(TypedDict):
+    """OpenAIToolCallFunction: a schema of docs/openapi.yaml."""
 
     name: str
-    tool_calls: List[ToolCall]
-    tool_call_id: str
+    arguments: str
+
+
+class OpenAIToolCall(TypedDict):
+    """OpenAIToolCall: A tool call as the Chat Completions API takes it."""
+
+    id: str
+    type: Literal['function']
+    function: OpenAIToolCallFunction
+
+
+class OpenAITextPart(TypedDict):
+    """OpenAITextPart: a schema of docs/openapi.yaml."""
+
+    type: Literal['text']
+    text: str
+
+
+class _OpenAIUserPart2ImageUrlRequired(TypedDict):
+    url: str
+
+
+class OpenAIUserPart2ImageUrl(_OpenAIUserPart2ImageUrlRequired, total=False):
+    """OpenAIUserPart2ImageUrl: a schema of docs/openapi.yaml."""
+
+    detail: Literal['auto', 'low', 'high', 'original']
+
+
+class OpenAIUserPart2(TypedDict):
+    """OpenAIUserPart2: a schema of docs/openapi.yaml."""
+
+    type: Literal['image_url']
+    image_url: OpenAIUserPart2ImageUrl
+
+
+class OpenAIUserPart3InputAudio(TypedDict):
+    """OpenAIUserPart3InputAudio: a schema of docs/openapi.yaml."""
+
+    data: str
+    format: Literal['wav', 'mp3']
+
+
+class OpenAIUserPart3(TypedDict):
+    """OpenAIUserPart3: a schema of docs/openapi.yaml."""
+
+    type: Literal['input_audio']
+    input_audio: OpenAIUserPart3InputAudio
+
+
+class OpenAIUserPart4File(TypedDict, total=False):
+    """OpenAIUserPart4File: a schema of docs/openapi.yaml."""
+
+    file_data: str
+    file_id: str
+    filename: str
+
+
+class OpenAIUserPart4(TypedDict):
+    """OpenAIUserPart4: a schema of docs/openapi.yaml."""
+
+    type: Literal['file']
+    file: OpenAIUserPart4File
+
+
+OpenAIUserPart = Union["OpenAITextPart", "OpenAIUserPart2", "OpenAIUserPart3", "OpenAIUserPart4"]
+"""OpenAIUserPart: A part of a user message as the Chat Completions API takes it."""
+
+
+class OpenAIAssistantPart(TypedDict):
+    """OpenAIAssistantPart: a schema of docs/openapi.yaml."""
+
+    type: Literal['refusal']
+    refusal: str
+
+
+OpenAIAssistantPart = Union["OpenAITextPart", "OpenAIAssistantPart"]
+"""OpenAIAssistantPart: A part of an assistant message as the Chat Completions API takes it."""
 
 
 class Hit(TypedDict):
@@ -351,32 +470,66 @@ class LangChainInvalidToolCall(TypedDict):
 
 
 class AnthropicMessage(TypedDict):
-    """AnthropicMessage: A message of the Anthropic Messages API."""
+    """AnthropicMessage: A message of the Anthropic Messages API (`MessageParam` of `@anthropic-ai/sdk` takes it as it is)."""
 
     role: Literal['user', 'assistant']
     content: Union[str, List[AnthropicBlock]]
 
 
-class AnthropicBlock1(TypedDict):
-    """AnthropicBlock1: a schema of docs/openapi.yaml."""
+AnthropicBlock = Union["AnthropicTextBlock", "AnthropicImageBlock", "AnthropicDocumentBlock", "AnthropicToolUseBlock", "AnthropicToolResultBlock"]
+"""AnthropicBlock: A content block of the Messages API."""
+
+
+class AnthropicTextBlock(TypedDict):
+    """AnthropicTextBlock: a schema of docs/openapi.yaml."""
 
     type: Literal['text']
     text: str
 
 
-class _AnthropicBlock2Required(TypedDict):
-    type: Literal['image', 'document']
-    source: AnthropicSource
+class AnthropicImageBlockSource(TypedDict):
+    """AnthropicImageBlockSource: a schema of docs/openapi.yaml."""
+
+    type: Literal['base64']
+    media_type: Literal['image/jpeg', 'image/png', 'image/gif', 'image/webp']
+    data: str
 
 
-class AnthropicBlock2(_AnthropicBlock2Required, total=False):
-    """AnthropicBlock2: a schema of docs/openapi.yaml."""
+class AnthropicImageBlock(TypedDict):
+    """AnthropicImageBlock: a schema of docs/openapi.yaml."""
+
+    type: Literal['image']
+    source: Union[AnthropicImageBlockSource, AnthropicURLSource]
+
+
+class AnthropicDocumentBlockSource(TypedDict):
+    """AnthropicDocumentBlockSource: a schema of docs/openapi.yaml."""
+
+    type: Literal['base64']
+    media_type: Literal['application/pdf']
+    data: str
+
+
+class _AnthropicDocumentBlockRequired(TypedDict):
+    type: Literal['document']
+    source: Union[AnthropicDocumentBlockSource, AnthropicURLSource]
+
+
+class AnthropicDocumentBlock(_AnthropicDocumentBlockRequired, total=False):
+    """AnthropicDocumentBlock: a schema of docs/openapi.yaml."""
 
     title: str
 
 
-class AnthropicBlock3(TypedDict):
-    """AnthropicBlock3: a schema of docs/openapi.yaml."""
+class AnthropicURLSource(TypedDict):
+    """AnthropicURLSource: a schema of docs/openapi.yaml."""
+
+    type: Literal['url']
+    url: str
+
+
+class AnthropicToolUseBlock(TypedDict):
+    """AnthropicToolUseBlock: a schema of docs/openapi.yaml."""
 
     type: Literal['tool_use']
     id: str
@@ -384,31 +537,15 @@ class AnthropicBlock3(TypedDict):
     input: Dict[str, Any]
 
 
-class _AnthropicBlock4Required(TypedDict):
+class _AnthropicToolResultBlockRequired(TypedDict):
     type: Literal['tool_result']
     tool_use_id: str
 
 
-class AnthropicBlock4(_AnthropicBlock4Required, total=False):
-    """AnthropicBlock4: a schema of docs/openapi.yaml."""
+class AnthropicToolResultBlock(_AnthropicToolResultBlockRequired, total=False):
+    """AnthropicToolResultBlock: a schema of docs/openapi.yaml."""
 
-    content: Union[str, List[AnthropicBlock]]
-
-
-AnthropicBlock = Union["AnthropicBlock1", "AnthropicBlock2", "AnthropicBlock3", "AnthropicBlock4"]
-"""AnthropicBlock: A content block of the Messages API."""
-
-
-class _AnthropicSourceRequired(TypedDict):
-    type: Literal['base64', 'url']
-
-
-class AnthropicSource(_AnthropicSourceRequired, total=False):
-    """AnthropicSource: `{type: base64, media_type, data}` or `{type: url, url}`."""
-
-    media_type: Literal['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'application/pdf']
-    data: str
-    url: str
+    content: Union[str, List[Union[AnthropicTextBlock, AnthropicImageBlock, AnthropicDocumentBlock]]]
 
 
 class _RecallRequestRequired(TypedDict):
@@ -446,7 +583,7 @@ class _RecallHitRequired(TypedDict):
     id: UUID
     content: str
     score: float
-    metadata: Optional[Dict[str, Any]]
+    metadata: Dict[str, Any]
     created_at: Timestamp
     source: Literal['memory', 'message']
 
@@ -866,6 +1003,7 @@ class MemoryCreated(TypedDict):
 
     id: UUID
     merged: bool
+    content_changed: bool
 
 
 class _MemoriesListRequestRequired(TypedDict):

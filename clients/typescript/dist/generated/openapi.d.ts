@@ -305,8 +305,12 @@ export interface paths {
          *       `score` = 1 − cosine distance, from −1 to 1, higher is better.
          *     - `hybrid` (default): reciprocal rank fusion of the two ranked lists above, each taking
          *       up to max(2·k, 20) candidates: `score` = Σ 1 / (50 + rank) over the lists in which the
-         *       memory appears (ranks start at 1, both lists weigh 1), so at most 2/51 ≈ 0.0392. Its
-         *       value only orders results; it is not a similarity.
+         *       memory appears (ranks start at 1, both lists weigh 1) + 0.01 × `relevance`, which
+         *       orders the near ties of fusion by how much of the query each result holds; so at most
+         *       2/51 + 0.01 ≈ 0.0492. Its
+         *       value only orders results; it is not a similarity, and the best result of a query
+         *       about nothing stored scores as high as any: threshold `relevance` (or read
+         *       `matched`) to know whether anything matched well.
          *
          *     **Embedding model.** Only memories (and messages) embedded by the configured model
          *     (`EMBEDDING_MODEL`) take part in the vector ranking; one stored while the embedding
@@ -322,6 +326,16 @@ export interface paths {
          *
          *     **min_score.** Results scoring below `min_score` are dropped (default 0). In `vector`
          *     mode this default drops memories with negative similarity; pass e.g. −1 to keep them.
+         *     A score's scale depends on the mode (BM25 is unbounded, fusion's at most 0.049), so
+         *     `min_score` suits one mode; `min_relevance` drops by `relevance`, the same scale in
+         *     every mode.
+         *
+         *     **Knowing when nothing matched.** `matched` is true when the best result's `relevance`
+         *     reaches `RECALL_MATCH_RELEVANCE` (default 0.05). A vector's similarity counts in
+         *     `relevance` only above its model's baseline, the similarity unrelated texts reach
+         *     (`RECALL_VECTOR_BASELINE`; 0.21 for the built-in embedder, else 0), so a question
+         *     about nothing stored ("What is the capital of Mongolia?") gets its nearest texts with
+         *     relevance near 0 and `matched` false.
          *
          *     **Ranking.** Hybrid fusion weighs each side's rank as `weight / (k + rank)`: the
          *     weights (`RECALL_TEXT_WEIGHT`, `RECALL_VECTOR_WEIGHT`, default 1) and `k`
@@ -1713,6 +1727,8 @@ export interface components {
         RecallResult: {
             /** @description Best first. */
             results: components["schemas"]["RecallHit"][];
+            /** @description Whether the best result's `relevance` reaches the deployment's `RECALL_MATCH_RELEVANCE` (default 0.05): false when nothing was found, or when what was found matches the query poorly, as for a question about nothing stored (the vectors always find some nearest text). The results are the same either way. Only agentmem's own results count (Mem0's carry no relevance). */
+            matched: boolean;
         };
         /** @description A memory (`source` `memory`) or a message (`source` `message`) that recall found. */
         RecallHit: {
@@ -1721,7 +1737,7 @@ export interface components {
             content: string;
             /** @description Higher is better; its meaning depends on the mode (see `recall`). */
             score: number;
-            /** @description How well the result matches the query, on a scale that depends neither on the mode nor on the other results: the greater of the share of the query's BM25 weight its text holds (its BM25 score over the highest any text could get for the query) and the cosine similarity of the vectors (0 when negative). Absent for a result of Mem0 (`origin`). */
+            /** @description How well the result matches the query, on a scale that depends neither on the mode nor on the other results: the greater of the share of the query's BM25 weight its text holds (its BM25 score over the highest any text could get for the query) and the cosine similarity of the vectors above the model's baseline, (similarity − baseline) / (1 − baseline), 0 at or below it (`RECALL_VECTOR_BASELINE`; 0.21 for the built-in embedder, else 0). Absent for a result of Mem0 (`origin`). */
             relevance?: number;
             /** @description The memory's or the message's metadata, `{}` when none. */
             metadata: Record<string, unknown>;

@@ -308,7 +308,9 @@ export interface paths {
          *       `score` = 1 − cosine distance, from −1 to 1, higher is better.
          *     - `hybrid` (default): reciprocal rank fusion of the two ranked lists above, each taking
          *       up to max(2·k, 20) candidates: `score` = Σ 1 / (50 + rank) over the lists in which the
-         *       memory appears (ranks start at 1, both lists weigh 1), so at most 2/51 ≈ 0.0392. Its
+         *       memory appears (ranks start at 1, both lists weigh 1) + 0.01 × `relevance`, which
+         *       orders the near ties of fusion by how much of the query each result holds; so at most
+         *       2/51 + 0.01 ≈ 0.0492. Its
          *       value only orders results; it is not a similarity, and the best result of a query
          *       about nothing stored scores as high as any: threshold `relevance` (or read
          *       `matched`) to know whether anything matched well.
@@ -327,7 +329,7 @@ export interface paths {
          *
          *     **min_score.** Results scoring below `min_score` are dropped (default 0). In `vector`
          *     mode this default drops memories with negative similarity; pass e.g. −1 to keep them.
-         *     A score's scale depends on the mode (BM25 is unbounded, fusion's at most 0.039), so
+         *     A score's scale depends on the mode (BM25 is unbounded, fusion's at most 0.049), so
          *     `min_score` suits one mode; `min_relevance` drops by `relevance`, the same scale in
          *     every mode.
          *

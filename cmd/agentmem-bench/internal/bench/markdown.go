@@ -387,8 +387,8 @@ func MatchingMarkdown(set string, ms []Matching) string {
 	}
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	p("Off-topic questions (%s): %d questions about nothing stored beside the %d labelled ones. "+
-		"Flagged: the answer's best relevance is below the floor (`matched` false).\n\n", set, ms[0].OffTopic, ms[0].OnTopic)
+	p("Off-topic questions (%s, set `%s`): %d questions about nothing stored beside the %d labelled ones. "+
+		"Flagged: the answer's best relevance is below the floor (`matched` false).\n\n", set, OffTopicSetID(), ms[0].OffTopic, ms[0].OnTopic)
 	p("| Mode | off-topic: no result | off-topic: best relevance, median / max | off-topic flagged | labelled flagged |\n|---|---|---|---|---|\n")
 	for _, m := range ms {
 		p("| %s | %.3f | %.3f / %.3f | %.3f | %.3f |\n", m.Mode, m.OffTopicEmpty, m.OffTopicBestMedian, m.OffTopicBestMax, m.OffTopicFlagged, m.OnTopicFlagged)

@@ -1,6 +1,9 @@
 package bench
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,6 +32,17 @@ func (q OffTopicQuestion) For(name string) string {
 // OffTopic returns the off-topic questions asked of every user of both labelled sets. The
 // caller must not modify it.
 func OffTopic() []OffTopicQuestion { return offTopic }
+
+// OffTopicSetID is a fingerprint of the off-topic questions (the first 12 hex digits of the
+// SHA-256 of their JSON): docs/benchmarks.md names the set its figures were measured on.
+func OffTopicSetID() string {
+	b, err := json.Marshal(offTopic)
+	if err != nil {
+		panic(err)
+	}
+	sum := sha256.Sum256(b)
+	return "offtopic-" + hex.EncodeToString(sum[:])[:12]
+}
 
 var offTopic = []OffTopicQuestion{
 	{"What is the capital of Mongolia?", []string{"capital", "Mongolia"}},

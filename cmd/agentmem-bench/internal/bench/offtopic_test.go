@@ -1,6 +1,10 @@
 package bench
 
-import "testing"
+import (
+	"os"
+	"strings"
+	"testing"
+)
 
 // TestScoreMatching checks the gates on a case computed by hand: two labelled answers (best
 // relevance 0.5, found first; 0.12, found third) and three off-topic ones (0, 0.12, 0.4).
@@ -33,5 +37,18 @@ func TestScoreMatching(t *testing.T) {
 	}
 	if seen != len(want) {
 		t.Errorf("%d of the floors %v scored", seen, want)
+	}
+}
+
+// TestOffTopicDocumented checks that docs/benchmarks.md reports figures of the current
+// off-topic questions: changing them changes OffTopicSetID, and the figures must be measured
+// again (make bench ARGS='-only quality') and written there with the new id.
+func TestOffTopicDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../../../docs/benchmarks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := OffTopicSetID(); !strings.Contains(string(doc), "`"+id+"`") {
+		t.Errorf("docs/benchmarks.md reports no figures of the off-topic questions %s: run make bench ARGS='-only quality' and update them", id)
 	}
 }
