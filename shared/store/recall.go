@@ -162,7 +162,6 @@ func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error
 	if p.Source != memory.SourceMemories {
 		query, args = recallSourcesSQL, append(args, p.Source, p.Speaker, p.Role, s.ranking.FollowWeight)
 	}
-	args = append(args, p.VectorBaseline, s.ranking.RelevanceWeight)
 	var hits []memory.Hit
 	err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
 		b.Queue(query, args...).Query(func(rows pgx.Rows) error {
@@ -215,18 +214,18 @@ from agentmem.recall_memories(p_query => $1::text, query_embedding => $2::extens
   p_until => $18::timestamptz, min_relevance => $19::float8, vector_baseline => $20::float8,
   relevance_weight => $21::float8)`
 
-// recallSourcesSQL is recallSQL over messages, or memories and messages as one ranking ($20),
-// its vector baseline $24 and relevance weight $25: see the function agentmem.recall_sources (migrations
+// recallSourcesSQL is recallSQL over messages, or memories and messages as one ranking ($22),
+// with recallSQL's arguments and four more: see the function agentmem.recall_sources (migrations
 // rank_words_by_bm25 and credit_vectors_above_baseline).
 const recallSourcesSQL = `select source, id, session_id, seq, role, name, content, score, metadata, created_at,
   relevance, embedding::text
-from agentmem.recall_sources(p_source => $20::text, p_since => $17::timestamptz, p_until => $18::timestamptz,
-  min_relevance => $19::float8, p_speaker => $21::text, p_role => $22::text, follow_weight => $23::float8, p_query => $1::text,
+from agentmem.recall_sources(p_source => $22::text, p_since => $17::timestamptz, p_until => $18::timestamptz,
+  min_relevance => $19::float8, p_speaker => $23::text, p_role => $24::text, follow_weight => $25::float8, p_query => $1::text,
   query_embedding => $2::extensions.vector, query_model => $3::text, p_user_id => $4::uuid,
   p_tenant_id => $5::text, p_agent => $6::text, p_filter => $7::jsonb, p_mode => $8::text,
   candidates => $9::int, text_weight => $10::float8, vector_weight => $11::float8, rrf_k => $12::int,
   min_score => $13::float8, p_k => $14::int, exact_limit => $15::int, with_vectors => $16::boolean,
-  vector_baseline => $24::float8, relevance_weight => $25::float8)`
+  vector_baseline => $20::float8, relevance_weight => $21::float8)`
 
 func (s *Store) recallArgs(p RecallParams) []any {
 	var emb *string
@@ -241,7 +240,7 @@ func (s *Store) recallArgs(p RecallParams) []any {
 	r := s.ranking
 	return []any{p.Query, emb, p.Model, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent, string(p.Filter),
 		p.Mode, cands, r.TextWeight, r.VectorWeight, r.RRFK, p.MinScore, k, r.ExactLimit, p.MMRLambda != nil,
-		p.Since, p.Until, p.MinRelevance}
+		p.Since, p.Until, p.MinRelevance, p.VectorBaseline, r.RelevanceWeight}
 }
 
 // recallHits reads the rows of recallSQL (or, for a source other than memories, of
