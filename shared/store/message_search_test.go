@@ -267,7 +267,8 @@ func TestRecallAllIsOneFusedRanking(t *testing.T) {
 		}
 		ranked[mode] = all
 	}
-	// Hybrid: text_weight / (50 + text rank) + vector_weight / (50 + vector rank), weights 1.
+	// Hybrid: text_weight / (50 + text rank) + vector_weight / (50 + vector rank), weights 1,
+	// + DefaultRelevanceWeight x relevance.
 	score := map[string]float64{}
 	for _, mode := range []string{memory.ModeText, memory.ModeVector} {
 		for i, h := range ranked[mode] {
@@ -277,6 +278,9 @@ func TestRecallAllIsOneFusedRanking(t *testing.T) {
 	hybrid := get(memory.SourceAll, memory.ModeHybrid)
 	if len(hybrid) != len(score) {
 		t.Fatalf("hybrid: %d results, want %d (every row either side ranked)", len(hybrid), len(score))
+	}
+	for _, h := range hybrid {
+		score[key(h)] += store.DefaultRelevanceWeight * *h.Relevance
 	}
 	want := slices.Clone(hybrid)
 	for i := range want {
