@@ -328,14 +328,14 @@ OpenAIUserPart = Union["OpenAITextPart", "OpenAIUserPart2", "OpenAIUserPart3", "
 """OpenAIUserPart: A part of a user message as the Chat Completions API takes it."""
 
 
-class OpenAIAssistantPart(TypedDict):
-    """OpenAIAssistantPart: a schema of docs/openapi.yaml."""
+class OpenAIAssistantPart2(TypedDict):
+    """OpenAIAssistantPart2: a schema of docs/openapi.yaml."""
 
     type: Literal['refusal']
     refusal: str
 
 
-OpenAIAssistantPart = Union["OpenAITextPart", "OpenAIAssistantPart"]
+OpenAIAssistantPart = Union["OpenAITextPart", "OpenAIAssistantPart2"]
 """OpenAIAssistantPart: A part of an assistant message as the Chat Completions API takes it."""
 
 
@@ -487,8 +487,8 @@ class AnthropicTextBlock(TypedDict):
     text: str
 
 
-class AnthropicImageBlockSource(TypedDict):
-    """AnthropicImageBlockSource: a schema of docs/openapi.yaml."""
+class AnthropicImageBlockSource1(TypedDict):
+    """AnthropicImageBlockSource1: a schema of docs/openapi.yaml."""
 
     type: Literal['base64']
     media_type: Literal['image/jpeg', 'image/png', 'image/gif', 'image/webp']
@@ -499,11 +499,11 @@ class AnthropicImageBlock(TypedDict):
     """AnthropicImageBlock: a schema of docs/openapi.yaml."""
 
     type: Literal['image']
-    source: Union[AnthropicImageBlockSource, AnthropicURLSource]
+    source: Union[AnthropicImageBlockSource1, AnthropicURLSource]
 
 
-class AnthropicDocumentBlockSource(TypedDict):
-    """AnthropicDocumentBlockSource: a schema of docs/openapi.yaml."""
+class AnthropicDocumentBlockSource1(TypedDict):
+    """AnthropicDocumentBlockSource1: a schema of docs/openapi.yaml."""
 
     type: Literal['base64']
     media_type: Literal['application/pdf']
@@ -512,7 +512,7 @@ class AnthropicDocumentBlockSource(TypedDict):
 
 class _AnthropicDocumentBlockRequired(TypedDict):
     type: Literal['document']
-    source: Union[AnthropicDocumentBlockSource, AnthropicURLSource]
+    source: Union[AnthropicDocumentBlockSource1, AnthropicURLSource]
 
 
 class AnthropicDocumentBlock(_AnthropicDocumentBlockRequired, total=False):

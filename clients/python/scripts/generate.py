@@ -181,11 +181,14 @@ class Types:
             if key in s:
                 parts: List[str] = []
                 null = False
+                # An inline member takes its parent's name only when it is the one member besides
+                # null; otherwise it is numbered, so that it never shadows the union's own alias.
+                several = sum(1 for sub in s[key] if sub.get("type") != "null") > 1
                 for i, sub in enumerate(s[key]):
                     if sub.get("type") == "null":
                         null = True
                         continue
-                    parts.append(self.expr(sub, f"{name}{i + 1}" if len(s[key]) > 2 else name, quote))
+                    parts.append(self.expr(sub, f"{name}{i + 1}" if several else name, quote))
                 inner = parts[0] if len(parts) == 1 else "Union[" + ", ".join(parts) + "]"
                 return f"Optional[{inner}]" if null else inner
         if "const" in s:

@@ -248,7 +248,7 @@ test("functionUrls send a function to its own URL", async () => {
     // point it at the same /v1/<name> of the server under test.
     const client = new AgentMemClient({ url: "http://127.0.0.1:1", functionUrls: { recall: `${p.url}/v1/recall` }, token: user.token });
     const res = await client.recall({ query: "x" });
-    assert.deepEqual(res, { results: [] });
+    assert.deepEqual(res, { results: [], matched: false });
     assert.equal(p.requests[0].path, "/v1/recall");
   } finally {
     await p.close();
