@@ -24,6 +24,9 @@ type GetContextInput struct {
 	Format      *string `json:"format"`
 	Since       *string `json:"since"`
 	AnswersOnly *bool   `json:"answers_only"`
+	// UserContext, when true, adds user_context: UserContextText of the answer's user memory,
+	// state and notes, at DefaultUserContextTokens.
+	UserContext *bool `json:"user_context"`
 }
 
 // The formats of get-context.
@@ -72,6 +75,10 @@ func (a *App) GetContext(ctx context.Context, pr auth.Principal, req GetContextI
 	ictx, sp := telemetry.StartIntent(ctx, intentFetchContext)
 	out, err := a.readContext(ictx, p)
 	sp.End(err)
+	if err == nil && req.UserContext != nil && *req.UserContext {
+		text, _ := UserContextText(out.UserMemory, out.State, out.Notes, DefaultUserContextTokens)
+		out.UserContext = &text
+	}
 	return ContextOutput{Context: out, Format: format}, err
 }
 

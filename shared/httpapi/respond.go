@@ -84,7 +84,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, rid string, 
 	if status == http.StatusMethodNotAllowed {
 		h.Set("Allow", "POST, OPTIONS")
 	}
-	if status == http.StatusUnauthorized {
+	if status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
 		h.Set("WWW-Authenticate", `Bearer realm="agentmem"`)
 	}
 	body, _ := json.Marshal(problem{
@@ -128,7 +128,7 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) {
 	default:
 		return
 	}
-	h.Set("Access-Control-Expose-Headers", "X-Request-Id, Idempotent-Replayed, Retry-After")
+	h.Set("Access-Control-Expose-Headers", "X-Request-Id, Idempotent-Replayed, Retry-After, WWW-Authenticate")
 }
 
 // preflight answers a browser's OPTIONS request.
@@ -136,7 +136,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	if h.Get("Access-Control-Allow-Origin") != "" {
 		h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, X-Request-Id")
+		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, X-Request-Id, Mcp-Protocol-Version")
 		h.Set("Access-Control-Max-Age", "600")
 	}
 	h.Set("Allow", "POST, OPTIONS")

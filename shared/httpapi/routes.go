@@ -20,6 +20,7 @@ func (s *Server) Routes() []Route {
 		{"intents", s.Intents()},
 		{"jobs", s.Jobs()},
 		{"knowledge", s.Knowledge()},
+		{"mcp", s.MCP()},
 		{"memories", s.Memories()},
 		{"notes", s.Notes()},
 		{"process-jobs", s.ProcessJobs()},

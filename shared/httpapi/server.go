@@ -36,6 +36,10 @@ type Config struct {
 	// RefuseAnonymous answers 403 to every request of a user of Supabase's anonymous sign-ins
 	// (AUTH_ALLOW_ANONYMOUS=false); default false: they are served like any other user.
 	RefuseAnonymous bool
+	// AuthorizationServers issue the tokens the functions take, for the mcp function's
+	// protected resource metadata: $SUPABASE_URL/auth/v1 when SUPABASE_URL is set; default
+	// none.
+	AuthorizationServers []string
 }
 
 // Server holds what every function needs. Build it once per process (per Lambda container).
@@ -46,6 +50,8 @@ type Server struct {
 	cfg      Config
 	origins  map[string]bool
 	anyOrig  bool
+	// mcpSrv is the mcp function's MCP server, built on its first request.
+	mcpSrv mcpServer
 }
 
 // NewServer builds a Server over the use cases a.
@@ -102,6 +108,9 @@ func (s *Server) Mux() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range s.Routes() {
 		mux.Handle("/v1/"+rt.Name, rt.Handler)
+		if rt.Name == "mcp" {
+			mux.Handle(ResourceMetadataPath+"/v1/mcp", rt.Handler)
+		}
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -152,7 +161,9 @@ type call struct {
 type function struct {
 	name        string
 	serviceOnly bool
-	run         func(s *Server, ctx context.Context, c *call) (status int, body any, err error)
+	// resource marks a function whose 401 names its protected resource metadata (mcp).
+	resource bool
+	run      func(s *Server, ctx context.Context, c *call) (status int, body any, err error)
 }
 
 // serve runs one function; the request id and CORS headers are already set on w.
@@ -194,7 +205,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid string, fn fu
 			s.log.ErrorContext(r.Context(), "request failed", "fn", name,
 				"code", string(ae.Code), "error", errorForLog(ae))
 		}
+		if fn.resource && ae.Code == apierror.Unauthenticated {
+			rec.Header().Set("WWW-Authenticate", challenge(r))
+		}
 		s.writeError(rec, r, rid, ae)
+		return
+	}
+	if a, ok := body.(*bufferedAnswer); ok {
+		a.writeTo(rec)
 		return
 	}
 	if replayed {

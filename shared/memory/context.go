@@ -19,6 +19,8 @@ type Context struct {
 	// Summary is the session's rolling summary; nil when it has none.
 	Summary *Summary `json:"summary"`
 	Usage   Usage    `json:"usage"`
+	// UserContext is the user's context text, when the request asked for it.
+	UserContext *string `json:"user_context,omitempty"`
 	// WindowExpiresAt is the earliest expiry among the messages the window was drawn from
 	// (the store's ContextParams.WindowExpiry; nil otherwise or without messages): the answer holds a
 	// message past its retention from then on.

@@ -175,8 +175,17 @@ func NewParts(ctx context.Context, cfg config.Config, log *slog.Logger, parts Pa
 		MatchRelevance: cfg.RecallMatchRelevance, VectorBaseline: cfg.RecallVectorBaseline,
 		Prompts: runner, Summary: cfg.Summary, InternalJobs: cfg.ExtractFacts || cfg.Summaries})
 	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: cfg.AllowedOrigins,
-		RefuseAnonymous: !cfg.AuthAllowAnonymous})
+		RefuseAnonymous: !cfg.AuthAllowAnonymous, AuthorizationServers: authorizationServers(cfg.SupabaseURL)})
 	return &Service{Config: cfg, Log: log, Store: st, App: a, Server: srv, Kick: kick}, nil
+}
+
+// authorizationServers is the Supabase Auth server of SUPABASE_URL, which issues the tokens
+// the functions take; none without SUPABASE_URL.
+func authorizationServers(supabaseURL string) []string {
+	if supabaseURL == "" {
+		return nil
+	}
+	return []string{supabaseURL + "/auth/v1"}
 }
 
 // followWeight is store.Ranking.FollowWeight for RECALL_FOLLOW_WEIGHT, where 0 means none
