@@ -53,6 +53,12 @@ func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) (map[s
 	}
 	var out map[string]any
 	raw, _ := json.Marshal(res.StructuredContent)
+	if res.IsError { // a tool error's problem is its text
+		if len(res.Content) != 1 || res.StructuredContent != nil {
+			t.Fatalf("%s: tool error %+v, want one text and no structured content", name, res)
+		}
+		raw = []byte(res.Content[0].(*mcp.TextContent).Text)
+	}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("%s: structured content %s: %v", name, raw, err)
 	}

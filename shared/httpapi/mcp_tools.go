@@ -99,7 +99,7 @@ func (s *Server) mcpToolHandler(t mcpTool) mcp.ToolHandler {
 	}
 }
 
-// toolProblem is a tool error's structured content: the problem's code, detail and fields.
+// toolProblem is a tool error's text, as JSON: the problem's code, detail and fields.
 type toolProblem struct {
 	Code       apierror.Code         `json:"code"`
 	Status     int                   `json:"status"`
@@ -119,10 +119,10 @@ func (s *Server) toolError(ctx context.Context, tool string, e *apierror.Error) 
 	}
 	switch e.Code {
 	case apierror.InvalidRequest, apierror.NotFound, apierror.Conflict, apierror.PayloadTooLarge, apierror.RateLimited:
+		// The problem goes in the text: structured content must match the tool's output
+		// schema, which describes its answers, and clients check it even on errors.
 		b, _ := json.Marshal(pr)
-		text := string(e.Code) + ": " + e.Detail
-		return &mcp.CallToolResult{IsError: true, StructuredContent: json.RawMessage(b),
-			Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
 	case apierror.Unauthenticated, apierror.Forbidden:
 		data, _ := json.Marshal(pr)
 		return nil, &jsonrpc.Error{Code: mcpCodeForbidden, Message: string(e.Code) + ": " + e.Detail, Data: data}

@@ -76,6 +76,9 @@ export const FUNCTIONS = [
   "intents",
   "jobs",
   "process-jobs",
+  // An MCP server: MCP clients speak to it; toolDefinitions and executeTool give its tools
+  // to function calling through the functions above.
+  "mcp",
 ] as const satisfies readonly FunctionName[];
 
 // Every function of the API document has a place in FUNCTIONS (tsc fails otherwise).
