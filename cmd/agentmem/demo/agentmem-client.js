@@ -521,7 +521,10 @@ var FUNCTIONS = [
   "forget-user",
   "intents",
   "jobs",
-  "process-jobs"
+  "process-jobs",
+  // An MCP server: MCP clients speak to it; toolDefinitions and executeTool give its tools
+  // to function calling through the functions above.
+  "mcp"
 ];
 var AgentMemClient = class {
   transport;
