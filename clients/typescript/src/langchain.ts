@@ -14,11 +14,13 @@ import {
   type StoredMessage,
 } from "@langchain/core/messages";
 import { BaseRetriever, type BaseRetrieverInput } from "@langchain/core/retrievers";
+import { tool } from "@langchain/core/tools";
 import { v5 as uuidv5 } from "uuid";
 
 import { AgentMemClient, type ChatSession, type ClientOptions } from "./client.js";
 import { isAgentMemError } from "./errors.js";
 import { MemoryStorage, userIdFromToken, type SessionStorage } from "./session.js";
+import { TOOL_SPECS, executeTool, type ToolExecuteOptions, type ToolSelection } from "./tools.js";
 import { isUUID, type RequestOptions } from "./transport.js";
 import type { ContentPart, MessageContent, MessageIn, RawMessage, RecallRequest, ToolCall } from "./types.js";
 
@@ -327,4 +329,27 @@ export class AgentMemRetriever extends BaseRetriever {
         }),
     );
   }
+}
+
+/** AgentMemToolsInput configures agentmemTools. */
+export interface AgentMemToolsInput extends ToolExecuteOptions {
+  /** The tools to give, by name; default every tool. */
+  tools?: ToolSelection;
+}
+
+/**
+ * agentmemTools gives agentmem's memory tools as LangChain tools (`tool()` of
+ * @langchain/core/tools), for `bindTools` and agents. Each runs executeTool and answers the
+ * model its text: the tool's structured answer, or the problem it can act on, as JSON.
+ */
+export function agentmemTools(client: AgentMemClient | ClientOptions, input: AgentMemToolsInput = {}) {
+  const am = client instanceof AgentMemClient ? client : new AgentMemClient(client);
+  const { tools: names, ...options } = input;
+  return TOOL_SPECS.filter((t) => !names || names.includes(t.name)).map((t) =>
+    tool(async (args: unknown) => (await executeTool(am, t.name, args, options)).text, {
+      name: t.name,
+      description: t.description,
+      schema: t.inputSchema,
+    }),
+  );
 }

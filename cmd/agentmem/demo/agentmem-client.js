@@ -242,15 +242,15 @@ function problemError(res, text, requestId, fn) {
     if (v && typeof v === "object" && !Array.isArray(v)) p = v;
   } catch {
   }
-  const str2 = (v) => typeof v === "string" ? v : void 0;
+  const str = (v) => typeof v === "string" ? v : void 0;
   return new AgentMemError({
     status: res.status,
-    code: str2(p?.code) ?? codeForStatus(res.status),
-    title: str2(p?.title) ?? res.statusText,
-    detail: str2(p?.detail) ?? (res.statusText || `HTTP ${res.status}`),
+    code: str(p?.code) ?? codeForStatus(res.status),
+    title: str(p?.title) ?? res.statusText,
+    detail: str(p?.detail) ?? (res.statusText || `HTTP ${res.status}`),
     errors: Array.isArray(p?.errors) ? p.errors : [],
-    type: str2(p?.type),
-    requestId: str2(p?.request_id) ?? requestId,
+    type: str(p?.type),
+    requestId: str(p?.request_id) ?? requestId,
     retryAfter,
     fn
   });
@@ -334,176 +334,6 @@ async function readRemembered(storage, key) {
     return void 0;
   }
 }
-
-// src/stream.ts
-var obj = (v) => v !== null && typeof v === "object" ? v : void 0;
-var str = (v) => typeof v === "string" ? v : void 0;
-var StreamAccumulator = class {
-  text = "";
-  model;
-  finishReason;
-  usage;
-  #calls = /* @__PURE__ */ new Map();
-  #call(index) {
-    let c = this.#calls.get(index);
-    if (!c) {
-      c = { id: "", name: "", arguments: "", input: void 0 };
-      this.#calls.set(index, c);
-    }
-    return c;
-  }
-  /** add reads one chunk or event and answers the text it added ("" when none). */
-  add(chunk) {
-    const c = obj(chunk);
-    if (!c) return "";
-    const type = str(c.type);
-    if (type) return this.#event(type, c);
-    this.model = str(c.model) ?? this.model;
-    if (obj(c.usage)) this.usage = obj(c.usage);
-    let added = "";
-    for (const choice of Array.isArray(c.choices) ? c.choices : []) {
-      const ch = obj(choice);
-      if (!ch || typeof ch.index === "number" && ch.index !== 0) continue;
-      const delta = obj(ch.delta);
-      added += str(delta?.content) ?? "";
-      for (const tc of Array.isArray(delta?.tool_calls) ? delta.tool_calls : []) {
-        const t = obj(tc) ?? {};
-        const call = this.#call(typeof t.index === "number" ? t.index : 0);
-        call.id = str(t.id) || call.id;
-        const fn = obj(t.function);
-        call.name = str(fn?.name) || call.name;
-        call.arguments += str(fn?.arguments) ?? "";
-      }
-      this.finishReason = str(ch.finish_reason) ?? this.finishReason;
-    }
-    this.text += added;
-    return added;
-  }
-  #event(type, e) {
-    const index = typeof e.index === "number" ? e.index : 0;
-    switch (type) {
-      case "message_start": {
-        const m = obj(e.message);
-        this.model = str(m?.model) ?? this.model;
-        if (obj(m?.usage)) this.usage = obj(m?.usage);
-        return "";
-      }
-      case "content_block_start": {
-        const b = obj(e.content_block);
-        if (b?.type === "tool_use") {
-          const call = this.#call(index);
-          call.id = str(b.id) ?? "";
-          call.name = str(b.name) ?? "";
-          call.input = b.input;
-        } else if (b?.type === "text" && str(b.text)) {
-          this.text += b.text;
-          return b.text;
-        }
-        return "";
-      }
-      case "content_block_delta": {
-        const d = obj(e.delta);
-        if (d?.type === "text_delta") {
-          const t = str(d.text) ?? "";
-          this.text += t;
-          return t;
-        }
-        if (d?.type === "input_json_delta") this.#call(index).arguments += str(d.partial_json) ?? "";
-        return "";
-      }
-      case "message_delta": {
-        this.finishReason = str(obj(e.delta)?.stop_reason) ?? this.finishReason;
-        if (obj(e.usage)) this.usage = { ...this.usage ?? {}, ...obj(e.usage) };
-        return "";
-      }
-      case "response.output_text.delta": {
-        const t = str(e.delta) ?? "";
-        this.text += t;
-        return t;
-      }
-      case "response.completed": {
-        const r = obj(e.response);
-        this.model = str(r?.model) ?? this.model;
-        this.finishReason = str(r?.status) ?? this.finishReason;
-        return "";
-      }
-      default:
-        return "";
-    }
-  }
-  /** toolCalls are the calls the model made, as commit-turn takes them. */
-  get toolCalls() {
-    return [...this.#calls.entries()].map(([i, c]) => ({
-      id: c.id || `call_${i}`,
-      type: "function",
-      function: { name: c.name, arguments: c.arguments || (c.input !== void 0 ? JSON.stringify(c.input) : "{}") }
-    }));
-  }
-  /** message is the assistant message of the whole answer, or undefined when the model said nothing. */
-  message(metadata = {}) {
-    const calls = this.toolCalls;
-    if (this.text === "" && calls.length === 0) return void 0;
-    const m = { role: "assistant", content: this.text };
-    if (calls.length > 0) m.tool_calls = calls;
-    const meta = {};
-    if (this.model) meta.model = this.model;
-    if (this.finishReason) meta.finish_reason = this.finishReason;
-    if (this.usage) meta.usage = this.usage;
-    Object.assign(meta, metadata);
-    if (Object.keys(meta).length > 0) m.metadata = meta;
-    return m;
-  }
-};
-var StreamCommit = class {
-  accumulator = new StreamAccumulator();
-  idempotencyKey;
-  result;
-  #commit;
-  #stream;
-  #options;
-  #started = false;
-  #last = "";
-  constructor(commit, stream, options = {}) {
-    this.#commit = commit;
-    this.#stream = stream;
-    this.#options = options;
-    this.idempotencyKey = options.idempotencyKey ?? uuid();
-  }
-  /** text is the answer so far. */
-  get text() {
-    return this.accumulator.text;
-  }
-  async *[Symbol.asyncIterator]() {
-    if (this.#started) throw new Error("agentmem: a StreamCommit can be iterated once");
-    this.#started = true;
-    for await (const chunk of this.#stream) {
-      this.#last = this.accumulator.add(chunk);
-      yield chunk;
-    }
-    await this.commit();
-  }
-  /** texts iterates the stream and yields its text deltas (empty ones left out). */
-  async *texts() {
-    for await (const _ of this) {
-      if (this.#last) yield this.#last;
-    }
-  }
-  /** messages are what commit() stores: `before` and the assistant message. */
-  messages() {
-    const out = [...this.#options.before ?? []];
-    const m = this.accumulator.message(this.#options.metadata);
-    if (m) out.push(m);
-    return out;
-  }
-  /** commit stores the turn now (iteration does at the stream's end); once only. */
-  async commit() {
-    if (this.result) return this.result;
-    const msgs = this.messages();
-    if (msgs.length === 0) return void 0;
-    this.result = await this.#commit(msgs, this.idempotencyKey);
-    return this.result;
-  }
-};
 
 // src/client.ts
 var FUNCTIONS = [
@@ -742,17 +572,6 @@ var ChatSession = class {
     return this.client.sessions.history({ ...this.#scope, ...req, session_id, agent: this.agent }, opts);
   }
   /**
-   * stream passes a model's stream through and, when it ends, commits `before` and the whole
-   * answer as one turn (see StreamCommit).
-   */
-  stream(stream, options = {}, opts) {
-    return new StreamCommit(
-      (messages, idempotencyKey) => this.commit(messages, {}, { ...opts, idempotencyKey }),
-      stream,
-      options
-    );
-  }
-  /**
    * subscribe calls listener with the new id whenever the session in use changes: by this
    * object, or by another tab writing the same storage key (the browser's `storage` event).
    * It answers a function that unsubscribes.
@@ -808,19 +627,1134 @@ function supabaseToken(supabase) {
     return data?.session?.access_token ?? null;
   };
 }
+
+// src/tool-definitions.ts
+var TOOL_SPECS = [
+  {
+    "name": "store_memory",
+    "title": "Store a memory",
+    "description": 'Remember one durable fact about the user for later conversations, such as a preference, a personal detail or a decision ("User prefers metric units."). Write it as a short standalone sentence. Storing the same fact again keeps one memory (merged: true). Do not store small talk or things only true for this conversation.',
+    "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "readOnlyHint": false
+    },
+    "inputSchema": {
+      "additionalProperties": false,
+      "properties": {
+        "agent": {
+          "description": 'The agent whose memory this is (1 to 64 of A-Z a-z 0-9 _ . : -); default "default".',
+          "pattern": "^[A-Za-z0-9_.:-]{1,64}$",
+          "type": "string"
+        },
+        "content": {
+          "description": "The fact, one short standalone sentence.",
+          "minLength": 1,
+          "type": "string"
+        },
+        "metadata": {
+          "description": 'Optional JSON object stored with it, e.g. {"kind": "preference"}; up to 16 KiB.',
+          "type": "object"
+        },
+        "ttl_seconds": {
+          "description": "Forget it after this many seconds; default: the deployment's retention.",
+          "minimum": 1,
+          "type": "integer"
+        }
+      },
+      "required": [
+        "content"
+      ],
+      "type": "object"
+    },
+    "outputSchema": {
+      "properties": {
+        "id": {
+          "description": "The memory's id (forget_memory takes it)",
+          "type": "string"
+        },
+        "merged": {
+          "description": "true when the fact went into a memory the user already had",
+          "type": "boolean"
+        }
+      },
+      "required": [
+        "id",
+        "merged"
+      ],
+      "type": "object"
+    }
+  },
+  {
+    "name": "recall_memory",
+    "title": "Recall memories",
+    "description": `Search what is remembered about the user (facts stored with store_memory or learned from past conversations), best match first. Use it before answering anything that may depend on the user's preferences, history or personal details. Ask in words close to how the fact would be written ("preferred units").`,
+    "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "readOnlyHint": true
+    },
+    "inputSchema": {
+      "additionalProperties": false,
+      "properties": {
+        "agent": {
+          "description": 'The agent whose memory this is (1 to 64 of A-Z a-z 0-9 _ . : -); default "default".',
+          "pattern": "^[A-Za-z0-9_.:-]{1,64}$",
+          "type": "string"
+        },
+        "filter": {
+          "description": 'Keep memories whose metadata has exactly these top-level values, e.g. {"kind": "preference"}.',
+          "type": "object"
+        },
+        "k": {
+          "description": "How many results at most; default 10.",
+          "maximum": 100,
+          "minimum": 1,
+          "type": "integer"
+        },
+        "min_relevance": {
+          "description": "Leave out results less relevant than this (0 to 1).",
+          "maximum": 1,
+          "minimum": 0,
+          "type": "number"
+        },
+        "mode": {
+          "description": "hybrid (default) matches words and meaning; text only words; vector only meaning.",
+          "enum": [
+            "hybrid",
+            "vector",
+            "text"
+          ],
+          "type": "string"
+        },
+        "query": {
+          "description": "What to look for.",
+          "maxLength": 4096,
+          "minLength": 1,
+          "type": "string"
+        }
+      },
+      "required": [
+        "query"
+      ],
+      "type": "object"
+    },
+    "outputSchema": {
+      "properties": {
+        "results": {
+          "items": {
+            "properties": {
+              "content": {
+                "type": "string"
+              },
+              "created_at": {
+                "format": "date-time",
+                "type": "string"
+              },
+              "id": {
+                "type": "string"
+              },
+              "metadata": {},
+              "relevance": {
+                "description": "0 to 1, comparable across queries",
+                "type": "number"
+              },
+              "role": {
+                "type": "string"
+              },
+              "score": {
+                "type": "number"
+              },
+              "seq": {
+                "type": "integer"
+              },
+              "session_id": {
+                "type": "string"
+              },
+              "source": {
+                "enum": [
+                  "memory",
+                  "message"
+                ],
+                "type": "string"
+              }
+            },
+            "required": [
+              "id",
+              "content",
+              "score",
+              "created_at"
+            ],
+            "type": "object"
+          },
+          "type": "array"
+        }
+      },
+      "required": [
+        "results"
+      ],
+      "type": "object"
+    }
+  },
+  {
+    "name": "search_knowledge_base",
+    "title": "Search the knowledge base",
+    "description": "Search the organisation's shared knowledge base (documentation, policies, product facts ingested by the operator), best match first. Use it for questions about the product or policies rather than about the user; it holds nothing personal.",
+    "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "readOnlyHint": true
+    },
+    "inputSchema": {
+      "additionalProperties": false,
+      "properties": {
+        "k": {
+          "description": "How many passages at most; default 5.",
+          "maximum": 50,
+          "minimum": 1,
+          "type": "integer"
+        },
+        "mode": {
+          "description": "hybrid (default), vector or text.",
+          "enum": [
+            "hybrid",
+            "vector",
+            "text"
+          ],
+          "type": "string"
+        },
+        "query": {
+          "description": "The question or words to look for.",
+          "maxLength": 4096,
+          "minLength": 1,
+          "type": "string"
+        }
+      },
+      "required": [
+        "query"
+      ],
+      "type": "object"
+    },
+    "outputSchema": {
+      "properties": {
+        "results": {
+          "items": {
+            "properties": {
+              "chunk_index": {
+                "type": "integer"
+              },
+              "content": {
+                "type": "string"
+              },
+              "id": {
+                "type": "string"
+              },
+              "metadata": {},
+              "score": {
+                "type": "number"
+              },
+              "source": {
+                "description": "The document it comes from",
+                "type": "string"
+              }
+            },
+            "required": [
+              "id",
+              "source",
+              "content",
+              "score"
+            ],
+            "type": "object"
+          },
+          "type": "array"
+        }
+      },
+      "required": [
+        "results"
+      ],
+      "type": "object"
+    }
+  },
+  {
+    "name": "get_user_context",
+    "title": "Get the user's context",
+    "description": "A short text about the user: their current mode (plan or status), what is stored about them as key/value memory (preferences, plan, usage) and your long-term notes about them. Call it once at the start of a conversation to personalise answers.",
+    "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "readOnlyHint": true
+    },
+    "inputSchema": {
+      "additionalProperties": false,
+      "properties": {
+        "agent": {
+          "description": 'The agent whose memory this is (1 to 64 of A-Z a-z 0-9 _ . : -); default "default".',
+          "pattern": "^[A-Za-z0-9_.:-]{1,64}$",
+          "type": "string"
+        },
+        "max_tokens": {
+          "description": "Cut the text to about this many tokens; default 500.",
+          "maximum": 4e3,
+          "minimum": 1,
+          "type": "integer"
+        }
+      },
+      "type": "object"
+    },
+    "outputSchema": {
+      "properties": {
+        "agent": {
+          "type": "string"
+        },
+        "text": {
+          "description": "The summary; empty when nothing is stored about the user",
+          "type": "string"
+        },
+        "token_estimate": {
+          "type": "integer"
+        },
+        "truncated": {
+          "type": "boolean"
+        }
+      },
+      "required": [
+        "agent",
+        "text",
+        "token_estimate",
+        "truncated"
+      ],
+      "type": "object"
+    }
+  },
+  {
+    "name": "manage_long_term_memory",
+    "title": "Manage long-term notes",
+    "description": 'Read and edit your long-term Markdown notes about the user (one document per agent), organised in sections under headings such as "## Preferences". operation: read; overwrite (replace everything with content); append or prepend content; replace_section_by_header (replace the section under section_header with content, adding it at the end when missing); delete_section_by_header; delete_all_notes. Read before editing; keep notes short, the size is limited (max_chars).',
+    "annotations": {
+      "destructiveHint": true,
+      "idempotentHint": false,
+      "readOnlyHint": false
+    },
+    "inputSchema": {
+      "additionalProperties": false,
+      "properties": {
+        "agent": {
+          "description": 'The agent whose memory this is (1 to 64 of A-Z a-z 0-9 _ . : -); default "default".',
+          "pattern": "^[A-Za-z0-9_.:-]{1,64}$",
+          "type": "string"
+        },
+        "content": {
+          "description": "Markdown for overwrite, append, prepend and replace_section_by_header; for replace_section_by_header, the section's body without its heading.",
+          "type": "string"
+        },
+        "operation": {
+          "description": "What to do.",
+          "enum": [
+            "read",
+            "overwrite",
+            "append",
+            "prepend",
+            "delete_section_by_header",
+            "replace_section_by_header",
+            "delete_all_notes"
+          ],
+          "type": "string"
+        },
+        "section_header": {
+          "description": 'For the *_by_header operations: the heading line ("## Preferences") or its text ("Preferences").',
+          "type": "string"
+        }
+      },
+      "required": [
+        "operation"
+      ],
+      "type": "object"
+    },
+    "outputSchema": {
+      "properties": {
+        "agent": {
+          "type": "string"
+        },
+        "chars": {
+          "type": "integer"
+        },
+        "content": {
+          "description": "The notes (Markdown) after the operation",
+          "type": "string"
+        },
+        "deleted": {
+          "description": "delete_all_notes: there were notes to delete",
+          "type": "boolean"
+        },
+        "max_chars": {
+          "description": "The size limit of the notes in characters",
+          "type": "integer"
+        },
+        "section_created": {
+          "description": "replace_section_by_header: the section did not exist and was added at the end",
+          "type": "boolean"
+        },
+        "updated_at": {
+          "format": "date-time",
+          "type": [
+            "string",
+            "null"
+          ]
+        }
+      },
+      "required": [
+        "agent"
+      ],
+      "type": "object"
+    }
+  },
+  {
+    "name": "get_context",
+    "title": "Get a session's context",
+    "description": "Everything for the next prompt of a conversation in one call: the most recent messages of the session that fit a token budget, memories recalled for query, the user's key/value memory, mode and notes. format gives the messages as stored (raw) or as the OpenAI, Anthropic or LangChain APIs take them.",
+    "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "readOnlyHint": true
+    },
+    "inputSchema": {
+      "additionalProperties": false,
+      "properties": {
+        "agent": {
+          "description": 'The agent whose memory this is (1 to 64 of A-Z a-z 0-9 _ . : -); default "default".',
+          "pattern": "^[A-Za-z0-9_.:-]{1,64}$",
+          "type": "string"
+        },
+        "answers_only": {
+          "description": "Leave out tool calls and tool results.",
+          "type": "boolean"
+        },
+        "format": {
+          "description": "Default raw.",
+          "enum": [
+            "raw",
+            "openai",
+            "anthropic",
+            "langchain"
+          ],
+          "type": "string"
+        },
+        "max_messages": {
+          "description": "At most this many recent messages; default 20.",
+          "maximum": 500,
+          "minimum": 1,
+          "type": "integer"
+        },
+        "max_tokens": {
+          "description": "Drop the oldest messages until the estimate fits.",
+          "minimum": 1,
+          "type": "integer"
+        },
+        "query": {
+          "description": "Recall memories for this text.",
+          "maxLength": 4096,
+          "type": "string"
+        },
+        "recall_k": {
+          "description": "How many memories for query; default 5.",
+          "maximum": 50,
+          "minimum": 0,
+          "type": "integer"
+        },
+        "session_id": {
+          "description": "The conversation's id.",
+          "format": "uuid",
+          "type": "string"
+        },
+        "since": {
+          "description": "Only messages created at or after this time (RFC 3339).",
+          "format": "date-time",
+          "type": "string"
+        },
+        "user_context": {
+          "description": "Add user_context, the text get_user_context gives.",
+          "type": "boolean"
+        }
+      },
+      "required": [
+        "session_id"
+      ],
+      "type": "object"
+    },
+    "outputSchema": {
+      "properties": {
+        "memories": {
+          "items": {
+            "type": "object"
+          },
+          "type": "array"
+        },
+        "messages": {
+          "items": {
+            "type": "object"
+          },
+          "type": "array"
+        },
+        "notes": {
+          "type": [
+            "string",
+            "null"
+          ]
+        },
+        "session_id": {
+          "type": "string"
+        },
+        "state": {
+          "type": [
+            "string",
+            "null"
+          ]
+        },
+        "summary": {
+          "type": [
+            "object",
+            "null"
+          ]
+        },
+        "system": {
+          "description": "anthropic format: the system text",
+          "type": [
+            "string",
+            "null"
+          ]
+        },
+        "usage": {
+          "properties": {
+            "messages": {
+              "type": "integer"
+            },
+            "token_estimate": {
+              "type": "integer"
+            },
+            "truncated": {
+              "type": "boolean"
+            }
+          },
+          "type": "object"
+        },
+        "user_context": {
+          "type": "string"
+        },
+        "user_memory": {
+          "type": "object"
+        }
+      },
+      "required": [
+        "session_id",
+        "messages",
+        "memories",
+        "usage"
+      ],
+      "type": "object"
+    }
+  },
+  {
+    "name": "commit_turn",
+    "title": "Commit a turn",
+    "description": "Append one turn of the conversation (the user's message, your answer, tool calls and results) to a session, so later calls of get_context and search_history see it, with optional long-term memories. The session is created on first commit. Give idempotency_key (or message ids) so a retried commit is stored once.",
+    "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "readOnlyHint": false
+    },
+    "inputSchema": {
+      "additionalProperties": false,
+      "properties": {
+        "agent": {
+          "description": 'The agent whose memory this is (1 to 64 of A-Z a-z 0-9 _ . : -); default "default".',
+          "pattern": "^[A-Za-z0-9_.:-]{1,64}$",
+          "type": "string"
+        },
+        "extract": {
+          "description": "false keeps this turn out of automatic fact extraction.",
+          "type": "boolean"
+        },
+        "idempotency_key": {
+          "description": "The same key and arguments again return the first answer and store nothing new.",
+          "maxLength": 255,
+          "minLength": 1,
+          "type": "string"
+        },
+        "memories": {
+          "description": "Long-term facts learned in this turn.",
+          "items": {
+            "additionalProperties": false,
+            "properties": {
+              "content": {
+                "minLength": 1,
+                "type": "string"
+              },
+              "metadata": {
+                "description": 'Optional JSON object stored with it, e.g. {"kind": "preference"}; up to 16 KiB.',
+                "type": "object"
+              }
+            },
+            "required": [
+              "content"
+            ],
+            "type": "object"
+          },
+          "type": "array"
+        },
+        "messages": {
+          "description": "The turn's messages, in order.",
+          "items": {
+            "additionalProperties": false,
+            "properties": {
+              "content": {
+                "anyOf": [
+                  {
+                    "type": "string"
+                  },
+                  {
+                    "items": {
+                      "properties": {
+                        "type": {
+                          "type": "string"
+                        }
+                      },
+                      "required": [
+                        "type"
+                      ],
+                      "type": "object"
+                    },
+                    "type": "array"
+                  }
+                ],
+                "description": 'Text, or OpenAI-style content parts ([{"type": "text", "text": "..."}]); may be empty only for an assistant message with tool_calls.'
+              },
+              "created_at": {
+                "description": "Service tokens only: when the message was said.",
+                "format": "date-time",
+                "type": "string"
+              },
+              "id": {
+                "description": "Client-chosen id: a message whose id is stored already is not stored again.",
+                "type": "string"
+              },
+              "metadata": {
+                "description": 'Optional JSON object stored with it, e.g. {"kind": "preference"}; up to 16 KiB.',
+                "type": "object"
+              },
+              "name": {
+                "type": "string"
+              },
+              "role": {
+                "enum": [
+                  "user",
+                  "assistant",
+                  "system",
+                  "tool"
+                ],
+                "type": "string"
+              },
+              "tool_call_id": {
+                "description": "For a tool message: the call it answers.",
+                "type": "string"
+              },
+              "tool_calls": {
+                "items": {
+                  "properties": {
+                    "function": {
+                      "properties": {
+                        "arguments": {
+                          "type": "string"
+                        },
+                        "name": {
+                          "type": "string"
+                        }
+                      },
+                      "required": [
+                        "name",
+                        "arguments"
+                      ],
+                      "type": "object"
+                    },
+                    "id": {
+                      "type": "string"
+                    },
+                    "type": {
+                      "enum": [
+                        "function"
+                      ],
+                      "type": "string"
+                    }
+                  },
+                  "required": [
+                    "id",
+                    "type",
+                    "function"
+                  ],
+                  "type": "object"
+                },
+                "type": "array"
+              }
+            },
+            "required": [
+              "role",
+              "content"
+            ],
+            "type": "object"
+          },
+          "maxItems": 100,
+          "minItems": 1,
+          "type": "array"
+        },
+        "session_id": {
+          "description": "The conversation's id; a new id starts a session.",
+          "format": "uuid",
+          "type": "string"
+        },
+        "ttl_seconds": {
+          "description": "Forget the turn after this many seconds; default: the deployment's retention.",
+          "minimum": 1,
+          "type": "integer"
+        }
+      },
+      "required": [
+        "session_id",
+        "messages"
+      ],
+      "type": "object"
+    },
+    "outputSchema": {
+      "properties": {
+        "memories": {
+          "items": {
+            "properties": {
+              "id": {
+                "type": "string"
+              }
+            },
+            "required": [
+              "id"
+            ],
+            "type": "object"
+          },
+          "type": "array"
+        },
+        "messages": {
+          "items": {
+            "properties": {
+              "created_at": {
+                "type": "string"
+              },
+              "id": {
+                "type": "string"
+              },
+              "seq": {
+                "type": "integer"
+              }
+            },
+            "required": [
+              "id",
+              "seq"
+            ],
+            "type": "object"
+          },
+          "type": "array"
+        },
+        "replayed": {
+          "description": "true when this answer is replayed for a retry with the same idempotency_key: nothing new was stored",
+          "type": "boolean"
+        },
+        "session_id": {
+          "type": "string"
+        }
+      },
+      "required": [
+        "session_id",
+        "messages",
+        "memories",
+        "replayed"
+      ],
+      "type": "object"
+    }
+  },
+  {
+    "name": "forget_memory",
+    "title": "Forget a memory",
+    "description": "Delete one long-term memory of the user by its id (from recall_memory or list_memories), when the user asks to forget it or it is wrong. It cannot be undone. An id that is not the user's memory is not_found.",
+    "annotations": {
+      "destructiveHint": true,
+      "idempotentHint": true,
+      "readOnlyHint": false
+    },
+    "inputSchema": {
+      "additionalProperties": false,
+      "properties": {
+        "id": {
+          "description": "The memory's id.",
+          "format": "uuid",
+          "type": "string"
+        }
+      },
+      "required": [
+        "id"
+      ],
+      "type": "object"
+    },
+    "outputSchema": {
+      "properties": {
+        "deleted": {
+          "type": "boolean"
+        }
+      },
+      "required": [
+        "deleted"
+      ],
+      "type": "object"
+    }
+  },
+  {
+    "name": "list_memories",
+    "title": "List memories",
+    "description": "List the user's long-term memories, newest first, a page at a time (next_cursor gives the next page). Use it to review everything remembered; to find something, recall_memory is better.",
+    "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "readOnlyHint": true
+    },
+    "inputSchema": {
+      "additionalProperties": false,
+      "properties": {
+        "agent": {
+          "description": 'The agent whose memory this is (1 to 64 of A-Z a-z 0-9 _ . : -); default "default".',
+          "pattern": "^[A-Za-z0-9_.:-]{1,64}$",
+          "type": "string"
+        },
+        "cursor": {
+          "description": "next_cursor of the previous page.",
+          "type": "string"
+        },
+        "limit": {
+          "description": "Page size; default 20.",
+          "maximum": 100,
+          "minimum": 1,
+          "type": "integer"
+        }
+      },
+      "type": "object"
+    },
+    "outputSchema": {
+      "properties": {
+        "items": {
+          "items": {
+            "properties": {
+              "agent": {
+                "type": [
+                  "string",
+                  "null"
+                ]
+              },
+              "content": {
+                "type": "string"
+              },
+              "created_at": {
+                "type": "string"
+              },
+              "expires_at": {
+                "type": "string"
+              },
+              "id": {
+                "type": "string"
+              },
+              "metadata": {},
+              "updated_at": {
+                "type": "string"
+              }
+            },
+            "required": [
+              "id",
+              "content"
+            ],
+            "type": "object"
+          },
+          "type": "array"
+        },
+        "next_cursor": {
+          "type": [
+            "string",
+            "null"
+          ]
+        }
+      },
+      "required": [
+        "items",
+        "next_cursor"
+      ],
+      "type": "object"
+    }
+  },
+  {
+    "name": "search_history",
+    "title": "Search past conversations",
+    "description": `Search the user's past messages across every conversation, best match first, each with its session_id, seq and role. Use it when the user refers to something said earlier ("what did I tell you about my trip?"); since/until bound the time, neighbours adds the turns around each hit.`,
+    "annotations": {
+      "destructiveHint": false,
+      "idempotentHint": true,
+      "readOnlyHint": true
+    },
+    "inputSchema": {
+      "additionalProperties": false,
+      "properties": {
+        "agent": {
+          "description": 'The agent whose memory this is (1 to 64 of A-Z a-z 0-9 _ . : -); default "default".',
+          "pattern": "^[A-Za-z0-9_.:-]{1,64}$",
+          "type": "string"
+        },
+        "k": {
+          "description": "How many messages at most; default 10.",
+          "maximum": 100,
+          "minimum": 1,
+          "type": "integer"
+        },
+        "min_relevance": {
+          "description": "Leave out results less relevant than this (0 to 1).",
+          "maximum": 1,
+          "minimum": 0,
+          "type": "number"
+        },
+        "mode": {
+          "description": "Default hybrid.",
+          "enum": [
+            "hybrid",
+            "vector",
+            "text"
+          ],
+          "type": "string"
+        },
+        "neighbours": {
+          "description": "Add this many turns on each side of each hit.",
+          "maximum": 5,
+          "minimum": 0,
+          "type": "integer"
+        },
+        "query": {
+          "description": "What to look for.",
+          "maxLength": 4096,
+          "minLength": 1,
+          "type": "string"
+        },
+        "role": {
+          "description": "Only messages of this role.",
+          "enum": [
+            "user",
+            "assistant",
+            "system",
+            "tool"
+          ],
+          "type": "string"
+        },
+        "since": {
+          "description": "Only messages created at or after this time (RFC 3339).",
+          "format": "date-time",
+          "type": "string"
+        },
+        "speaker": {
+          "description": "Only messages of this speaker (the message's name).",
+          "type": "string"
+        },
+        "until": {
+          "description": "Only messages created before this time (RFC 3339).",
+          "format": "date-time",
+          "type": "string"
+        }
+      },
+      "required": [
+        "query"
+      ],
+      "type": "object"
+    },
+    "outputSchema": {
+      "properties": {
+        "results": {
+          "items": {
+            "properties": {
+              "content": {
+                "type": "string"
+              },
+              "created_at": {
+                "format": "date-time",
+                "type": "string"
+              },
+              "id": {
+                "type": "string"
+              },
+              "metadata": {},
+              "relevance": {
+                "description": "0 to 1, comparable across queries",
+                "type": "number"
+              },
+              "role": {
+                "type": "string"
+              },
+              "score": {
+                "type": "number"
+              },
+              "seq": {
+                "type": "integer"
+              },
+              "session_id": {
+                "type": "string"
+              },
+              "source": {
+                "enum": [
+                  "memory",
+                  "message"
+                ],
+                "type": "string"
+              }
+            },
+            "required": [
+              "id",
+              "content",
+              "score",
+              "created_at"
+            ],
+            "type": "object"
+          },
+          "type": "array"
+        }
+      },
+      "required": [
+        "results"
+      ],
+      "type": "object"
+    }
+  }
+];
+
+// src/tools.ts
+function pick(names) {
+  if (!names) return TOOL_SPECS;
+  for (const n of names) if (!isToolName(n)) throw new TypeError(`agentmem: no tool named ${String(n)}`);
+  return TOOL_SPECS.filter((t) => names.includes(t.name));
+}
+function isToolName(name) {
+  return TOOL_SPECS.some((t) => t.name === name);
+}
+function openaiTools(names) {
+  return pick(names).map((t) => ({
+    type: "function",
+    function: { name: t.name, description: t.description, parameters: t.inputSchema, strict: false }
+  }));
+}
+function openaiResponsesTools(names) {
+  return pick(names).map((t) => ({
+    type: "function",
+    name: t.name,
+    description: t.description,
+    parameters: t.inputSchema,
+    strict: false
+  }));
+}
+function anthropicTools(names) {
+  return pick(names).map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+}
+var PROTOCOL_VERSION = "2025-06-18";
+function invalid(name, detail, field) {
+  const error = { code: "invalid_request", status: 400, detail };
+  if (field) error.errors = [{ field, message: detail }];
+  return { ok: false, name, error, text: JSON.stringify(error) };
+}
+async function executeTool(client, name, args, options = {}) {
+  const spec = TOOL_SPECS.find((t) => t.name === name);
+  if (!spec) return invalid(name, `no tool named ${name}; the tools are ${TOOL_SPECS.map((t) => t.name).join(", ")}`);
+  let input = args ?? {};
+  if (typeof input === "string") {
+    try {
+      input = input.trim() === "" ? {} : JSON.parse(input);
+    } catch {
+      return invalid(name, "the arguments are not valid JSON");
+    }
+  }
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    return invalid(name, "the arguments must be a JSON object");
+  }
+  const a = { ...input };
+  const { userId, tenantId, agent, ...request } = options;
+  if (userId !== void 0) a.user_id = userId;
+  if (tenantId !== void 0) a.tenant_id = tenantId;
+  if (agent !== void 0 && "agent" in spec.inputSchema.properties && a.agent === void 0) a.agent = agent;
+  const res = await client.transport.call(
+    {
+      fn: "mcp",
+      body: { jsonrpc: "2.0", id: uuid(), method: "tools/call", params: { name, arguments: a } },
+      // A retry after a lost answer is safe only for the tools that say so.
+      repeatable: spec.annotations.idempotentHint
+    },
+    {
+      ...request,
+      headers: { Accept: "application/json, text/event-stream", "MCP-Protocol-Version": PROTOCOL_VERSION, ...request.headers }
+    }
+  );
+  const body = res.data;
+  if (body?.error) {
+    const d = body.error.data ?? {};
+    throw new AgentMemError({
+      status: d.status ?? 500,
+      code: d.code ?? "internal",
+      detail: d.detail ?? body.error.message,
+      requestId: d.request_id ?? res.requestId,
+      retryAfter: d.retry_after,
+      fn: "mcp"
+    });
+  }
+  const text = body?.result?.content?.find((c) => c.type === "text")?.text ?? "";
+  if (body?.result?.isError) {
+    let error;
+    try {
+      error = JSON.parse(text);
+    } catch {
+      error = { code: "invalid_request", status: 400, detail: text };
+    }
+    return { ok: false, name, error, text };
+  }
+  const output = body?.result?.structuredContent ?? {};
+  return { ok: true, name: spec.name, output, text: JSON.stringify(output) };
+}
+async function runOpenAIToolCalls(client, toolCalls, options) {
+  const out = [];
+  for (const call of toolCalls) {
+    const r = await executeTool(client, call.function.name, call.function.arguments, options);
+    out.push({ role: "tool", tool_call_id: call.id, content: r.text });
+  }
+  return out;
+}
+async function runAnthropicToolUses(client, content, options) {
+  const out = [];
+  for (const block of content) {
+    if (block.type !== "tool_use" || !block.id || !block.name) continue;
+    const r = await executeTool(client, block.name, block.input, options);
+    out.push({ type: "tool_result", tool_use_id: block.id, content: r.text, is_error: !r.ok });
+  }
+  return out;
+}
 export {
   AgentMemClient,
   AgentMemError,
   ChatSession,
   FUNCTIONS,
   MemoryStorage,
-  StreamAccumulator,
-  StreamCommit,
+  TOOL_SPECS,
   Transport,
+  anthropicTools,
   defaultStorage,
+  executeTool,
   isAgentMemError,
+  isToolName,
   isUUID,
+  openaiResponsesTools,
+  openaiTools,
   parseRetryAfter,
+  runAnthropicToolUses,
+  runOpenAIToolCalls,
   sessionKey,
   supabaseToken,
   userIdFromToken,
