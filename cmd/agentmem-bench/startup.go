@@ -111,6 +111,10 @@ func w6Request(fn string, corpus *bench.Corpus) (role string, user uuid.UUID, bo
 		return auth.RoleUser, user, map[string]any{"op": "get"}
 	case "notes":
 		return auth.RoleUser, user, map[string]any{"op": "read", "agent": benchAgent}
+	case "mcp":
+		// A tool call without initialize, as a stateless server takes it.
+		return auth.RoleUser, user, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+			"params": map[string]any{"name": "recall_memory", "arguments": map[string]any{"query": "bababa", "k": recallK}}}
 	}
 	return auth.RoleUser, user, map[string]any{"op": "list"}
 }
@@ -122,7 +126,9 @@ func functionURLEvent(token string, body []byte) ([]byte, error) {
 		"version": "2.0", "routeKey": "$default", "rawPath": "/", "rawQueryString": "",
 		"headers": map[string]string{
 			"authorization": "Bearer " + token, "content-type": "application/json",
-			"host": "bench.lambda-url.local", "x-forwarded-proto": "https",
+			// Both, as MCP's Streamable HTTP transport asks; the other functions take either.
+			"accept": "application/json, text/event-stream",
+			"host":   "bench.lambda-url.local", "x-forwarded-proto": "https",
 		},
 		"requestContext": map[string]any{
 			"accountId": "anonymous", "apiId": "bench", "domainName": "bench.lambda-url.local",

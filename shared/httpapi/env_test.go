@@ -31,7 +31,7 @@ const secret = "test-secret-with-at-least-32-characters-long"
 
 // env is one server over one test database.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	db     testdb.DB
 	store  *store.Store
 	app    *app.App
@@ -99,7 +99,7 @@ func newEnv(t *testing.T, own bool) *env {
 
 // buildEnv is every test server: a store over the test database (through the pooler when the
 // suite runs through it), the verifier of secret, the use cases and the HTTP server, as c says.
-func buildEnv(t *testing.T, c envConfig) *env {
+func buildEnv(t testing.TB, c envConfig) *env {
 	t.Helper()
 	var db testdb.DB
 	switch {
@@ -111,7 +111,7 @@ func buildEnv(t *testing.T, c envConfig) *env {
 	case c.own:
 		db = testdb.New(t)
 	default:
-		sharedOnce.Do(func() { sharedDB = testdb.New(&cleanupLess{T: t}) })
+		sharedOnce.Do(func() { sharedDB = testdb.New(&cleanupLess{TB: t}) })
 		db = sharedDB
 	}
 	e := &env{t: t, db: db, store: c.openStore(t, db), logBuf: &syncBuffer{}}
@@ -180,7 +180,7 @@ func TestMain(m *testing.M) {
 
 // cleanupLess keeps the shared database for the whole package run (TestMain drops it): a
 // test's Cleanup would drop it under the tests still using it.
-type cleanupLess struct{ *testing.T }
+type cleanupLess struct{ testing.TB }
 
 func (c *cleanupLess) Cleanup(func()) {}
 
@@ -350,7 +350,7 @@ func createdOnce(t *testing.T, n int, call func(i int) response) {
 }
 
 // must fails the test unless the response has the status.
-func (r response) must(t *testing.T, status int) response {
+func (r response) must(t testing.TB, status int) response {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("status %d, want %d: %s", r.status, status, r.raw)
