@@ -5,7 +5,7 @@ import type { ActiveSession, ActiveSessionRequest, CommitResult, CommitTurnReque
 /** ClientOptions configure an AgentMemClient. */
 export type ClientOptions = TransportOptions;
 /** FUNCTIONS lists every function the client calls: those of docs/openapi.yaml, then v1.1's. */
-export declare const FUNCTIONS: readonly ["active-session", "commit-turn", "get-context", "recall", "sweep-expired", "user-memory", "user-state", "notes", "sessions", "memories", "knowledge", "forget-user", "intents", "jobs", "process-jobs"];
+export declare const FUNCTIONS: readonly ["active-session", "commit-turn", "get-context", "recall", "sweep-expired", "user-memory", "user-state", "notes", "sessions", "memories", "knowledge", "forget-user", "intents", "jobs", "process-jobs", "mcp"];
 /**
  * AgentMemClient calls agentmem's functions. One method per function (and per op of the
  * functions that take one), with the request and answer types of docs/openapi.yaml.

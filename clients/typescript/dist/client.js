@@ -18,6 +18,9 @@ export const FUNCTIONS = [
     "intents",
     "jobs",
     "process-jobs",
+    // An MCP server: MCP clients speak to it; toolDefinitions and executeTool give its tools
+    // to function calling through the functions above.
+    "mcp",
 ];
 const everyFunction = true;
 void everyFunction;

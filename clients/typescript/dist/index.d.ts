@@ -12,3 +12,4 @@ export { Transport, isUUID, parseRetryAfter, uuid } from "./transport.js";
 export type { ApiResponse, RequestOptions, TokenGetter, TransportOptions } from "./transport.js";
 export type * from "./types.js";
 export type { components, paths, operations } from "./generated/openapi.js";
+export { TOOL_SPECS, anthropicTools, executeTool, isToolName, openaiResponsesTools, openaiTools, runAnthropicToolUses, runOpenAIToolCalls, type AnthropicTool, type AnthropicToolUse, type JsonObjectSchema, type OpenAIChatTool, type OpenAIResponsesTool, type OpenAIToolCall, type ToolExecuteOptions, type ToolName, type ToolProblem, type ToolResult, type ToolSelection, type ToolSpec, } from "./tools.js";

@@ -5,3 +5,4 @@ export { MemoryStorage, defaultStorage, sessionKey, userIdFromToken } from "./se
 export { StreamAccumulator, StreamCommit } from "./stream.js";
 export { supabaseToken } from "./supabase.js";
 export { Transport, isUUID, parseRetryAfter, uuid } from "./transport.js";
+export { TOOL_SPECS, anthropicTools, executeTool, isToolName, openaiResponsesTools, openaiTools, runAnthropicToolUses, runOpenAIToolCalls, } from "./tools.js";

@@ -4,6 +4,7 @@ import { type BaseMessage } from "@langchain/core/messages";
 import { BaseRetriever, type BaseRetrieverInput } from "@langchain/core/retrievers";
 import { AgentMemClient, type ClientOptions } from "./client.js";
 import { type SessionStorage } from "./session.js";
+import { type ToolExecuteOptions, type ToolSelection } from "./tools.js";
 import { type RequestOptions } from "./transport.js";
 import type { MessageIn, RawMessage, RecallRequest } from "./types.js";
 /**
@@ -106,3 +107,14 @@ export declare class AgentMemRetriever extends BaseRetriever {
     constructor(fields: AgentMemRetrieverInput);
     _getRelevantDocuments(query: string): Promise<Document[]>;
 }
+/** AgentMemToolsInput configures agentmemTools. */
+export interface AgentMemToolsInput extends ToolExecuteOptions {
+    /** The tools to give, by name; default every tool. */
+    tools?: ToolSelection;
+}
+/**
+ * agentmemTools gives agentmem's memory tools as LangChain tools (`tool()` of
+ * @langchain/core/tools), for `bindTools` and agents. Each runs executeTool and answers the
+ * model its text: the tool's structured answer, or the problem it can act on, as JSON.
+ */
+export declare function agentmemTools(client: AgentMemClient | ClientOptions, input?: AgentMemToolsInput): import("@langchain/core/tools").DynamicStructuredTool<import("./tool-definitions.js").JsonObjectSchema, unknown, unknown, string>[];

@@ -5,10 +5,12 @@ import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import { Document } from "@langchain/core/documents";
 import { AIMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage, mapStoredMessagesToChatMessages, } from "@langchain/core/messages";
 import { BaseRetriever } from "@langchain/core/retrievers";
+import { tool } from "@langchain/core/tools";
 import { v5 as uuidv5 } from "uuid";
 import { AgentMemClient } from "./client.js";
 import { isAgentMemError } from "./errors.js";
 import { MemoryStorage, userIdFromToken } from "./session.js";
+import { TOOL_SPECS, executeTool } from "./tools.js";
 import { isUUID } from "./transport.js";
 /**
  * SESSION_NAMESPACE is the UUID namespace of the agentmem session ids that sessionIdFor derives
@@ -262,4 +264,18 @@ export class AgentMemRetriever extends BaseRetriever {
             },
         }));
     }
+}
+/**
+ * agentmemTools gives agentmem's memory tools as LangChain tools (`tool()` of
+ * @langchain/core/tools), for `bindTools` and agents. Each runs executeTool and answers the
+ * model its text: the tool's structured answer, or the problem it can act on, as JSON.
+ */
+export function agentmemTools(client, input = {}) {
+    const am = client instanceof AgentMemClient ? client : new AgentMemClient(client);
+    const { tools: names, ...options } = input;
+    return TOOL_SPECS.filter((t) => !names || names.includes(t.name)).map((t) => tool(async (args) => (await executeTool(am, t.name, args, options)).text, {
+        name: t.name,
+        description: t.description,
+        schema: t.inputSchema,
+    }));
 }

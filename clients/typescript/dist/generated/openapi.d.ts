@@ -687,6 +687,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An MCP server (Streamable HTTP, stateless) whose tools act as the token's user.
+         * @description The Model Context Protocol's Streamable HTTP transport, stateless: no `Mcp-Session-Id`
+         *     is issued or read, so any container answers any request, and a client sends
+         *     `initialize`, `tools/list` and `tools/call` as JSON-RPC 2.0 messages in POST bodies
+         *     (`Content-Type: application/json`, `Accept: application/json, text/event-stream`);
+         *     every answer is one JSON document. The bearer token is checked before the body is read,
+         *     as for every function; a 401 carries `WWW-Authenticate: Bearer realm="agentmem",
+         *     resource_metadata="<url>"`, the protected resource metadata (RFC 9728) that MCP's
+         *     authorization spec asks for. A GET of the endpoint (a standalone event stream) is 405.
+         *
+         *     Tools: `store_memory`, `recall_memory`, `search_knowledge_base`, `get_user_context`,
+         *     `manage_long_term_memory` (operations `read`, `overwrite`, `append`, `prepend`,
+         *     `delete_section_by_header`, `replace_section_by_header`, `delete_all_notes`),
+         *     `get_context`, `commit_turn`, `forget_memory`, `list_memories`, `search_history`.
+         *     `tools/list` gives each one's input and output JSON Schema, description and annotations
+         *     (`readOnlyHint`, `destructiveHint`, `idempotentHint`). Each runs the use case of the
+         *     function it is named after, with its limits; the tools act as the token's user and
+         *     tenant, and a service token names `user_id` (and `tenant_id`) in the arguments.
+         *
+         *     A problem the model can act on (`invalid_request`, `not_found`, `conflict`,
+         *     `payload_too_large`, `rate_limited`) is a tool result with `isError: true` whose text
+         *     is the JSON object `{code, status, detail, errors?, retry_after?, request_id}` (no
+         *     structured content: that is the tool's answer, as its output schema says). A caller refused (`forbidden`) is a JSON-RPC error -32003,
+         *     a server fault (`unavailable`, `internal`) a JSON-RPC error -32603, each with the same
+         *     object as `data`.
+         */
+        post: operations["mcp"];
+        delete?: never;
+        /** CORS preflight. */
+        options: operations["mcpPreflight"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memories": {
         parameters: {
             query?: never;
@@ -1297,8 +1341,25 @@ export interface components {
              * @default false
              */
             answers_only?: boolean;
+            /**
+             * @description Add `user_context` to the answer: a short text of the user's mode, key/value memory
+             *     (one `key: value` line each) and notes, cut to about 500 tokens, the text the `mcp`
+             *     function's `get_user_context` tool gives.
+             * @default false
+             */
+            user_context?: boolean;
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
+        };
+        /** @description A JSON-RPC 2.0 message of the Model Context Protocol. */
+        JSONRPCMessage: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id?: string | number;
+            method?: string;
+            params?: Record<string, unknown>;
+            result?: Record<string, unknown>;
+            error?: Record<string, unknown>;
         };
         RawMessage: {
             id: components["schemas"]["UUID"];
@@ -1466,6 +1527,8 @@ export interface components {
             notes: string | null;
             summary: components["schemas"]["Summary"];
             usage: components["schemas"]["Usage"];
+            /** @description The user context text, when the request set `user_context`. */
+            user_context?: string;
         };
         /** @description The answer with `format` `openai`; the same as `raw` except the messages. */
         ContextOpenAI: {
@@ -1480,6 +1543,8 @@ export interface components {
             notes: string | null;
             summary: components["schemas"]["Summary"];
             usage: components["schemas"]["Usage"];
+            /** @description The user context text, when the request set `user_context`. */
+            user_context?: string;
         };
         /** @description The answer with `format` `langchain`; the same as `raw` except the messages. */
         ContextLangChain: {
@@ -1494,6 +1559,8 @@ export interface components {
             notes: string | null;
             summary: components["schemas"]["Summary"];
             usage: components["schemas"]["Usage"];
+            /** @description The user context text, when the request set `user_context`. */
+            user_context?: string;
         };
         /**
          * @description The answer with `format` `anthropic`: `system` and `messages` as the Messages API takes
@@ -1513,6 +1580,8 @@ export interface components {
             notes: string | null;
             summary: components["schemas"]["Summary"];
             usage: components["schemas"]["Usage"];
+            /** @description The user context text, when the request set `user_context`. */
+            user_context?: string;
         };
         /**
          * @description The session's rolling summary: the gist of its messages up to `through_seq`, or null
@@ -2978,7 +3047,7 @@ export interface components {
         "Access-Control-Allow-Origin": string;
         /** @description Always `POST, OPTIONS` (allowed origins only). */
         "Access-Control-Allow-Methods": string;
-        /** @description Always `Authorization, Content-Type, Idempotency-Key, X-Request-Id` (allowed origins only). */
+        /** @description Always `Authorization, Content-Type, Idempotency-Key, X-Request-Id, Mcp-Protocol-Version` (allowed origins only). */
         "Access-Control-Allow-Headers": string;
         /** @description Always `600` (allowed origins only). */
         "Access-Control-Max-Age": number;
@@ -3564,6 +3633,70 @@ export interface operations {
         };
     };
     sessionsPreflight: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The browser origin asking; CORS headers are answered only for allowed origins. */
+                Origin?: components["parameters"]["Origin"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["Preflight"];
+        };
+    };
+    mcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The client's id for this request, echoed in the `X-Request-Id` answer header and
+                 *     `request_id` of problem bodies when it is 1 to 128 printable ASCII characters; otherwise
+                 *     a UUID is generated.
+                 */
+                "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JSONRPCMessage"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC response (a tool's answer, or a JSON-RPC error). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JSONRPCMessage"];
+                };
+            };
+            /** @description A notification (such as `notifications/initialized`) was accepted; no body. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["ForbiddenActingFor"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["Internal"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    mcpPreflight: {
         parameters: {
             query?: never;
             header?: {
