@@ -338,8 +338,9 @@ func mcpToolList() []mcpTool {
   "required": ["content"], "additionalProperties": false}`,
 			Output: `{"type": "object", "properties": {
     "id": {"type": "string", "description": "The memory's id (forget_memory takes it)"},
-    "merged": {"type": "boolean", "description": "true when the fact went into a memory the user already had"}},
-  "required": ["id", "merged"]}`,
+    "merged": {"type": "boolean", "description": "true when the fact went into a memory the user already had"},
+    "content_changed": {"type": "boolean", "description": "true when that memory now reads as this fact; false when it kept its own wording"}},
+  "required": ["id", "merged", "content_changed"]}`,
 			run: toolRun("store_memory", func(a *app.App) func(context.Context, auth.Principal, app.CreateMemoryInput) (app.CreateMemoryOutput, error) {
 				return a.CreateMemory
 			}, nil),

@@ -43,6 +43,10 @@ export const TOOL_SPECS = [
         },
         "outputSchema": {
             "properties": {
+                "content_changed": {
+                    "description": "true when that memory now reads as this fact; false when it kept its own wording",
+                    "type": "boolean"
+                },
                 "id": {
                     "description": "The memory's id (forget_memory takes it)",
                     "type": "string"
@@ -54,7 +58,8 @@ export const TOOL_SPECS = [
             },
             "required": [
                 "id",
-                "merged"
+                "merged",
+                "content_changed"
             ],
             "type": "object"
         }

@@ -65,6 +65,10 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
     },
     "outputSchema": {
       "properties": {
+        "content_changed": {
+          "description": "true when that memory now reads as this fact; false when it kept its own wording",
+          "type": "boolean"
+        },
         "id": {
           "description": "The memory's id (forget_memory takes it)",
           "type": "string"
@@ -76,7 +80,8 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
       },
       "required": [
         "id",
-        "merged"
+        "merged",
+        "content_changed"
       ],
       "type": "object"
     }

@@ -850,6 +850,10 @@ var TOOL_SPECS = [
     },
     "outputSchema": {
       "properties": {
+        "content_changed": {
+          "description": "true when that memory now reads as this fact; false when it kept its own wording",
+          "type": "boolean"
+        },
         "id": {
           "description": "The memory's id (forget_memory takes it)",
           "type": "string"
@@ -861,7 +865,8 @@ var TOOL_SPECS = [
       },
       "required": [
         "id",
-        "merged"
+        "merged",
+        "content_changed"
       ],
       "type": "object"
     }

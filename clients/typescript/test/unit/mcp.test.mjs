@@ -86,7 +86,7 @@ test("mcp: every tool, as the token's user only", async (t) => {
   const stored = await ok(ada, "store_memory", { content: "User prefers metric units.", metadata: { kind: "preference" } });
   assert.equal(stored.merged, false);
   const again = await ok(ada, "store_memory", { content: "User prefers metric units." });
-  assert.deepEqual(again, { id: stored.id, merged: true });
+  assert.deepEqual(again, { id: stored.id, merged: true, content_changed: false });
   const recalled = await ok(ada, "recall_memory", { query: "which units does the user prefer?" });
   assert.equal(recalled.results[0].id, stored.id);
   assert.equal(recalled.results[0].content, "User prefers metric units.");
