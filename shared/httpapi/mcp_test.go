@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -315,7 +314,7 @@ func TestMCPThroughFunctionURLEventsOfAnyContainer(t *testing.T) {
 	containers := []*env{e, buildEnv(t, envConfig{on: e, http: httpapi.Config{AllowedOrigins: []string{"https://app.example.com"}}})}
 	u := e.newUser("")
 	n := 0
-	invoke := func(token string, msg map[string]any, wantStatus int) (events.APIGatewayV2HTTPResponse, map[string]any) {
+	invoke := func(token string, msg map[string]any, wantStatus int) (lambdaentry.HTTPResponse, map[string]any) {
 		t.Helper()
 		c := containers[n%2]
 		n++
@@ -333,7 +332,7 @@ func TestMCPThroughFunctionURLEventsOfAnyContainer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := out.(events.APIGatewayV2HTTPResponse)
+		res := out.(lambdaentry.HTTPResponse)
 		if res.StatusCode != wantStatus {
 			t.Fatalf("%v: status %d, want %d: %s", msg["method"], res.StatusCode, wantStatus, res.Body)
 		}
