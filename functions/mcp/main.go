@@ -9,7 +9,10 @@ import (
 )
 
 func main() {
-	service.RunLambda(func(svc *service.Service) (http.Handler, lambdaentry.Options) {
+	// Its tools run the use cases of commit-turn, memories, recall and get-context, and no more
+	// (scripts/check-binaries.sh checks it).
+	parts := service.Parts{Embedder: service.NewEmbedder, Notifier: service.NewNotifier, Adapters: service.NewAdapters}
+	service.RunLambda(parts, func(svc *service.Service) (http.Handler, lambdaentry.Options) {
 		return svc.Server.MCP(), lambdaentry.Options{}
 	})
 }

@@ -61,7 +61,7 @@ func (s *Server) mcp(ctx context.Context, c *call) (int, any, error) {
 	s.mcpSrv.once.Do(func() {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "agentmem", Title: "agentmem memory", Version: "1"},
 			&mcp.ServerOptions{Instructions: mcpInstructions})
-		for _, t := range mcpTools {
+		for _, t := range mcpTools() {
 			srv.AddTool(t.definition(), s.mcpToolHandler(t))
 		}
 		s.mcpSrv.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },

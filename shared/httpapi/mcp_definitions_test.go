@@ -40,7 +40,7 @@ func toolDefinitionsTS(t *testing.T) []byte {
 	}
 	var specs []spec
 	var names []string
-	for _, tl := range mcpTools {
+	for _, tl := range mcpTools() {
 		var in, out map[string]any
 		if err := json.Unmarshal([]byte(tl.Input), &in); err != nil {
 			t.Fatalf("%s input: %v", tl.Name, err)
@@ -124,8 +124,9 @@ func TestToolSchemasMatchTheirInputs(t *testing.T) {
 		"commit_turn": commitTurnInput{}, "forget_memory": app.OneMemoryInput{}, "list_memories": app.ListMemoriesInput{},
 		"search_history": app.RecallInput{},
 	}
-	for i := range mcpTools {
-		tl := &mcpTools[i]
+	tools := mcpTools()
+	for i := range tools {
+		tl := &tools[i]
 		in, ok := inputs[tl.Name]
 		if !ok {
 			t.Errorf("%s: no input type in this test", tl.Name)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -192,9 +193,10 @@ func toolRun[In, Out any](name string, uc func(a *app.App) func(context.Context,
 
 // mcpToolNamed is the tool of that name.
 func mcpToolNamed(name string) *mcpTool {
-	for i := range mcpTools {
-		if mcpTools[i].Name == name {
-			return &mcpTools[i]
+	tools := mcpTools()
+	for i := range tools {
+		if tools[i].Name == name {
+			return &tools[i]
 		}
 	}
 	panic("httpapi: no tool " + name)
@@ -311,12 +313,19 @@ const (
   "required": ["agent"]}`
 )
 
-// mcpTools are the tools of the mcp function, in the order they are listed. They are set in
-// init: their runs look themselves up by name.
-var mcpTools []mcpTool
+// mcpToolsOnce and mcpToolsList hold the tools of the mcp function, in the order they are
+// listed, built on first use (their runs look themselves up by name). Not in an init or a
+// variable's initializer: those run in every binary, and would link every function's use
+// cases into each of them (scripts/check-binaries.sh).
+var (
+	mcpToolsOnce sync.Once
+	mcpToolsList []mcpTool
+)
 
-func init() {
-	mcpTools = mcpToolList()
+// mcpTools are the tools of the mcp function, in the order they are listed.
+func mcpTools() []mcpTool {
+	mcpToolsOnce.Do(func() { mcpToolsList = mcpToolList() })
+	return mcpToolsList
 }
 
 func mcpToolList() []mcpTool {

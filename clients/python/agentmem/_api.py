@@ -844,6 +844,7 @@ class Functions:
         format: Optional[Literal['raw']] = None,
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
+        user_context: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -863,6 +864,7 @@ class Functions:
         format: Literal['openai'],
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
+        user_context: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -882,6 +884,7 @@ class Functions:
         format: Literal['langchain'],
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
+        user_context: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -901,6 +904,7 @@ class Functions:
         format: Literal['anthropic'],
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
+        user_context: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -919,6 +923,7 @@ class Functions:
         format: Optional[Literal['raw', 'openai', 'langchain', 'anthropic']] = None,
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
+        user_context: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -942,6 +947,8 @@ class Functions:
             body['since'] = since
         if answers_only is not None:
             body['answers_only'] = answers_only
+        if user_context is not None:
+            body['user_context'] = user_context
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -1856,6 +1863,7 @@ class AsyncFunctions:
         format: Optional[Literal['raw']] = None,
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
+        user_context: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1875,6 +1883,7 @@ class AsyncFunctions:
         format: Literal['openai'],
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
+        user_context: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1894,6 +1903,7 @@ class AsyncFunctions:
         format: Literal['langchain'],
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
+        user_context: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1913,6 +1923,7 @@ class AsyncFunctions:
         format: Literal['anthropic'],
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
+        user_context: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1931,6 +1942,7 @@ class AsyncFunctions:
         format: Optional[Literal['raw', 'openai', 'langchain', 'anthropic']] = None,
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
+        user_context: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1954,6 +1966,8 @@ class AsyncFunctions:
             body['since'] = since
         if answers_only is not None:
             body['answers_only'] = answers_only
+        if user_context is not None:
+            body['user_context'] = user_context
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:

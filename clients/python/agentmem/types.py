@@ -189,8 +189,23 @@ class GetContextRequest(_GetContextRequestRequired, total=False):
     format: Literal['raw', 'openai', 'langchain', 'anthropic']
     since: str
     answers_only: bool
+    user_context: bool
     user_id: UserID
     tenant_id: TenantID
+
+
+class _JSONRPCMessageRequired(TypedDict):
+    jsonrpc: Literal['2.0']
+
+
+class JSONRPCMessage(_JSONRPCMessageRequired, total=False):
+    """JSONRPCMessage: A JSON-RPC 2.0 message of the Model Context Protocol."""
+
+    id: Union[str, int]
+    method: str
+    params: Dict[str, Any]
+    result: Dict[str, Any]
+    error: Dict[str, Any]
 
 
 class RawMessage(TypedDict):
@@ -359,9 +374,7 @@ class Usage(TypedDict):
     dropped_parts: int
 
 
-class ContextRaw(TypedDict):
-    """ContextRaw: The answer with `format` `raw`."""
-
+class _ContextRawRequired(TypedDict):
     session_id: UUID
     messages: List[RawMessage]
     memories: List[Hit]
@@ -372,9 +385,13 @@ class ContextRaw(TypedDict):
     usage: Usage
 
 
-class ContextOpenAI(TypedDict):
-    """ContextOpenAI: The answer with `format` `openai`; the same as `raw` except the messages."""
+class ContextRaw(_ContextRawRequired, total=False):
+    """ContextRaw: The answer with `format` `raw`."""
 
+    user_context: str
+
+
+class _ContextOpenAIRequired(TypedDict):
     session_id: UUID
     messages: List[OpenAIMessage]
     memories: List[Hit]
@@ -385,9 +402,13 @@ class ContextOpenAI(TypedDict):
     usage: Usage
 
 
-class ContextLangChain(TypedDict):
-    """ContextLangChain: The answer with `format` `langchain`; the same as `raw` except the messages."""
+class ContextOpenAI(_ContextOpenAIRequired, total=False):
+    """ContextOpenAI: The answer with `format` `openai`; the same as `raw` except the messages."""
 
+    user_context: str
+
+
+class _ContextLangChainRequired(TypedDict):
     session_id: UUID
     messages: List[LangChainMessage]
     memories: List[Hit]
@@ -398,9 +419,13 @@ class ContextLangChain(TypedDict):
     usage: Usage
 
 
-class ContextAnthropic(TypedDict):
-    """ContextAnthropic: The answer with `format` `anthropic`."""
+class ContextLangChain(_ContextLangChainRequired, total=False):
+    """ContextLangChain: The answer with `format` `langchain`; the same as `raw` except the messages."""
 
+    user_context: str
+
+
+class _ContextAnthropicRequired(TypedDict):
     session_id: UUID
     system: Optional[str]
     messages: List[AnthropicMessage]
@@ -410,6 +435,12 @@ class ContextAnthropic(TypedDict):
     notes: Optional[str]
     summary: Optional[Summary]
     usage: Usage
+
+
+class ContextAnthropic(_ContextAnthropicRequired, total=False):
+    """ContextAnthropic: The answer with `format` `anthropic`."""
+
+    user_context: str
 
 
 class Summary(TypedDict):

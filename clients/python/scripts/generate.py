@@ -40,7 +40,11 @@ class Call:
     by_format: Dict[str, str] = field(default_factory=dict)
 
 
-# CALLS names every function (op None) and op of the document.
+# OTHER_PROTOCOLS are functions that speak a protocol of their own, left to that protocol's
+# clients: mcp is a Model Context Protocol server (Python's `mcp` package is its client).
+OTHER_PROTOCOLS = {"mcp"}
+
+# CALLS names every function (op None) and op of the document but those.
 CALLS: Dict[Tuple[str, Optional[str]], Call] = {
     ("active-session", None): Call("ActiveSession", repeatable='mode != "new"'),
     ("commit-turn", None): Call("CommitResult", idempotent=True),
@@ -201,11 +205,13 @@ class Types:
         types = t if isinstance(t, list) else [t]
         null = "null" in types
         types = [x for x in types if x != "null"]
-        if len(types) != 1:
-            if not types:
-                return "None" if null else "Any"
-            raise SystemExit(f"generate: {name}: several types {types}")
-        base = self.base(types[0], s, name, quote)
+        if not types:
+            return "None" if null else "Any"
+        scalars = {"string", "integer", "number", "boolean"}
+        if len(types) > 1 and not set(types) <= scalars:
+            raise SystemExit(f"generate: {name}: several types {types} beyond scalars")
+        bases = [self.base(x, s, name, quote) for x in types]
+        base = bases[0] if len(bases) == 1 else "Union[" + ", ".join(bases) + "]"
         return f"Optional[{base}]" if null else base
 
     def base(self, t: Optional[str], s: Dict[str, Any], name: str, quote: bool) -> str:
@@ -328,6 +334,8 @@ def methods(spec: Dict[str, Any], types: Types) -> Tuple[List[Method], Dict[str,
     seen = set()
     for path, item in spec["paths"].items():
         fn = path[len("/v1/"):]
+        if fn in OTHER_PROTOCOLS:
+            continue
         post = item["post"]
         schema = post["requestBody"]["content"]["application/json"]["schema"]
         docs = op_docs(post.get("description", ""))
@@ -366,7 +374,7 @@ def render_types(spec: Dict[str, Any]) -> Tuple[str, Types]:
     for name in types.schemas:
         types.named(name)
     types.finish()
-    functions = [p[len("/v1/"):] for p in spec["paths"]]
+    functions = [p[len("/v1/"):] for p in spec["paths"] if p[len("/v1/"):] not in OTHER_PROTOCOLS]
     head = HEADER + '''"""types are the request and answer types of agentmem's HTTP API (docs/openapi.yaml).
 
 Every answer is a plain dict; these TypedDicts let a type checker read it.

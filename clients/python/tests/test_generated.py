@@ -28,6 +28,9 @@ def load_generator() -> Any:
 
 gen = load_generator()
 SPEC: Dict[str, Any] = gen.load_spec()
+# CLIENT_FUNCTIONS are the document's functions the client calls: all but those of another
+# protocol (mcp), which that protocol's clients speak to.
+CLIENT_FUNCTIONS = [p[len("/v1/"):] for p in SPEC["paths"] if p[len("/v1/"):] not in gen.OTHER_PROTOCOLS]
 
 
 def request_schema(fn: str, op: Any) -> Dict[str, Any]:
@@ -44,8 +47,7 @@ def method_of(root: Any, fn: str, op: Any) -> Any:
 
 def every_call() -> List[Any]:
     out = []
-    for path in SPEC["paths"]:
-        fn = path[len("/v1/"):]
+    for fn in CLIENT_FUNCTIONS:
         for op in OPS.get(fn, (None,)):
             out.append((fn, op))
     return out
@@ -78,7 +80,9 @@ class GeneratedTest(unittest.TestCase):
             gen.render(spec)
 
     def test_functions_and_ops_are_those_of_the_document(self) -> None:
-        self.assertEqual(list(FUNCTIONS), [p[len("/v1/"):] for p in SPEC["paths"]])
+        self.assertEqual(list(FUNCTIONS), CLIENT_FUNCTIONS)
+        self.assertIn("mcp", gen.OTHER_PROTOCOLS)
+        self.assertFalse(hasattr(Functions, "mcp"), "mcp is spoken to by MCP clients")
         for fn, ops in OPS.items():
             body = SPEC["paths"][f"/v1/{fn}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
             self.assertEqual(set(ops), set(body["discriminator"]["mapping"]), fn)
