@@ -19,7 +19,7 @@ create sequence agentmem.cache_generation_seq as bigint increment 1 minvalue 1 m
 -- Table agentmem.active_sessions
 create table agentmem.active_sessions (
   tenant_id text default ''::text not null,
-  user_id uuid not null,
+  user_id text collate "C" not null,
   agent text not null,
   session_id uuid not null,
   updated_at timestamp with time zone default now() not null,
@@ -32,14 +32,14 @@ create policy caller_owner on agentmem.active_sessions as permissive for all to 
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.active_sessions as permissive for select to authenticated
-  using (((user_id = ( SELECT auth.uid() AS uid)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.active_sessions to agentmem_caller;
 grant select on table agentmem.active_sessions to authenticated;
 grant delete, insert, select, update on table agentmem.active_sessions to service_role;
 
 -- Table agentmem.cache_generations
 create table agentmem.cache_generations (
-  owner uuid not null,
+  owner text collate "C" not null,
   generation bigint not null,
   constraint cache_generations_pkey PRIMARY KEY (owner)
 );
@@ -53,7 +53,7 @@ comment on table agentmem.cache_generations is 'The get-context cache''s generat
 -- Table agentmem.idempotency_keys
 create table agentmem.idempotency_keys (
   tenant_id text default ''::text not null,
-  user_id uuid not null,
+  user_id text collate "C" not null,
   caller_role text not null,
   function text not null,
   key text not null,
@@ -77,7 +77,7 @@ create table agentmem.jobs (
   id uuid not null,
   event_id uuid not null,
   tenant_id text default ''::text not null,
-  user_id uuid not null,
+  user_id text collate "C" not null,
   agent text default ''::text not null,
   session_id uuid,
   intent text not null,
@@ -149,7 +149,7 @@ grant delete, insert, select, update on table agentmem.knowledge_chunks to servi
 create table agentmem.memories (
   id uuid default gen_random_uuid() not null,
   tenant_id text default ''::text not null,
-  user_id uuid not null,
+  user_id text collate "C" not null,
   agent text default ''::text not null,
   content text not null,
   content_key text not null,
@@ -177,14 +177,14 @@ create policy caller_owner on agentmem.memories as permissive for all to agentme
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.memories as permissive for select to authenticated
-  using (((user_id = ( SELECT auth.uid() AS uid)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.memories to agentmem_caller;
 grant select on table agentmem.memories to authenticated;
 grant delete, insert, select, update on table agentmem.memories to service_role;
 
 -- Table agentmem.message_words
 create table agentmem.message_words (
-  user_id uuid not null,
+  user_id text collate "C" not null,
   tenant_id text not null,
   agent text not null,
   lexeme text not null,
@@ -207,7 +207,7 @@ create table agentmem.messages (
   seq bigint not null,
   id uuid not null,
   tenant_id text default ''::text not null,
-  user_id uuid not null,
+  user_id text collate "C" not null,
   agent text not null,
   role text not null,
   content text not null,
@@ -247,7 +247,7 @@ create policy caller_owner on agentmem.messages as permissive for all to agentme
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.messages as permissive for select to authenticated
-  using (((user_id = ( SELECT auth.uid() AS uid)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.messages to agentmem_caller;
 grant select on table agentmem.messages to authenticated;
 grant delete, insert, select, update on table agentmem.messages to service_role;
@@ -255,7 +255,7 @@ grant delete, insert, select, update on table agentmem.messages to service_role;
 -- Table agentmem.notes
 create table agentmem.notes (
   tenant_id text default ''::text not null,
-  user_id uuid not null,
+  user_id text collate "C" not null,
   agent text not null,
   content text not null,
   updated_at timestamp with time zone default now() not null,
@@ -266,7 +266,7 @@ create policy caller_owner on agentmem.notes as permissive for all to agentmem_c
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.notes as permissive for select to authenticated
-  using (((user_id = ( SELECT auth.uid() AS uid)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.notes to agentmem_caller;
 grant select on table agentmem.notes to authenticated;
 grant delete, insert, select, update on table agentmem.notes to service_role;
@@ -274,7 +274,7 @@ grant delete, insert, select, update on table agentmem.notes to service_role;
 -- Table agentmem.request_rates
 create table agentmem.request_rates (
   tenant_id text not null,
-  user_id uuid not null,
+  user_id text collate "C" not null,
   tat timestamp with time zone not null,
   bucket text default ''::text not null,
   constraint request_rates_pkey PRIMARY KEY (tenant_id, user_id, bucket)
@@ -289,7 +289,7 @@ grant delete, select on table agentmem.request_rates to service_role;
 create table agentmem.session_summaries (
   session_id uuid not null,
   tenant_id text default ''::text not null,
-  user_id uuid not null,
+  user_id text collate "C" not null,
   agent text not null,
   content text not null,
   through_seq bigint not null,
@@ -310,7 +310,7 @@ create policy caller_owner on agentmem.session_summaries as permissive for all t
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.session_summaries as permissive for select to authenticated
-  using (((user_id = ( SELECT auth.uid() AS uid)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.session_summaries to agentmem_caller;
 grant select on table agentmem.session_summaries to authenticated;
 grant delete, insert, select, update on table agentmem.session_summaries to service_role;
@@ -319,7 +319,7 @@ grant delete, insert, select, update on table agentmem.session_summaries to serv
 create table agentmem.sessions (
   id uuid not null,
   tenant_id text default ''::text not null,
-  user_id uuid not null,
+  user_id text collate "C" not null,
   agent text not null,
   title text,
   last_seq bigint default 0 not null,
@@ -337,7 +337,7 @@ create policy caller_owner on agentmem.sessions as permissive for all to agentme
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.sessions as permissive for select to authenticated
-  using (((user_id = ( SELECT auth.uid() AS uid)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.sessions to agentmem_caller;
 grant select on table agentmem.sessions to authenticated;
 grant delete, insert, select, update on table agentmem.sessions to service_role;
@@ -345,7 +345,7 @@ grant delete, insert, select, update on table agentmem.sessions to service_role;
 -- Table agentmem.user_memory
 create table agentmem.user_memory (
   tenant_id text default ''::text not null,
-  user_id uuid not null,
+  user_id text collate "C" not null,
   key text not null,
   value jsonb not null,
   created_at timestamp with time zone default now() not null,
@@ -358,7 +358,7 @@ create policy caller_owner on agentmem.user_memory as permissive for all to agen
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.user_memory as permissive for select to authenticated
-  using (((user_id = ( SELECT auth.uid() AS uid)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.user_memory to agentmem_caller;
 grant select on table agentmem.user_memory to authenticated;
 grant delete, insert, select, update on table agentmem.user_memory to service_role;
@@ -366,7 +366,7 @@ grant delete, insert, select, update on table agentmem.user_memory to service_ro
 -- Table agentmem.user_state
 create table agentmem.user_state (
   tenant_id text default ''::text not null,
-  user_id uuid not null,
+  user_id text collate "C" not null,
   mode text not null,
   updated_at timestamp with time zone default now() not null,
   constraint user_state_pkey PRIMARY KEY (user_id, tenant_id)
@@ -376,7 +376,7 @@ create policy caller_owner on agentmem.user_state as permissive for all to agent
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.user_state as permissive for select to authenticated
-  using (((user_id = ( SELECT auth.uid() AS uid)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.user_state to agentmem_caller;
 grant select on table agentmem.user_state to authenticated;
 grant delete, insert, select, update on table agentmem.user_state to service_role;
@@ -412,8 +412,8 @@ grant execute on function agentmem.any_words_query(text) to agentmem_caller;
 grant execute on function agentmem.any_words_query(text) to authenticated;
 grant execute on function agentmem.any_words_query(text) to service_role;
 
--- Function agentmem.check_context_cache(uuid,text,uuid,text,integer)
-CREATE OR REPLACE FUNCTION agentmem.check_context_cache(p_user_id uuid, p_tenant_id text, p_session_id uuid, p_adapter text, p_settle_ms integer)
+-- Function agentmem.check_context_cache(text,text,uuid,text,integer)
+CREATE OR REPLACE FUNCTION agentmem.check_context_cache(p_user_id text, p_tenant_id text, p_session_id uuid, p_adapter text, p_settle_ms integer)
  RETURNS TABLE(unsettled boolean, last_expired timestamp with time zone, generation text)
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
@@ -438,9 +438,9 @@ begin
         where s.id = p_session_id and s.user_id = p_user_id and s.tenant_id = p_tenant_id), '-');
 end
 $function$;
-grant execute on function agentmem.check_context_cache(uuid,text,uuid,text,integer) to agentmem_caller;
-grant execute on function agentmem.check_context_cache(uuid,text,uuid,text,integer) to service_role;
-comment on function agentmem.check_context_cache(uuid,text,uuid,text,integer) is 'Whether a get-context answer cached by the adapter p_adapter may be served: see shared/adapter/redis.';
+grant execute on function agentmem.check_context_cache(text,text,uuid,text,integer) to agentmem_caller;
+grant execute on function agentmem.check_context_cache(text,text,uuid,text,integer) to service_role;
+comment on function agentmem.check_context_cache(text,text,uuid,text,integer) is 'Whether a get-context answer cached by the adapter p_adapter may be served: see shared/adapter/redis.';
 
 -- Function agentmem.count_message_words()
 CREATE OR REPLACE FUNCTION agentmem.count_message_words()
@@ -513,7 +513,7 @@ grant execute on function agentmem.current_tenant() to service_role;
 
 -- Function agentmem.current_user_id()
 CREATE OR REPLACE FUNCTION agentmem.current_user_id()
- RETURNS uuid
+ RETURNS text
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
@@ -522,7 +522,7 @@ begin
   return coalesce(
     nullif(pg_catalog.current_setting('request.jwt.claim.sub', true), ''),
     (nullif(pg_catalog.current_setting('request.jwt.claims', true), '')::jsonb ->> 'sub')
-  )::uuid;
+  );
 end
 $function$;
 grant execute on function agentmem.current_user_id() to agentmem_caller;
@@ -555,13 +555,13 @@ CREATE OR REPLACE FUNCTION agentmem.erase_deleted_auth_user()
  SET search_path TO ''
 AS $function$
 begin
-  perform agentmem.erase_user(old.id);
+  perform agentmem.erase_user(old.id::text);
   return old;
 end
 $function$;
 
--- Function agentmem.erase_user(uuid)
-CREATE OR REPLACE FUNCTION agentmem.erase_user(p_user_id uuid)
+-- Function agentmem.erase_user(text)
+CREATE OR REPLACE FUNCTION agentmem.erase_user(p_user_id text)
  RETURNS jsonb
  LANGUAGE plpgsql
  SET search_path TO ''
@@ -604,7 +604,7 @@ begin
   loop
     execute pg_catalog.format('delete from agentmem.%I where %s%s', t.name,
       case t.user_type
-        when 'uuid' then 'user_id = $1'
+        when 'uuid' then 'user_id::text = $1'
         when 'text' then 'user_id = $1::text'
         else 'user_id::text = $1::text'
       end,
@@ -622,7 +622,7 @@ begin
   return deleted;
 end
 $function$;
-comment on function agentmem.erase_user(uuid) is 'Erases every row of a user in every agentmem table and tenant; returns the rows deleted per table. Called when Supabase Auth deletes the user.';
+comment on function agentmem.erase_user(text) is 'Erases every row of a user in every agentmem table and tenant; returns the rows deleted per table. Called when Supabase Auth deletes the user.';
 
 -- Function agentmem.knowledge_bm25_hits(text,text[],integer)
 CREATE OR REPLACE FUNCTION agentmem.knowledge_bm25_hits(p_tenant_id text, terms text[], n integer)
@@ -726,8 +726,8 @@ $function$;
 grant execute on function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer) to agentmem_caller;
 grant execute on function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer) to service_role;
 
--- Function agentmem.memory_bm25_hits(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean)
+-- Function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean)
  RETURNS TABLE(id uuid, score double precision, relevance double precision)
  LANGUAGE plpgsql
  STABLE
@@ -832,11 +832,11 @@ begin
     using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, p_since, p_until;
 end
 $function$;
-grant execute on function agentmem.memory_bm25_hits(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to agentmem_caller;
-grant execute on function agentmem.memory_bm25_hits(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to service_role;
+grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to agentmem_caller;
+grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to service_role;
 
--- Function agentmem.memory_neighbours(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.memory_neighbours(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer, exact boolean)
+-- Function agentmem.memory_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.memory_neighbours(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer, exact boolean)
  RETURNS TABLE(id uuid, distance double precision)
  LANGUAGE plpgsql
  STABLE
@@ -895,11 +895,11 @@ begin
     using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n, p_since, p_until;
 end
 $function$;
-grant execute on function agentmem.memory_neighbours(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.memory_neighbours(uuid,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to service_role;
+grant execute on function agentmem.memory_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to agentmem_caller;
+grant execute on function agentmem.memory_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to service_role;
 
--- Function agentmem.memory_scope_is_small(uuid,text,integer)
-CREATE OR REPLACE FUNCTION agentmem.memory_scope_is_small(p_user_id uuid, p_tenant_id text, exact_limit integer)
+-- Function agentmem.memory_scope_is_small(text,text,integer)
+CREATE OR REPLACE FUNCTION agentmem.memory_scope_is_small(p_user_id text, p_tenant_id text, exact_limit integer)
  RETURNS boolean
  LANGUAGE plpgsql
  STABLE
@@ -911,8 +911,8 @@ begin
                 where m.user_id = p_user_id and m.tenant_id = p_tenant_id limit exact_limit) s);
 end
 $function$;
-grant execute on function agentmem.memory_scope_is_small(uuid,text,integer) to agentmem_caller;
-grant execute on function agentmem.memory_scope_is_small(uuid,text,integer) to service_role;
+grant execute on function agentmem.memory_scope_is_small(text,text,integer) to agentmem_caller;
+grant execute on function agentmem.memory_scope_is_small(text,text,integer) to service_role;
 
 -- Function agentmem.memory_text_form(text)
 CREATE OR REPLACE FUNCTION agentmem.memory_text_form(t text)
@@ -930,8 +930,8 @@ $function$;
 grant execute on function agentmem.memory_text_form(text) to agentmem_caller;
 grant execute on function agentmem.memory_text_form(text) to service_role;
 
--- Function agentmem.message_bm25_hits(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision)
-CREATE OR REPLACE FUNCTION agentmem.message_bm25_hits(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean, follow_weight double precision)
+-- Function agentmem.message_bm25_hits(text,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision)
+CREATE OR REPLACE FUNCTION agentmem.message_bm25_hits(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean, follow_weight double precision)
  RETURNS TABLE(session_id uuid, seq bigint, score double precision, relevance double precision)
  LANGUAGE plpgsql
  STABLE
@@ -1035,11 +1035,11 @@ begin
       q, q, 0, tqs, tqas, idfs, avgdl, best, n, follow_weight);
 end
 $function$;
-grant execute on function agentmem.message_bm25_hits(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision) to agentmem_caller;
-grant execute on function agentmem.message_bm25_hits(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision) to service_role;
+grant execute on function agentmem.message_bm25_hits(text,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision) to agentmem_caller;
+grant execute on function agentmem.message_bm25_hits(text,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision) to service_role;
 
--- Function agentmem.message_bm25_scored(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,tsquery,tsquery,integer,tsquery[],tsquery[],double precision[],double precision,double precision,integer,double precision)
-CREATE OR REPLACE FUNCTION agentmem.message_bm25_scored(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, q tsquery, q_cand tsquery, reach integer, tqs tsquery[], tqas tsquery[], idfs double precision[], avgdl double precision, best double precision, n integer, follow_weight double precision)
+-- Function agentmem.message_bm25_scored(text,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,tsquery,tsquery,integer,tsquery[],tsquery[],double precision[],double precision,double precision,integer,double precision)
+CREATE OR REPLACE FUNCTION agentmem.message_bm25_scored(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, q tsquery, q_cand tsquery, reach integer, tqs tsquery[], tqas tsquery[], idfs double precision[], avgdl double precision, best double precision, n integer, follow_weight double precision)
  RETURNS TABLE(session_id uuid, seq bigint, score double precision, relevance double precision)
  LANGUAGE plpgsql
  STABLE
@@ -1090,11 +1090,11 @@ begin
     limit n;
 end
 $function$;
-grant execute on function agentmem.message_bm25_scored(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,tsquery,tsquery,integer,tsquery[],tsquery[],double precision[],double precision,double precision,integer,double precision) to agentmem_caller;
-grant execute on function agentmem.message_bm25_scored(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,tsquery,tsquery,integer,tsquery[],tsquery[],double precision[],double precision,double precision,integer,double precision) to service_role;
+grant execute on function agentmem.message_bm25_scored(text,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,tsquery,tsquery,integer,tsquery[],tsquery[],double precision[],double precision,double precision,integer,double precision) to agentmem_caller;
+grant execute on function agentmem.message_bm25_scored(text,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,tsquery,tsquery,integer,tsquery[],tsquery[],double precision[],double precision,double precision,integer,double precision) to service_role;
 
--- Function agentmem.message_neighbours(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.message_neighbours(p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer, exact boolean)
+-- Function agentmem.message_neighbours(text,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.message_neighbours(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer, exact boolean)
  RETURNS TABLE(session_id uuid, seq bigint, distance double precision)
  LANGUAGE plpgsql
  STABLE
@@ -1158,11 +1158,11 @@ begin
     using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n, p_speaker, p_role, p_since, p_until;
 end
 $function$;
-grant execute on function agentmem.message_neighbours(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.message_neighbours(uuid,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to service_role;
+grant execute on function agentmem.message_neighbours(text,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to agentmem_caller;
+grant execute on function agentmem.message_neighbours(text,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to service_role;
 
--- Function agentmem.message_scope_is_small(uuid,text,integer)
-CREATE OR REPLACE FUNCTION agentmem.message_scope_is_small(p_user_id uuid, p_tenant_id text, exact_limit integer)
+-- Function agentmem.message_scope_is_small(text,text,integer)
+CREATE OR REPLACE FUNCTION agentmem.message_scope_is_small(p_user_id text, p_tenant_id text, exact_limit integer)
  RETURNS boolean
  LANGUAGE plpgsql
  STABLE
@@ -1174,8 +1174,8 @@ begin
                 where m.user_id = p_user_id and m.tenant_id = p_tenant_id limit exact_limit) s);
 end
 $function$;
-grant execute on function agentmem.message_scope_is_small(uuid,text,integer) to agentmem_caller;
-grant execute on function agentmem.message_scope_is_small(uuid,text,integer) to service_role;
+grant execute on function agentmem.message_scope_is_small(text,text,integer) to agentmem_caller;
+grant execute on function agentmem.message_scope_is_small(text,text,integer) to service_role;
 
 -- Function agentmem.query_terms(text)
 CREATE OR REPLACE FUNCTION agentmem.query_terms(query text)
@@ -1192,8 +1192,8 @@ $function$;
 grant execute on function agentmem.query_terms(text) to agentmem_caller;
 grant execute on function agentmem.query_terms(text) to service_role;
 
--- Function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision)
-CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0)
+-- Function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision)
+CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0)
  RETURNS TABLE(id uuid, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
  LANGUAGE plpgsql
  STABLE
@@ -1245,11 +1245,11 @@ begin
     order by f.score desc, f.id;
 end
 $function$;
-grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision) to agentmem_caller;
-grant execute on function agentmem.recall_memories(text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision) to service_role;
+grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision) to agentmem_caller;
+grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision) to service_role;
 
--- Function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision)
-CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id uuid, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0)
+-- Function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision)
+CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0)
  RETURNS TABLE(source text, id uuid, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
  LANGUAGE plpgsql
  STABLE
@@ -1343,8 +1343,8 @@ begin
     order by b.score desc, b.src, b.k1, b.k2;
 end
 $function$;
-grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision) to agentmem_caller;
-grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,uuid,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision) to service_role;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision) to agentmem_caller;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision) to service_role;
 
 -- Function agentmem.recount_message_words()
 CREATE OR REPLACE FUNCTION agentmem.recount_message_words()
@@ -1411,8 +1411,8 @@ begin
 end
 $function$;
 
--- Function agentmem.store_memories(text,uuid,text,uuid,text[],text[],text[],text[],text,double precision,double precision)
-CREATE OR REPLACE FUNCTION agentmem.store_memories(p_tenant_id text, p_user_id uuid, p_agent text, p_session_id uuid, p_contents text[], p_keys text[], p_metadata text[], p_embeddings text[], p_model text, p_ttl_seconds double precision, min_similarity double precision)
+-- Function agentmem.store_memories(text,text,text,uuid,text[],text[],text[],text[],text,double precision,double precision)
+CREATE OR REPLACE FUNCTION agentmem.store_memories(p_tenant_id text, p_user_id text, p_agent text, p_session_id uuid, p_contents text[], p_keys text[], p_metadata text[], p_embeddings text[], p_model text, p_ttl_seconds double precision, min_similarity double precision)
  RETURNS TABLE(fact_key text, memory_id uuid, merged boolean, content_changed boolean)
  LANGUAGE plpgsql
  SET search_path TO ''
@@ -1545,8 +1545,8 @@ begin
   end loop;
 end
 $function$;
-grant execute on function agentmem.store_memories(text,uuid,text,uuid,text[],text[],text[],text[],text,double precision,double precision) to agentmem_caller;
-grant execute on function agentmem.store_memories(text,uuid,text,uuid,text[],text[],text[],text[],text,double precision,double precision) to service_role;
+grant execute on function agentmem.store_memories(text,text,text,uuid,text[],text[],text[],text[],text,double precision,double precision) to agentmem_caller;
+grant execute on function agentmem.store_memories(text,text,text,uuid,text[],text[],text[],text[],text,double precision,double precision) to service_role;
 
 -- Function agentmem.sweep_expired(integer,integer)
 CREATE OR REPLACE FUNCTION agentmem.sweep_expired(batch_size integer DEFAULT 5000, max_batches integer DEFAULT 20)
@@ -1626,8 +1626,8 @@ end
 $function$;
 grant execute on function agentmem.sweep_expired(integer,integer) to service_role;
 
--- Function agentmem.take_request_slot(text,uuid,integer,integer,integer,text)
-CREATE OR REPLACE FUNCTION agentmem.take_request_slot(p_tenant_id text, p_user_id uuid, p_user_limit integer, p_tenant_limit integer, p_period_ms integer, p_bucket text DEFAULT ''::text, OUT retry_after_ms integer, OUT limited_by text)
+-- Function agentmem.take_request_slot(text,text,integer,integer,integer,text)
+CREATE OR REPLACE FUNCTION agentmem.take_request_slot(p_tenant_id text, p_user_id text, p_user_limit integer, p_tenant_limit integer, p_period_ms integer, p_bucket text DEFAULT ''::text, OUT retry_after_ms integer, OUT limited_by text)
  RETURNS record
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -1635,7 +1635,7 @@ CREATE OR REPLACE FUNCTION agentmem.take_request_slot(p_tenant_id text, p_user_i
 AS $function$
 declare
   v_period interval := pg_catalog.make_interval(secs => p_period_ms / 1000.0);
-  v_nobody constant uuid := '00000000-0000-0000-0000-000000000000';
+  v_nobody constant text := '';
   v_by_tenant boolean := p_tenant_limit > 0 and p_tenant_id <> '' and p_period_ms > 0;
   v_by_user boolean := p_user_limit > 0 and p_period_ms > 0;
   v_tenant_tat timestamptz;
@@ -1695,7 +1695,7 @@ begin
   end if;
 end
 $function$;
-grant execute on function agentmem.take_request_slot(text,uuid,integer,integer,integer,text) to service_role;
+grant execute on function agentmem.take_request_slot(text,text,integer,integer,integer,text) to service_role;
 
 -- Function agentmem.terms_query(text[])
 CREATE OR REPLACE FUNCTION agentmem.terms_query(terms text[])
@@ -1792,8 +1792,8 @@ $function$;
 grant execute on function agentmem.word_order_overlap(text,text) to agentmem_caller;
 grant execute on function agentmem.word_order_overlap(text,text) to service_role;
 
--- Function agentmem.write_turn_jobs(uuid,uuid,uuid,text,text,integer,text[],text[],uuid[])
-CREATE OR REPLACE FUNCTION agentmem.write_turn_jobs(p_event_id uuid, p_session_id uuid, p_user_id uuid, p_tenant_id text, p_agent text, p_new_messages integer, p_memory_keys text[], p_adapters text[], p_job_ids uuid[])
+-- Function agentmem.write_turn_jobs(uuid,uuid,text,text,text,integer,text[],text[],uuid[])
+CREATE OR REPLACE FUNCTION agentmem.write_turn_jobs(p_event_id uuid, p_session_id uuid, p_user_id text, p_tenant_id text, p_agent text, p_new_messages integer, p_memory_keys text[], p_adapters text[], p_job_ids uuid[])
  RETURNS integer
  LANGUAGE plpgsql
  SET search_path TO ''
@@ -1818,11 +1818,11 @@ begin
   return v_written;
 end
 $function$;
-grant execute on function agentmem.write_turn_jobs(uuid,uuid,uuid,text,text,integer,text[],text[],uuid[]) to agentmem_caller;
-grant execute on function agentmem.write_turn_jobs(uuid,uuid,uuid,text,text,integer,text[],text[],uuid[]) to service_role;
+grant execute on function agentmem.write_turn_jobs(uuid,uuid,text,text,text,integer,text[],text[],uuid[]) to agentmem_caller;
+grant execute on function agentmem.write_turn_jobs(uuid,uuid,text,text,text,integer,text[],text[],uuid[]) to service_role;
 
--- Function public.hybrid_match_memories(text,extensions.vector,integer,double precision,double precision,integer,uuid,text,text)
-CREATE OR REPLACE FUNCTION public.hybrid_match_memories(query_text text, query_embedding extensions.vector, match_count integer, full_text_weight double precision DEFAULT 1, semantic_weight double precision DEFAULT 1, rrf_k integer DEFAULT 50, filter_user_id uuid DEFAULT NULL::uuid, filter_tenant_id text DEFAULT NULL::text, query_model text DEFAULT NULL::text)
+-- Function public.hybrid_match_memories(text,extensions.vector,integer,double precision,double precision,integer,text,text,text)
+CREATE OR REPLACE FUNCTION public.hybrid_match_memories(query_text text, query_embedding extensions.vector, match_count integer, full_text_weight double precision DEFAULT 1, semantic_weight double precision DEFAULT 1, rrf_k integer DEFAULT 50, filter_user_id text DEFAULT NULL::text, filter_tenant_id text DEFAULT NULL::text, query_model text DEFAULT NULL::text)
  RETURNS TABLE(id uuid, content text, metadata jsonb, score double precision)
  LANGUAGE sql
  STABLE
@@ -1868,8 +1868,8 @@ AS $function$
   order by score desc, m.id
   limit least(greatest(match_count, 0), 1000)
 $function$;
-grant execute on function public.hybrid_match_memories(text,extensions.vector,integer,double precision,double precision,integer,uuid,text,text) to authenticated;
-grant execute on function public.hybrid_match_memories(text,extensions.vector,integer,double precision,double precision,integer,uuid,text,text) to service_role;
+grant execute on function public.hybrid_match_memories(text,extensions.vector,integer,double precision,double precision,integer,text,text,text) to authenticated;
+grant execute on function public.hybrid_match_memories(text,extensions.vector,integer,double precision,double precision,integer,text,text,text) to service_role;
 
 -- Function public.match_knowledge(extensions.vector,integer,text,text)
 CREATE OR REPLACE FUNCTION public.match_knowledge(query_embedding extensions.vector, match_count integer, filter_tenant_id text DEFAULT NULL::text, query_model text DEFAULT NULL::text)
@@ -1895,8 +1895,8 @@ $function$;
 grant execute on function public.match_knowledge(extensions.vector,integer,text,text) to authenticated;
 grant execute on function public.match_knowledge(extensions.vector,integer,text,text) to service_role;
 
--- Function public.match_memories(extensions.vector,integer,uuid,text,text)
-CREATE OR REPLACE FUNCTION public.match_memories(query_embedding extensions.vector, match_count integer, filter_user_id uuid DEFAULT NULL::uuid, filter_tenant_id text DEFAULT NULL::text, query_model text DEFAULT NULL::text)
+-- Function public.match_memories(extensions.vector,integer,text,text,text)
+CREATE OR REPLACE FUNCTION public.match_memories(query_embedding extensions.vector, match_count integer, filter_user_id text DEFAULT NULL::text, filter_tenant_id text DEFAULT NULL::text, query_model text DEFAULT NULL::text)
  RETURNS TABLE(id uuid, content text, metadata jsonb, similarity double precision)
  LANGUAGE sql
  STABLE
@@ -1918,5 +1918,5 @@ AS $function$
   order by x.d, x.id
   limit least(greatest(match_count, 0), 1000)
 $function$;
-grant execute on function public.match_memories(extensions.vector,integer,uuid,text,text) to authenticated;
-grant execute on function public.match_memories(extensions.vector,integer,uuid,text,text) to service_role;
+grant execute on function public.match_memories(extensions.vector,integer,text,text,text) to authenticated;
+grant execute on function public.match_memories(extensions.vector,integer,text,text,text) to service_role;

@@ -172,7 +172,7 @@ func recallTurns(ctx context.Context, st *store.Store, emb embedding.Embedder, c
 }
 
 func conversationScope(c int) memory.Scope {
-	return memory.Scope{UserID: bench.ConversationUserID(c), Agent: benchAgent}
+	return memory.Scope{UserID: bench.ConversationUserID(c).String(), Agent: benchAgent}
 }
 
 // conversationBaselines scores BM25 and the last messages on every question of convs. It needs

@@ -135,7 +135,7 @@ func loadChat(ctx context.Context, db *benchDB, sz bench.Sizes) error {
 	rows := make([][]any, len(sessions))
 	for k, s := range sessions {
 		created := now.Add(-time.Duration(s.n+1) * time.Second)
-		rows[k] = []any{s.id, "", bench.ChatUserID, benchAgent, int64(s.n), created, now, expires}
+		rows[k] = []any{s.id, "", bench.ChatUserID.String(), benchAgent, int64(s.n), created, now, expires}
 	}
 	if _, err := c.CopyFrom(ctx, pgx.Identifier{"agentmem", "sessions"},
 		[]string{"id", "tenant_id", "user_id", "agent", "last_seq", "created_at", "last_active_at", "expires_at"},
@@ -151,7 +151,7 @@ func loadChat(ctx context.Context, db *benchDB, sz bench.Sizes) error {
 		go func() {
 			errc <- gen(func(session uuid.UUID, length, m int, text string) error {
 				created := now.Add(-time.Duration(length-m) * time.Second)
-				row := []any{session, int64(m + 1), uuid.New(), "", bench.ChatUserID, benchAgent, bench.Role(m), text,
+				row := []any{session, int64(m + 1), uuid.New(), "", bench.ChatUserID.String(), benchAgent, bench.Role(m), text,
 					int32(memory.EstimateTokens(text, nil, nil, nil)), created, expires}
 				select {
 				case ch <- row:
@@ -258,7 +258,7 @@ func loadMemories(ctx context.Context, db *benchDB, corpus *bench.Corpus, from i
 			}
 			text := corpus.Text(u, m)
 			created := now.Add(-time.Duration(corpus.PerUser-m) * time.Second)
-			row := []any{"", bench.UserID(u), "", text, store.ContentKey(text), empty,
+			row := []any{"", bench.UserID(u).String(), "", text, store.ContentKey(text), empty,
 				pgvector.NewVector(emb.Vector(text)), emb.Model(), created, created, expires}
 			if m++; m == corpus.PerUser {
 				u, m = u+1, 0

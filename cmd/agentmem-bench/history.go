@@ -52,7 +52,7 @@ func loadHistory(ctx context.Context, db *benchDB, sz bench.Sizes) (time.Time, e
 	at := func(s, m int) time.Time { return now.Add(-time.Duration(total-(m*sessions+s)) * time.Second) }
 	rows := make([][]any, sessions)
 	for s := range rows {
-		rows[s] = []any{historySessionID(s), "", historyUserID, historyAgent(s), int64(per), at(s, 0), at(s, per-1), expires}
+		rows[s] = []any{historySessionID(s), "", historyUserID.String(), historyAgent(s), int64(per), at(s, 0), at(s, per-1), expires}
 	}
 	if _, err := c.CopyFrom(ctx, pgx.Identifier{"agentmem", "sessions"},
 		[]string{"id", "tenant_id", "user_id", "agent", "last_seq", "created_at", "last_active_at", "expires_at"},
@@ -68,7 +68,7 @@ func loadHistory(ctx context.Context, db *benchDB, sz bench.Sizes) (time.Time, e
 				return nil, nil
 			}
 			text := bench.Text(r, bench.MessageWords)
-			row := []any{historySessionID(s), int64(m + 1), uuid.New(), "", historyUserID, historyAgent(s), bench.Role(m), text,
+			row := []any{historySessionID(s), int64(m + 1), uuid.New(), "", historyUserID.String(), historyAgent(s), bench.Role(m), text,
 				int32(memory.EstimateTokens(text, nil, nil, nil)), at(s, m), expires}
 			if m++; m == per {
 				s, m = s+1, 0
@@ -108,7 +108,7 @@ type storeHistory struct{ st *store.Store }
 func (h storeHistory) level() string { return "store" }
 
 func (h storeHistory) page(ctx context.Context, p historyPage) (int, any, int64, error) {
-	q := store.UserHistoryParams{Scope: memory.Scope{UserID: historyUserID, Agent: p.agent}, Newest: !p.oldest,
+	q := store.UserHistoryParams{Scope: memory.Scope{UserID: historyUserID.String(), Agent: p.agent}, Newest: !p.oldest,
 		Limit: p.limit, Since: p.since}
 	if p.cursor != nil {
 		q.After = p.cursor.(*store.MessageKey)
@@ -121,7 +121,7 @@ func (h storeHistory) page(ctx context.Context, p historyPage) (int, any, int64,
 }
 
 func (h storeHistory) clear(ctx context.Context, agent string) (int64, error) {
-	return h.st.ClearMessages(ctx, memory.Scope{UserID: historyUserID, Agent: agent})
+	return h.st.ClearMessages(ctx, memory.Scope{UserID: historyUserID.String(), Agent: agent})
 }
 
 type httpHistory struct{ t *httpTarget }

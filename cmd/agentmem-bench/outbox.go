@@ -245,7 +245,7 @@ func newAdapterRig(st *store.Store, jc app.JobsConfig, ad adapter.Adapter) (*del
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); a.DeliveryLoop(ctx, kick, 100*time.Millisecond) }()
-	user := auth.Principal{Role: auth.RoleUser, UserID: bench.ChatUserID}
+	user := auth.Principal{Role: auth.RoleUser, UserID: bench.ChatUserID.String()}
 	agent := benchAgent
 	return &deliveryRig{app: a, stop: func() { cancel(); <-done },
 		commit: func(ctx context.Context, tr bench.Turn) (int64, error) {

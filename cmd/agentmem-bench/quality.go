@@ -127,7 +127,7 @@ func runQuality(ctx context.Context, db *benchDB, sz bench.Sizes) (*bench.Qualit
 
 // qualityScope is labelled user n: copy n / len(Labelled()) of user n % len(Labelled()).
 func qualityScope(n int) memory.Scope {
-	return memory.Scope{UserID: bench.LabelledUserID(n), Agent: benchAgent}
+	return memory.Scope{UserID: bench.LabelledUserID(n).String(), Agent: benchAgent}
 }
 
 // literals embeds texts with e as the use-case layer does before a commit or a search (the

@@ -62,10 +62,10 @@ func loadSources(ctx context.Context, db *benchDB, c *bench.SourcesCorpus) (sour
 	perOther := (c.Rows + c.Others - 1) / c.Others
 	var sessions [][]any
 	for s := range userSessions {
-		sessions = append(sessions, []any{bench.SourcesSessionID(s), bench.SourcesUserID, int64(bench.SourcesPerSession)})
+		sessions = append(sessions, []any{bench.SourcesSessionID(s), bench.SourcesUserID.String(), int64(bench.SourcesPerSession)})
 	}
 	for u := range c.Others {
-		sessions = append(sessions, []any{bench.OtherSessionID(u), bench.UserID(u), int64(perOther)})
+		sessions = append(sessions, []any{bench.OtherSessionID(u), bench.UserID(u).String(), int64(perOther)})
 	}
 	sessionRows := make([][]any, len(sessions))
 	for i, s := range sessions {
@@ -102,7 +102,7 @@ func loadSources(ctx context.Context, db *benchDB, c *bench.SourcesCorpus) (sour
 			if m < c.Rows {
 				out.messages[m] = vec
 			}
-			row := []any{session, int64(seq + 1), uuid.New(), "", user, benchAgent, bench.Role(seq), text,
+			row := []any{session, int64(seq + 1), uuid.New(), "", user.String(), benchAgent, bench.Role(seq), text,
 				int32(memory.EstimateTokens(text, nil, nil, nil)), now.Add(-time.Duration(2*c.Rows-m) * time.Second), expires,
 				pgvector.NewVector(vec), emb.Model()}
 			m++
@@ -123,7 +123,7 @@ func loadSources(ctx context.Context, db *benchDB, c *bench.SourcesCorpus) (sour
 			text := bench.Join(c.MemoryWords(m))
 			out.memories[m] = emb.Vector(text)
 			created := now.Add(-time.Duration(c.Rows-m) * time.Second)
-			row := []any{"", bench.SourcesUserID, "", text, store.ContentKey(text), empty,
+			row := []any{"", bench.SourcesUserID.String(), "", text, store.ContentKey(text), empty,
 				pgvector.NewVector(out.memories[m]), emb.Model(), created, created, expires}
 			m++
 			return row, nil
@@ -192,7 +192,7 @@ func runSources(ctx context.Context, cfg Config, db *benchDB, st *store.Store, s
 	queries := bench.GenerateSourcesQueries(qr, sz.SourcesQueries, c)
 	// Every query is asked of three sources in two modes: a short warm-up is enough.
 	warm := bench.GenerateSourcesQueries(bench.Stream(bench.StreamWarmup), min(sz.WarmupQueries, 20), c)
-	scope := memory.Scope{UserID: bench.SourcesUserID}
+	scope := memory.Scope{UserID: bench.SourcesUserID.String()}
 	ask := func(ctx context.Context, source, mode, query string) ([]memory.Hit, error) {
 		p, err := withQuery(ctx, bench.Embedder{}, store.RecallParams{Scope: scope, Source: source, Query: query, K: recallK, Mode: mode})
 		if err != nil {
@@ -270,7 +270,7 @@ func runSources(ctx context.Context, cfg Config, db *benchDB, st *store.Store, s
 		if err != nil {
 			return err
 		}
-		_, _, err = st.CommitTurn(ctx, store.CommitParams{Scope: memory.Scope{UserID: bench.SourcesUserID, Agent: benchAgent},
+		_, _, err = st.CommitTurn(ctx, store.CommitParams{Scope: memory.Scope{UserID: bench.SourcesUserID.String(), Agent: benchAgent},
 			SessionID: bench.SourcesSessionID(tr.Session), TTL: retention, MessageVectors: vecs, Model: bench.Embedder{}.Model(),
 			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: tr.User}, {Role: memory.RoleAssistant, Content: tr.Assistant}}})
 		return err

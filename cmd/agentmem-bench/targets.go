@@ -40,7 +40,7 @@ func newStoreTarget(st *store.Store) *storeTarget { return &storeTarget{st: st} 
 
 func (t *storeTarget) level() string { return "store" }
 
-var chatScope = memory.Scope{UserID: bench.ChatUserID, Agent: benchAgent}
+var chatScope = memory.Scope{UserID: bench.ChatUserID.String(), Agent: benchAgent}
 
 func (t *storeTarget) commit(ctx context.Context, session uuid.UUID, user, assistant string) error {
 	_, _, err := t.st.CommitTurn(ctx, store.CommitParams{
@@ -62,7 +62,7 @@ func (t *storeTarget) context(ctx context.Context, session uuid.UUID) error {
 }
 
 func (t *storeTarget) recall(ctx context.Context, user uuid.UUID, query, mode string) ([]string, error) {
-	p, err := withQuery(ctx, bench.Embedder{}, store.RecallParams{Scope: memory.Scope{UserID: user}, Query: query, K: recallK, Mode: mode})
+	p, err := withQuery(ctx, bench.Embedder{}, store.RecallParams{Scope: memory.Scope{UserID: user.String()}, Query: query, K: recallK, Mode: mode})
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func runWords(ctx context.Context, cfg Config, db *benchDB, sz bench.Sizes) (*be
 	for i := range questions {
 		questions[i] = bench.WordsQuery(qr, msgs)
 	}
-	scope := memory.Scope{UserID: bench.WordsUserID, Agent: benchAgent}
+	scope := memory.Scope{UserID: bench.WordsUserID.String(), Agent: benchAgent}
 	type config struct {
 		st   *store.Store
 		mode string

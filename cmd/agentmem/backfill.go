@@ -8,8 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/service"
@@ -92,9 +91,9 @@ func runBackfill(ctx context.Context, args []string, con console) error {
 		return fmt.Errorf("--table must be memories, knowledge, messages or all, not %q", *table)
 	}
 	if *user != "" {
-		id, err := uuid.Parse(*user)
-		if err != nil || id == uuid.Nil {
-			return errors.New("--user must be a UUID")
+		id := auth.NormalUserID(*user)
+		if !auth.ValidUserID(id) {
+			return errors.New("--user must be 1 to 255 printable characters")
 		}
 		if scope.Tables == store.PendingKnowledge {
 			return errors.New("--user selects memories and messages only: knowledge chunks belong to no user")

@@ -196,7 +196,7 @@ func TestBackfillCommand(t *testing.T) {
 	}
 
 	for _, args := range [][]string{
-		{"--table", "nope"}, {"--user", "nope"}, {"--batch", "0"}, {"--batch", "1001"}, {"--limit", "-1"},
+		{"--table", "nope"}, {"--user", "no\x01pe"}, {"--batch", "0"}, {"--batch", "1001"}, {"--limit", "-1"},
 		{"--user", userA.String(), "--table", "knowledge"}, {"extra"},
 	} {
 		if _, _, _, err := run(args...); err == nil {

@@ -124,7 +124,7 @@ func TestDemoToken(t *testing.T) {
 			if err != nil {
 				t.Fatalf("minted token does not verify: %v", err)
 			}
-			if p.Role != auth.RoleUser || p.UserID.String() != got.User.ID {
+			if p.Role != auth.RoleUser || p.UserID != got.User.ID {
 				t.Errorf("principal %+v for user %s", p, got.User.ID)
 			}
 			if tt.sub != "" && got.User.ID != tt.sub {

@@ -141,7 +141,7 @@ func TestIngestAndForgetCommands(t *testing.T) {
 	if err := conn.QueryRow(ctx, `select count(*) from agentmem.user_state where user_id = $1`, user).Scan(&left); err != nil || left != 0 {
 		t.Errorf("forget without --tenant left %d rows: %v", left, err)
 	}
-	if err := forget(ctx, []string{"--user", "nope"}); err == nil {
+	if err := forget(ctx, []string{"--user", "no\x01pe"}); err == nil {
 		t.Error("forget --user nope: no error")
 	}
 }

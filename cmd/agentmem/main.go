@@ -325,17 +325,16 @@ func forget(ctx context.Context, args []string) error {
 	if flags.NArg() != 0 {
 		return fmt.Errorf("unexpected arguments %q", flags.Args())
 	}
-	id, err := uuid.Parse(*user)
-	if err != nil || id == uuid.Nil {
+	if !auth.ValidUserID(*user) {
 		flags.Usage()
-		return errors.New("--user must be a UUID")
+		return errors.New("--user must be 1 to 255 printable characters")
 	}
 	svc, err := service.Start(ctx)
 	if err != nil {
 		return err
 	}
 	defer svc.Close()
-	res, err := svc.App.EraseUser(ctx, id, tenant)
+	res, err := svc.App.EraseUser(ctx, *user, tenant)
 	if err != nil {
 		return problemText(err)
 	}

@@ -92,7 +92,7 @@ type ContextCache interface {
 	// timeout: an erasure calls it after its commit, so that the erased content leaves the
 	// cache before the erasure answers rather than when its job is delivered (which does it
 	// again). An error leaves it to the job.
-	DropUser(ctx context.Context, userID uuid.UUID) error
+	DropUser(ctx context.Context, userID string) error
 	// Retention is the longest a cached answer lives. A dead job of the cache is kept at least
 	// that long after it died: until then the cache may hold an answer its change never
 	// reached, and the job is what keeps the user's reads away from it.
@@ -102,7 +102,7 @@ type ContextCache interface {
 // CacheKey names a cached get-context window: whose (UserID), which session, and Shape, the
 // rest of the request (tenant, agent, sizes...) as the use case encodes it, without content.
 type CacheKey struct {
-	UserID    uuid.UUID
+	UserID    string
 	SessionID uuid.UUID
 	Shape     string
 }
@@ -229,8 +229,8 @@ type Event struct {
 	// OccurredAt is when the change committed (its job's creation).
 	OccurredAt time.Time `json:"occurred_at"`
 	// TenantID is nil for a change of the user in every tenant (an erasure of a person).
-	TenantID *string   `json:"tenant_id"`
-	UserID   uuid.UUID `json:"user_id"`
+	TenantID *string `json:"tenant_id"`
+	UserID   string  `json:"user_id"`
 	// Agent is nil for a change of the user as a whole.
 	Agent     *string    `json:"agent"`
 	SessionID *uuid.UUID `json:"session_id"`

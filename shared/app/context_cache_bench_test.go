@@ -42,7 +42,7 @@ func BenchmarkContextCache(b *testing.B) {
 		CacheSettle: app.DefaultCacheSettle})
 	direct := app.New(e.Store, log, app.Config{})
 	ctx := context.Background()
-	u := auth.Principal{Role: auth.RoleUser, UserID: uuid.New()}
+	u := auth.Principal{Role: auth.RoleUser, UserID: uuid.NewString()}
 	session := uuid.NewString()
 	for i := range 20 {
 		_, err := cached.CommitTurn(ctx, u, app.CommitTurnInput{SessionID: &session, Messages: []app.MessageInput{

@@ -29,9 +29,9 @@ func (r *cacheRig) raw() *goredis.Client {
 }
 
 // userKeys are the keys Redis holds for a user.
-func userKeys(t *testing.T, c *goredis.Client, user uuid.UUID) []string {
+func userKeys(t *testing.T, c *goredis.Client, user string) []string {
 	t.Helper()
-	keys, err := c.Keys(context.Background(), "agentmem:{"+user.String()+"}:*").Result()
+	keys, err := c.Keys(context.Background(), "agentmem:{"+user+"}:*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestContextCacheErasureLeavesNoContentInRedis(t *testing.T) {
 			u := user()
 			if via == "auth deletion" {
 				if _, err := r.db.Exec(ctx, `insert into auth.users (id, aud, role, email, created_at, updated_at)
-					values ($1, 'authenticated', 'authenticated', $2, now(), now())`, u.UserID, u.UserID.String()+"@example.com"); err != nil {
+					values ($1, 'authenticated', 'authenticated', $2, now(), now())`, u.UserID, u.UserID+"@example.com"); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -270,7 +270,7 @@ func TestContextCacheErasureLeavesNoContentInRedis(t *testing.T) {
 			switch via {
 			case "forget-user":
 				if _, err := r.cached.ForgetUser(ctx, r.service, app.ForgetUserInput{
-					ActingFor: app.ActingFor{UserID: ptr(u.UserID.String())}}); err != nil {
+					ActingFor: app.ActingFor{UserID: ptr(u.UserID)}}); err != nil {
 					t.Fatal(err)
 				}
 			case "forget-user of one tenant by the user":

@@ -326,7 +326,7 @@ func TestContextCacheNeverServesAChangeStale(t *testing.T) {
 	}
 
 	// An erasure: nothing of the user is served afterwards.
-	if _, err := r.cached.ForgetUser(ctx, r.service, app.ForgetUserInput{ActingFor: app.ActingFor{UserID: ptr(u.UserID.String())}}); err != nil {
+	if _, err := r.cached.ForgetUser(ctx, r.service, app.ForgetUserInput{ActingFor: app.ActingFor{UserID: ptr(u.UserID)}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.get(u, in); len(got.Messages) != 0 || len(got.UserMemory) != 0 || got.Notes != nil {
@@ -347,7 +347,7 @@ func TestContextCacheForgetsAUserDeletedInAuth(t *testing.T) {
 	ctx := context.Background()
 	u := user()
 	if _, err := r.db.Exec(ctx, `insert into auth.users (id, aud, role, email, created_at, updated_at)
-		values ($1, 'authenticated', 'authenticated', $2, now(), now())`, u.UserID, u.UserID.String()+"@example.com"); err != nil {
+		values ($1, 'authenticated', 'authenticated', $2, now(), now())`, u.UserID, u.UserID+"@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	session := uuid.NewString()
@@ -546,7 +546,7 @@ func TestContextCacheCheckFailingReadsTheDatabase(t *testing.T) {
 	if !r.servedFromCache(u, in, session) {
 		t.Fatal("not served from the cache")
 	}
-	if _, err := r.db.Exec(ctx, `drop function agentmem.check_context_cache(uuid, text, uuid, text, integer)`); err != nil {
+	if _, err := r.db.Exec(ctx, `drop function agentmem.check_context_cache(text, text, uuid, text, integer)`); err != nil {
 		t.Fatal(err)
 	}
 	if r.servedFromCache(u, in, session) {
@@ -567,7 +567,7 @@ func (r *cacheRig) tamper(u auth.Principal, session string, change func(payload 
 	c := goredis.NewClient(opt)
 	defer c.Close()
 	// The user's windows are the fields "<session>:<shape>" of one hash (and their times, "t:...").
-	key := "agentmem:{" + u.UserID.String() + "}:w"
+	key := "agentmem:{" + u.UserID + "}:w"
 	fields, err := c.HKeys(ctx, key).Result()
 	if err != nil {
 		r.t.Fatal(err)

@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 
-	"github.com/google/uuid"
-
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/memory"
@@ -53,11 +51,11 @@ func (a *App) ForgetUser(ctx context.Context, pr auth.Principal, req ForgetUserI
 
 // EraseUser erases a user as a service caller would: in one tenant when tenant is not nil,
 // else in every tenant. The operator command runs it.
-func (a *App) EraseUser(ctx context.Context, userID uuid.UUID, tenant *string) (memory.ForgetResult, error) {
-	if userID == uuid.Nil {
-		return memory.ForgetResult{}, apierror.Invalid("user_id", "must be a UUID")
+func (a *App) EraseUser(ctx context.Context, userID string, tenant *string) (memory.ForgetResult, error) {
+	if !auth.ValidUserID(userID) {
+		return memory.ForgetResult{}, apierror.Invalid("user_id", userIDRule)
 	}
-	p := store.ForgetParams{UserID: userID, AllTenants: tenant == nil}
+	p := store.ForgetParams{UserID: auth.NormalUserID(userID), AllTenants: tenant == nil}
 	if tenant != nil {
 		var f apierror.Fields
 		if !tenantField(&f, tenant) {
@@ -78,7 +76,7 @@ func (a *App) forget(ctx context.Context, p store.ForgetParams) (memory.ForgetRe
 	if a.cache != nil && a.cache.Ready() {
 		if err := a.cache.DropUser(ctx, p.UserID); err != nil {
 			a.log.WarnContext(ctx, "forget user: cached windows left to the erasure's job", "adapter", a.cache.Name(),
-				"user_id", p.UserID.String(), "error", err)
+				"user_id", p.UserID, "error", err)
 		}
 	}
 	a.notify(ctx)
@@ -86,7 +84,7 @@ func (a *App) forget(ctx context.Context, p store.ForgetParams) (memory.ForgetRe
 	for _, n := range res.Deleted {
 		total += n
 	}
-	a.log.InfoContext(ctx, "forget user", "user_id", p.UserID.String(), "all_tenants", p.AllTenants,
+	a.log.InfoContext(ctx, "forget user", "user_id", p.UserID, "all_tenants", p.AllTenants,
 		"as_user", p.AsUser, "rows", total)
 	return res, nil
 }

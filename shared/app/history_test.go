@@ -51,7 +51,7 @@ func wantField(t *testing.T, what string, err error, field string) {
 	t.Errorf("%s: %v does not name %s", what, ae.Fields, field)
 }
 
-func user() auth.Principal { return auth.Principal{Role: auth.RoleUser, UserID: uuid.New()} }
+func user() auth.Principal { return auth.Principal{Role: auth.RoleUser, UserID: uuid.NewString()} }
 
 // A history without session_id is the user's across sessions, with its own cursors: paging
 // through it with next_cursor gives every message once, each with its session; a cursor of a
@@ -128,7 +128,7 @@ func TestUserHistoryThroughTheUseCase(t *testing.T) {
 	svc := auth.Principal{Role: auth.RoleService}
 	_, err = a.SessionHistory(ctx, svc, app.SessionHistoryInput{})
 	wantField(t, "service without user_id", err, "user_id")
-	page, err := a.SessionHistory(ctx, svc, app.SessionHistoryInput{ActingFor: app.ActingFor{UserID: ptr(u.UserID.String())}})
+	page, err := a.SessionHistory(ctx, svc, app.SessionHistoryInput{ActingFor: app.ActingFor{UserID: ptr(u.UserID)}})
 	if err != nil || page.Total != 12 {
 		t.Errorf("service for the user: total %d, %v", page.Total, err)
 	}
@@ -158,7 +158,7 @@ func TestClearThroughTheUseCase(t *testing.T) {
 	wantField(t, "empty agent", err, "agent")
 	_, err = a.ClearMessages(ctx, auth.Principal{Role: auth.RoleService}, app.SessionsClearInput{})
 	wantField(t, "service without user_id", err, "user_id")
-	if _, err := a.ClearMessages(ctx, user(), app.SessionsClearInput{ActingFor: app.ActingFor{UserID: ptr(u.UserID.String())}}); err == nil {
+	if _, err := a.ClearMessages(ctx, user(), app.SessionsClearInput{ActingFor: app.ActingFor{UserID: ptr(u.UserID)}}); err == nil {
 		t.Error("a user cleared another's messages")
 	}
 	if n := count(`select count(*) from agentmem.messages where user_id = $1`, u.UserID); n != 2 {
@@ -168,7 +168,7 @@ func TestClearThroughTheUseCase(t *testing.T) {
 	if err != nil || res.Deleted != 1 {
 		t.Errorf("clear beta: %+v, %v", res, err)
 	}
-	res, err = a.ClearMessages(ctx, auth.Principal{Role: auth.RoleService}, app.SessionsClearInput{ActingFor: app.ActingFor{UserID: ptr(u.UserID.String())}})
+	res, err = a.ClearMessages(ctx, auth.Principal{Role: auth.RoleService}, app.SessionsClearInput{ActingFor: app.ActingFor{UserID: ptr(u.UserID)}})
 	if err != nil || res.Deleted != 1 {
 		t.Errorf("service clear: %+v, %v", res, err)
 	}

@@ -498,7 +498,7 @@ func (a *App) RunJobs(ctx context.Context, limit int, budget time.Duration) (Pro
 func (a *App) deliverAll(ctx context.Context, claimed []store.ClaimedJob, deadline time.Time, jc JobsConfig) []store.JobResult {
 	type key struct {
 		adapter string
-		user    uuid.UUID
+		user    string
 	}
 	var order []key
 	groups := map[key][]int{}

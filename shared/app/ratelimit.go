@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/memory"
@@ -72,7 +70,7 @@ func (a *App) LimitRequest(ctx context.Context, p auth.Principal, act ActingFor)
 	}
 	var f apierror.Fields
 	sc, err := scope(p, act, nil, "", &f)
-	if err != nil || f.Err() != nil || sc.UserID == uuid.Nil {
+	if err != nil || f.Err() != nil || sc.UserID == "" {
 		return nil
 	}
 	slot, err := rl.Limiter.TakeRequestSlot(ctx, store.RequestSlotParams{

@@ -63,7 +63,10 @@ func scrubEvent(r *redact.Redactor, ev adapter.Event) (adapter.Event, error) {
 // eventKeep lists the paths of an event's JSON that pass as they are: the identifiers
 // agentmem generates and types (UUIDs, timestamps, seqs, counts, the event's type, a
 // message's role, which the contract restricts to four words). They hold no personal data, and
-// a receiver matches events by them. A path not listed here is redacted, so a field added to
+// a receiver matches events by them. The user id passes too, whatever its shape: it is the key
+// every adapter addresses the user's data by (the Redis cache's keys, which forget-user and
+// get-context compute from the id as given; Mem0's user_id), so a deployment that must not
+// show an adapter its users' emails names them by opaque ids. A path not listed here is redacted, so a field added to
 // the event is redacted until it is listed.
 var eventKeep = map[string]bool{
 	"id": true, "type": true, "occurred_at": true, "user_id": true, "session_id": true, "seq_from": true, "seq_to": true,

@@ -24,6 +24,9 @@ type ActingFor struct {
 
 var agentPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 
+// userIDRule is what a user_id that fails auth.ValidUserID is told.
+const userIDRule = "must be 1 to 255 printable characters"
+
 // scope works out whose data a request of caller p touches. A user acts for themself; a
 // service names user_id (and tenant_id). A user naming someone else is refused.
 func scope(p auth.Principal, a ActingFor, agent *string, defaultAgent string, f *apierror.Fields) (memory.Scope, error) {
@@ -43,12 +46,11 @@ func scope(p auth.Principal, a ActingFor, agent *string, defaultAgent string, f 
 			f.Add("user_id", "is required for service callers")
 			return sc, nil
 		}
-		id, err := uuid.Parse(*a.UserID)
-		if err != nil || id == uuid.Nil || len(*a.UserID) != 36 {
-			f.Add("user_id", "must be a UUID")
+		if !auth.ValidUserID(*a.UserID) {
+			f.Add("user_id", userIDRule)
 			return sc, nil
 		}
-		sc.UserID = id
+		sc.UserID = auth.NormalUserID(*a.UserID)
 		if a.TenantID != nil {
 			sc.TenantID = *a.TenantID
 		}
@@ -56,7 +58,7 @@ func scope(p auth.Principal, a ActingFor, agent *string, defaultAgent string, f 
 	}
 	sc.UserID, sc.TenantID = p.UserID, p.TenantID
 	if a.UserID != nil {
-		if id, err := uuid.Parse(*a.UserID); err != nil || id != p.UserID {
+		if auth.NormalUserID(*a.UserID) != p.UserID {
 			return sc, apierror.New(apierror.Forbidden, "user_id may name only the caller; acting for another user needs a service token")
 		}
 	}

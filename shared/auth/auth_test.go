@@ -272,7 +272,7 @@ func TestVerify(t *testing.T) {
 		"jwks":   jwksOnly,
 		"both":   both,
 	}
-	user := Principal{Role: RoleUser, UserID: testUser}
+	user := Principal{Role: RoleUser, UserID: testUser.String()}
 	service := Principal{Role: RoleService}
 	past := time.Now().Add(-time.Hour).Unix()
 	future := time.Now().Add(time.Hour).Unix()
@@ -284,30 +284,30 @@ func TestVerify(t *testing.T) {
 	}{
 		{"hs user", "hs", hs(t, userClaims()), &user},
 		{"hs user with tenant", "hs", hs(t, userClaims(set("app_metadata", map[string]any{"tenant_id": "acme", "provider": "email"}))),
-			&Principal{Role: RoleUser, UserID: testUser, TenantID: "acme"}},
+			&Principal{Role: RoleUser, UserID: testUser.String(), TenantID: "acme"}},
 		{"hs user empty tenant", "hs", hs(t, userClaims(set("app_metadata", map[string]any{"tenant_id": ""}))), &user},
 		{"hs user null tenant", "hs", hs(t, userClaims(set("app_metadata", map[string]any{"tenant_id": nil}))), &user},
 		{"hs user aud array", "hs", hs(t, userClaims(set("aud", []string{"other", "authenticated"}))), &user},
 		{"hs user tenant 128 chars", "hs", hs(t, userClaims(set("app_metadata", map[string]any{"tenant_id": strings.Repeat("é", 128)}))),
-			&Principal{Role: RoleUser, UserID: testUser, TenantID: strings.Repeat("é", 128)}},
+			&Principal{Role: RoleUser, UserID: testUser.String(), TenantID: strings.Repeat("é", 128)}},
 		{"hs service", "hs", hs(t, serviceClaims()), &service},
 		{"hs service ignores sub and tenant", "hs", hs(t, serviceClaims(set("sub", "not-a-uuid"), set("app_metadata", map[string]any{"tenant_id": "acme"}))), &service},
 		{"minted user", "hs", mint(t, MintClaims{Role: RoleUser, Subject: testUser.String(), TenantID: "acme"}),
-			&Principal{Role: RoleUser, UserID: testUser, TenantID: "acme"}},
+			&Principal{Role: RoleUser, UserID: testUser.String(), TenantID: "acme"}},
 		{"minted service", "hs", mint(t, MintClaims{Role: RoleService, Issuer: "supabase"}), &service},
 		{"minted expired", "hs", mint(t, MintClaims{Role: RoleUser, Subject: testUser.String(), TTL: -time.Minute}), nil},
-		{"anonymous user", "hs", hs(t, userClaims(set("is_anonymous", true))), &Principal{Role: RoleUser, UserID: testUser, Anonymous: true}},
+		{"anonymous user", "hs", hs(t, userClaims(set("is_anonymous", true))), &Principal{Role: RoleUser, UserID: testUser.String(), Anonymous: true}},
 		{"anonymous es256 user", "jwks", sign(t, jwt.SigningMethodES256, "ec-1", ecKey(), userClaims(set("is_anonymous", true))),
-			&Principal{Role: RoleUser, UserID: testUser, Anonymous: true}},
+			&Principal{Role: RoleUser, UserID: testUser.String(), Anonymous: true}},
 		{"minted anonymous user", "hs", mint(t, MintClaims{Role: RoleUser, Subject: testUser.String(), TenantID: "acme", Anonymous: true}),
-			&Principal{Role: RoleUser, UserID: testUser, TenantID: "acme", Anonymous: true}},
+			&Principal{Role: RoleUser, UserID: testUser.String(), TenantID: "acme", Anonymous: true}},
 		{"is_anonymous false", "hs", hs(t, userClaims(set("is_anonymous", false))), &user},
 		{"is_anonymous null", "hs", hs(t, userClaims(set("is_anonymous", nil))), &user},
 		{"is_anonymous not a bool", "hs", hs(t, userClaims(set("is_anonymous", "true"))), nil},
 		// A claim named twice counts as its last (RFC 7519, section 4): a last null is absence.
 		{"is_anonymous true, then null", "hs", hsRaw(t, userClaims(), `"is_anonymous":true,"is_anonymous":null`), &user},
 		{"is_anonymous null, then true", "hs", hsRaw(t, userClaims(), `"is_anonymous":null,"is_anonymous":true`),
-			&Principal{Role: RoleUser, UserID: testUser, Anonymous: true}},
+			&Principal{Role: RoleUser, UserID: testUser.String(), Anonymous: true}},
 		{"is_anonymous true, then false", "hs", hsRaw(t, userClaims(), `"is_anonymous":true,"is_anonymous":false`), &user},
 		{"service is never anonymous", "hs", hs(t, serviceClaims(set("is_anonymous", true))), &service},
 
@@ -336,9 +336,20 @@ func TestVerify(t *testing.T) {
 		{"missing role", "hs", hs(t, userClaims(del("role"))), nil},
 		{"role wrong case", "hs", hs(t, userClaims(set("role", "Authenticated"))), nil},
 		{"role not a string", "hs", hs(t, userClaims(set("role", 1))), nil},
-		{"sub not a uuid", "hs", hs(t, userClaims(set("sub", "user-42"))), nil},
-		{"sub nil uuid", "hs", hs(t, userClaims(set("sub", uuid.Nil.String()))), nil},
-		{"sub uuid without hyphens", "hs", hs(t, userClaims(set("sub", strings.ReplaceAll(testUser.String(), "-", "")))), nil},
+		{"sub of Clerk", "hs", hs(t, userClaims(set("sub", "user_2abcDEF123"))), &Principal{Role: RoleUser, UserID: "user_2abcDEF123"}},
+		{"sub of Auth0", "hs", hs(t, userClaims(set("sub", "auth0|123"))), &Principal{Role: RoleUser, UserID: "auth0|123"}},
+		{"sub nil uuid", "hs", hs(t, userClaims(set("sub", uuid.Nil.String()))), &Principal{Role: RoleUser, UserID: uuid.Nil.String()}},
+		{"sub of 255 characters", "hs", hs(t, userClaims(set("sub", strings.Repeat("é", 255)))),
+			&Principal{Role: RoleUser, UserID: strings.Repeat("é", 255)}},
+		{"sub uuid in upper case", "hs", hs(t, userClaims(set("sub", strings.ToUpper(testUser.String())))), &user},
+		{"sub with a space", "hs", hs(t, userClaims(set("sub", "ada lovelace"))), &Principal{Role: RoleUser, UserID: "ada lovelace"}},
+		{"sub empty", "hs", hs(t, userClaims(set("sub", ""))), nil},
+		{"sub of 256 characters", "hs", hs(t, userClaims(set("sub", strings.Repeat("é", 256)))), nil},
+		{"sub with a NUL", "hs", hs(t, userClaims(set("sub", "user\x001"))), nil},
+		{"sub with a newline", "hs", hs(t, userClaims(set("sub", "user\n1"))), nil},
+		{"sub with DEL", "hs", hs(t, userClaims(set("sub", "user\x7f"))), nil},
+		{"sub with a zero-width space", "hs", hs(t, userClaims(set("sub", "user\u200b"))), nil},
+		{"sub not a string", "hs", hs(t, userClaims(set("sub", 42))), nil},
 		{"no sub", "hs", hs(t, userClaims(del("sub"))), nil},
 		{"tenant not a string", "hs", hs(t, userClaims(set("app_metadata", map[string]any{"tenant_id": 7}))), nil},
 		{"app_metadata not an object", "hs", hs(t, userClaims(set("app_metadata", "acme"))), nil},
@@ -417,7 +428,7 @@ func TestJWKSPicksUpAddedKey(t *testing.T) {
 	if err != nil {
 		t.Fatalf("token signed by a key added after start, on its retry: %v", err)
 	}
-	if got.UserID != testUser {
+	if got.UserID != testUser.String() {
 		t.Errorf("UserID = %v, want %v", got.UserID, testUser)
 	}
 	if n := srv.hits.Load(); n != 2 {
@@ -608,7 +619,7 @@ func FuzzVerify(f *testing.F) {
 		}
 		switch {
 		case p.Role == RoleService && p == Principal{Role: RoleService}:
-		case p.Role == RoleUser && p.UserID != uuid.Nil:
+		case p.Role == RoleUser && p.UserID != "":
 		default:
 			t.Fatalf("Verify accepted a token as %+v", p)
 		}

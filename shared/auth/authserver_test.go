@@ -168,7 +168,7 @@ func TestAuthServerVerify(t *testing.T) {
 	token := hs(t, userClaims())
 	other := hs(t, userClaims(set("sub", uuid.NewString())))
 	forged := sign(t, jwt.SigningMethodHS256, "", []byte("another-secret-of-at-least-32-characters"), userClaims())
-	user := Principal{Role: RoleUser, UserID: testUser}
+	user := Principal{Role: RoleUser, UserID: testUser.String()}
 	answer := func(status int, body string, header ...string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			for i := 0; i+1 < len(header); i += 2 {
@@ -192,9 +192,9 @@ func TestAuthServerVerify(t *testing.T) {
 	}{
 		{name: "user", token: token, user: authUserJSON(id), want: &user, calls: 1},
 		{name: "tenant", token: token, user: authUserJSON(id, tenantIs("t1")), calls: 1,
-			want: &Principal{Role: RoleUser, UserID: testUser, TenantID: "t1"}},
+			want: &Principal{Role: RoleUser, UserID: testUser.String(), TenantID: "t1"}},
 		{name: "tenant of 128 characters", token: token, user: authUserJSON(id, tenantIs(strings.Repeat("é", 128))), calls: 1,
-			want: &Principal{Role: RoleUser, UserID: testUser, TenantID: strings.Repeat("é", 128)}},
+			want: &Principal{Role: RoleUser, UserID: testUser.String(), TenantID: strings.Repeat("é", 128)}},
 		{name: "empty tenant", token: token, user: authUserJSON(id, tenantIs("")), want: &user, calls: 1},
 		{name: "null tenant", token: token, user: authUserJSON(id, tenantIs(nil)), want: &user, calls: 1},
 		{name: "no app_metadata", token: token, user: authUserJSON(id, func(u map[string]any) { delete(u, "app_metadata") }),
@@ -202,7 +202,7 @@ func TestAuthServerVerify(t *testing.T) {
 		{name: "the tenant is app_metadata's, not user_metadata's", token: token, calls: 1, want: &user,
 			user: authUserJSON(id, func(u map[string]any) { u["user_metadata"] = map[string]any{"tenant_id": "chosen-by-user"} })},
 		{name: "anonymous user", token: token, user: authUserJSON(id, set2("is_anonymous", true), tenantIs("t1")), calls: 1,
-			want: &Principal{Role: RoleUser, UserID: testUser, TenantID: "t1", Anonymous: true}},
+			want: &Principal{Role: RoleUser, UserID: testUser.String(), TenantID: "t1", Anonymous: true}},
 		{name: "is_anonymous absent", token: token, user: authUserJSON(id, func(u map[string]any) { delete(u, "is_anonymous") }),
 			want: &user, calls: 1},
 		{name: "is_anonymous null", token: token, user: authUserJSON(id, set2("is_anonymous", nil)), want: &user, calls: 1},
@@ -215,8 +215,9 @@ func TestAuthServerVerify(t *testing.T) {
 		{name: "app_metadata not an object", token: token, user: authUserJSON(id, set2("app_metadata", "t1")), code: apierror.Unauthenticated, calls: 1},
 		{name: "role anon", token: token, user: authUserJSON(id, set2("role", "anon")), code: apierror.Unauthenticated, calls: 1},
 		{name: "role service_role", token: token, user: authUserJSON(id, set2("role", RoleService)), code: apierror.Unauthenticated, calls: 1},
-		{name: "id not a uuid", token: hs(t, userClaims(set("sub", "user-42"))), user: authUserJSON("user-42"), code: apierror.Unauthenticated, calls: 1},
-		{name: "nil uuid", token: hs(t, userClaims(set("sub", uuid.Nil.String()))), user: authUserJSON(uuid.Nil.String()), code: apierror.Unauthenticated, calls: 1},
+		{name: "id not a uuid", token: hs(t, userClaims(set("sub", "user-42"))), user: authUserJSON("user-42"), calls: 1,
+			want: &Principal{Role: RoleUser, UserID: "user-42"}},
+		{name: "id with a control character", token: hs(t, userClaims(set("sub", "user\x01"))), user: authUserJSON("user\x01"), code: apierror.Unauthenticated, calls: 1},
 		{name: "other audience", token: token, user: authUserJSON(id, set2("aud", "agents")), code: apierror.Unauthenticated, calls: 1},
 		{name: "unknown user (403)", token: other, user: authUserJSON(id), code: apierror.Unauthenticated, calls: 1},
 		{name: "bad signature (403)", token: forged, user: authUserJSON(id), code: apierror.Unauthenticated, calls: 1},
@@ -349,7 +350,7 @@ func TestAuthServerCache(t *testing.T) {
 	v := newAuthServerVerifier(t, AuthServerConfig{URL: srv.URL, Leeway: time.Minute})
 	clock := newFakeClock()
 	v.now = clock.Now
-	want := Principal{Role: RoleUser, UserID: testUser, TenantID: "t1"}
+	want := Principal{Role: RoleUser, UserID: testUser.String(), TenantID: "t1"}
 	verify := func(token string, calls int32) {
 		t.Helper()
 		got, err := v.Verify(t.Context(), token)
@@ -445,7 +446,7 @@ func TestAuthServerOneCallForConcurrentVerifications(t *testing.T) {
 	})
 	v := newAuthServerVerifier(t, AuthServerConfig{URL: srv.URL})
 	token := hs(t, userClaims())
-	want := Principal{Role: RoleUser, UserID: testUser, TenantID: "t1"}
+	want := Principal{Role: RoleUser, UserID: testUser.String(), TenantID: "t1"}
 
 	const n = 10
 	var started sync.WaitGroup
@@ -608,7 +609,7 @@ func FuzzAuthServerAnswer(f *testing.F) {
 		case err != nil:
 			wantCode(t, err, apierror.Unavailable, "")
 		case a.refused != "":
-		case a.principal.Role == RoleUser && a.principal.UserID != uuid.Nil && validTenant(a.principal.TenantID):
+		case a.principal.Role == RoleUser && a.principal.UserID != "" && validTenant(a.principal.TenantID):
 		default:
 			t.Fatalf("decodeUser(%q) = %+v", body, a)
 		}

@@ -17,7 +17,7 @@ func TestVerifyIssuerAndTimeClaims(t *testing.T) {
 		"user iss": newVerifier(t, ctx, Config{JWTSecret: testSecret, Issuer: userIss}),
 		"supabase": newVerifier(t, ctx, Config{JWTSecret: testSecret, Issuer: "supabase"}),
 	}
-	user := Principal{Role: RoleUser, UserID: testUser}
+	user := Principal{Role: RoleUser, UserID: testUser.String()}
 	service := Principal{Role: RoleService}
 	future := time.Now().Add(time.Hour).Unix()
 	past := time.Now().Add(-time.Hour).Unix()

@@ -285,7 +285,7 @@ func TestJWKSOutage(t *testing.T) {
 		settle(t, v)
 		switch s.want {
 		case ok:
-			if err != nil || p.UserID != testUser {
+			if err != nil || p.UserID != testUser.String() {
 				t.Errorf("%s: %+v, %v; want the user", s.name, p, err)
 			}
 		case unauthenticated:
@@ -447,7 +447,7 @@ func TestJWKSUnknownKIDAnswersAtOnce(t *testing.T) {
 			t.Error(e)
 		}
 	}
-	if err != nil || got.UserID != testUser {
+	if err != nil || got.UserID != testUser.String() {
 		t.Fatalf("token of the newly published key, try %d: %+v, %v", tries, got, err)
 	}
 	if took := time.Since(published); took > 5*time.Second || tries > 3 {
@@ -518,7 +518,7 @@ func TestJWKSHangingServerAtStart(t *testing.T) {
 		t.Errorf("NewVerifier took %v with a key set that never answers, want under 1s", d)
 	}
 	p, d, err := timedVerify(v, hs(t, userClaims()))
-	if err != nil || p.UserID != testUser {
+	if err != nil || p.UserID != testUser.String() {
 		t.Fatalf("HS256 token: %+v, %v", p, err)
 	}
 	if d > time.Second {
@@ -591,7 +591,7 @@ func TestJWKSKIDPublishedAfterProvenAbsent(t *testing.T) {
 		wantUnauthenticated(t, err, later)
 		srv.add(jwk("rsa-later", rsaLater()))
 		clk.Advance(15 * time.Second)
-		if p, err := verifyRetrying(t, v, clk, later); err != nil || p.UserID != testUser {
+		if p, err := verifyRetrying(t, v, clk, later); err != nil || p.UserID != testUser.String() {
 			t.Errorf("key published 15 s after its kid was proven absent: %+v, %v", p, err)
 		}
 	})
@@ -607,7 +607,7 @@ func TestJWKSKIDPublishedAfterProvenAbsent(t *testing.T) {
 		other := esToken(t, "another-made-up-kid")
 		_, err = verifyRetrying(t, v, clk, other)
 		wantUnauthenticated(t, err, other)
-		if p, err := v.Verify(t.Context(), later); err != nil || p.UserID != testUser {
+		if p, err := v.Verify(t.Context(), later); err != nil || p.UserID != testUser.String() {
 			t.Errorf("key a fetch brought while its kid was remembered absent: %+v, %v", p, err)
 		}
 	})

@@ -1,8 +1,6 @@
 // Package auth verifies Supabase access tokens and says who is calling.
 package auth
 
-import "github.com/google/uuid"
-
 // The roles a verified caller may have.
 const (
 	RoleUser    = "authenticated"
@@ -14,7 +12,7 @@ type Principal struct {
 	// Role is RoleUser or RoleService.
 	Role string
 	// UserID is the token's subject for user callers; zero for service callers.
-	UserID uuid.UUID
+	UserID string
 	// TenantID is app_metadata.tenant_id of a user token, "" when absent or for service callers.
 	TenantID string
 	// Anonymous marks a user of Supabase's anonymous sign-ins (claim is_anonymous: true, or

@@ -186,9 +186,9 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Principal, error) 
 
 // user checks the claims only user tokens must carry.
 func (v *Verifier) user(c *claims) (Principal, error) {
-	// Only the canonical 36-character form, as Supabase writes it.
-	id, err := uuid.Parse(c.Subject)
-	if err != nil || len(c.Subject) != 36 || id == uuid.Nil {
+	// Any id Supabase accepts as a subject: its own Auth's UUIDs, and the ids of third-party
+	// auth (Clerk's user_2abc..., Auth0's auth0|123, Firebase's, Cognito's), taken as given.
+	if !ValidUserID(c.Subject) {
 		return Principal{}, apierror.New(apierror.Unauthenticated, errSubject)
 	}
 	audOK := false
@@ -205,7 +205,39 @@ func (v *Verifier) user(c *claims) (Principal, error) {
 	if !ValidTenant(tenant) {
 		return Principal{}, apierror.New(apierror.Unauthenticated, errTenant)
 	}
-	return Principal{Role: RoleUser, UserID: id, TenantID: tenant, Anonymous: bool(c.IsAnonymous)}, nil
+	return Principal{Role: RoleUser, UserID: NormalUserID(c.Subject), TenantID: tenant, Anonymous: bool(c.IsAnonymous)}, nil
+}
+
+// MaxUserIDLen is the longest user id, in characters.
+const MaxUserIDLen = 255
+
+// ValidUserID accepts 1 to MaxUserIDLen printable characters (unicode.IsPrint: no control,
+// format or non-space separator characters), compared exactly as given. It is the one rule for
+// a user id, whether a token's sub or a service caller's user_id names it: the id is a key in
+// Postgres (which cannot store a NUL), in Redis and in logs, and one that looks blank or hides
+// characters could pass for another.
+func ValidUserID(s string) bool {
+	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxUserIDLen {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// NormalUserID is id as agentmem stores it: a UUID in its 36-character form in lower case, as
+// Supabase Auth writes it (before ids were text, a UUID in upper case named the same user, and
+// still does), any other id exactly as given.
+func NormalUserID(id string) string {
+	if len(id) == 36 {
+		if _, err := uuid.Parse(id); err == nil {
+			return strings.ToLower(id)
+		}
+	}
+	return id
 }
 
 // ValidTenant accepts "" (no tenant) or up to MaxTenantLen characters without control characters

@@ -143,7 +143,7 @@ func TestDeletingAnAuthUserErasesTheirRows(t *testing.T) {
 		ftx.Rollback(t.Context()) //nolint:errcheck
 		// What forget-user would erase, the deletion erased (forget-user keeps the erasure's
 		// job, as the deletion keeps an earlier one).
-		res, err := e.store.ForgetUser(t.Context(), store.ForgetParams{UserID: a, AllTenants: true})
+		res, err := e.store.ForgetUser(t.Context(), store.ForgetParams{UserID: a.String(), AllTenants: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +244,7 @@ func TestEraseUserMatchesForgetUser(t *testing.T) {
 	if err := json.Unmarshal(raw, &erased); err != nil {
 		t.Fatal(err)
 	}
-	forgot, err := e.store.ForgetUser(t.Context(), store.ForgetParams{UserID: d, AllTenants: true})
+	forgot, err := e.store.ForgetUser(t.Context(), store.ForgetParams{UserID: d.String(), AllTenants: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestEraseUserMatchesForgetUser(t *testing.T) {
 		}
 	}
 
-	for _, fn := range []string{"agentmem.erase_user(uuid)", "agentmem.erase_deleted_auth_user()"} {
+	for _, fn := range []string{"agentmem.erase_user(text)", "agentmem.erase_deleted_auth_user()"} {
 		for _, role := range []string{"public", "anon", "authenticated", "service_role", store.CallerRole} {
 			var can bool
 			if err := conn.QueryRow(t.Context(), `select has_function_privilege($1, $2, 'execute')`, role, fn).Scan(&can); err != nil {

@@ -240,7 +240,7 @@ func TestForgetUserBadInput(t *testing.T) {
 	u := e.newUser("kn-t")
 	tests := []callCase{
 		{"service without user_id", svc, map[string]any{}, 400, "user_id"},
-		{"service with a bad user_id", svc, map[string]any{"user_id": "nope"}, 400, "user_id"},
+		{"service with a bad user_id", svc, map[string]any{"user_id": "no\x01pe"}, 400, "user_id"},
 		{"service with a bad tenant_id", svc, map[string]any{"user_id": uuid.NewString(), "tenant_id": "a\u0001b"}, 400, "tenant_id"},
 		{"user naming another user", u.token, map[string]any{"user_id": uuid.NewString()}, 403, ""},
 		{"user naming another tenant", u.token, map[string]any{"tenant_id": "other"}, 403, ""},
@@ -266,11 +266,11 @@ func TestForgetUserCoversTablesAddedLater(t *testing.T) {
 		create table agentmem.kn_devices (user_id text not null, name text);
 		grant select, insert, update, delete on agentmem.kn_devices to service_role;
 		create table agentmem.kn_message_votes (session_id uuid not null, seq bigint not null,
-		  tenant_id text not null default '', user_id uuid not null,
+		  tenant_id text not null default '', user_id text not null,
 		  foreign key (session_id, seq) references agentmem.messages (session_id, seq) on delete restrict);
 		alter table agentmem.kn_message_votes enable row level security;
 		create policy owner_only on agentmem.kn_message_votes for all to authenticated
-		  using (user_id = (select auth.uid()) and tenant_id = (select agentmem.current_tenant()));
+		  using (user_id = (select auth.jwt() ->> 'sub') and tenant_id = (select agentmem.current_tenant()));
 		grant select, insert, update, delete on agentmem.kn_message_votes to authenticated, service_role;`)
 	for _, tc := range []struct {
 		name  string

@@ -250,6 +250,15 @@ func TestIsolationServiceActsForUser(t *testing.T) {
 	s := isoSeed(t, e, a.token)
 	isoSees(t, e, svc, s, true, "user_id", a.id.String())
 	isoSees(t, e, svc, s, false, "user_id", uuid.NewString())
+	// A UUID in upper case names the same user, as before user ids were text.
+	isoSees(t, e, svc, s, true, "user_id", strings.ToUpper(a.id.String()))
+	// Any other id is the user it names, exactly: another id that differs by a space or a
+	// character's case is another user.
+	clerk := "user_2aBc" + uuid.NewString()[:8]
+	sc := isoSeed(t, e, svc, "user_id", clerk)
+	isoSees(t, e, svc, sc, true, "user_id", clerk)
+	isoSees(t, e, svc, sc, false, "user_id", clerk+" ")
+	isoSees(t, e, svc, sc, false, "user_id", strings.ToLower(clerk))
 
 	// A service seeds for a tenant's user; the user sees it, the service sees it only when it
 	// names the tenant.
@@ -271,8 +280,7 @@ func TestIsolationServiceActsForUser(t *testing.T) {
 		t.Run(fn, func(t *testing.T) {
 			e := *e
 			e.t = t
-			for _, bad := range []any{nil, "not-a-uuid", uuid.Nil.String(), "{" + a.id.String() + "}",
-				a.id.String()[:35], 42} {
+			for _, bad := range []any{nil, "", strings.Repeat("é", 256), "user\x01", "user\n2", "user\u200b", 42} {
 				b := body
 				if bad != nil {
 					b = isoWith(body, "user_id", bad)

@@ -140,7 +140,7 @@ func TestJobsDeliveredToWebhook(t *testing.T) {
 	var types []string
 	for _, ev := range evs {
 		types = append(types, ev.Type)
-		if ev.UserID != u.id || *ev.TenantID != "acme" || !ev.PIIScrubbed {
+		if ev.UserID != u.id.String() || *ev.TenantID != "acme" || !ev.PIIScrubbed {
 			t.Errorf("event %+v", ev)
 		}
 	}

@@ -185,7 +185,7 @@ func TestNotesLimitIsConfigurable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
 	u := e.newUser("")
-	sc := memory.Scope{UserID: u.id, Agent: "default"}
+	sc := memory.Scope{UserID: u.id.String(), Agent: "default"}
 	ctx := context.Background()
 	edit := func(ed memory.NotesEdit) error {
 		_, err := e.store.EditNotes(ctx, store.EditNotesParams{Scope: sc, Edit: ed, MaxChars: 10})

@@ -292,7 +292,7 @@ func TestNoPersonalDataReachesAdapters(t *testing.T) {
 		if err := json.Unmarshal(b, &ev); err != nil {
 			t.Fatal(err)
 		}
-		jsonStrings(t, b, func(s string) { payloads[ev.UserID] = append(payloads[ev.UserID], s) })
+		jsonStrings(t, b, func(s string) { payloads[uuid.MustParse(ev.UserID)] = append(payloads[uuid.MustParse(ev.UserID)], s) })
 	}
 	mem0Requests := map[uuid.UUID]int{}
 	for _, r := range e.mem0.Requests() {
@@ -363,7 +363,7 @@ func TestNoPersonalDataReachesAdapters(t *testing.T) {
 			// The payloads were there to look at: every kind of event, scrubbed.
 			var types []string
 			for _, ev := range e.rec.Events() {
-				if ev.UserID != u.id {
+				if ev.UserID != u.id.String() {
 					continue
 				}
 				types = append(types, ev.Type)

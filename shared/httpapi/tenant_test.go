@@ -38,7 +38,7 @@ func TestTenantOneRule(t *testing.T) {
 				}
 			})
 		}
-		_, err := e.app.EraseUser(context.Background(), uuid.New(), &tenant)
+		_, err := e.app.EraseUser(context.Background(), uuid.NewString(), &tenant)
 		if ae := apierror.As(err); ae.Code != apierror.InvalidRequest {
 			t.Errorf("ForgetUser in tenant %q: %v, want invalid_request", tenant, err)
 		}

@@ -18,7 +18,7 @@ type Job struct {
 	CreatedAt     time.Time  `json:"created_at"`
 	UpdatedAt     time.Time  `json:"updated_at"`
 	SessionID     *uuid.UUID `json:"session_id"`
-	UserID        uuid.UUID  `json:"user_id"`
+	UserID        string     `json:"user_id"`
 }
 
 // JobRef is a job as a change's answer names it.

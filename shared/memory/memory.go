@@ -22,7 +22,7 @@ import (
 type Scope struct {
 	// TenantID is "" when the caller has no tenant.
 	TenantID string
-	UserID   uuid.UUID
+	UserID   string
 	// Agent names the agent; "" where a request concerns every agent of the user.
 	Agent string
 }

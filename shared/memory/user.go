@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // UserState is the mode of a user (e.g. active, halted), one per user: every agent sees it.
@@ -30,7 +28,7 @@ func (i UserMemoryItem) LogValue() slog.Value {
 
 // ForgetResult is the answer of erasing a user's data (the store's ForgetUser).
 type ForgetResult struct {
-	UserID uuid.UUID `json:"user_id"`
+	UserID string `json:"user_id"`
 	// TenantID is the tenant erased; nil when every tenant was.
 	TenantID *string `json:"tenant_id"`
 	// Deleted counts the rows deleted per table, for every table that holds user rows (zero

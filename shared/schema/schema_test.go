@@ -122,7 +122,7 @@ func TestMigrationsWithoutAuthUsers(t *testing.T) {
 	if err := schema.Migrate(ctx, conn); err != nil {
 		t.Fatalf("migrations without auth.users: %v", err)
 	}
-	if !exists(t, conn, `select 1 from pg_proc where oid = to_regprocedure('agentmem.erase_user(uuid)')`) {
+	if !exists(t, conn, `select 1 from pg_proc where oid = to_regprocedure('agentmem.erase_user(text)')`) {
 		t.Error("agentmem.erase_user is missing")
 	}
 }

@@ -167,7 +167,7 @@ func label(content string) string {
 func TestBackfillEmbedsItsScopeOnly(t *testing.T) {
 	t.Parallel()
 	tenant, none := backfillTenant, ""
-	a := backfillUserA
+	a := backfillUserA.String()
 	all := []string{"a1", "a2", "a3", "b1", "c1", "k1", "k2"}
 	tests := []struct {
 		name  string
@@ -243,8 +243,8 @@ func TestBackfillAfterAModelSwitch(t *testing.T) {
 	e := newBackfillEnv(t)
 	e.fill()
 	ctx := context.Background()
-	scA := memory.Scope{TenantID: backfillTenant, UserID: backfillUserA, Agent: memory.DefaultAgent}
-	scB := memory.Scope{TenantID: backfillTenant, UserID: backfillUserB, Agent: memory.DefaultAgent}
+	scA := memory.Scope{TenantID: backfillTenant, UserID: backfillUserA.String(), Agent: memory.DefaultAgent}
+	scB := memory.Scope{TenantID: backfillTenant, UserID: backfillUserB.String(), Agent: memory.DefaultAgent}
 	vectorRecall := func(st *store.Store, sc memory.Scope, query string) []string {
 		t.Helper()
 		hits, err := recall(st, ctx, store.RecallParams{Scope: sc, Query: query, K: 1, Mode: memory.ModeVector, MinScore: -1})
@@ -275,7 +275,7 @@ func TestBackfillAfterAModelSwitch(t *testing.T) {
 		Query: "k1 Refunds are paid within 14 days.", K: 1, Mode: memory.ModeVector}); err != nil || len(kh) != 0 {
 		t.Errorf("the new model ranks chunks before any backfill: %+v, %v", kh, err)
 	}
-	a := backfillUserA
+	a := backfillUserA.String()
 	if res, err := backfill(st, ctx, store.BackfillParams{Scope: store.PendingScope{UserID: &a}}); err != nil || res.Memories != 3 {
 		t.Fatalf("Backfill of A: %+v, %v", res, err)
 	}
@@ -317,7 +317,8 @@ func TestBackfillResumes(t *testing.T) {
 	e.insert("", uuid.New(), "another user's fact")
 	emb := &foldEmbedder{model: "fake-fold-8", dims: 8}
 	st := e.open(emb)
-	scope := store.PendingScope{UserID: &user}
+	userID := user.String()
+	scope := store.PendingScope{UserID: &userID}
 	pending := func() int64 {
 		t.Helper()
 		c, err := countPending(st, ctx, scope)

@@ -34,7 +34,7 @@ func TestRecallTextRanksByBM25(t *testing.T) {
 	e := newRankEnv(t, store.Ranking{FollowWeight: -1})
 	ctx := context.Background()
 	user := uuid.New()
-	sc := memory.Scope{UserID: user, Agent: "chat"}
+	sc := memory.Scope{UserID: user.String(), Agent: "chat"}
 	// "john" is in four of the five messages; "clarinet" in one.
 	commitMessages(t, e.st, sc, uuid.New(), []memory.NewMessage{
 		msg(memory.RoleUser, "Way to go, John!"),
@@ -113,7 +113,7 @@ func TestBM25StatisticsAreTheCallersOwn(t *testing.T) {
 	e := newRankEnv(t, store.Ranking{})
 	ctx := context.Background()
 	user, other := uuid.New(), uuid.New()
-	sc := memory.Scope{UserID: user, TenantID: "acme", Agent: "chat"}
+	sc := memory.Scope{UserID: user.String(), TenantID: "acme", Agent: "chat"}
 	commitMessages(t, e.st, sc, uuid.New(), []memory.NewMessage{
 		msg(memory.RoleUser, "The quarterly budget review is on Monday"),
 		msg(memory.RoleAssistant, "I moved the budget meeting to the large room"),
@@ -141,7 +141,7 @@ func TestBM25StatisticsAreTheCallersOwn(t *testing.T) {
 	before := snapshot()
 	// Another user of the same tenant, and the same user in another tenant, write the query's
 	// words many times over; the caller's own rows that expired hold them too.
-	for _, o := range []memory.Scope{{UserID: other, TenantID: "acme", Agent: "chat"}, {UserID: user, TenantID: "globex", Agent: "chat"}} {
+	for _, o := range []memory.Scope{{UserID: other.String(), TenantID: "acme", Agent: "chat"}, {UserID: user.String(), TenantID: "globex", Agent: "chat"}} {
 		for i := 0; i < 3; i++ {
 			commitMessages(t, e.st, o, uuid.New(), []memory.NewMessage{
 				msg(memory.RoleUser, "budget budget review review sales figures large room"),
@@ -167,7 +167,7 @@ func TestRecallFindsASpeakerByName(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{})
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: "chat"}
+	sc := memory.Scope{UserID: uuid.NewString(), Agent: "chat"}
 	named := func(role, name, content string) memory.NewMessage {
 		m := msg(role, content)
 		m.Name = &name

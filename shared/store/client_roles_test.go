@@ -27,9 +27,9 @@ var clientReadOnlyFunctions = []string{
 	"agentmem.any_words_query(text)",
 	"agentmem.current_tenant()",
 	"agentmem.rrf_score(bigint, bigint, double precision, double precision, integer)",
-	"public.hybrid_match_memories(text, extensions.vector, integer, double precision, double precision, integer, uuid, text, text)",
+	"public.hybrid_match_memories(text, extensions.vector, integer, double precision, double precision, integer, text, text, text)",
 	"public.match_knowledge(extensions.vector, integer, text, text)",
-	"public.match_memories(extensions.vector, integer, uuid, text, text)",
+	"public.match_memories(extensions.vector, integer, text, text, text)",
 }
 
 // exposedSchemas are the schemas supabase/config.toml lets PostgREST serve.
@@ -68,7 +68,7 @@ func TestClientRolesCannotWrite(t *testing.T) {
 
 	// The victim's data, written by the store as the functions write it, and the attacker's own.
 	st := storetest.Open(t, db, storetest.MaxConns(2))
-	attacker, victim := owner{"t1", uuid.New()}, owner{"t1", uuid.New()}
+	attacker, victim := owner{"t1", "user_2attacker"}, owner{"t1", "auth0|victim"}
 	victimSession := uuid.New()
 	for _, o := range []struct {
 		owner
@@ -201,8 +201,8 @@ func TestClientRolesCannotWrite(t *testing.T) {
 		}
 	}
 	for _, rpc := range []string{
-		"select count(*) from public.match_memories($1::extensions.vector, 100, $2::uuid)",
-		"select count(*) from public.hybrid_match_memories('tea', $1::extensions.vector, 100, filter_user_id => $2::uuid)",
+		"select count(*) from public.match_memories($1::extensions.vector, 100, $2::text)",
+		"select count(*) from public.hybrid_match_memories('tea', $1::extensions.vector, 100, filter_user_id => $2::text)",
 	} {
 		var n int
 		err := asRole(t, conn, "authenticated", userClaims(attacker), func(tx pgx.Tx) error {
@@ -346,10 +346,10 @@ var definerFunctions = []string{
 	// The scheduled sweep deletes every user's expired rows.
 	"agentmem.sweep_expired(integer,integer)",
 	// The rate-limit counters are closed to every client role.
-	"agentmem.take_request_slot(text,uuid,integer,integer,integer,text)",
+	"agentmem.take_request_slot(text,text,integer,integer,integer,text)",
 	// The get-context cache asks whether the request's user has unsettled jobs, which the
 	// functions' role may not read.
-	"agentmem.check_context_cache(uuid,text,uuid,text,integer)",
+	"agentmem.check_context_cache(text,text,uuid,text,integer)",
 	// A job of the cache advances the user's generation of it, closed to every role but the
 	// owner's.
 	"agentmem.advance_cache_generation()",
@@ -372,7 +372,7 @@ func TestSearchFunctionsRankOnlyTheCallersRows(t *testing.T) {
 	ctx := t.Context()
 	conn := storetest.Admin(t, db.URL)
 	st := storetest.Open(t, db, storetest.MaxConns(2))
-	attacker, victim := owner{"t1", uuid.New()}, owner{"t1", uuid.New()}
+	attacker, victim := owner{"t1", "user_2attacker"}, owner{"t1", "auth0|victim"}
 	for _, o := range []owner{victim, attacker} {
 		sc := memory.Scope{TenantID: o.tenant, UserID: o.user, Agent: memory.DefaultAgent}
 		if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
@@ -470,7 +470,7 @@ func TestStoreMemoriesWithoutASessionStoresForTheCallerOnly(t *testing.T) {
 	db := testdb.New(t)
 	ctx := t.Context()
 	conn := storetest.Admin(t, db.URL)
-	attacker, victim := owner{"t1", uuid.New()}, owner{"t1", uuid.New()}
+	attacker, victim := owner{"t1", "user_2attacker"}, owner{"t1", "auth0|victim"}
 	if _, err := conn.Exec(ctx, rlsFixtures["memories"], victim.tenant, victim.user); err != nil {
 		t.Fatal(err)
 	}

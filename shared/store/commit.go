@@ -342,7 +342,7 @@ const DefaultMergeSimilarity = 0.95
 // for its session keeps none of its memories even when both statements share one implicit
 // transaction; with none ($4 null), the fact belongs to no turn.
 const storeMemoriesSQL = `
-select fact_key, memory_id, merged, content_changed from agentmem.store_memories(p_tenant_id => $1::text, p_user_id => $2::uuid,
+select fact_key, memory_id, merged, content_changed from agentmem.store_memories(p_tenant_id => $1::text, p_user_id => $2::text,
   p_agent => $3::text, p_session_id => $4::uuid, p_contents => $5::text[], p_keys => $6::text[],
   p_metadata => $7::text[], p_embeddings => $8::text[], p_model => $9::text,
   p_ttl_seconds => $10::float8, min_similarity => $11::float8)`

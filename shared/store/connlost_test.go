@@ -154,7 +154,7 @@ func TestConnectionLostIsUnavailable(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tx.Rollback(ctx) //nolint:errcheck
-			if _, err := tx.Exec(ctx, `select pg_advisory_xact_lock(hashtextextended($1::text, 7216))`, sc.UserID.String()); err != nil {
+			if _, err := tx.Exec(ctx, `select pg_advisory_xact_lock(hashtextextended($1::text, 7216))`, sc.UserID); err != nil {
 				t.Fatal(err)
 			}
 			errc := make(chan error, 1)

@@ -34,7 +34,7 @@ type CacheCheck struct {
 func (s *Store) CheckContextCache(ctx context.Context, sc memory.Scope, sessionID uuid.UUID, adapter string, settle time.Duration) (CacheCheck, error) {
 	var out CacheCheck
 	b := &pgx.Batch{}
-	b.Queue(`select unsettled, last_expired, generation from agentmem.check_context_cache(p_user_id => $1::uuid,
+	b.Queue(`select unsettled, last_expired, generation from agentmem.check_context_cache(p_user_id => $1::text,
 		p_tenant_id => $2::text, p_session_id => $3::uuid, p_adapter => $4::text, p_settle_ms => $5::integer)`,
 		sc.UserID, sc.TenantID, sessionID, adapter, int32(settle.Milliseconds())).QueryRow(func(row pgx.Row) error {
 		if err := row.Scan(&out.Unsettled, &out.LastExpired, &out.Generation); err != nil {

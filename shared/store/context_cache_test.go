@@ -45,7 +45,7 @@ func TestCacheGenerationFollowsEveryChange(t *testing.T) {
 			t.Errorf("%s moved the generation to %q", what, g)
 		}
 	}
-	job := func(user uuid.UUID, adapterName, intent string) {
+	job := func(user string, adapterName, intent string) {
 		t.Helper()
 		if _, err := admin.Exec(ctx, `insert into agentmem.jobs (id, event_id, user_id, agent, session_id, intent, adapter)
 			values (gen_random_uuid(), gen_random_uuid(), $1, 'agent', $2, $3, $4)`, user, sid, intent, adapterName); err != nil {
@@ -69,7 +69,7 @@ func TestCacheGenerationFollowsEveryChange(t *testing.T) {
 	job(sc.UserID, adapter.Redis, adapter.SyncSession)
 	job(sc.UserID, adapter.Redis, adapter.BackfillSession)
 	job(sc.UserID, "webhook", adapter.MemoryCreated)
-	job(uuid.New(), adapter.Redis, adapter.UserDataChanged)
+	job(uuid.NewString(), adapter.Redis, adapter.UserDataChanged)
 	same("syncSession, backfillSession, another adapter's job and another user's change")
 
 	// An erasure leaves the user's generation (it is not the user's data) and its own job

@@ -68,7 +68,7 @@ type PendingScope struct {
 	TenantID *string
 	// UserID limits the scope to one user's memories and messages. Knowledge chunks belong to
 	// no user: a user's scope holds none. nil is every user.
-	UserID *uuid.UUID
+	UserID *string
 	// Tables chooses the tables; default PendingAll.
 	Tables PendingTables
 }
@@ -113,7 +113,7 @@ var pendingTables = []pendingTable{
 	{"memories", PendingMemories, true,
 		func(c *memory.PendingCount) *int64 { return &c.Memories },
 		"and expires_at > now()",
-		"and ($3::text is null or tenant_id = $3::text) and ($4::uuid is null or user_id = $4::uuid)", false},
+		"and ($3::text is null or tenant_id = $3::text) and ($4::text is null or user_id = $4::text)", false},
 	{"knowledge_chunks", PendingKnowledge, false,
 		func(c *memory.PendingCount) *int64 { return &c.KnowledgeChunks },
 		"",
@@ -122,7 +122,7 @@ var pendingTables = []pendingTable{
 	{"messages", PendingMessages, true,
 		func(c *memory.PendingCount) *int64 { return &c.Messages },
 		"and expires_at > now() and role <> 'tool' and content <> ''",
-		"and ($3::text is null or tenant_id = $3::text) and ($4::uuid is null or user_id = $4::uuid)", true},
+		"and ($3::text is null or tenant_id = $3::text) and ($4::text is null or user_id = $4::text)", true},
 }
 
 // messagesPending is the messages' entry of pendingTables.

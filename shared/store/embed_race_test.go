@@ -50,7 +50,7 @@ func TestEmbeddingWritersRacingDeletionsDoNotDeadlock(t *testing.T) {
 	const maxRounds, minRounds, budget = 48, 12, 30 * time.Second
 	deadlocks, rounds := 0, 0
 	for start := time.Now(); rounds < maxRounds && (rounds < minRounds || time.Since(start) < budget); rounds++ {
-		sc := memory.Scope{TenantID: "acme", UserID: uuid.New(), Agent: memory.DefaultAgent}
+		sc := memory.Scope{TenantID: "acme", UserID: uuid.NewString(), Agent: memory.DefaultAgent}
 		ids := make([]uuid.UUID, sessions)
 		committed := make([][][]store.MessageVector, sessions) // by session, then turn
 		for s := range ids {

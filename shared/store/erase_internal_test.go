@@ -33,7 +33,7 @@ func TestAuthUserDeletionWaitsForTheUsersTransactions(t *testing.T) {
 		return c
 	}
 	admin, deleter := connect(), connect()
-	sc := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := memory.Scope{UserID: uuid.NewString(), Agent: memory.DefaultAgent}
 	if _, err := admin.Exec(ctx, `insert into auth.users (id, aud, role) values ($1, 'authenticated', 'authenticated')`,
 		sc.UserID); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/adapter"
@@ -13,7 +12,7 @@ import (
 
 // ForgetParams names whose data to erase.
 type ForgetParams struct {
-	UserID uuid.UUID
+	UserID string
 	// TenantID limits the erasure to one tenant ("" is the tenant-less one) unless AllTenants.
 	TenantID string
 	// AllTenants erases the user's rows of every tenant (a service's erasure of a person).
@@ -149,7 +148,7 @@ func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (memory.ForgetRe
 		return res, fmt.Errorf("forget user: a user erases within its own tenant only")
 	}
 	err := s.asServiceRole(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, lockUserSQL, p.UserID.String()); err != nil {
+		if _, err := tx.Exec(ctx, lockUserSQL, p.UserID); err != nil {
 			return fmt.Errorf("lock user: %w", err)
 		}
 		role := "service_role"
@@ -204,15 +203,13 @@ func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (memory.ForgetRe
 // forgetSQL is verb ("delete from", "select 1 from") applied to the rows of the user in t.
 func forgetSQL(t userTable, p ForgetParams, verb string) (string, []any) {
 	q := verb + " agentmem." + pgx.Identifier{t.name}.Sanitize()
-	switch t.userType {
-	case "uuid":
-		q += " where user_id = $1::uuid"
-	case "text":
+	if t.userType == "text" {
 		q += " where user_id = $1::text"
-	default:
+	} else {
+		// A table added later may key its users otherwise (by uuid): a UUID's text is the id.
 		q += " where user_id::text = $1::text"
 	}
-	args := []any{p.UserID.String()}
+	args := []any{p.UserID}
 	if !p.AllTenants && t.hasTenant {
 		q += " and tenant_id = $2::text"
 		args = append(args, p.TenantID)

@@ -32,7 +32,7 @@ func TestForgetUserRacingCommits(t *testing.T) {
 
 	const writers = 4
 	for _, tenant := range []string{"", "acme"} {
-		sc := memory.Scope{TenantID: tenant, UserID: uuid.New(), Agent: memory.DefaultAgent}
+		sc := memory.Scope{TenantID: tenant, UserID: uuid.NewString(), Agent: memory.DefaultAgent}
 		shared := uuid.New()
 		commit := func(round, w int, session uuid.UUID) (memory.CommitResult, error) {
 			p := store.CommitParams{Scope: sc, SessionID: session, TTL: time.Hour,

@@ -143,7 +143,7 @@ func TestUserHistoryAndClearUseTheOwnerIndex(t *testing.T) {
 		if analyze {
 			opts = "analyze, buffers, format json"
 		}
-		return explainInScope(t, st, memory.Scope{UserID: user}, opts, q, args...)
+		return explainInScope(t, st, memory.Scope{UserID: user.String()}, opts, q, args...)
 	}
 	// check fails unless the plan reads messages through messages_owner_created_idx only (an
 	// index-only scan when indexOnly), with no sort and no scan of the table.
@@ -189,7 +189,7 @@ func TestUserHistoryAndClearUseTheOwnerIndex(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := c.p
-			p.Scope.UserID, p.Limit = user, 50
+			p.Scope.UserID, p.Limit = user.String(), 50
 			page, count, args := userHistoryStatements(p)
 			plan := explain(t, true, page, args...)
 			check(t, plan, false)

@@ -27,7 +27,7 @@ type histRow struct {
 
 // histRows reads the unexpired messages of (tenant, user) as the superuser, in the order a
 // user-wide history promises (creation time, then session, then seq), oldest first.
-func histRows(t *testing.T, exec func(func(*pgx.Conn)), tenant string, user uuid.UUID) []histRow {
+func histRows(t *testing.T, exec func(func(*pgx.Conn)), tenant string, user string) []histRow {
 	t.Helper()
 	var out []histRow
 	exec(func(conn *pgx.Conn) {
@@ -135,7 +135,7 @@ func TestUserHistoryAcrossSessions(t *testing.T) {
 		for i, c := range contents {
 			msgs[i] = memory.NewMessage{Role: memory.RoleUser, Content: c}
 		}
-		if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: memory.Scope{TenantID: tenant, UserID: u, Agent: agent},
+		if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: memory.Scope{TenantID: tenant, UserID: u.String(), Agent: agent},
 			SessionID: sid, TTL: time.Hour, Messages: msgs}); err != nil {
 			t.Fatal(err)
 		}
@@ -174,11 +174,11 @@ func TestUserHistoryAcrossSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	rows := histRows(t, admin, "t1", user)
+	rows := histRows(t, admin, "t1", user.String())
 	if len(rows) != 39 {
 		t.Fatalf("fixture: %d unexpired messages, want 39", len(rows))
 	}
-	sc := memory.Scope{TenantID: "t1", UserID: user}
+	sc := memory.Scope{TenantID: "t1", UserID: user.String()}
 	reversed := func(k []string) []string { k = slices.Clone(k); slices.Reverse(k); return k }
 
 	for _, limit := range []int{1, 4, 39, 200} {
@@ -223,15 +223,15 @@ func TestUserHistoryAcrossSessions(t *testing.T) {
 	}
 
 	// Another tenant of the same user, and the other user, see only their own.
-	if got, total := pageAll(t, st, store.UserHistoryParams{Scope: memory.Scope{TenantID: "t2", UserID: user}, Limit: 10}); total != 1 ||
+	if got, total := pageAll(t, st, store.UserHistoryParams{Scope: memory.Scope{TenantID: "t2", UserID: user.String()}, Limit: 10}); total != 1 ||
 		len(got) != 1 || got[0].Content != "other tenant" {
 		t.Errorf("tenant t2: %d messages, total %d", len(got), total)
 	}
-	if got, total := pageAll(t, st, store.UserHistoryParams{Scope: memory.Scope{TenantID: "t1", UserID: other}, Limit: 10}); total != 1 ||
+	if got, total := pageAll(t, st, store.UserHistoryParams{Scope: memory.Scope{TenantID: "t1", UserID: other.String()}, Limit: 10}); total != 1 ||
 		len(got) != 1 || got[0].Content != "other user" {
 		t.Errorf("other user: %d messages, total %d", len(got), total)
 	}
-	if _, total := pageAll(t, st, store.UserHistoryParams{Scope: memory.Scope{TenantID: "t1", UserID: uuid.New()}, Limit: 10}); total != 0 {
+	if _, total := pageAll(t, st, store.UserHistoryParams{Scope: memory.Scope{TenantID: "t1", UserID: uuid.NewString()}, Limit: 10}); total != 0 {
 		t.Errorf("a user with nothing: total %d", total)
 	}
 }
@@ -242,7 +242,7 @@ func TestUserHistoryWhileMessagesArrive(t *testing.T) {
 	t.Parallel()
 	st, _, _ := commitEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: "default"}
+	sc := memory.Scope{UserID: uuid.NewString(), Agent: "default"}
 	var sent []string
 	commit := func(sid uuid.UUID, n int) {
 		t.Helper()
@@ -294,7 +294,7 @@ func TestSessionHistorySince(t *testing.T) {
 	t.Parallel()
 	st, _, exec := commitEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: "default"}
+	sc := memory.Scope{UserID: uuid.NewString(), Agent: "default"}
 	sid := uuid.New()
 	for i := 0; i < 6; i++ {
 		if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
@@ -352,8 +352,8 @@ func TestClearMessagesKeepsEverythingElse(t *testing.T) {
 	st, admin := historyEnv(t)
 	ctx := context.Background()
 	user, tenant := uuid.New(), "t1"
-	alpha := memory.Scope{TenantID: tenant, UserID: user, Agent: "alpha"}
-	beta := memory.Scope{TenantID: tenant, UserID: user, Agent: "beta"}
+	alpha := memory.Scope{TenantID: tenant, UserID: user.String(), Agent: "alpha"}
+	beta := memory.Scope{TenantID: tenant, UserID: user.String(), Agent: "beta"}
 	active, err := st.ActiveSession(ctx, store.ActiveSessionParams{Scope: alpha, Mode: store.ModeResolve, TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -390,8 +390,8 @@ func TestClearMessagesKeepsEverythingElse(t *testing.T) {
 		}
 	})
 	// Bystanders: the same user in another tenant, another user of the tenant.
-	otherTenant := memory.Scope{TenantID: "t2", UserID: user, Agent: "alpha"}
-	otherUser := memory.Scope{TenantID: tenant, UserID: uuid.New(), Agent: "alpha"}
+	otherTenant := memory.Scope{TenantID: "t2", UserID: user.String(), Agent: "alpha"}
+	otherUser := memory.Scope{TenantID: tenant, UserID: uuid.NewString(), Agent: "alpha"}
 	for _, sc := range []memory.Scope{otherTenant, otherUser} {
 		if _, _, err := commitTurn(st, ctx, store.CommitParams{Scope: sc, SessionID: uuid.New(), TTL: time.Hour,
 			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "bystander"}}}); err != nil {
@@ -401,16 +401,16 @@ func TestClearMessagesKeepsEverythingElse(t *testing.T) {
 	before := tableCounts(t, admin, tenant, user)
 
 	// One agent first: beta's three messages go, alpha's four (and one expired) stay.
-	n, err := st.ClearMessages(ctx, memory.Scope{TenantID: tenant, UserID: user, Agent: "beta"})
+	n, err := st.ClearMessages(ctx, memory.Scope{TenantID: tenant, UserID: user.String(), Agent: "beta"})
 	if err != nil || n != 3 {
 		t.Fatalf("clear beta: %d, %v; want 3", n, err)
 	}
-	left := histRows(t, admin, tenant, user)
+	left := histRows(t, admin, tenant, user.String())
 	if len(left) != 4 || slices.ContainsFunc(left, func(r histRow) bool { return r.agent != "alpha" }) {
 		t.Fatalf("after clearing beta: %+v", left)
 	}
 	// Then every agent.
-	if n, err = st.ClearMessages(ctx, memory.Scope{TenantID: tenant, UserID: user}); err != nil || n != 4 {
+	if n, err = st.ClearMessages(ctx, memory.Scope{TenantID: tenant, UserID: user.String()}); err != nil || n != 4 {
 		t.Fatalf("clear all: %d, %v; want 4", n, err)
 	}
 	admin(func(conn *pgx.Conn) {
@@ -420,7 +420,7 @@ func TestClearMessagesKeepsEverythingElse(t *testing.T) {
 			t.Fatalf("%d messages left (expired ones included), %v", n, err)
 		}
 	})
-	if n, err = st.ClearMessages(ctx, memory.Scope{TenantID: tenant, UserID: user}); err != nil || n != 0 {
+	if n, err = st.ClearMessages(ctx, memory.Scope{TenantID: tenant, UserID: user.String()}); err != nil || n != 0 {
 		t.Fatalf("clear again: %d, %v; want 0", n, err)
 	}
 	if after := tableCounts(t, admin, tenant, user); !mapsEqual(after, before) {
@@ -437,7 +437,7 @@ func TestClearMessagesKeepsEverythingElse(t *testing.T) {
 	if err != nil || !replayed || replay.Messages[0].ID != firstRes.Messages[0].ID {
 		t.Fatalf("replay after clear: replayed %v, %v", replayed, err)
 	}
-	if rows := histRows(t, admin, tenant, user); len(rows) != 0 {
+	if rows := histRows(t, admin, tenant, user.String()); len(rows) != 0 {
 		t.Fatalf("the replay stored the turn again: %d messages", len(rows))
 	}
 	// The next commit numbers on after the deleted messages, on both commit paths.
@@ -487,7 +487,7 @@ func TestClearMessagesRacingCommits(t *testing.T) {
 	t.Parallel()
 	st, admin := historyEnv(t)
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: "default"}
+	sc := memory.Scope{UserID: uuid.NewString(), Agent: "default"}
 	sessions := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
 	const turns = 40
 	errs := make(chan error, len(sessions)+1)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/apierror"
@@ -39,9 +38,9 @@ func (p IngestParams) LogValue() slog.Value {
 // KnowledgeSearchParams is a search of one tenant's knowledge base.
 type KnowledgeSearchParams struct {
 	TenantID string
-	// UserID is the user who searches, under row-level security; uuid.Nil for a service
+	// UserID is the user who searches, under row-level security; "" for a service
 	// caller, whose search runs as service_role limited to TenantID.
-	UserID uuid.UUID
+	UserID string
 	Query  string
 	K      int
 	// Mode is memory.ModeHybrid (default), ModeVector or ModeText.
@@ -204,7 +203,7 @@ func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([
 		})
 	}
 	var err error
-	if p.UserID == uuid.Nil {
+	if p.UserID == "" {
 		err = s.batchAsServiceRole(ctx, search)
 	} else {
 		err = s.batchInScope(ctx, memory.Scope{TenantID: p.TenantID, UserID: p.UserID}, search)

@@ -298,7 +298,7 @@ func TestANearDuplicateOfAnotherScopeDoesNotMerge(t *testing.T) {
 	first := e.commit(st, sc, time.Hour, fact{lisbon, ""})
 	others := []memory.Scope{
 		{UserID: sc.UserID, Agent: "travel-bot"},
-		{UserID: uuid.New(), Agent: sc.Agent},
+		{UserID: uuid.NewString(), Agent: sc.Agent},
 		{UserID: sc.UserID, TenantID: "acme", Agent: sc.Agent},
 	}
 	for _, o := range others {

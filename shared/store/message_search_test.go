@@ -65,7 +65,7 @@ func keys(hits []memory.Hit) []string {
 }
 
 // vectorRows counts the messages of a user that hold a vector of model, by role.
-func vectorRows(t *testing.T, conn *pgx.Conn, user uuid.UUID, model string) map[string]int {
+func vectorRows(t *testing.T, conn *pgx.Conn, user string, model string) map[string]int {
 	t.Helper()
 	rows, err := conn.Query(context.Background(), `select role, count(*) from agentmem.messages
 		where user_id = $1 and embedding is not null and embedding_model = $2 group by role`, user, model)
@@ -90,7 +90,7 @@ func TestRecallMessages(t *testing.T) {
 	e := newRankEnv(t, store.Ranking{})
 	ctx := context.Background()
 	user, other := uuid.New(), uuid.New()
-	support := memory.Scope{UserID: user, Agent: "support"}
+	support := memory.Scope{UserID: user.String(), Agent: "support"}
 	s1, s2 := uuid.New(), uuid.New()
 	flight := msg(memory.RoleUser, "My flight to Porto leaves on Friday morning")
 	flight.Metadata = json.RawMessage(`{"topic":"travel"}`)
@@ -100,10 +100,10 @@ func TestRecallMessages(t *testing.T) {
 		msg(memory.RoleTool, `{"forecast": "rain in Porto on Friday"}`),
 		msg(memory.RoleUser, "I also need a vegetarian restaurant near the hotel"),
 	}, "User flies to Porto often")
-	r2 := commitMessages(t, e.st, memory.Scope{UserID: user, Agent: "sales"}, s2, []memory.NewMessage{
+	r2 := commitMessages(t, e.st, memory.Scope{UserID: user.String(), Agent: "sales"}, s2, []memory.NewMessage{
 		msg(memory.RoleUser, "The Porto office opens at nine on Friday"),
 	})
-	commitMessages(t, e.st, memory.Scope{UserID: other, Agent: "support"}, uuid.New(), []memory.NewMessage{
+	commitMessages(t, e.st, memory.Scope{UserID: other.String(), Agent: "support"}, uuid.New(), []memory.NewMessage{
 		msg(memory.RoleUser, "My flight to Porto leaves on Friday morning too"),
 	})
 	expired := commitMessages(t, e.st, support, uuid.New(), []memory.NewMessage{msg(memory.RoleUser, "An old flight to Porto on Friday")})
@@ -113,14 +113,14 @@ func TestRecallMessages(t *testing.T) {
 	}
 
 	// Every message with text but the tool's output holds a vector of the configured model.
-	if got, want := vectorRows(t, e.conn, user, embedding.Hash{}.Model()), map[string]int{"user": 4, "assistant": 1}; fmt.Sprint(got) != fmt.Sprint(want) {
+	if got, want := vectorRows(t, e.conn, user.String(), embedding.Hash{}.Model()), map[string]int{"user": 4, "assistant": 1}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("messages with a vector, by role: %v, want %v", got, want)
 	}
 
 	recallP := func(p store.RecallParams) []memory.Hit {
 		t.Helper()
-		if p.Scope.UserID == uuid.Nil {
-			p.Scope.UserID = user
+		if p.Scope.UserID == "" {
+			p.Scope.UserID = user.String()
 		}
 		p.Source, p.K = memory.SourceMessages, max(p.K, 10)
 		hits, err := recall(e.st, ctx, p)
@@ -196,19 +196,19 @@ func TestRecallMessages(t *testing.T) {
 	}
 	// The other user sees their own message only.
 	for _, mode := range []string{memory.ModeText, memory.ModeVector, memory.ModeHybrid} {
-		hits, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: other}, Source: memory.SourceMessages,
+		hits, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: other.String()}, Source: memory.SourceMessages,
 			Query: q, K: 10, Mode: mode})
 		if err != nil || len(hits) != 1 || hits[0].Content != "My flight to Porto leaves on Friday morning too" {
 			t.Errorf("%s, other user: %v, %v", mode, contents(hits), err)
 		}
 	}
 	// The default source is the memories, as before, and they say so.
-	hits, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Query: q, K: 10})
+	hits, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user.String()}, Query: q, K: 10})
 	if err != nil || len(hits) != 1 || hits[0].Content != "User flies to Porto often" || hits[0].Source != memory.HitMemory ||
 		hits[0].SessionID != nil || hits[0].Seq != nil || hits[0].Role != nil {
 		t.Errorf("default source: %+v, %v; want the memory alone", hits, err)
 	}
-	if _, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Source: "sessions", Query: q, K: 10}); err == nil {
+	if _, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user.String()}, Source: "sessions", Query: q, K: 10}); err == nil {
 		t.Error("an unknown source searched something")
 	}
 }
@@ -221,7 +221,7 @@ func TestRecallAllIsOneFusedRanking(t *testing.T) {
 	e := newRankEnv(t, store.Ranking{})
 	ctx := context.Background()
 	user := uuid.New()
-	sc := memory.Scope{UserID: user, Agent: memory.DefaultAgent}
+	sc := memory.Scope{UserID: user.String(), Agent: memory.DefaultAgent}
 	var facts []string
 	for i := range 12 {
 		facts = append(facts, rankFact(i))
@@ -235,7 +235,7 @@ func TestRecallAllIsOneFusedRanking(t *testing.T) {
 	q := "tea hiking chess with Porto"
 	get := func(source, mode string) []memory.Hit {
 		t.Helper()
-		hits, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Source: source, Query: q,
+		hits, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user.String()}, Source: source, Query: q,
 			K: 100, Mode: mode, MinScore: -1})
 		if err != nil {
 			t.Fatal(err)
@@ -299,11 +299,11 @@ func TestRecallAllIsOneFusedRanking(t *testing.T) {
 		}
 	}
 	// k cuts the fused ranking, and the agent rule holds for both sources.
-	top, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Source: memory.SourceAll, Query: q, K: 5})
+	top, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user.String()}, Source: memory.SourceAll, Query: q, K: 5})
 	if err != nil || !slices.Equal(keys(top), keys(hybrid[:5])) {
 		t.Errorf("k 5: %v, %v; want %v", keys(top), err, keys(hybrid[:5]))
 	}
-	none, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user, Agent: "other"}, Source: memory.SourceAll, Query: q, K: 5})
+	none, err := recall(e.st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user.String(), Agent: "other"}, Source: memory.SourceAll, Query: q, K: 5})
 	if err != nil || len(none) != 0 {
 		t.Errorf("another agent: %v, %v; want nothing", keys(none), err)
 	}
@@ -322,7 +322,7 @@ func tieKey(h memory.Hit) string {
 // ten to a session.
 func (e *rankEnv) seedMessages(t *testing.T, user uuid.UUID, agent string, texts, metadata []string) {
 	t.Helper()
-	storetest.SeedMessages(t, e.conn, user, agent, texts, metadata)
+	storetest.SeedMessages(t, e.conn, user.String(), agent, texts, metadata)
 }
 
 // A user with more messages than the exact limit is ranked through the model's HNSW index on

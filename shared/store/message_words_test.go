@@ -52,7 +52,7 @@ func TestMessageWordsFollowTheMessages(t *testing.T) {
 		}
 		return n
 	}
-	scopes := []memory.Scope{{UserID: user, Agent: "chat"}, {UserID: user, Agent: "mail"}, {UserID: user, TenantID: "acme", Agent: "chat"}, {UserID: other, Agent: "chat"}}
+	scopes := []memory.Scope{{UserID: user.String(), Agent: "chat"}, {UserID: user.String(), Agent: "mail"}, {UserID: user.String(), TenantID: "acme", Agent: "chat"}, {UserID: other.String(), Agent: "chat"}}
 	var sessions []uuid.UUID
 	for i, sc := range scopes {
 		for s := 0; s < 2; s++ {
@@ -91,7 +91,7 @@ func TestMessageWordsFollowTheMessages(t *testing.T) {
 	if words(other) == 0 {
 		t.Fatal("the other user's words are not counted")
 	}
-	if _, err := e.st.ForgetUser(ctx, store.ForgetParams{UserID: user, AllTenants: true}); err != nil {
+	if _, err := e.st.ForgetUser(ctx, store.ForgetParams{UserID: user.String(), AllTenants: true}); err != nil {
 		t.Fatal(err)
 	}
 	drift("an erasure")
@@ -118,7 +118,7 @@ func TestMessageBM25PruningKeepsTheExactAnswer(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{})
 	ctx := context.Background()
-	sc := memory.Scope{UserID: uuid.New(), Agent: "chat"}
+	sc := memory.Scope{UserID: uuid.NewString(), Agent: "chat"}
 	rare := []string{"clarinet", "marathon", "lasagna", "telescope", "violin", "kayak"}
 	for s := 0; s < 4; s++ {
 		var msgs []memory.NewMessage

@@ -182,7 +182,7 @@ type (
 // PL/pgSQL keeps for the connection's life. It writes nothing when the session is not this
 // agent's, as the turn's own statements then store nothing.
 const turnJobsSQL = `select agentmem.write_turn_jobs(p_event_id => $1::uuid, p_session_id => $2::uuid,
-  p_user_id => $3::uuid, p_tenant_id => $4::text, p_agent => $5::text, p_new_messages => $6::integer,
+  p_user_id => $3::text, p_tenant_id => $4::text, p_agent => $5::text, p_new_messages => $6::integer,
   p_memory_keys => $7::text[], p_adapters => $8::text[], p_job_ids => $9::uuid[])`
 
 // turnJobs is the arguments of turnJobsSQL for a turn that stored newMessages new messages

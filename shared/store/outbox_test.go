@@ -23,7 +23,7 @@ type obJob struct {
 	ID        uuid.UUID
 	EventID   uuid.UUID
 	TenantID  string
-	UserID    uuid.UUID
+	UserID    string
 	Agent     string
 	SessionID *uuid.UUID
 	Intent    string
@@ -32,7 +32,7 @@ type obJob struct {
 	Status    string
 }
 
-func obJobs(t *testing.T, conn *pgx.Conn, user uuid.UUID) []obJob {
+func obJobs(t *testing.T, conn *pgx.Conn, user string) []obJob {
 	t.Helper()
 	rows, err := conn.Query(t.Context(), `select id, event_id, tenant_id, user_id, agent, session_id, intent, adapter,
 		refs, status from agentmem.jobs where user_id = $1 order by created_at, adapter`, user)
@@ -79,7 +79,7 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 	adapters := []string{"webhook", "second"}
 	st := obOpen(t, db, adapters...)
 	conn := obConn(t, db)
-	sc := memory.Scope{TenantID: "acme", UserID: uuid.New(), Agent: "bot"}
+	sc := memory.Scope{TenantID: "acme", UserID: uuid.NewString(), Agent: "bot"}
 	session := uuid.New()
 	last := 0
 	newJobs := func(what string, intent string) []obJob {
@@ -178,7 +178,7 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 	if _, _, err := commitTurn(st, ctx, obTurn(other, session, "x")); apierror.As(err).Code != apierror.NotFound {
 		t.Fatalf("another agent's session: %v", err)
 	}
-	stranger := memory.Scope{TenantID: "acme", UserID: uuid.New(), Agent: "bot"}
+	stranger := memory.Scope{TenantID: "acme", UserID: uuid.NewString(), Agent: "bot"}
 	if _, _, err := commitTurn(st, ctx, obTurn(stranger, session, "x")); apierror.As(err).Code != apierror.NotFound {
 		t.Fatalf("another user's session: %v", err)
 	}
@@ -309,7 +309,7 @@ func TestOutboxOffWritesNothing(t *testing.T) {
 	ctx := t.Context()
 	st := obOpen(t, db)
 	conn := obConn(t, db)
-	sc := memory.Scope{UserID: uuid.New(), Agent: "bot"}
+	sc := memory.Scope{UserID: uuid.NewString(), Agent: "bot"}
 	session := uuid.New()
 	p := obTurn(sc, session, "one")
 	p.Memories = []memory.NewMemory{{Content: "a fact"}}
@@ -374,7 +374,7 @@ func TestClaimLeaseAndRecord(t *testing.T) {
 	ctx := t.Context()
 	st := obOpen(t, db, "webhook")
 	conn := obConn(t, db)
-	sc := memory.Scope{UserID: uuid.New(), Agent: "bot"}
+	sc := memory.Scope{UserID: uuid.NewString(), Agent: "bot"}
 	if _, _, err := commitTurn(st, ctx, obTurn(sc, uuid.New(), "hello")); err != nil {
 		t.Fatal(err)
 	}

@@ -121,7 +121,7 @@ func literal(t *testing.T, text string) *string {
 // to a new session of a new user, and returns them.
 func commitNumbered(t *testing.T, s *Store, n int, p CommitParams) (memory.Scope, uuid.UUID) {
 	t.Helper()
-	p.Scope, p.SessionID, p.TTL = memory.Scope{UserID: uuid.New(), Agent: "default"}, uuid.New(), time.Hour
+	p.Scope, p.SessionID, p.TTL = memory.Scope{UserID: uuid.NewString(), Agent: "default"}, uuid.New(), time.Hour
 	for i := range n {
 		p.Messages = append(p.Messages, memory.NewMessage{Role: "user", Content: fmt.Sprintf("message %d", i+1)})
 	}

@@ -37,7 +37,7 @@ func newRankEnv(t *testing.T, r store.Ranking) *rankEnv {
 // seed stores memories of user (agent, metadata) with the built-in embedder's vectors.
 func (e *rankEnv) seed(t *testing.T, user uuid.UUID, agent string, texts []string, metadata []string) {
 	t.Helper()
-	storetest.SeedMemories(t, e.conn, user, agent, texts, metadata)
+	storetest.SeedMemories(t, e.conn, user.String(), agent, texts, metadata)
 }
 
 var rankWords = strings.Fields(`tea coffee hiking chess Porto Berlin violin garden dog cat bicycle
@@ -72,7 +72,7 @@ func (e *rankEnv) indexAgreesWithExact(t *testing.T, user uuid.UUID, source stri
 		t.Run(c.name, func(t *testing.T) {
 			var overlap, total int
 			for q := range 8 {
-				p := store.RecallParams{Scope: memory.Scope{UserID: user, Agent: c.agent}, Source: source,
+				p := store.RecallParams{Scope: memory.Scope{UserID: user.String(), Agent: c.agent}, Source: source,
 					Query: rankFact(q*37 + 1), K: 10, Mode: memory.ModeVector, MinScore: -1}
 				if c.filter != "" {
 					p.Filter = []byte(c.filter)
@@ -259,7 +259,7 @@ func TestRecallMMR(t *testing.T) {
 		"Ada plays chess on Sunday mornings",
 	}
 	e.seed(t, user, "", texts, slices.Repeat([]string{`{}`}, len(texts)))
-	p := store.RecallParams{Scope: memory.Scope{UserID: user}, Query: "Ada green tea morning", K: 4, Mode: memory.ModeVector}
+	p := store.RecallParams{Scope: memory.Scope{UserID: user.String()}, Query: "Ada green tea morning", K: 4, Mode: memory.ModeVector}
 	plain, err := recall(e.st, ctx, p)
 	if err != nil {
 		t.Fatal(err)
@@ -322,7 +322,7 @@ func TestRecallFusionWeights(t *testing.T) {
 	e.seed(t, user, "", texts, slices.Repeat([]string{`{}`}, len(texts)))
 	orderOf := func(r store.Ranking, mode string) []string {
 		st := storetest.OpenURL(t, e.url, storetest.MaxConns(1), storetest.Ranking(r))
-		hits, err := recall(st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user}, Query: query, K: 5,
+		hits, err := recall(st, ctx, store.RecallParams{Scope: memory.Scope{UserID: user.String()}, Query: query, K: 5,
 			Mode: mode, MinScore: -1})
 		if err != nil {
 			t.Fatal(err)
@@ -369,7 +369,7 @@ func TestSearchKnowledgeLargeTenantUsesTheIndex(t *testing.T) {
 	for _, user := range []uuid.UUID{uuid.New(), uuid.Nil} {
 		var overlap int
 		for q := range 5 {
-			p := store.KnowledgeSearchParams{TenantID: "acme", UserID: user, Query: rankFact(q*11 + 2), K: 10,
+			p := store.KnowledgeSearchParams{TenantID: "acme", UserID: user.String(), Query: rankFact(q*11 + 2), K: 10,
 				Mode: memory.ModeVector}
 			got, err := searchKnowledge(e.st, ctx, p)
 			if err != nil {

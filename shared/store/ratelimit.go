@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -15,7 +14,7 @@ type RequestSlotParams struct {
 	// only for a tenant that is not "".
 	TenantID string
 	// UserID is the user the request acts for; the user's counter is keyed by (TenantID, UserID).
-	UserID uuid.UUID
+	UserID string
 	// UserLimit is the most requests of the user per Period; TenantLimit the most of all the
 	// tenant's users together.
 	UserLimit, TenantLimit int
@@ -44,7 +43,7 @@ type RequestSlot struct {
 // takeRequestSlotSQL takes a slot from the counters of a user and a tenant in one statement,
 // all or nothing (see agentmem.take_request_slot in the migrations).
 const takeRequestSlotSQL = `select retry_after_ms, coalesce(limited_by, '')
-	from agentmem.take_request_slot($1::text, $2::uuid, $3::integer, $4::integer, $5::integer, $6::text)`
+	from agentmem.take_request_slot($1::text, $2::text, $3::integer, $4::integer, $5::integer, $6::text)`
 
 // setLimiterRoleSQL makes the rest of the limiter's transaction run as service_role, the one
 // role allowed to take request slots, with $1 as its statement timeout (see statementTimeout),

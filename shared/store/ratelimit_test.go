@@ -40,7 +40,7 @@ func (e *rateEnv) take(p store.RequestSlotParams) store.RequestSlot {
 }
 
 // tat is the counter's theoretical arrival time, zero when it has no row.
-func (e *rateEnv) tat(tenant string, user uuid.UUID) time.Time {
+func (e *rateEnv) tat(tenant string, user string) time.Time {
 	e.t.Helper()
 	var tat time.Time
 	err := e.admin.QueryRow(context.Background(),
@@ -69,7 +69,7 @@ func (e *rateEnv) rows() int {
 func TestRequestSlotBurstThenRefill(t *testing.T) {
 	t.Parallel()
 	e := newRateEnv(t)
-	p := store.RequestSlotParams{TenantID: "acme", UserID: uuid.New(), UserLimit: 2, Period: time.Minute}
+	p := store.RequestSlotParams{TenantID: "acme", UserID: uuid.NewString(), UserLimit: 2, Period: time.Minute}
 	for i := range 2 {
 		if s := e.take(p); !s.Taken {
 			t.Fatalf("request %d of a burst of 2 refused: %+v", i+1, s)
@@ -99,7 +99,7 @@ func TestRequestSlotBurstThenRefill(t *testing.T) {
 		t.Fatal("the freed slot was taken twice")
 	}
 	// Another user of the same tenant has a counter of their own.
-	if s := e.take(store.RequestSlotParams{TenantID: "acme", UserID: uuid.New(), UserLimit: 2, Period: time.Minute}); !s.Taken {
+	if s := e.take(store.RequestSlotParams{TenantID: "acme", UserID: uuid.NewString(), UserLimit: 2, Period: time.Minute}); !s.Taken {
 		t.Fatalf("another user: %+v", s)
 	}
 	// The same user id in another tenant too: a user's counter is keyed by (tenant, user).
@@ -115,41 +115,41 @@ func TestRequestSlotAllOrNothing(t *testing.T) {
 	e := newRateEnv(t)
 	nobody := uuid.Nil
 	a, b := uuid.New(), uuid.New()
-	pa := store.RequestSlotParams{TenantID: "acme", UserID: a, UserLimit: 2, TenantLimit: 3, Period: time.Minute}
+	pa := store.RequestSlotParams{TenantID: "acme", UserID: a.String(), UserLimit: 2, TenantLimit: 3, Period: time.Minute}
 	pb := pa
-	pb.UserID = b
+	pb.UserID = b.String()
 	for range 2 {
 		if s := e.take(pa); !s.Taken {
 			t.Fatalf("user a within both limits: %+v", s)
 		}
 	}
-	tenantBefore := e.tat("acme", nobody)
+	tenantBefore := e.tat("acme", nobody.String())
 	if s := e.take(pa); s.Taken || s.LimitedBy != "user" {
 		t.Fatalf("user a over its own limit: %+v; want refused by the user's limit", s)
 	}
-	if after := e.tat("acme", nobody); !after.Equal(tenantBefore) {
+	if after := e.tat("acme", nobody.String()); !after.Equal(tenantBefore) {
 		t.Errorf("a request refused by the user's limit moved the tenant's counter from %v to %v", tenantBefore, after)
 	}
 	// The tenant has 1 slot left, not 0: b takes it, then the tenant is full.
 	if s := e.take(pb); !s.Taken {
 		t.Fatalf("user b, the tenant's third request: %+v", s)
 	}
-	userBefore := e.tat("acme", b)
+	userBefore := e.tat("acme", b.String())
 	s := e.take(pb)
 	if s.Taken || s.LimitedBy != "tenant" || s.RetryAfter <= 0 || s.RetryAfter > 20*time.Second {
 		t.Fatalf("user b, the tenant's fourth request: %+v; want refused by the tenant's limit, retry in (0, 20s]", s)
 	}
-	if after := e.tat("acme", b); !after.Equal(userBefore) {
+	if after := e.tat("acme", b.String()); !after.Equal(userBefore) {
 		t.Errorf("a request refused by the tenant's limit moved the user's counter from %v to %v", userBefore, after)
 	}
 	// Other tenants and users without a tenant are not counted against acme.
-	if s := e.take(store.RequestSlotParams{TenantID: "globex", UserID: b, UserLimit: 2, TenantLimit: 3, Period: time.Minute}); !s.Taken {
+	if s := e.take(store.RequestSlotParams{TenantID: "globex", UserID: b.String(), UserLimit: 2, TenantLimit: 3, Period: time.Minute}); !s.Taken {
 		t.Fatalf("another tenant: %+v", s)
 	}
-	if s := e.take(store.RequestSlotParams{UserID: b, UserLimit: 2, TenantLimit: 3, Period: time.Minute}); !s.Taken {
+	if s := e.take(store.RequestSlotParams{UserID: b.String(), UserLimit: 2, TenantLimit: 3, Period: time.Minute}); !s.Taken {
 		t.Fatalf("no tenant: %+v", s)
 	}
-	if got := e.tat("", nobody); !got.IsZero() {
+	if got := e.tat("", nobody.String()); !got.IsZero() {
 		t.Errorf("the tenant-less users got a tenant counter: %v", got)
 	}
 }
@@ -159,9 +159,9 @@ func TestRequestSlotWithoutLimits(t *testing.T) {
 	t.Parallel()
 	e := newRateEnv(t)
 	for _, p := range []store.RequestSlotParams{
-		{TenantID: "acme", UserID: uuid.New(), Period: time.Minute},
-		{TenantID: "", UserID: uuid.New(), TenantLimit: 1, Period: time.Minute},
-		{TenantID: "acme", UserID: uuid.New(), UserLimit: 1, TenantLimit: 1},
+		{TenantID: "acme", UserID: uuid.NewString(), Period: time.Minute},
+		{TenantID: "", UserID: uuid.NewString(), TenantLimit: 1, Period: time.Minute},
+		{TenantID: "acme", UserID: uuid.NewString(), UserLimit: 1, TenantLimit: 1},
 	} {
 		for range 3 {
 			if s := e.take(p); !s.Taken {
@@ -182,7 +182,7 @@ func TestRequestSlotsAcrossContainers(t *testing.T) {
 	other := storetest.Open(t, e.db, storetest.MaxConns(8))
 	stores := []*store.Store{e.st, other}
 	const limit, racers = 5, 16
-	p := store.RequestSlotParams{TenantID: "acme", UserID: uuid.New(), UserLimit: limit, TenantLimit: limit + 1, Period: time.Minute}
+	p := store.RequestSlotParams{TenantID: "acme", UserID: uuid.NewString(), UserLimit: limit, TenantLimit: limit + 1, Period: time.Minute}
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
@@ -235,7 +235,7 @@ func TestRequestRatesAreClosedToClients(t *testing.T) {
 	if !rls || policies != 0 {
 		t.Errorf("row-level security %v with %d permissive policies; want on with none", rls, policies)
 	}
-	take := `select * from agentmem.take_request_slot('acme', gen_random_uuid(), 5, 5, 60000)`
+	take := `select * from agentmem.take_request_slot('acme', gen_random_uuid()::text, 5, 5, 60000)`
 	for _, tc := range []struct {
 		role    string
 		sql     string
@@ -293,7 +293,7 @@ func BenchmarkTakeRequestSlot(b *testing.B) {
 		tenant int
 	}{{"user", 0}, {"user+tenant", 1_000_000}} {
 		b.Run(tc.name, func(b *testing.B) {
-			p := store.RequestSlotParams{TenantID: "acme-" + tc.name, UserID: uuid.New(), UserLimit: 1_000_000,
+			p := store.RequestSlotParams{TenantID: "acme-" + tc.name, UserID: uuid.NewString(), UserLimit: 1_000_000,
 				TenantLimit: tc.tenant, Period: time.Minute}
 			for range b.N {
 				if s, err := st.TakeRequestSlot(ctx, p); err != nil || !s.Taken {

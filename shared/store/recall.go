@@ -207,7 +207,7 @@ func mmrPool(k int) int { return min(max(4*k, 20), 200) }
 // the owner index finds the rows) as well as by row-level security.
 const recallSQL = `select id, content, score, metadata, created_at, relevance, embedding::text
 from agentmem.recall_memories(p_query => $1::text, query_embedding => $2::extensions.vector,
-  query_model => $3::text, p_user_id => $4::uuid, p_tenant_id => $5::text, p_agent => $6::text,
+  query_model => $3::text, p_user_id => $4::text, p_tenant_id => $5::text, p_agent => $6::text,
   p_filter => $7::jsonb, p_mode => $8::text, candidates => $9::int, text_weight => $10::float8,
   vector_weight => $11::float8, rrf_k => $12::int, min_score => $13::float8, p_k => $14::int,
   exact_limit => $15::int, with_vectors => $16::boolean, p_since => $17::timestamptz,
@@ -221,7 +221,7 @@ const recallSourcesSQL = `select source, id, session_id, seq, role, name, conten
   relevance, embedding::text
 from agentmem.recall_sources(p_source => $22::text, p_since => $17::timestamptz, p_until => $18::timestamptz,
   min_relevance => $19::float8, p_speaker => $23::text, p_role => $24::text, follow_weight => $25::float8, p_query => $1::text,
-  query_embedding => $2::extensions.vector, query_model => $3::text, p_user_id => $4::uuid,
+  query_embedding => $2::extensions.vector, query_model => $3::text, p_user_id => $4::text,
   p_tenant_id => $5::text, p_agent => $6::text, p_filter => $7::jsonb, p_mode => $8::text,
   candidates => $9::int, text_weight => $10::float8, vector_weight => $11::float8, rrf_k => $12::int,
   min_score => $13::float8, p_k => $14::int, exact_limit => $15::int, with_vectors => $16::boolean,
@@ -333,5 +333,5 @@ const turnsAroundSQL = `select h.session_id, h.seq, m.seq, m.role, m.name, m.con
 from unnest($1::uuid[], $2::bigint[]) as h(session_id, seq)
   join agentmem.messages m on m.session_id = h.session_id
    and m.seq between h.seq - $3::int and h.seq + $3::int and m.seq <> h.seq
-where m.user_id = $4::uuid and m.tenant_id = $5::text and m.expires_at > now()
+where m.user_id = $4::text and m.tenant_id = $5::text and m.expires_at > now()
 order by h.session_id, h.seq, m.seq`

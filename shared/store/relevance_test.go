@@ -22,7 +22,7 @@ func TestHybridScoreAndRelevance(t *testing.T) {
 	db := testdb.New(t)
 	ctx := t.Context()
 	st := storetest.Open(t, db, storetest.MaxConns(2))
-	sc := memory.Scope{TenantID: "t1", UserID: uuid.New(), Agent: memory.DefaultAgent}
+	sc := memory.Scope{TenantID: "t1", UserID: uuid.NewString(), Agent: memory.DefaultAgent}
 	facts := []string{
 		"Plays the violin in a string quartet on Sundays",
 		"Learned the violin as a child and the viola later",

@@ -32,7 +32,7 @@ func hiddenFrom(role, table string) bool {
 // owner is whose row a fixture writes.
 type owner struct {
 	tenant string
-	user   uuid.UUID
+	user   string
 }
 
 func (o owner) String() string { return fmt.Sprintf("(tenant %q, user %s)", o.tenant, o.user) }
@@ -161,7 +161,7 @@ func TestClosedTablesRefuseClients(t *testing.T) {
 		for _, role := range []string{"anon", "authenticated"} {
 			for _, q := range []string{"select count(*) from agentmem." + name, "insert into agentmem." + name + " default values",
 				"update agentmem." + name + " set " + column + " = " + column, "delete from agentmem." + name} {
-				err := asRole(t, conn, role, userClaims(owner{"t1", uuid.New()}), func(tx pgx.Tx) error {
+				err := asRole(t, conn, role, userClaims(owner{"t1", uuid.NewString()}), func(tx pgx.Tx) error {
 					_, err := tx.Exec(t.Context(), q)
 					return err
 				})
@@ -211,7 +211,7 @@ func asRole(t *testing.T, conn *pgx.Conn, role string, claims map[string]any, fn
 }
 
 func userClaims(o owner) map[string]any {
-	c := map[string]any{"sub": o.user.String(), "role": "authenticated"}
+	c := map[string]any{"sub": o.user, "role": "authenticated"}
 	if o.tenant != "" {
 		c["app_metadata"] = map[string]any{"tenant_id": o.tenant}
 	}
@@ -237,8 +237,10 @@ func TestRowLevelSecurity(t *testing.T) {
 	ctx := t.Context()
 	conn := storetest.Admin(t, db.URL)
 
-	a, b := uuid.New(), uuid.New()
-	owners := []owner{{"", a}, {"", a}, {"", b}, {"t1", a}, {"t1", b}, {"t2", a}}
+	// Users of third-party auth (Clerk's and Auth0's ids) beside one of Supabase Auth (a UUID);
+	// a's id is a prefix of c's, which must not let either read the other's rows.
+	a, b, c := "auth0|123", uuid.NewString(), "auth0|1234"
+	owners := []owner{{"", a}, {"", a}, {"", b}, {"t1", a}, {"t1", b}, {"t2", a}, {"t1", c}, {"", "user_2abc"}}
 	tables := rlsTables(t, conn)
 	for _, tb := range tables {
 		fixture, ok := rlsFixtures[tb.name]
@@ -279,7 +281,7 @@ func TestRowLevelSecurity(t *testing.T) {
 		return n
 	}
 
-	for _, viewer := range []owner{{"", a}, {"", b}, {"t1", a}, {"t2", a}, {"t3", a}} {
+	for _, viewer := range []owner{{"", a}, {"", b}, {"t1", a}, {"t2", a}, {"t3", a}, {"t1", c}, {"", "user_2abc"}} {
 		for _, tb := range tables {
 			want := count(tb, viewer)
 			where, args := rlsVisible(tb, viewer)
@@ -349,7 +351,7 @@ func TestRowLevelSecurity(t *testing.T) {
 		}
 		move := "update agentmem." + tb.name + " set tenant_id = 't2'"
 		if tb.perUser {
-			move = "update agentmem." + tb.name + " set user_id = '" + b.String() + "'"
+			move = "update agentmem." + tb.name + " set user_id = '" + b + "'"
 		}
 		var moved, deleted int64
 		err := asRole(t, conn, store.CallerRole, userClaims(me), func(tx pgx.Tx) error {
@@ -386,7 +388,7 @@ func TestRowLevelSecurity(t *testing.T) {
 				}
 				want := 0
 				if !tb.perUser {
-					want = count(tb, owner{"", uuid.Nil})
+					want = count(tb, owner{"", uuid.Nil.String()})
 				}
 				var n int
 				err := asRole(t, conn, role, claims, func(tx pgx.Tx) error {

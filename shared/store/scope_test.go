@@ -24,8 +24,8 @@ func TestScopedReadsAndTransactionsRunUnderRLS(t *testing.T) {
 	}
 	defer st.Close()
 
-	a := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
-	b := memory.Scope{UserID: uuid.New(), Agent: memory.DefaultAgent}
+	a := memory.Scope{UserID: uuid.NewString(), Agent: memory.DefaultAgent}
+	b := memory.Scope{UserID: uuid.NewString(), Agent: memory.DefaultAgent}
 	for _, sc := range []memory.Scope{a, b, b} {
 		if _, _, err := st.CommitTurn(ctx, CommitParams{Scope: sc, SessionID: uuid.New(), TTL: 3600e9,
 			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: "hello"}}}); err != nil {

@@ -146,7 +146,7 @@ const CallerRole = "agentmem_caller"
 
 // claimsJSON is what auth.jwt() returns inside a user transaction.
 func claimsJSON(sc memory.Scope) (string, error) {
-	claims := map[string]any{"sub": sc.UserID.String(), "role": "authenticated", "aud": "authenticated"}
+	claims := map[string]any{"sub": sc.UserID, "role": "authenticated", "aud": "authenticated"}
 	if sc.TenantID != "" {
 		claims["app_metadata"] = map[string]any{"tenant_id": sc.TenantID}
 	}
@@ -171,7 +171,7 @@ func setScope(ctx context.Context, tx pgx.Tx, sc memory.Scope) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, setClaimsSQL, claims, sc.UserID.String(), statementTimeout(ctx)); err != nil {
+	if _, err := tx.Exec(ctx, setClaimsSQL, claims, sc.UserID, statementTimeout(ctx)); err != nil {
 		return fmt.Errorf("set claims: %w", err)
 	}
 	return nil
@@ -261,7 +261,7 @@ func (s *Store) batchAs(ctx context.Context, sc memory.Scope, claimsSQL string, 
 		return err
 	}
 	b := &pgx.Batch{}
-	b.Queue(claimsSQL, claims, sc.UserID.String(), statementTimeout(ctx))
+	b.Queue(claimsSQL, claims, sc.UserID, statementTimeout(ctx))
 	queue(b)
 	return s.sendBatch(ctx, b)
 }

@@ -36,7 +36,7 @@ func TestGetContextNeverHasAGap(t *testing.T) {
 	st := obOpen(t, db)
 	ctx := t.Context()
 	rapid.Check(t, func(rt *rapid.T) {
-		sc := memory.Scope{UserID: uuid.New(), Agent: "a"}
+		sc := memory.Scope{UserID: uuid.NewString(), Agent: "a"}
 		sid := uuid.New()
 		var live []liveMessage
 		var through int64 // the summary's through_seq, 0 when none

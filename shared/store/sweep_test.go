@@ -84,7 +84,7 @@ func TestMaintenanceAsALoginThatOwnsNoTable(t *testing.T) {
 		values ('acme', gen_random_uuid(), now() - interval '1 second')`); err != nil {
 		t.Fatal(err)
 	}
-	if slot, err := st.TakeRequestSlot(ctx, store.RequestSlotParams{TenantID: "acme", UserID: uuid.New(),
+	if slot, err := st.TakeRequestSlot(ctx, store.RequestSlotParams{TenantID: "acme", UserID: uuid.NewString(),
 		UserLimit: 5, Period: time.Hour}); err != nil || !slot.Taken {
 		t.Fatalf("TakeRequestSlot as a login that owns no table: %+v, %v", slot, err)
 	}

@@ -65,9 +65,9 @@ func FuzzMem0Answer(f *testing.F) {
 	}
 	add, del := turn("I like green tea.", "Noted."), turn()
 	del.Type = adapter.SessionDeleted
-	sc := memory.Scope{TenantID: "acme", UserID: uuid.New(), Agent: "bot"}
+	sc := memory.Scope{TenantID: "acme", UserID: uuid.NewString(), Agent: "bot"}
 	f.Fuzz(func(t *testing.T, status uint16, retryAfter, retryAfterMs, name, value string, body []byte, repeat uint8, deletion bool, k uint8) {
-		body = bytes.ReplaceAll(body, []byte("$USER"), []byte(sc.UserID.String()))
+		body = bytes.ReplaceAll(body, []byte("$USER"), []byte(sc.UserID))
 		a := adaptertest.FuzzAnswer(status, retryAfter, retryAfterMs, name, value, body, repeat)
 		srv.Answer(a)
 
@@ -101,7 +101,7 @@ func FuzzMem0Answer(f *testing.F) {
 		if a.Plain() && (a.Status < 200 || a.Status > 299) {
 			t.Fatalf("status %d: a search without an error", a.Status)
 		}
-		if len(hits) > n || (len(hits) > 0 && !bytes.Contains(a.Body, []byte(sc.UserID.String()))) {
+		if len(hits) > n || (len(hits) > 0 && !bytes.Contains(a.Body, []byte(sc.UserID))) {
 			t.Fatalf("%d hits for k %d from %q", len(hits), n, a.Body)
 		}
 		for _, h := range hits {

@@ -134,7 +134,7 @@ type AddRequest struct {
 // message's deletion; of the agent or the user for messages cleared; of the user for
 // forget-user). Changes of agentmem's own memories, and a session's sync, ask nothing of Mem0.
 func (m *Mem0) Deliver(ctx context.Context, ev adapter.Event) error {
-	user := ev.UserID.String()
+	user := ev.UserID
 	app := "" // an erasure of the person in every tenant: no app_id, every tenant's memories go
 	if ev.TenantID != nil {
 		app = AppID(*ev.TenantID)
@@ -259,7 +259,7 @@ const OriginMem0 = "mem0"
 // Mem0's metadata with "mem0_id" (Mem0's id of the memory) added. query must already be
 // redacted. Memories of another user in the answer are dropped.
 func (m *Mem0) Search(ctx context.Context, sc memory.Scope, query string, k int) ([]memory.Hit, error) {
-	and := []map[string]any{{"user_id": sc.UserID.String()}}
+	and := []map[string]any{{"user_id": sc.UserID}}
 	and = append(and, map[string]any{"app_id": AppID(sc.TenantID)})
 	if sc.Agent != "" {
 		and = append(and, map[string]any{"agent_id": sc.Agent})
@@ -279,7 +279,7 @@ func (m *Mem0) Search(ctx context.Context, sc memory.Scope, query string, k int)
 	}
 	var out []memory.Hit
 	for _, mm := range mems {
-		if mm.UserID != sc.UserID.String() || strings.TrimSpace(mm.Memory) == "" || mm.ID == "" {
+		if mm.UserID != sc.UserID || strings.TrimSpace(mm.Memory) == "" || mm.ID == "" {
 			continue
 		}
 		meta := map[string]any{}

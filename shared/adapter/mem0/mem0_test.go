@@ -40,7 +40,7 @@ func turn(content ...string) adapter.Event {
 	tenant, agent, session := "acme", "bot", uuid.New()
 	from, to := int64(1), int64(len(content)+1)
 	ev := adapter.Event{ID: uuid.New(), Type: adapter.TurnCommitted, OccurredAt: time.Now().UTC(), TenantID: &tenant,
-		UserID: uuid.New(), Agent: &agent, SessionID: &session, SeqFrom: &from, SeqTo: &to, Memories: []adapter.Memory{},
+		UserID: uuid.NewString(), Agent: &agent, SessionID: &session, SeqFrom: &from, SeqTo: &to, Memories: []adapter.Memory{},
 		PIIScrubbed: true, Metadata: map[string]any{"pii": []any{map[string]any{"type": "email", "hash": "ab12"}}}}
 	ev.Messages = append(ev.Messages, memory.Message{ID: uuid.New(), Seq: 1, Role: memory.RoleSystem, Content: "You are terse."})
 	for i, c := range content {
@@ -95,7 +95,7 @@ func TestTurnIsAdded(t *testing.T) {
 	if !reflect.DeepEqual(b["messages"], wantMsgs) {
 		t.Errorf("messages %v", b["messages"])
 	}
-	for k, want := range map[string]any{"user_id": ev.UserID.String(), "agent_id": "bot", "run_id": ev.SessionID.String(),
+	for k, want := range map[string]any{"user_id": ev.UserID, "agent_id": "bot", "run_id": ev.SessionID.String(),
 		"app_id": "agentmem:acme", "version": "v2", "async_mode": false, "org_id": "org_1", "project_id": "proj_1"} {
 		if b[k] != want {
 			t.Errorf("%s = %v, want %v", k, b[k], want)
@@ -106,7 +106,7 @@ func TestTurnIsAdded(t *testing.T) {
 		meta["pii_scrubbed"] != true || meta["agentmem_seq_from"] != 1.0 || meta["pii"] == nil {
 		t.Errorf("metadata %v", meta)
 	}
-	if got := s.Memories(); len(got) != 4 || got[0].UserID != ev.UserID.String() || got[0].RunID != ev.SessionID.String() {
+	if got := s.Memories(); len(got) != 4 || got[0].UserID != ev.UserID || got[0].RunID != ev.SessionID.String() {
 		t.Errorf("memories %+v", got)
 	}
 }
@@ -120,7 +120,7 @@ func TestDeletions(t *testing.T) {
 	s := newServer(t)
 	m := newAdapter(t, mem0.Config{APIKey: key, URL: s.URL})
 	ev := turn("hello")
-	user, session, other := ev.UserID.String(), ev.SessionID.String(), uuid.NewString()
+	user, session, other := ev.UserID, ev.SessionID.String(), uuid.NewString()
 	s.Seed(mem0test.Memory{Memory: "a", UserID: user, RunID: session, AppID: "agentmem:acme", AgentID: "bot"},
 		mem0test.Memory{Memory: "b", UserID: user, RunID: uuid.NewString(), AppID: "agentmem:acme", AgentID: "bot"},
 		mem0test.Memory{Memory: "c", UserID: user, RunID: uuid.NewString(), AppID: "agentmem:acme", AgentID: "other"},
@@ -258,7 +258,7 @@ func TestSearch(t *testing.T) {
 		AppID: "agentmem:acme", AgentID: "bot", Metadata: map[string]any{"agentmem_event_id": "x"}},
 		mem0test.Memory{Memory: "Likes black tea", UserID: user.String(), AppID: "agentmem:acme", AgentID: "other"},
 		mem0test.Memory{Memory: "Likes tea too", UserID: uuid.NewString(), AppID: "agentmem:acme", AgentID: "bot"})
-	hits, err := m.Search(t.Context(), memory.Scope{TenantID: "acme", UserID: user, Agent: "bot"}, "green tea", 5)
+	hits, err := m.Search(t.Context(), memory.Scope{TenantID: "acme", UserID: user.String(), Agent: "bot"}, "green tea", 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,12 +280,12 @@ func TestSearch(t *testing.T) {
 		t.Errorf("search request %s %s", r.Path, r.Body)
 	}
 	// Without an agent: every agent's.
-	hits, err = m.Search(t.Context(), memory.Scope{TenantID: "acme", UserID: user}, "tea", 5)
+	hits, err = m.Search(t.Context(), memory.Scope{TenantID: "acme", UserID: user.String()}, "tea", 5)
 	if err != nil || len(hits) != 2 {
 		t.Errorf("all agents: %d hits, %v", len(hits), err)
 	}
 	s.Answer(func(int, *http.Request) (int, string, time.Duration) { return http.StatusBadGateway, "", 0 })
-	if _, err := m.Search(t.Context(), memory.Scope{UserID: user}, "tea", 5); err == nil {
+	if _, err := m.Search(t.Context(), memory.Scope{UserID: user.String()}, "tea", 5); err == nil {
 		t.Error("a 502 searched")
 	}
 }
@@ -325,7 +325,7 @@ func TestDefaultTenantStaysInItsOwn(t *testing.T) {
 	user := uuid.New()
 	s.Seed(mem0test.Memory{Memory: "Likes tea in acme", UserID: user.String(), AppID: mem0.AppID("acme")},
 		mem0test.Memory{Memory: "Likes tea by default", UserID: user.String(), AppID: mem0.AppID("")})
-	hits, err := m.Search(t.Context(), memory.Scope{UserID: user}, "tea", 5)
+	hits, err := m.Search(t.Context(), memory.Scope{UserID: user.String()}, "tea", 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func TestDefaultTenantStaysInItsOwn(t *testing.T) {
 		t.Errorf("search in the default tenant: %+v, want its own memory only", hits)
 	}
 	def := ""
-	forget := adapter.Event{ID: uuid.New(), Type: adapter.UserForgotten, TenantID: &def, UserID: user}
+	forget := adapter.Event{ID: uuid.New(), Type: adapter.UserForgotten, TenantID: &def, UserID: user.String()}
 	if err := m.Deliver(t.Context(), forget); err != nil {
 		t.Fatal(err)
 	}

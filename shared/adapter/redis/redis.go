@@ -113,6 +113,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -124,7 +125,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/agentmem/agentmem/shared/adapter"
@@ -291,7 +291,7 @@ func (c *Cache) Deliver(ctx context.Context, ev adapter.Event) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, DeliverTimeout)
 	defer cancel()
-	user := ev.UserID.String()
+	user := ev.UserID
 	if !sessionChanges[ev.Type] || ev.SessionID == nil {
 		return c.dropUser(ctx, user)
 	}
@@ -308,10 +308,10 @@ func (c *Cache) Deliver(ctx context.Context, ev adapter.Event) error {
 // delivery of an erasure does, within REDIS_TIMEOUT: forget-user calls it once the erasure
 // committed, so that the erased content leaves Redis before it answers (its job does it again,
 // and retries when this failed).
-func (c *Cache) DropUser(ctx context.Context, userID uuid.UUID) error {
+func (c *Cache) DropUser(ctx context.Context, userID string) error {
 	rctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, errTimeout)
 	defer cancel()
-	if err := c.dropUser(rctx, userID.String()); err != nil {
+	if err := c.dropUser(rctx, userID); err != nil {
 		c.failed(rctx)
 		return err
 	}
@@ -445,7 +445,7 @@ return 1
 // Lookup reads the window cached under key when both its generations are current, in one
 // round trip, and gives a Fill that stores a window under the generations it read.
 func (c *Cache) Lookup(ctx context.Context, key adapter.CacheKey) (adapter.CacheLookup, error) {
-	user, session := key.UserID.String(), key.SessionID.String()
+	user, session := key.UserID, key.SessionID.String()
 	keys := []string{userGenKey(user), sessionGenKey(user, session), windowsKey(user)}
 	field := windowField(session, key.Shape)
 	rctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, errTimeout)
@@ -489,14 +489,30 @@ func (c *Cache) fill(ctx context.Context, keys []string, ug, sg, field, prefix s
 	return nil
 }
 
-func userGenKey(user string) string { return keyPrefix + "{" + user + "}:u" }
+func userGenKey(user string) string { return keyPrefix + "{" + UserTag(user) + "}:u" }
 
 func sessionGenKey(user, session string) string {
-	return keyPrefix + "{" + user + "}:s:" + session
+	return keyPrefix + "{" + UserTag(user) + "}:s:" + session
 }
 
 // windowsKey is the hash of the user's windows.
-func windowsKey(user string) string { return keyPrefix + "{" + user + "}:w" }
+func windowsKey(user string) string { return keyPrefix + "{" + UserTag(user) + "}:w" }
+
+// UserTag is the user's id as it stands in the hash tag of the user's keys: the id itself when
+// it is made of letters, digits and _ . : | @ + - only (Supabase Auth's UUIDs, Clerk's
+// user_2abc..., Auth0's auth0|123), else "~" and the id in unpadded base64url. A brace would
+// end the hash tag early (an id starting with "}" would leave the tag empty, and a user's keys
+// would no longer share a slot), and glob characters would reach patterns that match keys;
+// no id left as it is starts with "~", so no two ids share a tag.
+func UserTag(user string) string {
+	for i := 0; i < len(user); i++ {
+		c := user[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_.:|@+-", c) >= 0) {
+			return "~" + base64.RawURLEncoding.EncodeToString([]byte(user))
+		}
+	}
+	return user
+}
 
 // windowField names a window in the user's hash by its session and a digest of its shape
 // (which never holds content, but is kept out of the field's plain text all the same).

@@ -50,9 +50,9 @@ func TestWindowsFollowTheGenerations(t *testing.T) {
 	c := newCache(t, redis.Config{URL: redistest.URL(t)})
 	ctx := context.Background()
 	user, s1, s2 := uuid.New(), uuid.New(), uuid.New()
-	k1 := adapter.CacheKey{UserID: user, SessionID: s1, Shape: `["t","a",20]`}
-	k1b := adapter.CacheKey{UserID: user, SessionID: s1, Shape: `["t","a",50]`}
-	k2 := adapter.CacheKey{UserID: user, SessionID: s2, Shape: `["t","a",20]`}
+	k1 := adapter.CacheKey{UserID: user.String(), SessionID: s1, Shape: `["t","a",20]`}
+	k1b := adapter.CacheKey{UserID: user.String(), SessionID: s1, Shape: `["t","a",50]`}
+	k2 := adapter.CacheKey{UserID: user.String(), SessionID: s2, Shape: `["t","a",20]`}
 
 	l := lookup(t, c, k1)
 	if l.Payload != nil {
@@ -68,7 +68,7 @@ func TestWindowsFollowTheGenerations(t *testing.T) {
 	fill(t, lookup(t, c, k2), "window two")
 
 	// syncSession changes nothing: both stay.
-	if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: adapter.SyncSession, UserID: user, SessionID: &s1}); err != nil {
+	if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: adapter.SyncSession, UserID: user.String(), SessionID: &s1}); err != nil {
 		t.Fatal(err)
 	}
 	if string(lookup(t, c, k1).Payload) != "window one" {
@@ -77,7 +77,7 @@ func TestWindowsFollowTheGenerations(t *testing.T) {
 
 	// A turn committed in s1: its window goes, s2's stays.
 	late := lookup(t, c, k1) // a reader that read the generations before the change...
-	if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: adapter.TurnCommitted, UserID: user, SessionID: &s1}); err != nil {
+	if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: adapter.TurnCommitted, UserID: user.String(), SessionID: &s1}); err != nil {
 		t.Fatal(err)
 	}
 	if got := lookup(t, c, k1).Payload; got != nil {
@@ -99,7 +99,7 @@ func TestWindowsFollowTheGenerations(t *testing.T) {
 	for _, typ := range []string{adapter.MemoryCreated, adapter.MessagesCleared, adapter.UserForgotten, "onSomethingNew"} {
 		fill(t, lookup(t, c, k1), "w1")
 		fill(t, lookup(t, c, k2), "w2")
-		if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: typ, UserID: user}); err != nil {
+		if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: typ, UserID: user.String()}); err != nil {
 			t.Fatal(err)
 		}
 		if lookup(t, c, k1).Payload != nil || lookup(t, c, k2).Payload != nil {
@@ -108,7 +108,7 @@ func TestWindowsFollowTheGenerations(t *testing.T) {
 	}
 	// Another user's change leaves this user's windows alone.
 	fill(t, lookup(t, c, k1), "w1")
-	if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: adapter.UserForgotten, UserID: uuid.New()}); err != nil {
+	if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: adapter.UserForgotten, UserID: uuid.NewString()}); err != nil {
 		t.Fatal(err)
 	}
 	if string(lookup(t, c, k1).Payload) != "w1" {
@@ -123,7 +123,7 @@ func TestLostGenerationsNeverMatch(t *testing.T) {
 	url := redistest.URL(t)
 	c := newCache(t, redis.Config{URL: url})
 	user, session := uuid.New(), uuid.New()
-	k := adapter.CacheKey{UserID: user, SessionID: session, Shape: "s"}
+	k := adapter.CacheKey{UserID: user.String(), SessionID: session, Shape: "s"}
 	fill(t, lookup(t, c, k), "window")
 	opt, err := goredis.ParseURL(url)
 	if err != nil {
@@ -163,12 +163,12 @@ func TestTLS(t *testing.T) {
 		t.Fatal("rediss:// did not ask for TLS")
 	}
 	user, session := uuid.New(), uuid.New()
-	k := adapter.CacheKey{UserID: user, SessionID: session, Shape: "s"}
+	k := adapter.CacheKey{UserID: user.String(), SessionID: session, Shape: "s"}
 	fill(t, lookup(t, c, k), "over TLS")
 	if string(lookup(t, c, k).Payload) != "over TLS" {
 		t.Fatal("no window over TLS")
 	}
-	if err := c.Deliver(context.Background(), adapter.Event{ID: uuid.New(), Type: adapter.SessionReset, UserID: user, SessionID: &session}); err != nil {
+	if err := c.Deliver(context.Background(), adapter.Event{ID: uuid.New(), Type: adapter.SessionReset, UserID: user.String(), SessionID: &session}); err != nil {
 		t.Fatal(err)
 	}
 	if lookup(t, c, k).Payload != nil {
@@ -199,9 +199,9 @@ func TestOutages(t *testing.T) {
 	c := newCache(t, redis.Config{URL: srv.URL(), Timeout: 50 * time.Millisecond})
 	ctx := context.Background()
 	user, session := uuid.New(), uuid.New()
-	k := adapter.CacheKey{UserID: user, SessionID: session, Shape: "s"}
+	k := adapter.CacheKey{UserID: user.String(), SessionID: session, Shape: "s"}
 	fill(t, lookup(t, c, k), "before")
-	ev := adapter.Event{ID: uuid.New(), Type: adapter.TurnCommitted, UserID: user, SessionID: &session}
+	ev := adapter.Event{ID: uuid.New(), Type: adapter.TurnCommitted, UserID: user.String(), SessionID: &session}
 
 	srv.Pause()
 	_, err := c.Lookup(ctx, k)
@@ -265,12 +265,12 @@ func TestErrorsHoldNoPassword(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t, redistest.Options{Password: "the-right-one"})
 	c := newCache(t, redis.Config{URL: "redis://default:pw-of-redis@127.0.0.1:" + strings.TrimPrefix(srv.URL(), "redis://127.0.0.1:")})
-	_, err := c.Lookup(context.Background(), adapter.CacheKey{UserID: uuid.New(), SessionID: uuid.New()})
+	_, err := c.Lookup(context.Background(), adapter.CacheKey{UserID: uuid.NewString(), SessionID: uuid.New()})
 	if err == nil || strings.Contains(err.Error(), "pw-of-redis") || !strings.Contains(err.Error(), "WRONGPASS") {
 		t.Fatalf("a wrong password: %v", err)
 	}
 	good := newCache(t, redis.Config{URL: "redis://default:the-right-one@127.0.0.1:" + strings.TrimPrefix(srv.URL(), "redis://127.0.0.1:")})
-	if _, err := good.Lookup(context.Background(), adapter.CacheKey{UserID: uuid.New(), SessionID: uuid.New()}); err != nil {
+	if _, err := good.Lookup(context.Background(), adapter.CacheKey{UserID: uuid.NewString(), SessionID: uuid.New()}); err != nil {
 		t.Fatalf("the right password: %v", err)
 	}
 	if _, err := redis.New(redis.Config{URL: "http://pw-of-redis@h"}); err == nil || strings.Contains(err.Error(), "pw-of-redis") {
@@ -325,7 +325,7 @@ func TestAUsersWindowsAreBounded(t *testing.T) {
 	raw := rawClient(t, url)
 	user, session := uuid.New(), uuid.New()
 	key := func(i int) adapter.CacheKey {
-		return adapter.CacheKey{UserID: user, SessionID: session, Shape: fmt.Sprintf(`["since",%d]`, i)}
+		return adapter.CacheKey{UserID: user.String(), SessionID: session, Shape: fmt.Sprintf(`["since",%d]`, i)}
 	}
 	n := redis.DefaultUserWindows + 8
 	for i := range n {
@@ -374,8 +374,8 @@ func TestWindowsExpireOneByOne(t *testing.T) {
 	c := newCache(t, redis.Config{URL: url, TTL: time.Second})
 	raw := rawClient(t, url)
 	user, session := uuid.New(), uuid.New()
-	old := adapter.CacheKey{UserID: user, SessionID: session, Shape: "old"}
-	fresh := adapter.CacheKey{UserID: user, SessionID: session, Shape: "fresh"}
+	old := adapter.CacheKey{UserID: user.String(), SessionID: session, Shape: "old"}
+	fresh := adapter.CacheKey{UserID: user.String(), SessionID: session, Shape: "fresh"}
 	fill(t, lookup(t, c, old), "old window")
 	time.Sleep(700 * time.Millisecond)
 	fill(t, lookup(t, c, fresh), "fresh window")
@@ -386,7 +386,7 @@ func TestWindowsExpireOneByOne(t *testing.T) {
 	if string(lookup(t, c, fresh).Payload) != "fresh window" {
 		t.Error("a window within REDIS_TTL was not served")
 	}
-	fill(t, lookup(t, c, adapter.CacheKey{UserID: user, SessionID: session, Shape: "another"}), "another")
+	fill(t, lookup(t, c, adapter.CacheKey{UserID: user.String(), SessionID: session, Shape: "another"}), "another")
 	if _, holding := stored(t, raw, user, "old window"); len(holding) != 0 {
 		t.Errorf("a window past REDIS_TTL is still stored after a fill: %v", holding)
 	}
@@ -404,13 +404,13 @@ func TestDeliveriesDeleteStaleWindows(t *testing.T) {
 	for _, erase := range []string{"delivery", "DropUser"} {
 		t.Run(erase, func(t *testing.T) {
 			user, s1, s2 := uuid.New(), uuid.New(), uuid.New()
-			k1 := adapter.CacheKey{UserID: user, SessionID: s1, Shape: "s"}
-			k2 := adapter.CacheKey{UserID: user, SessionID: s2, Shape: "s"}
+			k1 := adapter.CacheKey{UserID: user.String(), SessionID: s1, Shape: "s"}
+			k2 := adapter.CacheKey{UserID: user.String(), SessionID: s2, Shape: "s"}
 			fill(t, lookup(t, c, k1), "secret of s1")
 			fill(t, lookup(t, c, k2), "secret of s2")
 
 			late := lookup(t, c, k1)
-			if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: adapter.MessageDeleted, UserID: user, SessionID: &s1}); err != nil {
+			if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: adapter.MessageDeleted, UserID: user.String(), SessionID: &s1}); err != nil {
 				t.Fatal(err)
 			}
 			fill(t, late, "secret of s1, read before the delete")
@@ -423,10 +423,10 @@ func TestDeliveriesDeleteStaleWindows(t *testing.T) {
 
 			late = lookup(t, c, k2)
 			if erase == "DropUser" {
-				if err := c.DropUser(ctx, user); err != nil {
+				if err := c.DropUser(ctx, user.String()); err != nil {
 					t.Fatal(err)
 				}
-			} else if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: adapter.UserForgotten, UserID: user}); err != nil {
+			} else if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: adapter.UserForgotten, UserID: user.String()}); err != nil {
 				t.Fatal(err)
 			}
 			fill(t, late, "secret of s2, read before the erasure")
@@ -434,5 +434,67 @@ func TestDeliveriesDeleteStaleWindows(t *testing.T) {
 				t.Fatalf("content after the erasure: %v", holding)
 			}
 		})
+	}
+}
+
+// hashTag is the part of key Redis Cluster hashes: what lies between the first "{" and the
+// first "}" after it, when that is not empty; else the whole key.
+func hashTag(key string) string {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			return key[i+1 : i+1+j]
+		}
+	}
+	return key
+}
+
+// User ids of any shape (third-party auth's, and ids with braces or glob characters) keep their
+// windows apart: each user's keys share one non-empty hash tag of their own, and one user's
+// erasure drops that user's windows only.
+func TestUserIDsOfAnyShapeKeepTheirOwnKeys(t *testing.T) {
+	t.Parallel()
+	url := redistest.URL(t)
+	c := newCache(t, redis.Config{URL: url})
+	opt, err := goredis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := goredis.NewClient(opt)
+	defer raw.Close()
+	ctx := context.Background()
+	suffix := uuid.NewString() // the Redis server is shared by parallel tests
+	users := []string{"user_2abc" + suffix, "auth0|" + suffix, "}" + suffix, "a}b{" + suffix, "*" + suffix,
+		"~" + suffix, "é " + suffix}
+	session := uuid.New()
+	tags := map[string]string{}
+	for _, u := range users {
+		k := adapter.CacheKey{UserID: u, SessionID: session, Shape: "s"}
+		fill(t, lookup(t, c, k), "window of "+u)
+		tag := redis.UserTag(u)
+		if other, dup := tags[tag]; dup {
+			t.Fatalf("users %q and %q share the tag %q", u, other, tag)
+		}
+		tags[tag] = u
+		keys, err := raw.Keys(ctx, "agentmem:{"+tag+"}:*").Result()
+		if err != nil || len(keys) != 3 {
+			t.Fatalf("keys of %q: %v %v, want two generations and a window", u, keys, err)
+		}
+		for _, key := range keys {
+			if got := hashTag(key); got != tag {
+				t.Errorf("key %q of %q hashes on %q, want %q", key, u, got, tag)
+			}
+		}
+	}
+	if err := c.Deliver(ctx, adapter.Event{ID: uuid.New(), Type: adapter.UserForgotten, UserID: users[2]}); err != nil {
+		t.Fatal(err)
+	}
+	for i, u := range users {
+		got := lookup(t, c, adapter.CacheKey{UserID: u, SessionID: session, Shape: "s"}).Payload
+		if i == 2 && got != nil {
+			t.Errorf("the erased user's window stayed: %q", got)
+		}
+		if i != 2 && string(got) != "window of "+u {
+			t.Errorf("%q's window after another user's erasure: %q", u, got)
+		}
 	}
 }

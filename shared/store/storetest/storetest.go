@@ -136,7 +136,7 @@ func (e *Env) Admin(t testing.TB) *pgx.Conn { return Admin(t, e.DB.URL) }
 func (e *Env) Exec(t testing.TB, sql string, args ...any) { Exec(t, e.DB.URL, sql, args...) }
 
 // Scope is the scope of a new user (no tenant) and agent.
-func Scope(agent string) memory.Scope { return memory.Scope{UserID: uuid.New(), Agent: agent} }
+func Scope(agent string) memory.Scope { return memory.Scope{UserID: uuid.NewString(), Agent: agent} }
 
 // Messages are n messages, from a user and an assistant in turn, their contents prefix and a
 // number from 1.
@@ -212,7 +212,7 @@ func hashLiterals(texts []string) []string {
 // SeedMemories writes memories of user and agent (texts, with metadata: JSON objects, one per
 // text) as the superuser in one statement, with the built-in embedder's vectors: many rows at
 // once, for ranking tests.
-func SeedMemories(t testing.TB, conn *pgx.Conn, user uuid.UUID, agent string, texts, metadata []string) {
+func SeedMemories(t testing.TB, conn *pgx.Conn, user string, agent string, texts, metadata []string) {
 	t.Helper()
 	_, err := conn.Exec(context.Background(), `insert into agentmem.memories
 		(user_id, agent, content, content_key, metadata, embedding, embedding_model, expires_at)
@@ -227,7 +227,7 @@ func SeedMemories(t testing.TB, conn *pgx.Conn, user uuid.UUID, agent string, te
 
 // SeedMessages writes user messages of user and agent (texts, with metadata) as the superuser in
 // one statement, ten to a new session (its row written too), with the built-in embedder's vectors.
-func SeedMessages(t testing.TB, conn *pgx.Conn, user uuid.UUID, agent string, texts, metadata []string) {
+func SeedMessages(t testing.TB, conn *pgx.Conn, user string, agent string, texts, metadata []string) {
 	t.Helper()
 	var sessions []uuid.UUID
 	for range (len(texts) + 9) / 10 {

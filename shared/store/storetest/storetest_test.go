@@ -74,13 +74,13 @@ func TestFactoriesWriteTheirRows(t *testing.T) {
 	}
 
 	user := uuid.New()
-	storetest.SeedMemories(t, admin, user, "a", []string{"one", "two"}, []string{`{}`, `{"i": 1}`})
+	storetest.SeedMemories(t, admin, user.String(), "a", []string{"one", "two"}, []string{`{}`, `{"i": 1}`})
 	texts := make([]string, 12)
 	meta := make([]string, 12)
 	for i := range texts {
 		texts[i], meta[i] = fmt.Sprintf("message %d", i), `{}`
 	}
-	storetest.SeedMessages(t, admin, user, "a", texts, meta)
+	storetest.SeedMessages(t, admin, user.String(), "a", texts, meta)
 	if n := count(`select count(*) from agentmem.memories where user_id = $1 and agent = 'a' and embedding is not null`, user); n != 2 {
 		t.Errorf("%d seeded memories, want 2", n)
 	}

@@ -1053,10 +1053,13 @@ export interface components {
         /** @description The agent, 1 to 64 characters of `A-Z a-z 0-9 _ . : -`. */
         Agent: string;
         /**
-         * @description The user to act for. Required for service callers (not the nil UUID). A user caller may
-         *     give only their own id; another id answers 403 `forbidden`.
+         * @description The user to act for: 1 to 255 printable characters (a Supabase Auth UUID, or any other
+         *     id such as `user_2abc...` or `auth0|123`; a UUID in upper case names the same user).
+         *     Required for service callers. A user caller may give only their own id; another id
+         *     answers 403 `forbidden`.
+         * @example user_2abcDEF123
          */
-        UserID: components["schemas"]["UUID"];
+        UserID: string;
         /**
          * @description The tenant to act in, at most 128 characters (code points) without control characters;
          *     `""` means no tenant. Service callers: optional, default no tenant. A user caller may give only the
@@ -2432,7 +2435,8 @@ export interface components {
             tenant_id?: components["schemas"]["TenantID"];
         };
         ForgetUserResult: {
-            user_id: components["schemas"]["UUID"];
+            /** @description The user erased (see UserID). */
+            user_id: string;
             /** @description The tenant erased; null when every tenant was. */
             tenant_id: string | null;
             /**
@@ -2523,7 +2527,8 @@ export interface components {
              * @description The session of the change; null for a change of memories or of the user.
              */
             session_id: string | null;
-            user_id: components["schemas"]["UUID"];
+            /** @description The user the job is for (see UserID). */
+            user_id: string;
         };
         JobsListRequest: {
             /**
