@@ -205,7 +205,7 @@ grant delete, select on table agentmem.message_words to service_role;
 create table agentmem.messages (
   session_id uuid not null,
   seq bigint not null,
-  id uuid not null,
+  id text collate "C" not null,
   tenant_id text default ''::text not null,
   user_id text collate "C" not null,
   agent text not null,
@@ -1250,7 +1250,7 @@ grant execute on function agentmem.recall_memories(text,extensions.vector,text,t
 
 -- Function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision)
 CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0)
- RETURNS TABLE(source text, id uuid, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
+ RETURNS TABLE(source text, id text, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
@@ -1330,7 +1330,7 @@ begin
       where f.score >= min_score and f.relevance >= min_relevance
       order by f.score desc, f.src, f.k1, f.k2 limit p_k
     )
-    select b.src, coalesce(m.id, g.id), g.session_id, g.seq, g.role, g.name, coalesce(m.content, g.content),
+    select b.src, coalesce(m.id::text, g.id), g.session_id, g.seq, g.role, g.name, coalesce(m.content, g.content),
            b.score, coalesce(m.metadata, g.metadata), coalesce(m.created_at, g.created_at), b.relevance,
            case when with_vectors and m.embedding_model = query_model
                  and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding

@@ -144,7 +144,7 @@ func commitSession(ctx context.Context, st *store.Store, emb embedding.Embedder,
 	}
 	ids := make([]uuid.UUID, len(res.Messages))
 	for i, m := range res.Messages {
-		ids[i] = m.ID
+		ids[i] = uuid.MustParse(m.ID)
 	}
 	return ids, nil
 }
@@ -162,7 +162,7 @@ func recallTurns(ctx context.Context, st *store.Store, emb embedding.Embedder, c
 	}
 	r := bench.Ranking{Ranked: make([]string, len(hits)), Scores: make([]float64, len(hits))}
 	for i, h := range hits {
-		t, ok := turnOf[h.ID]
+		t, ok := turnOf[uuid.MustParse(h.ID)]
 		if !ok {
 			return r, 0, fmt.Errorf("recall (%s) over conversation %d returned message %s, which is not one of its turns", mode, c, h.ID)
 		}

@@ -88,7 +88,7 @@ func runQuality(ctx context.Context, db *benchDB, sz bench.Sizes) (*bench.Qualit
 				}
 				a := bench.Answer{Ranked: make([]string, len(hits)), Scores: make([]float64, len(hits)), Want: question.Fact}
 				for i, h := range hits {
-					a.Ranked[i], a.Scores[i] = keyOf[n][h.ID], h.Score
+					a.Ranked[i], a.Scores[i] = keyOf[n][uuid.MustParse(h.ID)], h.Score
 				}
 				answers = append(answers, a)
 				gated = append(gated, a.Gated(memory.BestRelevance(hits)))

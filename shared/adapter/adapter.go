@@ -274,7 +274,7 @@ type Memory struct {
 
 // Removed names what a deletion removed.
 type Removed struct {
-	MessageIDs []uuid.UUID `json:"message_ids"`
+	MessageIDs []string    `json:"message_ids"`
 	MemoryIDs  []uuid.UUID `json:"memory_ids"`
 	// AllMessages is true when every message of the session (reset), of the user's sessions
 	// of Agent (or of every agent when Agent is nil: messages cleared), or of the user went.

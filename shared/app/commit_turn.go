@@ -98,10 +98,10 @@ func (a *App) CommitTurn(ctx context.Context, pr auth.Principal, req CommitTurnI
 				continue
 			}
 			if nm.ID != nil {
-				if seen[nm.ID.String()] {
+				if seen[*nm.ID] {
 					f.Add(idx("messages", i, "id"), "repeats the id of an earlier message of this request")
 				}
-				seen[nm.ID.String()] = true
+				seen[*nm.ID] = true
 			}
 			p.Messages = append(p.Messages, nm)
 		}
@@ -164,7 +164,7 @@ func factField(f *apierror.Fields, field string, v *string) (string, bool) {
 func validateMessage(f *apierror.Fields, pr auth.Principal, now time.Time, i int, m MessageInput) (memory.NewMessage, bool) {
 	before := len(*f)
 	var nm memory.NewMessage
-	nm.ID = parseUUID(f, idx("messages", i, "id"), m.ID, false)
+	nm.ID = messageIDField(f, idx("messages", i, "id"), m.ID, false)
 	role := ""
 	if m.Role == nil {
 		f.Add(idx("messages", i, "role"), "is required")

@@ -92,7 +92,7 @@ type cachedWindow struct {
 // too (memory.Message's own JSON is the API's and leaves them out).
 type cachedMessage struct {
 	SessionID  *uuid.UUID        `json:"session_id,omitempty"`
-	ID         uuid.UUID         `json:"id"`
+	ID         string            `json:"id"`
 	Seq        int64             `json:"seq"`
 	Role       string            `json:"role"`
 	Content    string            `json:"content"`

@@ -22,15 +22,15 @@ func fullWindow() cachedWindow {
 	return cachedWindow{
 		FilledAt: time.Date(2026, 11, 26, 10, 11, 12, 987654321, time.UTC),
 		Messages: []cachedMessage{
-			{SessionID: &sid, ID: uuid.MustParse("5f0c2c1e-0d7e-4f57-8a39-0c9a0c6c1a01"), Seq: 1, Role: "user", Content: "héllo 👋 \"quoted\"\n",
+			{SessionID: &sid, ID: uuid.MustParse("5f0c2c1e-0d7e-4f57-8a39-0c9a0c6c1a01").String(), Seq: 1, Role: "user", Content: "héllo 👋 \"quoted\"\n",
 				Parts:     json.RawMessage(`[{"type":"text","text":"héllo"},{"type":"image","url":"https://example.com/a.png"}]`),
 				Metadata:  json.RawMessage(`{"lang":"fr","n":[1,2.5,null]}`),
 				CreatedAt: time.Date(2026, 11, 26, 9, 0, 0, 123456000, time.FixedZone("CET", 3600)), Tokens: 7},
-			{ID: uuid.MustParse("5f0c2c1e-0d7e-4f57-8a39-0c9a0c6c1a02"), Seq: 2, Role: "assistant", Content: "",
+			{ID: uuid.MustParse("5f0c2c1e-0d7e-4f57-8a39-0c9a0c6c1a02").String(), Seq: 2, Role: "assistant", Content: "",
 				ToolCalls: []memory.ToolCall{{ID: "call_1", Type: "function",
 					Function: memory.FunctionCall{Name: "lookup", Arguments: `{"q":"trains"}`}}},
 				CreatedAt: time.Date(2026, 11, 26, 9, 0, 1, 0, time.UTC), Tokens: 12},
-			{ID: uuid.MustParse("5f0c2c1e-0d7e-4f57-8a39-0c9a0c6c1a03"), Seq: 3, Role: "tool", Content: "{}", Name: &name, ToolCallID: &callID,
+			{ID: uuid.MustParse("5f0c2c1e-0d7e-4f57-8a39-0c9a0c6c1a03").String(), Seq: 3, Role: "tool", Content: "{}", Name: &name, ToolCallID: &callID,
 				ToolCalls: []memory.ToolCall{}, CreatedAt: time.Date(2026, 11, 26, 9, 0, 2, 1, time.UTC)},
 		},
 		Usage:      memory.Usage{Messages: 3, TokenEstimate: 19, Truncated: true, DroppedMessages: 1, DroppedParts: 2},
@@ -117,15 +117,15 @@ func TestCachedWindowRoundTrips(t *testing.T) {
 	full := cachedWindow{
 		FilledAt: time.Date(2026, 11, 26, 10, 11, 12, 987654321, time.UTC),
 		Messages: []cachedMessage{
-			{SessionID: &sid, ID: uuid.New(), Seq: 1, Role: "user", Content: "héllo 👋 \"quoted\"\n",
+			{SessionID: &sid, ID: uuid.NewString(), Seq: 1, Role: "user", Content: "héllo 👋 \"quoted\"\n",
 				Parts:     json.RawMessage(`[{"type":"text","text":"héllo"},{"type":"image","url":"https://example.com/a.png"}]`),
 				Metadata:  json.RawMessage(`{"lang":"fr","n":[1,2.5,null]}`),
 				CreatedAt: time.Date(2026, 11, 26, 9, 0, 0, 123456000, time.UTC), Tokens: 7},
-			{ID: uuid.New(), Seq: 2, Role: "assistant", Content: "",
+			{ID: uuid.NewString(), Seq: 2, Role: "assistant", Content: "",
 				ToolCalls: []memory.ToolCall{{ID: "call_1", Type: "function",
 					Function: memory.FunctionCall{Name: "lookup", Arguments: `{"q":"trains"}`}}},
 				CreatedAt: time.Date(2026, 11, 26, 9, 0, 1, 0, time.UTC), Tokens: 12},
-			{ID: uuid.New(), Seq: 3, Role: "tool", Content: "{}", Name: &name, ToolCallID: &callID,
+			{ID: uuid.NewString(), Seq: 3, Role: "tool", Content: "{}", Name: &name, ToolCallID: &callID,
 				ToolCalls: []memory.ToolCall{}, CreatedAt: time.Date(2026, 11, 26, 9, 0, 2, 1, time.UTC)},
 		},
 		Usage:      memory.Usage{Messages: 3, TokenEstimate: 19, Truncated: true, DroppedMessages: 1, DroppedParts: 2},
@@ -163,7 +163,7 @@ func BenchmarkDecodeWindow(b *testing.B) {
 	w := fullWindow()
 	w.Messages = nil
 	for i := range 100 {
-		m := cachedMessage{ID: uuid.New(), Seq: int64(i + 1), Role: "user", Content: "a question of a few words, and a few more",
+		m := cachedMessage{ID: uuid.NewString(), Seq: int64(i + 1), Role: "user", Content: "a question of a few words, and a few more",
 			CreatedAt: time.Now(), Tokens: 12}
 		if i%2 == 1 {
 			m.Role = "assistant"

@@ -176,8 +176,12 @@ func (a *App) extractTurn(ctx context.Context, j store.ClaimedJob) error {
 	existing := make([]prompts.Memory, 0, len(hits))
 	shown := make(map[uuid.UUID]string, len(hits))
 	for _, h := range hits {
-		existing = append(existing, prompts.Memory{ID: h.ID, Text: h.Content})
-		shown[h.ID] = h.Content
+		id, err := uuid.Parse(h.ID) // a memory's id
+		if err != nil {
+			continue
+		}
+		existing = append(existing, prompts.Memory{ID: id, Text: h.Content})
+		shown[id] = h.Content
 	}
 	facts, err := a.cfg.Prompts.ExtractFacts(ctx, prompts.FactsInput{Turn: ev.Messages, Existing: existing})
 	if err != nil {

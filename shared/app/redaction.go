@@ -66,7 +66,8 @@ func scrubEvent(r *redact.Redactor, ev adapter.Event) (adapter.Event, error) {
 // a receiver matches events by them. The user id passes too, whatever its shape: it is the key
 // every adapter addresses the user's data by (the Redis cache's keys, which forget-user and
 // get-context compute from the id as given; Mem0's user_id), so a deployment that must not
-// show an adapter its users' emails names them by opaque ids. A path not listed here is redacted, so a field added to
+// show an adapter its users' emails names them by opaque ids. Message ids pass alike: a
+// client's own ids (a framework's run ids), which receivers match messages by. A path not listed here is redacted, so a field added to
 // the event is redacted until it is listed.
 var eventKeep = map[string]bool{
 	"id": true, "type": true, "occurred_at": true, "user_id": true, "session_id": true, "seq_from": true, "seq_to": true,

@@ -122,8 +122,9 @@ func TestScrubEventRedactsEveryString(t *testing.T) {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
-	// The user id passes as it is (see eventKeep): it is what adapters address the user by.
-	if want := []string{"messages/*/role", "type", "user_id"}; !slices.Equal(paths, want) {
+	// The user's and the messages' ids pass as they are (see eventKeep): adapters address the
+	// user and match messages by them.
+	if want := []string{"messages/*/id", "messages/*/role", "removed/message_ids/*", "type", "user_id"}; !slices.Equal(paths, want) {
 		t.Errorf("personal data left at %q, want only at %q\n%s", paths, want, out)
 	}
 	if !clean.PIIScrubbed || clean.Metadata["pii"] == nil || !strings.HasPrefix(*clean.TenantID, "[EMAIL] [PHONE] [CARD] [IBAN] [IP]#") {

@@ -214,7 +214,7 @@ type SessionDeleted struct {
 }
 
 // sessionChange validates a request of reset, delete or delete_message.
-func sessionChange(pr auth.Principal, op string, req SessionChangeInput) (memory.Scope, uuid.UUID, *uuid.UUID, error) {
+func sessionChange(pr auth.Principal, op string, req SessionChangeInput) (memory.Scope, uuid.UUID, *string, error) {
 	var f apierror.Fields
 	if op != SessionsOpDeleteMessage {
 		unusedForOp(&f, op, "message_id", req.MessageID != nil)
@@ -223,9 +223,9 @@ func sessionChange(pr auth.Principal, op string, req SessionChangeInput) (memory
 	if err != nil {
 		return sc, id, nil, err
 	}
-	var msgID *uuid.UUID
+	var msgID *string
 	if op == SessionsOpDeleteMessage {
-		msgID = parseUUID(&f, "message_id", req.MessageID, true)
+		msgID = messageIDField(&f, "message_id", req.MessageID, true)
 	}
 	return sc, id, msgID, f.Err()
 }

@@ -68,6 +68,24 @@ func scope(p auth.Principal, a ActingFor, agent *string, defaultAgent string, f 
 	return sc, nil
 }
 
+// messageIDField validates a message id (a client's, or one the server gave): 1 to 255
+// printable characters, the rule of a user id (auth.ValidUserID), with a UUID in lower case as
+// before message ids were text, so that a UUID in either case names one message.
+func messageIDField(f *apierror.Fields, field string, v *string, required bool) *string {
+	if v == nil {
+		if required {
+			f.Add(field, "is required")
+		}
+		return nil
+	}
+	if !auth.ValidUserID(*v) {
+		f.Add(field, "must be 1 to 255 printable characters")
+		return nil
+	}
+	id := auth.NormalUserID(*v)
+	return &id
+}
+
 // parseUUID validates a required or optional UUID field in its canonical 36-character form.
 func parseUUID(f *apierror.Fields, field string, v *string, required bool) *uuid.UUID {
 	if v == nil {

@@ -18,7 +18,7 @@ import (
 type msgs struct{ list []memory.Message }
 
 func (b *msgs) add(m memory.Message) *msgs {
-	m.ID = uuid.New()
+	m.ID = uuid.NewString()
 	m.Seq = int64(len(b.list) + 1)
 	m.Tokens = 10
 	b.list = append(b.list, m)
@@ -325,7 +325,7 @@ func TestLangChain(t *testing.T) {
 		{ID: "c2", Type: "function", Function: memory.FunctionCall{Name: "g", Arguments: `oops`}},
 	}}).result("c1", "one").result("c2", "two").text("assistant", "done")
 	got := chatformat.LangChain(in.list)
-	id := func(i int) string { return in.list[i].ID.String() }
+	id := func(i int) string { return in.list[i].ID }
 	jsonEq(t, "langchain", got, `[
 	 {"type":"system","data":{"content":"sys","additional_kwargs":{},"response_metadata":{},"type":"system","id":"`+id(0)+`"}},
 	 {"type":"human","data":{"content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"`+png+`"}}],

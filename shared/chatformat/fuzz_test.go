@@ -65,7 +65,7 @@ func fuzzWindow(role uint8, roleText, content, parts, name, callID, args, metada
 	}
 	w = append(w, memory.Message{Role: memory.RoleAssistant, Content: "done"})
 	for i := range w {
-		w[i].ID = uuid.NewSHA1(uuid.NameSpaceOID, []byte{byte(i)})
+		w[i].ID = uuid.NewSHA1(uuid.NameSpaceOID, []byte{byte(i)}).String()
 		w[i].Seq = int64(i + 1)
 		w[i].Tokens = 10
 	}
@@ -247,7 +247,7 @@ func FuzzLangChain(f *testing.F) {
 			if m.Metadata != nil && !jsonEqual(d["response_metadata"], m.Metadata) {
 				t.Fatalf("message %d: response_metadata %s, want %s", i, d["response_metadata"], m.Metadata)
 			}
-			if string(d["id"]) != `"`+m.ID.String()+`"` {
+			if string(d["id"]) != `"`+m.ID+`"` {
 				t.Fatalf("message %d: id %s, want %s", i, d["id"], m.ID)
 			}
 			_, hasID := d["tool_call_id"]

@@ -75,7 +75,7 @@ func LangChain(msgs []memory.Message) []LangChainMessage {
 			ResponseMetadata: m.Metadata,
 			Type:             typ,
 			Name:             m.Name,
-			ID:               m.ID.String(),
+			ID:               m.ID,
 		}
 		if len(d.ResponseMetadata) == 0 || string(d.ResponseMetadata) == "null" {
 			d.ResponseMetadata = json.RawMessage("{}")

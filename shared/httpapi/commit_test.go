@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -603,88 +604,102 @@ func TestCommitTurnIdempotencyKeysBelongToTheirCaller(t *testing.T) {
 	}
 }
 
+// Client message ids, whatever framework chose them (UUIDs, LangGraph's run-..., LangChain's
+// lc_run--...), are stored once per session.
 func TestCommitTurnClientMessageIDs(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
-	u := e.newUser("")
-	sid := uuid.New()
-	m1, m2, m3 := uuid.NewString(), uuid.NewString(), uuid.NewString()
-	first := ctCommit(t, e, u.token, ctTurn(sid,
-		ctMsg("user", "one", "id", m1),
-		ctMsg("assistant", "two", "id", m2)))
-	if first.Messages[0].ID != m1 || first.Messages[1].ID != m2 {
-		t.Fatalf("client ids not kept: %+v", first.Messages)
-	}
+	for name, newID := range map[string]func() string{
+		"uuid":      uuid.NewString,
+		"langgraph": func() string { return "run-" + uuid.NewString() },
+		"langchain": func() string { return "lc_run--" + uuid.NewString() + "-0" },
+		"any":       func() string { return "msg é|{}*" + uuid.NewString()[:8] },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := *e
+			e.t = t
+			u := e.newUser("")
+			sid := uuid.New()
+			m1, m2, m3 := newID(), newID(), newID()
+			first := ctCommit(t, &e, u.token, ctTurn(sid,
+				ctMsg("user", "one", "id", m1),
+				ctMsg("assistant", "two", "id", m2)))
+			if first.Messages[0].ID != m1 || first.Messages[1].ID != m2 {
+				t.Fatalf("client ids not kept: %+v", first.Messages)
+			}
 
-	// A resent turn stores only what is new; the resent message keeps its place.
-	second := ctCommit(t, e, u.token, ctTurn(sid,
-		ctMsg("assistant", "two, edited on retry", "id", m2),
-		ctMsg("user", "three", "id", m3),
-		ctMsg("assistant", "four")))
-	if second.Messages[0] != first.Messages[1] {
-		t.Errorf("resent message answered %+v, want its original %+v", second.Messages[0], first.Messages[1])
-	}
-	if second.Messages[1].ID != m3 || second.Messages[1].Seq <= first.Messages[1].Seq || second.Messages[2].Seq != second.Messages[1].Seq+1 {
-		t.Errorf("new messages of the resent turn: %+v", second.Messages[1:])
-	}
-	stored := ctMessages(t, e, sid)
-	if len(stored) != 4 {
-		t.Fatalf("%d stored messages, want 4", len(stored))
-	}
-	if stored[1].ID != m2 || stored[1].Content != "two" {
-		t.Errorf("resent message changed: %+v", stored[1])
-	}
-	// Resending everything stores nothing.
-	third := ctCommit(t, e, u.token, ctTurn(sid, ctMsg("user", "one", "id", m1), ctMsg("user", "three", "id", m3)))
-	if third.Messages[0] != first.Messages[0] || third.Messages[1] != second.Messages[1] {
-		t.Errorf("resent messages answered %+v", third.Messages)
-	}
-	if n := e.count("messages", "session_id = $1", sid); n != 4 {
-		t.Errorf("%d stored messages after resending, want 4", n)
-	}
+			// A resent turn stores only what is new; the resent message keeps its place.
+			second := ctCommit(t, &e, u.token, ctTurn(sid,
+				ctMsg("assistant", "two, edited on retry", "id", m2),
+				ctMsg("user", "three", "id", m3),
+				ctMsg("assistant", "four")))
+			if second.Messages[0] != first.Messages[1] {
+				t.Errorf("resent message answered %+v, want its original %+v", second.Messages[0], first.Messages[1])
+			}
+			if second.Messages[1].ID != m3 || second.Messages[1].Seq <= first.Messages[1].Seq || second.Messages[2].Seq != second.Messages[1].Seq+1 {
+				t.Errorf("new messages of the resent turn: %+v", second.Messages[1:])
+			}
+			stored := ctMessages(t, &e, sid)
+			if len(stored) != 4 {
+				t.Fatalf("%d stored messages, want 4", len(stored))
+			}
+			if stored[1].ID != m2 || stored[1].Content != "two" {
+				t.Errorf("resent message changed: %+v", stored[1])
+			}
+			// Resending everything stores nothing.
+			third := ctCommit(t, &e, u.token, ctTurn(sid, ctMsg("user", "one", "id", m1), ctMsg("user", "three", "id", m3)))
+			if third.Messages[0] != first.Messages[0] || third.Messages[1] != second.Messages[1] {
+				t.Errorf("resent messages answered %+v", third.Messages)
+			}
+			if n := e.count("messages", "session_id = $1", sid); n != 4 {
+				t.Errorf("%d stored messages after resending, want 4", n)
+			}
 
-	// Client ids are unique per session, not globally: another session of the user and
-	// another user's session take the same id.
-	other := uuid.New()
-	r := ctCommit(t, e, u.token, ctTurn(other, ctMsg("user", "one elsewhere", "id", m1)))
-	if r.Messages[0].ID != m1 || r.Messages[0].Seq != 1 {
-		t.Errorf("the id in another session answered %+v", r.Messages[0])
-	}
-	v := e.newUser("")
-	ctCommit(t, e, v.token, ctTurn(uuid.New(), ctMsg("user", "one of v", "id", m1)))
-	if n := e.count("messages", "id = $1", m1); n != 3 {
-		t.Errorf("%d rows with the id, want 3 (one per session)", n)
-	}
+			// Client ids are unique per session, not globally: another session of the user and
+			// another user's session take the same id.
+			other := uuid.New()
+			r := ctCommit(t, &e, u.token, ctTurn(other, ctMsg("user", "one elsewhere", "id", m1)))
+			if r.Messages[0].ID != m1 || r.Messages[0].Seq != 1 {
+				t.Errorf("the id in another session answered %+v", r.Messages[0])
+			}
+			v := e.newUser("")
+			ctCommit(t, &e, v.token, ctTurn(uuid.New(), ctMsg("user", "one of v", "id", m1)))
+			if n := e.count("messages", "id = $1", m1); n != 3 {
+				t.Errorf("%d rows with the id, want 3 (one per session)", n)
+			}
 
-	// The same client ids sent by racing requests are stored once.
-	race := uuid.New()
-	ids := []string{uuid.NewString(), uuid.NewString()}
-	body := ctJSON(t, ctTurn(race, ctMsg("user", "racing", "id", ids[0]), ctMsg("assistant", "racing too", "id", ids[1])))
-	raws := make([][]byte, 8)
-	statuses := make([]int, len(raws))
-	var wg sync.WaitGroup
-	for i := range raws {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			statuses[i], _, raws[i] = ctRaw(e, u.token, "commit-turn", body)
-		}()
-	}
-	wg.Wait()
-	for i := range raws {
-		if statuses[i] != http.StatusCreated || string(raws[i]) != string(raws[0]) {
-			t.Errorf("racing resend %d: %d %s, first: %s", i, statuses[i], raws[i], raws[0])
-		}
-	}
-	if n := e.count("messages", "session_id = $1", race); n != 2 {
-		t.Errorf("%d messages stored by racing resends, want 2", n)
-	}
+			// The same client ids sent by racing requests are stored once.
+			race := uuid.New()
+			ids := []string{newID(), newID()}
+			body := ctJSON(t, ctTurn(race, ctMsg("user", "racing", "id", ids[0]), ctMsg("assistant", "racing too", "id", ids[1])))
+			raws := make([][]byte, 8)
+			statuses := make([]int, len(raws))
+			var wg sync.WaitGroup
+			for i := range raws {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					statuses[i], _, raws[i] = ctRaw(&e, u.token, "commit-turn", body)
+				}()
+			}
+			wg.Wait()
+			for i := range raws {
+				if statuses[i] != http.StatusCreated || string(raws[i]) != string(raws[0]) {
+					t.Errorf("racing resend %d: %d %s, first: %s", i, statuses[i], raws[i], raws[0])
+				}
+			}
+			if n := e.count("messages", "session_id = $1", race); n != 2 {
+				t.Errorf("%d messages stored by racing resends, want 2", n)
+			}
 
-	// The same id twice in one request is refused, and nothing is stored.
-	w := e.newUser("")
-	dup := e.call(w.token, "commit-turn", ctTurn(uuid.New(), ctMsg("user", "a", "id", m1), ctMsg("user", "b", "id", m1)))
-	wantProblem(t, dup, http.StatusBadRequest, "invalid_request", "messages[1].id")
-	ctNothingStored(t, e, w.id)
+			// The same id twice in one request is refused, and nothing is stored.
+			w := e.newUser("")
+			dup := e.call(w.token, "commit-turn", ctTurn(uuid.New(), ctMsg("user", "a", "id", m1), ctMsg("user", "b", "id", m1)))
+			wantProblem(t, dup, http.StatusBadRequest, "invalid_request", "messages[1].id")
+			ctNothingStored(t, &e, w.id)
+		})
+	}
 }
 
 func TestCommitTurnAllOrNothing(t *testing.T) {
@@ -795,7 +810,7 @@ func TestCommitTurnValidation(t *testing.T) {
 			return msg(s, ctMsg("assistant", "", "tool_calls", []any{ctToolCall("c1", "", "{}")}))
 		}, nil, 400, "messages[0].tool_calls[0].function.name"},
 		{"name empty", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "name", "")) }, nil, 400, "messages[0].name"},
-		{"message id not a UUID", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "id", "m-1")) }, nil, 400, "messages[0].id"},
+		{"message id not printable", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "id", "m\x011")) }, nil, 400, "messages[0].id"},
 		{"metadata a string", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "metadata", "x")) }, nil, 400, "messages[0].metadata"},
 		{"metadata an array", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "metadata", []any{1})) }, nil, 400, "messages[0].metadata"},
 		{"metadata over 16 KiB", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "metadata", bigMeta)) }, nil, 400, "messages[0].metadata"},
@@ -1111,5 +1126,54 @@ func TestCommitTurnExpiry(t *testing.T) {
 	rr := e.call(u.token, "recall", map[string]any{"query": "zeppelin", "k": 10}).must(t, http.StatusOK)
 	if !bytes.Contains(rr.raw, []byte("the user owns a zeppelin")) {
 		t.Errorf("a re-stored fact is not recalled: %s", rr.raw)
+	}
+}
+
+// A message id of any framework comes back as it was given, in every format, and names its
+// message in sessions delete_message; a UUID in upper case is the message of its lower-case
+// form; an id that is empty, too long or not printable answers 400 and stores nothing.
+func TestMessageIDsOfAnyFramework(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	u := e.newUser("")
+	sid := uuid.New()
+	lc, lg, id := "lc_run--"+uuid.NewString()+"-0", "run-"+uuid.NewString(), uuid.NewString()
+	ctCommit(t, e, u.token, ctTurn(sid, ctMsg("user", "one", "id", lc), ctMsg("assistant", "two", "id", lg),
+		ctMsg("user", "three", "id", id)))
+	again := ctCommit(t, e, u.token, ctTurn(sid, ctMsg("user", "three", "id", strings.ToUpper(id))))
+	if again.Messages[0].ID != id || again.Messages[0].Seq != 3 {
+		t.Errorf("a UUID in upper case answered %+v, want the stored message %s at seq 3", again.Messages[0], id)
+	}
+	for _, format := range []string{"raw", "langchain"} {
+		r := e.call(u.token, "get-context", map[string]any{"session_id": sid, "format": format}).must(t, http.StatusOK)
+		var got []string
+		for _, m := range r.body["messages"].([]any) {
+			if format == "langchain" {
+				m = obj(m)["data"]
+			}
+			got = append(got, str(obj(m)["id"]))
+		}
+		if !slices.Equal(got, []string{lc, lg, id}) {
+			t.Errorf("%s ids %q", format, got)
+		}
+	}
+	e.call(u.token, "sessions", map[string]any{"op": "delete_message", "session_id": sid, "message_id": lg}).must(t, http.StatusOK)
+	if n := e.count("messages", "session_id = $1", sid); n != 2 {
+		t.Errorf("%d messages after deleting %s, want 2", n, lg)
+	}
+	wantProblem(t, e.call(u.token, "sessions", map[string]any{"op": "delete_message", "session_id": sid, "message_id": lg}),
+		http.StatusNotFound, "not_found")
+	for _, bad := range []string{"", strings.Repeat("é", 256), "run\x01", "run\n1", "run\u200b"} {
+		w := e.newUser("")
+		wantProblem(t, e.call(w.token, "commit-turn", ctTurn(uuid.New(), ctMsg("user", "a", "id", bad))),
+			http.StatusBadRequest, "invalid_request", "messages[0].id")
+		ctNothingStored(t, e, w.id)
+		wantProblem(t, e.call(u.token, "sessions", map[string]any{"op": "delete_message", "session_id": sid, "message_id": bad}),
+			http.StatusBadRequest, "invalid_request", "message_id")
+	}
+	long := strings.Repeat("é", 255)
+	r := ctCommit(t, e, u.token, ctTurn(sid, ctMsg("user", "long id", "id", long)))
+	if r.Messages[0].ID != long {
+		t.Errorf("an id of 255 characters answered %q", r.Messages[0].ID)
 	}
 }

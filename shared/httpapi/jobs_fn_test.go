@@ -184,7 +184,7 @@ func TestJobsDeliveredToWebhook(t *testing.T) {
 				t.Errorf("update event %+v", ev)
 			}
 		case ev.Type == adapter.MessageDeleted:
-			if ev.Removed == nil || len(ev.Removed.MessageIDs) != 1 || ev.Removed.MessageIDs[0].String() != msgID || *ev.SeqTo != 2 {
+			if ev.Removed == nil || len(ev.Removed.MessageIDs) != 1 || ev.Removed.MessageIDs[0] != msgID || *ev.SeqTo != 2 {
 				t.Errorf("deletion event %+v", ev)
 			}
 		}

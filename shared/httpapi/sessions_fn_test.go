@@ -692,7 +692,7 @@ func TestSessionsBadInput(t *testing.T) {
 		{"delete no session", `{"op":"delete"}`, "session_id"},
 		{"delete null session", `{"op":"delete","session_id":null}`, "session_id"},
 		{"delete_message no message", fmt.Sprintf(`{"op":"delete_message","session_id":%q}`, sid), "message_id"},
-		{"delete_message bad message", fmt.Sprintf(`{"op":"delete_message","session_id":%q,"message_id":"x"}`, sid), "message_id"},
+		{"delete_message bad message", fmt.Sprintf(`{"op":"delete_message","session_id":%q,"message_id":"x\u0001"}`, sid), "message_id"},
 		{"delete_message no session", fmt.Sprintf(`{"op":"delete_message","message_id":%q}`, mid), "session_id"},
 		{"set_title no title", fmt.Sprintf(`{"op":"set_title","session_id":%q}`, sid), "title"},
 		{"set_title object", fmt.Sprintf(`{"op":"set_title","session_id":%q,"title":{}}`, sid), "title"},

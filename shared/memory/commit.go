@@ -16,7 +16,7 @@ type CommitResult struct {
 
 // StoredMessage is where a committed message landed.
 type StoredMessage struct {
-	ID        uuid.UUID `json:"id"`
+	ID        string    `json:"id"`
 	Seq       int64     `json:"seq"`
 	CreatedAt time.Time `json:"created_at"`
 }

@@ -36,8 +36,8 @@ func TestMessageJSON(t *testing.T) {
 	t.Parallel()
 	parts := `[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"https://x/y.png"}}]`
 	for _, m := range []memory.Message{
-		{ID: uuid.New(), Seq: 1, Role: "user", Content: "plain", Metadata: json.RawMessage(`{}`), CreatedAt: time.Unix(1, 0).UTC()},
-		{ID: uuid.New(), Seq: 2, Role: "user", Content: "look", Parts: json.RawMessage(parts), Metadata: json.RawMessage(`{}`), CreatedAt: time.Unix(2, 0).UTC()},
+		{ID: uuid.NewString(), Seq: 1, Role: "user", Content: "plain", Metadata: json.RawMessage(`{}`), CreatedAt: time.Unix(1, 0).UTC()},
+		{ID: uuid.NewString(), Seq: 2, Role: "user", Content: "look", Parts: json.RawMessage(parts), Metadata: json.RawMessage(`{}`), CreatedAt: time.Unix(2, 0).UTC()},
 	} {
 		b, err := json.Marshal(m)
 		if err != nil {

@@ -60,9 +60,11 @@ type Message struct {
 	// SessionID is set where messages of several sessions are listed together (a user's
 	// history across sessions); nil, and left out of JSON, where the session is known.
 	SessionID *uuid.UUID `json:"session_id,omitempty"`
-	ID        uuid.UUID  `json:"id"`
-	Seq       int64      `json:"seq"`
-	Role      string     `json:"role"`
+	// ID is the client's id for the message (1 to 255 printable characters, e.g. a UUID or
+	// LangChain's lc_run--...), or a UUID the server chose.
+	ID   string `json:"id"`
+	Seq  int64  `json:"seq"`
+	Role string `json:"role"`
 	// Content is the message's text: its string content, or the text of its content parts
 	// (see ContentText).
 	Content string `json:"content"`
@@ -205,14 +207,14 @@ func jsonObject(b []byte) bool {
 
 // LogValue keeps message content out of logs.
 func (m Message) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("id", m.ID.String()), slog.Int64("seq", m.Seq),
+	return slog.GroupValue(slog.String("id", m.ID), slog.Int64("seq", m.Seq),
 		slog.String("role", m.Role), slog.Int("content_len", len(m.Content)))
 }
 
 // NewMessage is a message to be stored.
 type NewMessage struct {
-	// ID is the client's id; nil to have one generated.
-	ID   *uuid.UUID
+	// ID is the client's id (1 to 255 printable characters); nil to have a UUID generated.
+	ID   *string
 	Role string
 	// Content is the message's text (see ContentText when the content is parts).
 	Content string
@@ -249,7 +251,8 @@ func (m NewMemory) LogValue() slog.Value {
 
 // Hit is a long-term memory, or a message of a past conversation, found by a search.
 type Hit struct {
-	ID        uuid.UUID       `json:"id"`
+	// ID is a memory's UUID, or a message's id (see Message.ID).
+	ID        string          `json:"id"`
 	Content   string          `json:"content"`
 	Score     float64         `json:"score"`
 	Metadata  json.RawMessage `json:"metadata"`
@@ -303,7 +306,7 @@ func (t Turn) LogValue() slog.Value {
 
 // LogValue keeps memory and message content out of logs.
 func (h Hit) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("id", h.ID.String()), slog.String("source", h.Source),
+	return slog.GroupValue(slog.String("id", h.ID), slog.String("source", h.Source),
 		slog.Int("content_len", len(h.Content)))
 }
 

@@ -115,7 +115,7 @@ select $1, sess.last_seq - $5 + m.ord, m.id, $2, $3, $4, m.role, m.content, m.pa
   now() + make_interval(secs => $6::float8),
   m.embedding::extensions.vector, case when m.embedding is not null then $17::text end,
   coalesce(m.created_at, now())
-from sess, unnest($7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
+from sess, unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
   $13::text[], $14::int[], $15::text[], $16::text[], $18::timestamptz[])
   with ordinality as m(id, role, content, name, tool_calls, tool_call_id, metadata, tokens, parts, embedding,
     created_at, ord)
@@ -123,7 +123,7 @@ returning id, seq, created_at`
 
 // newMessages holds the columns of the messages to insert, and where each answer goes.
 type newMessages struct {
-	ids                                  []uuid.UUID
+	ids                                  []string
 	roles, contents                      []string
 	names, toolCalls, toolCallIDs, metas []*string
 	parts                                []*string
@@ -135,10 +135,10 @@ type newMessages struct {
 
 // collectNew gathers the messages of msgs not yet stored, with their vectors (vecs, one per
 // message or nil).
-func collectNew(msgs []memory.NewMessage, vecs []*string, stored map[uuid.UUID]memory.StoredMessage) newMessages {
+func collectNew(msgs []memory.NewMessage, vecs []*string, stored map[string]memory.StoredMessage) newMessages {
 	var n newMessages
 	for i, m := range msgs {
-		id := uuid.New()
+		id := uuid.NewString()
 		if m.ID != nil {
 			if _, ok := stored[*m.ID]; ok {
 				continue
@@ -250,8 +250,8 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 		return res, fmt.Errorf("lock session: %w", err)
 	}
 
-	stored := map[uuid.UUID]memory.StoredMessage{}
-	var clientIDs []uuid.UUID
+	stored := map[string]memory.StoredMessage{}
+	var clientIDs []string
 	for _, m := range p.Messages {
 		if m.ID != nil {
 			clientIDs = append(clientIDs, *m.ID)
@@ -263,9 +263,9 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 		rows, err := tx.Query(ctx, `
 			with expired as (
 			  delete from agentmem.messages
-			  where session_id = $1 and id = any($2::uuid[]) and expires_at <= now())
+			  where session_id = $1 and id = any($2::text[]) and expires_at <= now())
 			select id, seq, created_at from agentmem.messages
-			where session_id = $1 and id = any($2::uuid[]) and expires_at > now()`, p.SessionID, clientIDs)
+			where session_id = $1 and id = any($2::text[]) and expires_at > now()`, p.SessionID, clientIDs)
 		if err != nil {
 			return res, fmt.Errorf("select stored messages: %w", err)
 		}

@@ -134,7 +134,7 @@ func TestAClientIDOfAnExpiredMessageIsStoredAnew(t *testing.T) {
 	st, _, exec := commitEnv(t)
 	ctx := context.Background()
 	sc := storetest.Scope(memory.DefaultAgent)
-	sid, mid := uuid.New(), uuid.New()
+	sid, mid := uuid.New(), uuid.NewString()
 	p := store.CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
 		Messages: []memory.NewMessage{{ID: &mid, Role: memory.RoleUser, Content: "first"}}}
 	first, _, err := commitTurn(st, ctx, p)

@@ -146,7 +146,7 @@ func (e *embedEnv) commit(sc memory.Scope, facts ...string) []uuid.UUID {
 func hitIDs(hits []memory.Hit) []uuid.UUID {
 	var ids []uuid.UUID
 	for _, h := range hits {
-		ids = append(ids, h.ID)
+		ids = append(ids, uuid.MustParse(h.ID))
 	}
 	return ids
 }
@@ -175,7 +175,7 @@ func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("hybrid recall during the outage: %v", err)
 	}
-	if len(hits) != 1 || hits[0].ID != ids[0] {
+	if len(hits) != 1 || hits[0].ID != ids[0].String() {
 		t.Errorf("hybrid recall during the outage found %v, want %v", hitIDs(hits), ids[:1])
 	}
 	got, err := getContext(e.st, ctx, store.ContextParams{Scope: sc, SessionID: uuid.New(), MaxMessages: 10,
@@ -183,7 +183,7 @@ func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("get-context during the outage: %v", err)
 	}
-	if len(got.Memories) != 1 || got.Memories[0].ID != ids[1] {
+	if len(got.Memories) != 1 || got.Memories[0].ID != ids[1].String() {
 		t.Errorf("get-context during the outage recalled %v, want %v", hitIDs(got.Memories), ids[1:])
 	}
 	_, err = recall(e.st, ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 5, Mode: memory.ModeVector})
@@ -210,7 +210,7 @@ func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
 		}
 	}
 	hits, err = recall(e.st, ctx, store.RecallParams{Scope: sc, Query: "which units does the user like", K: 1, Mode: memory.ModeVector})
-	if err != nil || len(hits) != 1 || hits[0].ID != ids[0] {
+	if err != nil || len(hits) != 1 || hits[0].ID != ids[0].String() {
 		t.Errorf("vector recall after EmbedPending: %v, %v", hitIDs(hits), err)
 	}
 	// Nothing is left: a second run finds nothing and asks no more of the provider.
@@ -253,7 +253,7 @@ func TestVectorsOfAnotherModelAreNotRanked(t *testing.T) {
 		t.Errorf("after EmbedPending: %+v", s)
 	}
 	hits, err = recall(e.st, ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 1, Mode: memory.ModeVector})
-	if err != nil || len(hits) != 1 || hits[0].ID != ids[0] {
+	if err != nil || len(hits) != 1 || hits[0].ID != ids[0].String() {
 		t.Errorf("vector recall after EmbedPending: %v, %v", hitIDs(hits), err)
 	}
 }
@@ -305,7 +305,7 @@ func TestRewritesDuringAnOutage(t *testing.T) {
 		t.Fatalf("EmbedPending: %+v, %v", res, err)
 	}
 	hits, err := recall(e.st, ctx, store.RecallParams{Scope: sc, Query: "Porto", K: 1, Mode: memory.ModeVector})
-	if err != nil || len(hits) != 1 || hits[0].ID != ids[1] {
+	if err != nil || len(hits) != 1 || hits[0].ID != ids[1].String() {
 		t.Errorf("vector recall of the updated text: %v, %v", hitIDs(hits), err)
 	}
 	// A metadata-only update keeps the vector.

@@ -21,7 +21,7 @@ type jobRefs struct {
 	SeqTo      *int64      `json:"seq_to"`
 	MemoryIDs  []uuid.UUID `json:"memory_ids"`
 	MemoryID   *uuid.UUID  `json:"memory_id"`
-	MessageID  *uuid.UUID  `json:"message_id"`
+	MessageID  *string     `json:"message_id"`
 	Seq        *int64      `json:"seq"`
 	AllTenants bool        `json:"all_tenants"`
 }
@@ -75,18 +75,18 @@ func (s *Store) LoadEvents(ctx context.Context, j ClaimedJob) ([]adapter.Event, 
 		if refs.MemoryID == nil {
 			return nil, errors.New("job refs name no memory")
 		}
-		ev.Removed = &adapter.Removed{MessageIDs: []uuid.UUID{}, MemoryIDs: []uuid.UUID{*refs.MemoryID}}
+		ev.Removed = &adapter.Removed{MessageIDs: []string{}, MemoryIDs: []uuid.UUID{*refs.MemoryID}}
 		return []adapter.Event{ev}, nil
 	case adapter.MessageDeleted:
 		if refs.MessageID == nil {
 			return nil, errors.New("job refs name no message")
 		}
 		ev.SeqFrom, ev.SeqTo = refs.Seq, refs.Seq
-		ev.Removed = &adapter.Removed{MessageIDs: []uuid.UUID{*refs.MessageID}, MemoryIDs: []uuid.UUID{}}
+		ev.Removed = &adapter.Removed{MessageIDs: []string{*refs.MessageID}, MemoryIDs: []uuid.UUID{}}
 		return []adapter.Event{ev}, nil
 	case adapter.SessionReset:
 		ev.SeqTo = refs.SeqTo
-		ev.Removed = &adapter.Removed{MessageIDs: []uuid.UUID{}, MemoryIDs: []uuid.UUID{}, AllMessages: true}
+		ev.Removed = &adapter.Removed{MessageIDs: []string{}, MemoryIDs: []uuid.UUID{}, AllMessages: true}
 		return []adapter.Event{ev}, nil
 	case adapter.SummaryUpdated:
 		// What get-context answers for the session changed: its summary now covers the
@@ -94,10 +94,10 @@ func (s *Store) LoadEvents(ctx context.Context, j ClaimedJob) ([]adapter.Event, 
 		ev.SeqTo = refs.SeqTo
 		return []adapter.Event{ev}, nil
 	case adapter.MessagesCleared:
-		ev.Removed = &adapter.Removed{MessageIDs: []uuid.UUID{}, MemoryIDs: []uuid.UUID{}, AllMessages: true}
+		ev.Removed = &adapter.Removed{MessageIDs: []string{}, MemoryIDs: []uuid.UUID{}, AllMessages: true}
 		return []adapter.Event{ev}, nil
 	case adapter.SessionDeleted:
-		ev.Removed = &adapter.Removed{MessageIDs: []uuid.UUID{}, MemoryIDs: []uuid.UUID{}, AllMessages: true, Session: true}
+		ev.Removed = &adapter.Removed{MessageIDs: []string{}, MemoryIDs: []uuid.UUID{}, AllMessages: true, Session: true}
 		return []adapter.Event{ev}, nil
 	case adapter.UserDataChanged:
 		// Nothing to read: the adapters that get it only drop what they cached.
@@ -106,7 +106,7 @@ func (s *Store) LoadEvents(ctx context.Context, j ClaimedJob) ([]adapter.Event, 
 		if refs.AllTenants {
 			ev.TenantID = nil
 		}
-		ev.Removed = &adapter.Removed{MessageIDs: []uuid.UUID{}, MemoryIDs: []uuid.UUID{}, AllMessages: true, User: true}
+		ev.Removed = &adapter.Removed{MessageIDs: []string{}, MemoryIDs: []uuid.UUID{}, AllMessages: true, User: true}
 		return []adapter.Event{ev}, nil
 	case adapter.SyncSession:
 		if j.SessionID == nil {
@@ -134,7 +134,7 @@ func (s *Store) LoadEvents(ctx context.Context, j ClaimedJob) ([]adapter.Event, 
 		})
 		if err == nil && ev.Session == nil {
 			// Gone since the intent: the adapters learn that it is gone.
-			ev.Removed = &adapter.Removed{MessageIDs: []uuid.UUID{}, MemoryIDs: []uuid.UUID{}, AllMessages: true, Session: true}
+			ev.Removed = &adapter.Removed{MessageIDs: []string{}, MemoryIDs: []uuid.UUID{}, AllMessages: true, Session: true}
 		}
 		return []adapter.Event{ev}, err
 	case adapter.BackfillSession:

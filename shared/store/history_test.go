@@ -449,7 +449,7 @@ func TestClearMessagesKeepsEverythingElse(t *testing.T) {
 	if res.Messages[0].Seq != 6 || res.Messages[1].Seq != 7 {
 		t.Errorf("seqs after the clear: %d, %d; want 6, 7", res.Messages[0].Seq, res.Messages[1].Seq)
 	}
-	id := uuid.New()
+	id := uuid.NewString()
 	res, _, err = commitTurn(st, ctx, store.CommitParams{Scope: beta, SessionID: sb, TTL: time.Hour,
 		Messages: []memory.NewMessage{{ID: &id, Role: memory.RoleUser, Content: "with a client id"}}})
 	if err != nil || res.Messages[0].Seq != 4 {

@@ -53,7 +53,7 @@ func key(h memory.Hit) string {
 	if h.Source == memory.HitMessage {
 		return fmt.Sprintf("message %s/%d", h.SessionID, *h.Seq)
 	}
-	return "memory " + h.ID.String()
+	return "memory " + h.ID
 }
 
 func keys(hits []memory.Hit) []string {
@@ -315,7 +315,7 @@ func tieKey(h memory.Hit) string {
 	if h.Source == memory.HitMessage {
 		return fmt.Sprintf("message %s %020d", h.SessionID, *h.Seq)
 	}
-	return "memory " + h.ID.String()
+	return "memory " + h.ID
 }
 
 // seedMessages stores messages of user (agent, metadata) with the built-in embedder's vectors,

@@ -69,7 +69,7 @@ func TestMessageWordsFollowTheMessages(t *testing.T) {
 	if err := e.conn.QueryRow(ctx, `select id from agentmem.messages where session_id = $1 and seq = 2`, sessions[0]).Scan(&second); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.st.DeleteMessage(ctx, scopes[0], sessions[0], second); err != nil {
+	if err := e.st.DeleteMessage(ctx, scopes[0], sessions[0], second.String()); err != nil {
 		t.Fatal(err)
 	}
 	drift("a message deleted")

@@ -168,8 +168,8 @@ type (
 	}
 	// messageRefs: onMessageDeleted.
 	messageRefs struct {
-		MessageID uuid.UUID `json:"message_id"`
-		Seq       *int64    `json:"seq"`
+		MessageID string `json:"message_id"`
+		Seq       *int64 `json:"seq"`
 	}
 	// userRefs: onUserForgotten.
 	userRefs struct {

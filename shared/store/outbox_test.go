@@ -158,7 +158,7 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 	newJobs("a replay", "")
 
 	// Messages with client ids: stored once; sent again, nothing changes and no job is written.
-	id := uuid.New()
+	id := uuid.NewString()
 	p = obTurn(sc, session, "fifth")
 	p.Messages[0].ID = &id
 	if _, _, err := commitTurn(st, ctx, p); err != nil {
@@ -216,7 +216,7 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs = newJobs("a message deletion", adapter.MessageDeleted)
-	if ev := event(jobs[0]); ev.Removed == nil || !slices.Equal(ev.Removed.MessageIDs, []uuid.UUID{id}) || *ev.SeqTo != 5 {
+	if ev := event(jobs[0]); ev.Removed == nil || !slices.Equal(ev.Removed.MessageIDs, []string{id}) || *ev.SeqTo != 5 {
 		t.Errorf("message deletion event %+v", ev)
 	}
 	if _, err := st.ResetSession(ctx, userScope, session); err != nil {

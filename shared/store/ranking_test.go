@@ -123,7 +123,7 @@ func (e *rankEnv) indexAgreesWithExact(t *testing.T, user uuid.UUID, source stri
 func ids(hits []memory.Hit) []uuid.UUID {
 	out := make([]uuid.UUID, len(hits))
 	for i, h := range hits {
-		out[i] = h.ID
+		out[i] = uuid.MustParse(h.ID)
 	}
 	return out
 }

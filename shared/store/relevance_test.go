@@ -57,12 +57,12 @@ func TestHybridScoreAndRelevance(t *testing.T) {
 		}
 		text, vector := map[uuid.UUID]side{}, map[uuid.UUID]side{}
 		for i, h := range ask(memory.ModeText) {
-			text[h.ID] = side{i + 1, *h.Relevance}
+			text[uuid.MustParse(h.ID)] = side{i + 1, *h.Relevance}
 		}
 		for i, h := range ask(memory.ModeVector) {
-			vector[h.ID] = side{i + 1, math.Max(0, (h.Score-baseline)/(1-baseline))}
-			if !close9(*h.Relevance, vector[h.ID].rel) {
-				t.Errorf("%s, vector: %q similarity %v, relevance %v, want %v", source, h.Content, h.Score, *h.Relevance, vector[h.ID].rel)
+			vector[uuid.MustParse(h.ID)] = side{i + 1, math.Max(0, (h.Score-baseline)/(1-baseline))}
+			if !close9(*h.Relevance, vector[uuid.MustParse(h.ID)].rel) {
+				t.Errorf("%s, vector: %q similarity %v, relevance %v, want %v", source, h.Content, h.Score, *h.Relevance, vector[uuid.MustParse(h.ID)].rel)
 			}
 		}
 		hybrid := ask(memory.ModeHybrid)
@@ -70,8 +70,8 @@ func TestHybridScoreAndRelevance(t *testing.T) {
 			t.Fatalf("%s: hybrid %d results, text %d", source, len(hybrid), len(text))
 		}
 		for _, h := range hybrid {
-			tx, inText := text[h.ID]
-			vx, inVector := vector[h.ID]
+			tx, inText := text[uuid.MustParse(h.ID)]
+			vx, inVector := vector[uuid.MustParse(h.ID)]
 			var fused float64
 			if inText {
 				fused += 1.0 / float64(50+tx.rank)

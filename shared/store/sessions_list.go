@@ -286,7 +286,7 @@ jobs as (
 select true from gone`
 
 // DeleteMessage deletes one unexpired message of a session.
-func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, sessionID, messageID uuid.UUID) error {
+func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, sessionID uuid.UUID, messageID string) error {
 	return s.inScope(ctx, sc, func(tx pgx.Tx) error {
 		if err := findSession(ctx, tx, sc, sessionID, false); err != nil {
 			return err

@@ -55,7 +55,7 @@ func TestGetContextNeverHasAGap(t *testing.T) {
 			}
 			committed = true
 			for i, m := range res.Messages {
-				live = append(live, liveMessage{m.ID, m.Seq, memory.EstimateTokens(p.Messages[i].Content, nil, nil, nil)})
+				live = append(live, liveMessage{uuid.MustParse(m.ID), m.Seq, memory.EstimateTokens(p.Messages[i].Content, nil, nil, nil)})
 			}
 		}
 		summarize := func() {
@@ -103,7 +103,7 @@ func TestGetContextNeverHasAGap(t *testing.T) {
 				return
 			}
 			i := rapid.IntRange(0, len(live)-1).Draw(rt, "delete")
-			if err := st.DeleteMessage(ctx, sc, sid, live[i].id); err != nil {
+			if err := st.DeleteMessage(ctx, sc, sid, live[i].id.String()); err != nil {
 				rt.Fatalf("delete message: %v", err)
 			}
 			if live[i].seq <= through {

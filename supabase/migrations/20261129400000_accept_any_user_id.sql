@@ -1,4 +1,4 @@
--- User ids become text: any id of 1 to 255 printable characters, such as the `sub` of Supabase's
+-- User ids and client message ids become text: any id of 1 to 255 printable characters, such as the `sub` of Supabase's
 -- third-party auth (Clerk's `user_2abc...`, Auth0's `auth0|123`, Firebase, Cognito, WorkOS) and
 -- the ids other memory managers keep, beside Supabase Auth's UUIDs.
 --
@@ -7,6 +7,11 @@
 -- already named it by (lock keys, cache keys, job payloads), so nothing stored changes meaning.
 -- The columns take the "C" collation: a user id is an opaque string, compared byte by byte, and
 -- the indexes that lead with it compare without the locale's rules.
+--
+-- A message's id (messages.id) becomes text too, in the same rewrite of the table: a client
+-- names its messages by the ids of its own framework (LangGraph's run-3f2a..., LangChain's
+-- lc_run--...), deduplicated within the session as UUIDs were; recall_sources returns a
+-- result's id as text (a memory's UUID, or a message's id).
 --
 -- Row-level security reads the caller from auth.jwt()->>'sub' instead of auth.uid(), which
 -- casts the subject to uuid and fails for any other id. A policy that reads a column keeps the
@@ -69,7 +74,8 @@ drop function agentmem.write_turn_jobs(uuid,uuid,uuid,text,text,integer,text[],t
 
 -- 3. The columns. One ALTER TABLE per table: each table is rewritten once.
 alter table agentmem.sessions alter column user_id type text collate "C" using user_id::text;
-alter table agentmem.messages alter column user_id type text collate "C" using user_id::text;
+alter table agentmem.messages alter column user_id type text collate "C" using user_id::text,
+  alter column id type text collate "C" using id::text;
 alter table agentmem.active_sessions alter column user_id type text collate "C" using user_id::text;
 alter table agentmem.memories alter column user_id type text collate "C" using user_id::text;
 alter table agentmem.user_memory alter column user_id type text collate "C" using user_id::text;
@@ -809,7 +815,7 @@ grant execute on function agentmem.recall_memories(text,extensions.vector,text,t
 grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision) to service_role;
 
 create function agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0)
- RETURNS TABLE(source text, id uuid, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
+ RETURNS TABLE(source text, id text, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
@@ -889,7 +895,7 @@ begin
       where f.score >= min_score and f.relevance >= min_relevance
       order by f.score desc, f.src, f.k1, f.k2 limit p_k
     )
-    select b.src, coalesce(m.id, g.id), g.session_id, g.seq, g.role, g.name, coalesce(m.content, g.content),
+    select b.src, coalesce(m.id::text, g.id), g.session_id, g.seq, g.role, g.name, coalesce(m.content, g.content),
            b.score, coalesce(m.metadata, g.metadata), coalesce(m.created_at, g.created_at), b.relevance,
            case when with_vectors and m.embedding_model = query_model
                  and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding

@@ -199,7 +199,9 @@ export function toMessageIn(m: BaseMessage): MessageIn {
             : chatRole(m);
   const out: MessageIn = { role, content: content(m.content as MessageContent) };
   if (m.name) out.name = m.name;
-  if (isUUID(m.id)) out.id = m.id;
+  // The message's own id (LangChain's lc_run--..., LangGraph's run-..., a UUID): the server
+  // stores it once per session, so saving the whole state again duplicates nothing.
+  if (typeof m.id === "string" && m.id !== "" && [...m.id].length <= 255) out.id = m.id;
   if (role === "assistant") {
     const calls = (m as AIMessage).tool_calls ?? [];
     if (calls.length > 0) {

@@ -298,7 +298,7 @@ func (m *Mem0) Search(ctx context.Context, sc memory.Scope, query string, k int)
 		if err != nil {
 			id = uuid.NewSHA1(mem0Namespace, []byte(mm.ID))
 		}
-		out = append(out, memory.Hit{ID: id, Content: mm.Memory, Score: mm.Score, Metadata: raw,
+		out = append(out, memory.Hit{ID: id.String(), Content: mm.Memory, Score: mm.Score, Metadata: raw,
 			CreatedAt: mm.CreatedAt.UTC(), Source: memory.HitMemory, Origin: OriginMem0})
 		if len(out) == k {
 			break

@@ -42,13 +42,13 @@ func turn(content ...string) adapter.Event {
 	ev := adapter.Event{ID: uuid.New(), Type: adapter.TurnCommitted, OccurredAt: time.Now().UTC(), TenantID: &tenant,
 		UserID: uuid.NewString(), Agent: &agent, SessionID: &session, SeqFrom: &from, SeqTo: &to, Memories: []adapter.Memory{},
 		PIIScrubbed: true, Metadata: map[string]any{"pii": []any{map[string]any{"type": "email", "hash": "ab12"}}}}
-	ev.Messages = append(ev.Messages, memory.Message{ID: uuid.New(), Seq: 1, Role: memory.RoleSystem, Content: "You are terse."})
+	ev.Messages = append(ev.Messages, memory.Message{ID: uuid.NewString(), Seq: 1, Role: memory.RoleSystem, Content: "You are terse."})
 	for i, c := range content {
 		role := memory.RoleUser
 		if i%2 == 1 {
 			role = memory.RoleAssistant
 		}
-		ev.Messages = append(ev.Messages, memory.Message{ID: uuid.New(), Seq: int64(i + 2), Role: role, Content: c})
+		ev.Messages = append(ev.Messages, memory.Message{ID: uuid.NewString(), Seq: int64(i + 2), Role: role, Content: c})
 	}
 	return ev
 }

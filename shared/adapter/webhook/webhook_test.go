@@ -26,7 +26,7 @@ func testEvent() adapter.Event {
 	from, to := int64(1), int64(1)
 	return adapter.Event{ID: uuid.New(), Type: adapter.TurnCommitted, OccurredAt: time.Now().UTC().Truncate(time.Microsecond),
 		TenantID: &tenant, UserID: uuid.NewString(), Agent: &agent, SessionID: &session, SeqFrom: &from, SeqTo: &to,
-		Messages: []memory.Message{{ID: uuid.New(), Seq: 1, Role: "user", Content: content, CreatedAt: time.Now().UTC()}},
+		Messages: []memory.Message{{ID: uuid.NewString(), Seq: 1, Role: "user", Content: content, CreatedAt: time.Now().UTC()}},
 		Memories: []adapter.Memory{}, Metadata: map[string]any{}}
 }
 

@@ -99,7 +99,9 @@ export interface paths {
          *     `messages[2].content[1].text`. The empty-content rule applies to string content only:
          *     an array always holds a part (an image alone is a valid user message).
          *
-         *     **Client message ids.** A message may carry `id`, a UUID chosen by the client. Ids are
+         *     **Client message ids.** A message may carry `id`, chosen by the client: 1 to 255
+         *     printable characters, such as a UUID or the ids of LangGraph (`run-3f2a...`) and
+         *     LangChain (`lc_run--...`); a UUID names the same message in either case. Ids are
          *     unique per session, not globally. A message whose id the session already holds is not
          *     stored again (nor updated): the answer gives its original `id`, `seq` and `created_at`.
          *     The same id twice in one request answers 400.
@@ -1202,11 +1204,7 @@ export interface components {
          *     it must be non-empty.
          */
         MessageIn: {
-            /**
-             * @description The client's id of the message. A message whose id this session already holds is not
-             *     stored again. Unique within a request. Default: generated.
-             */
-            id?: components["schemas"]["UUID"];
+            id?: components["schemas"]["MessageID"];
             /** @enum {string} */
             role: "user" | "assistant" | "system" | "tool";
             content?: components["schemas"]["MessageContent"];
@@ -1294,8 +1292,16 @@ export interface components {
             content: string;
             metadata?: components["schemas"]["Metadata"];
         };
+        /**
+         * @description The client's id of the message: 1 to 255 printable characters (a UUID, LangGraph's
+         *     `run-...`, LangChain's `lc_run--...`). A message whose id this session already holds is
+         *     not stored again. Unique within a request. Default: a generated UUID.
+         * @example lc_run--3f2a9c1e-8b7d-4c6e-9f10-2a3b4c5d6e7f-0
+         */
+        MessageID: string;
         StoredMessage: {
-            id: components["schemas"]["UUID"];
+            /** @description The client's id of the message, or a UUID the server chose. */
+            id: string;
             /** @description Position in the session, strictly increasing in commit order. */
             seq: number;
             created_at: components["schemas"]["Timestamp"];
@@ -1368,7 +1374,8 @@ export interface components {
             error?: Record<string, unknown>;
         };
         RawMessage: {
-            id: components["schemas"]["UUID"];
+            /** @description The client's id of the message, or a UUID the server chose. */
+            id: string;
             seq: number;
             /** @enum {string} */
             role: "user" | "assistant" | "system" | "tool";
@@ -1489,7 +1496,8 @@ export interface components {
             refusal: string;
         };
         Hit: {
-            id: components["schemas"]["UUID"];
+            /** @description A memory's UUID, or a message's id (see MessageID). */
+            id: string;
             content: string;
             /** @description Higher is better; its meaning depends on the mode (see `recall`). */
             score: number;
@@ -1653,7 +1661,7 @@ export interface components {
                 type: "human" | "ai" | "system" | "tool";
                 /** @description Present only when the message has a name. */
                 name?: string;
-                id: components["schemas"]["UUID"];
+                id: string;
                 /** @description `ai` messages only. */
                 tool_calls?: components["schemas"]["LangChainToolCall"][];
                 /** @description `ai` messages only: the calls whose arguments are not a JSON object. */
@@ -2149,7 +2157,7 @@ export interface components {
             op: "delete_message";
             session_id: components["schemas"]["UUID"];
             /** @description The message's `id`, as `history` or `commit-turn` answered it. */
-            message_id: components["schemas"]["UUID"];
+            message_id: string;
             /** @description When given, the session must be this agent's (else 404). */
             agent?: components["schemas"]["Agent"];
             user_id?: components["schemas"]["UserID"];
@@ -2203,7 +2211,7 @@ export interface components {
         HistoryMessage: {
             /** @description The message's session; only in a history without `session_id`. */
             session_id?: components["schemas"]["UUID"];
-            id: components["schemas"]["UUID"];
+            id: string;
             seq: number;
             /** @enum {string} */
             role: "user" | "assistant" | "system" | "tool";
@@ -2698,7 +2706,7 @@ export interface components {
             messages: components["schemas"]["RawMessage"][];
             memories: components["schemas"]["MemoryItem"][];
             removed: null | {
-                message_ids: components["schemas"]["UUID"][];
+                message_ids: string[];
                 memory_ids: components["schemas"]["UUID"][];
                 all_messages: boolean;
                 session: boolean;

@@ -173,3 +173,17 @@ test("the retriever finds memories by recall", async () => {
   const both = await new AgentMemRetriever({ client, k: 5, source: "all", mode: "text" }).invoke("Lyon");
   assert.deepEqual(both.map((d) => d.metadata.source).sort(), ["memory", "message"]);
 });
+
+test("messages with LangChain's own ids are stored once however often the state is saved", async () => {
+  const user = newUser();
+  const history = new AgentMemChatMessageHistory({ client: { url, token: user.token }, sessionId: randomUUID() });
+  const run = `lc_run--${randomUUID()}`;
+  const state = [
+    new HumanMessage({ content: "Hi, I'm Ada.", id: `${run}-0` }),
+    new AIMessage({ content: "Hello Ada!", id: `run-${randomUUID()}` }),
+  ];
+  await history.addMessages(state);
+  await history.addMessages(state); // the whole state saved again, as a graph does each run
+  const got = await history.getMessages();
+  assert.deepEqual(got.map((m) => [m.content, m.id]), state.map((m) => [m.content, m.id]));
+});
