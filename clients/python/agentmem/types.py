@@ -20,6 +20,10 @@ Agent = str
 """Agent: The agent, 1 to 64 characters of `A-Z a-z 0-9 _ . : -`."""
 
 
+UserID = str
+"""UserID: The user to act for: 1 to 255 printable characters (a Supabase Auth UUID, or any other id such as `user_2abc...` or `auth0|123`; a UUID in upper case names the same user)."""
+
+
 TenantID = str
 """TenantID: The tenant to act in, at most 128 characters (code points) without control characters."""
 
@@ -97,7 +101,7 @@ class _MessageInRequired(TypedDict):
 class MessageIn(_MessageInRequired, total=False):
     """MessageIn: One message."""
 
-    id: UUID
+    id: MessageID
     content: MessageContent
     name: str
     tool_calls: List[ToolCall]
@@ -152,10 +156,14 @@ class MemoryIn(_MemoryInRequired, total=False):
     metadata: Metadata
 
 
+MessageID = str
+"""MessageID: The client's id of the message: 1 to 255 printable characters (a UUID, LangGraph's `run-...`, LangChain's `lc_run--...`)."""
+
+
 class StoredMessage(TypedDict):
     """StoredMessage: a schema of docs/openapi.yaml."""
 
-    id: UUID
+    id: str
     seq: int
     created_at: Timestamp
 
@@ -211,7 +219,7 @@ class JSONRPCMessage(_JSONRPCMessageRequired, total=False):
 class RawMessage(TypedDict):
     """RawMessage: a schema of docs/openapi.yaml."""
 
-    id: UUID
+    id: str
     seq: int
     role: Literal['user', 'assistant', 'system', 'tool']
     content: MessageContent
@@ -357,7 +365,7 @@ OpenAIAssistantPart = Union["OpenAITextPart", "OpenAIAssistantPart2"]
 class Hit(TypedDict):
     """Hit: a schema of docs/openapi.yaml."""
 
-    id: UUID
+    id: str
     content: str
     score: float
     metadata: Dict[str, Any]
@@ -462,7 +470,7 @@ class _LangChainMessageDataRequired(TypedDict):
     additional_kwargs: LangChainMessageDataAdditionalKwargs
     response_metadata: Dict[str, Any]
     type: Literal['human', 'ai', 'system', 'tool']
-    id: UUID
+    id: str
 
 
 class LangChainMessageData(_LangChainMessageDataRequired, total=False):
@@ -926,7 +934,7 @@ class SessionsOneRequest(_SessionsOneRequestRequired, total=False):
 class _SessionsDeleteMessageRequestRequired(TypedDict):
     op: Literal['delete_message']
     session_id: UUID
-    message_id: UUID
+    message_id: str
 
 
 class SessionsDeleteMessageRequest(_SessionsDeleteMessageRequestRequired, total=False):
@@ -978,7 +986,7 @@ class SessionHistory(TypedDict):
 
 
 class _HistoryMessageRequired(TypedDict):
-    id: UUID
+    id: str
     seq: int
     role: Literal['user', 'assistant', 'system', 'tool']
     content: MessageContent
@@ -1181,7 +1189,7 @@ class ForgetUserRequest(TypedDict, total=False):
 class ForgetUserResult(TypedDict):
     """ForgetUserResult: a schema of docs/openapi.yaml."""
 
-    user_id: UUID
+    user_id: str
     tenant_id: Optional[str]
     deleted: Dict[str, int]
 
@@ -1233,7 +1241,7 @@ class Job(TypedDict):
     created_at: Timestamp
     updated_at: Timestamp
     session_id: Optional[str]
-    user_id: UUID
+    user_id: str
 
 
 class _JobsListRequestRequired(TypedDict):
@@ -1300,7 +1308,7 @@ class ProcessJobsResult(TypedDict):
 class EventRemoved(TypedDict):
     """EventRemoved: a schema of docs/openapi.yaml."""
 
-    message_ids: List[UUID]
+    message_ids: List[str]
     memory_ids: List[UUID]
     all_messages: bool
     session: bool
@@ -1346,10 +1354,6 @@ class Event(TypedDict):
     page: Optional[EventPage]
     pii_scrubbed: bool
     metadata: Dict[str, Any]
-
-
-UserID = UUID
-"""UserID: The user to act for."""
 
 
 KnowledgeTenantID = TenantID
