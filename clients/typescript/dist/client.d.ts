@@ -247,7 +247,7 @@ export declare class AgentMemClient {
             created_at: import("./index.js").components["schemas"]["Timestamp"];
             updated_at: import("./index.js").components["schemas"]["Timestamp"];
             session_id: string | null;
-            user_id: import("./index.js").components["schemas"]["UUID"];
+            user_id: string;
         }>;
         retry: (body: OpBody<"jobs", "retry">, opts?: RequestOptions) => Promise<{
             id: import("./index.js").components["schemas"]["UUID"];
@@ -260,7 +260,7 @@ export declare class AgentMemClient {
             created_at: import("./index.js").components["schemas"]["Timestamp"];
             updated_at: import("./index.js").components["schemas"]["Timestamp"];
             session_id: string | null;
-            user_id: import("./index.js").components["schemas"]["UUID"];
+            user_id: string;
         }>;
         purge: (body: OpBody<"jobs", "purge">, opts?: RequestOptions) => Promise<{
             deleted: number;

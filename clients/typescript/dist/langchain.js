@@ -154,7 +154,9 @@ export function toMessageIn(m) {
     const out = { role, content: content(m.content) };
     if (m.name)
         out.name = m.name;
-    if (isUUID(m.id))
+    // The message's own id (LangChain's lc_run--..., LangGraph's run-..., a UUID): the server
+    // stores it once per session, so saving the whole state again duplicates nothing.
+    if (typeof m.id === "string" && m.id !== "" && [...m.id].length <= 255)
         out.id = m.id;
     if (role === "assistant") {
         const calls = m.tool_calls ?? [];

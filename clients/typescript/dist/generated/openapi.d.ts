@@ -96,7 +96,9 @@ export interface paths {
          *     `messages[2].content[1].text`. The empty-content rule applies to string content only:
          *     an array always holds a part (an image alone is a valid user message).
          *
-         *     **Client message ids.** A message may carry `id`, a UUID chosen by the client. Ids are
+         *     **Client message ids.** A message may carry `id`, chosen by the client: 1 to 255
+         *     printable characters, such as a UUID or the ids of LangGraph (`run-3f2a...`) and
+         *     LangChain (`lc_run--...`); a UUID names the same message in either case. Ids are
          *     unique per session, not globally. A message whose id the session already holds is not
          *     stored again (nor updated): the answer gives its original `id`, `seq` and `created_at`.
          *     The same id twice in one request answers 400.
@@ -1050,10 +1052,13 @@ export interface components {
         /** @description The agent, 1 to 64 characters of `A-Z a-z 0-9 _ . : -`. */
         Agent: string;
         /**
-         * @description The user to act for. Required for service callers (not the nil UUID). A user caller may
-         *     give only their own id; another id answers 403 `forbidden`.
+         * @description The user to act for: 1 to 255 printable characters (a Supabase Auth UUID, or any other
+         *     id such as `user_2abc...` or `auth0|123`; a UUID in upper case names the same user).
+         *     Required for service callers. A user caller may give only their own id; another id
+         *     answers 403 `forbidden`.
+         * @example user_2abcDEF123
          */
-        UserID: components["schemas"]["UUID"];
+        UserID: string;
         /**
          * @description The tenant to act in, at most 128 characters (code points) without control characters;
          *     `""` means no tenant. Service callers: optional, default no tenant. A user caller may give only the
@@ -1196,11 +1201,7 @@ export interface components {
          *     it must be non-empty.
          */
         MessageIn: {
-            /**
-             * @description The client's id of the message. A message whose id this session already holds is not
-             *     stored again. Unique within a request. Default: generated.
-             */
-            id?: components["schemas"]["UUID"];
+            id?: components["schemas"]["MessageID"];
             /** @enum {string} */
             role: "user" | "assistant" | "system" | "tool";
             content?: components["schemas"]["MessageContent"];
@@ -1288,8 +1289,16 @@ export interface components {
             content: string;
             metadata?: components["schemas"]["Metadata"];
         };
+        /**
+         * @description The client's id of the message: 1 to 255 printable characters (a UUID, LangGraph's
+         *     `run-...`, LangChain's `lc_run--...`). A message whose id this session already holds is
+         *     not stored again. Unique within a request. Default: a generated UUID.
+         * @example lc_run--3f2a9c1e-8b7d-4c6e-9f10-2a3b4c5d6e7f-0
+         */
+        MessageID: string;
         StoredMessage: {
-            id: components["schemas"]["UUID"];
+            /** @description The client's id of the message, or a UUID the server chose. */
+            id: string;
             /** @description Position in the session, strictly increasing in commit order. */
             seq: number;
             created_at: components["schemas"]["Timestamp"];
@@ -1362,7 +1371,8 @@ export interface components {
             error?: Record<string, unknown>;
         };
         RawMessage: {
-            id: components["schemas"]["UUID"];
+            /** @description The client's id of the message, or a UUID the server chose. */
+            id: string;
             seq: number;
             /** @enum {string} */
             role: "user" | "assistant" | "system" | "tool";
@@ -1483,7 +1493,8 @@ export interface components {
             refusal: string;
         };
         Hit: {
-            id: components["schemas"]["UUID"];
+            /** @description A memory's UUID, or a message's id (see MessageID). */
+            id: string;
             content: string;
             /** @description Higher is better; its meaning depends on the mode (see `recall`). */
             score: number;
@@ -1647,7 +1658,7 @@ export interface components {
                 type: "human" | "ai" | "system" | "tool";
                 /** @description Present only when the message has a name. */
                 name?: string;
-                id: components["schemas"]["UUID"];
+                id: string;
                 /** @description `ai` messages only. */
                 tool_calls?: components["schemas"]["LangChainToolCall"][];
                 /** @description `ai` messages only: the calls whose arguments are not a JSON object. */
@@ -2143,7 +2154,7 @@ export interface components {
             op: "delete_message";
             session_id: components["schemas"]["UUID"];
             /** @description The message's `id`, as `history` or `commit-turn` answered it. */
-            message_id: components["schemas"]["UUID"];
+            message_id: string;
             /** @description When given, the session must be this agent's (else 404). */
             agent?: components["schemas"]["Agent"];
             user_id?: components["schemas"]["UserID"];
@@ -2197,7 +2208,7 @@ export interface components {
         HistoryMessage: {
             /** @description The message's session; only in a history without `session_id`. */
             session_id?: components["schemas"]["UUID"];
-            id: components["schemas"]["UUID"];
+            id: string;
             seq: number;
             /** @enum {string} */
             role: "user" | "assistant" | "system" | "tool";
@@ -2429,7 +2440,8 @@ export interface components {
             tenant_id?: components["schemas"]["TenantID"];
         };
         ForgetUserResult: {
-            user_id: components["schemas"]["UUID"];
+            /** @description The user erased (see UserID). */
+            user_id: string;
             /** @description The tenant erased; null when every tenant was. */
             tenant_id: string | null;
             /**
@@ -2520,7 +2532,8 @@ export interface components {
              * @description The session of the change; null for a change of memories or of the user.
              */
             session_id: string | null;
-            user_id: components["schemas"]["UUID"];
+            /** @description The user the job is for (see UserID). */
+            user_id: string;
         };
         JobsListRequest: {
             /**
@@ -2690,7 +2703,7 @@ export interface components {
             messages: components["schemas"]["RawMessage"][];
             memories: components["schemas"]["MemoryItem"][];
             removed: null | {
-                message_ids: components["schemas"]["UUID"][];
+                message_ids: string[];
                 memory_ids: components["schemas"]["UUID"][];
                 all_messages: boolean;
                 session: boolean;
