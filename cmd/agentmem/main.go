@@ -50,6 +50,7 @@ import (
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
 	"github.com/agentmem/agentmem/shared/httpapi"
+	"github.com/agentmem/agentmem/shared/mcpserver"
 	"github.com/agentmem/agentmem/shared/schema"
 	"github.com/agentmem/agentmem/shared/service"
 )
@@ -156,7 +157,7 @@ func serve(ctx context.Context) error {
 		}
 		demoTokens = b
 	}
-	svc, err := service.Start(ctx)
+	svc, err := service.StartParts(ctx, servingParts())
 	if err != nil {
 		return err
 	}
@@ -233,8 +234,16 @@ func runLambda(args []string) error {
 		return errors.New("AWS_LAMBDA_RUNTIME_API is not set: this runs inside Lambda (or under a Runtime API emulator); use agentmem serve elsewhere")
 	}
 	entry, _ := service.EntryByName(name)
-	service.RunLambda(service.AllParts(), entry)
+	service.RunLambda(servingParts(), entry)
 	return nil
+}
+
+// servingParts are the parts of a process that serves every function: all of them, and the
+// mcp function's MCP server.
+func servingParts() service.Parts {
+	p := service.AllParts()
+	p.MCP = mcpserver.Handler
+	return p
 }
 
 func bootstrap(ctx context.Context) error {

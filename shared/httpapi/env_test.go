@@ -21,6 +21,7 @@ import (
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/httpapi"
+	"github.com/agentmem/agentmem/shared/mcpserver"
 	"github.com/agentmem/agentmem/shared/reqlog"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/store/storetest"
@@ -138,7 +139,11 @@ func (c envConfig) serve(tb testing.TB, st *store.Store, buf io.Writer) (*app.Ap
 		log = slog.New(reqlog.NewHandler(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	}
 	a := app.New(st, log, c.app)
-	return a, httpapi.NewServer(a, v, log, c.http)
+	hc := c.http
+	if hc.MCP == nil {
+		hc.MCP = mcpserver.Handler(a, log)
+	}
+	return a, httpapi.NewServer(a, v, log, hc)
 }
 
 // openStore is the store buildEnv serves with: reuse's, or one over db (or url).

@@ -8,10 +8,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/auth"
@@ -24,8 +20,8 @@ const ResourceMetadataPath = "/.well-known/oauth-protected-resource"
 
 // MCP is the handler of mcp: a Model Context Protocol server over the Streamable HTTP
 // transport, stateless, so that any container answers any request. The bearer token is
-// checked like every function's before any MCP message is read; its tools act as the token's
-// user (see mcpTools). A GET of ResourceMetadataPath answers the resource metadata that a
+// checked like every function's before any MCP message is read; then Config.MCP (package
+// mcpserver) serves the message, its tools acting as Caller. A GET of ResourceMetadataPath answers the resource metadata that a
 // 401's WWW-Authenticate points to, without a token.
 func (s *Server) MCP() http.Handler {
 	fn := s.handler(function{name: "mcp", resource: true, run: (*Server).mcp})
@@ -38,40 +34,36 @@ func (s *Server) MCP() http.Handler {
 	})
 }
 
-// mcpServer is the MCP server of this Server, built once: its tools are fixed, and each
-// request runs in a session of its own (stateless).
-type mcpServer struct {
-	once    sync.Once
-	handler http.Handler
-}
-
 // principalKey carries the verified caller of an MCP request to its tools.
 type principalKey struct{}
 
-// principalOf is the caller of the MCP request whose context ctx is.
-func principalOf(ctx context.Context) (auth.Principal, bool) {
+// Caller is the authenticated caller of the mcp request whose context ctx is: what its tools
+// act for.
+func Caller(ctx context.Context) (auth.Principal, bool) {
 	p, ok := ctx.Value(principalKey{}).(auth.Principal)
 	return p, ok
 }
+
+// DecodeStrict decodes a JSON object into dst by the rules of every function's body (unknown
+// fields, NUL characters, duplicate names, trailing data are invalid_request naming what is
+// wrong), for the arguments of the mcp function's tools.
+func DecodeStrict(body []byte, dst any) error { return decode(body, dst) }
+
+// RetryAfter is the wait in seconds that a 429 or 503 of e tells a client.
+func RetryAfter(e *apierror.Error) int { return retryAfter(e) }
 
 // mcp serves one MCP message (or batch) once the transport rules have passed: the body
 // read is handed to the SDK's handler, and its answer is written as it comes, but a plain
 // text error of the SDK's transport becomes a problem like every other function's.
 func (s *Server) mcp(ctx context.Context, c *call) (int, any, error) {
-	s.mcpSrv.once.Do(func() {
-		srv := mcp.NewServer(&mcp.Implementation{Name: "agentmem", Title: "agentmem memory", Version: "1"},
-			&mcp.ServerOptions{Instructions: mcpInstructions})
-		for _, t := range mcpTools() {
-			srv.AddTool(t.definition(), s.mcpToolHandler(t))
-		}
-		s.mcpSrv.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-			&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: MaxBody})
-	})
+	if s.cfg.MCP == nil {
+		return 0, nil, apierror.New(apierror.NotFound, "this process does not serve mcp")
+	}
 	r := c.r.Clone(context.WithValue(ctx, principalKey{}, c.principal))
 	r.Body = io.NopCloser(bytes.NewReader(c.body))
 	r.ContentLength = int64(len(c.body))
 	buf := &bufferedAnswer{header: http.Header{}}
-	s.mcpSrv.handler.ServeHTTP(buf, r)
+	s.cfg.MCP.ServeHTTP(buf, r)
 	if buf.status >= 400 && !strings.HasPrefix(buf.header.Get("Content-Type"), "application/json") {
 		return 0, nil, transportProblem(buf.status, buf.body.String())
 	}
@@ -166,8 +158,12 @@ func challenge(r *http.Request) string {
 func (s *Server) resourceMetadata(w http.ResponseWriter, r *http.Request) {
 	s.stamp(w, r)
 	resource, _ := resourceURL(r)
-	md := oauthex.ProtectedResourceMetadata{Resource: resource, AuthorizationServers: s.cfg.AuthorizationServers,
-		BearerMethodsSupported: []string{"header"}, ResourceName: "agentmem"}
+	md := struct {
+		Resource               string   `json:"resource"`
+		AuthorizationServers   []string `json:"authorization_servers,omitempty"`
+		BearerMethodsSupported []string `json:"bearer_methods_supported"`
+		ResourceName           string   `json:"resource_name"`
+	}{resource, s.cfg.AuthorizationServers, []string{"header"}, "agentmem"}
 	b, _ := json.Marshal(md)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "max-age=300")

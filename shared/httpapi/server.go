@@ -40,6 +40,10 @@ type Config struct {
 	// protected resource metadata: $SUPABASE_URL/auth/v1 when SUPABASE_URL is set; default
 	// none.
 	AuthorizationServers []string
+	// MCP serves the mcp function's messages once the caller is authenticated (Caller gives
+	// it): mcpserver.Handler. It is given rather than built here so that only the processes
+	// serving mcp link the MCP SDK. Default none: mcp answers not_found.
+	MCP http.Handler
 }
 
 // Server holds what every function needs. Build it once per process (per Lambda container).
@@ -50,8 +54,6 @@ type Server struct {
 	cfg      Config
 	origins  map[string]bool
 	anyOrig  bool
-	// mcpSrv is the mcp function's MCP server, built on its first request.
-	mcpSrv mcpServer
 }
 
 // NewServer builds a Server over the use cases a.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -64,6 +65,10 @@ type Parts struct {
 	// Adapters builds the enabled adapters (NewAdapters), which deliver jobs, cache get-context
 	// answers and add Mem0's results to recall; without it none of these happen here.
 	Adapters func(cfg config.Config) (map[string]adapter.Adapter, error)
+	// MCP builds the mcp function's MCP server (mcpserver.Handler). It is not among AllParts:
+	// only what serves mcp (its binary, agentmem serve and lambda) names it, so that no other
+	// binary links the MCP SDK. Without it mcp answers not_found.
+	MCP func(a *app.App, log *slog.Logger) http.Handler
 }
 
 // AllParts builds every part: for the processes that run every function (the local server, the
@@ -174,8 +179,12 @@ func NewParts(ctx context.Context, cfg config.Config, log *slog.Logger, parts Pa
 		MessageEmbedding: cfg.MessageEmbedding, Embedder: emb, MinRelevance: cfg.RecallMinRelevance,
 		MatchRelevance: cfg.RecallMatchRelevance, VectorBaseline: cfg.RecallVectorBaseline,
 		Prompts: runner, Summary: cfg.Summary, InternalJobs: cfg.ExtractFacts || cfg.Summaries})
-	srv := httpapi.NewServer(a, v, log, httpapi.Config{AllowedOrigins: cfg.AllowedOrigins,
-		RefuseAnonymous: !cfg.AuthAllowAnonymous, AuthorizationServers: authorizationServers(cfg.SupabaseURL)})
+	hc := httpapi.Config{AllowedOrigins: cfg.AllowedOrigins, RefuseAnonymous: !cfg.AuthAllowAnonymous,
+		AuthorizationServers: authorizationServers(cfg.SupabaseURL)}
+	if parts.MCP != nil {
+		hc.MCP = parts.MCP(a, log)
+	}
+	srv := httpapi.NewServer(a, v, log, hc)
 	return &Service{Config: cfg, Log: log, Store: st, App: a, Server: srv, Kick: kick}, nil
 }
 

@@ -1,12 +1,17 @@
-package httpapi
+// Package mcpserver is the MCP server of the mcp function: agentmem's memory tools over the
+// official Go SDK (github.com/modelcontextprotocol/go-sdk), each running a use case of package
+// app as the caller httpapi authenticated. It is a package of its own so that only the
+// processes that serve mcp link the SDK.
+package mcpserver
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -15,9 +20,38 @@ import (
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
+	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/reqlog"
 )
+
+// server runs the tools over the use cases.
+type server struct {
+	app *app.App
+	log *slog.Logger
+}
+
+// Handler is the mcp function's MCP server for httpapi.Config.MCP: Streamable HTTP,
+// stateless (each request in a session of its own, so any container answers any request),
+// every answer one JSON document. Build it once per process.
+func Handler(a *app.App, log *slog.Logger) http.Handler {
+	s := &server{app: a, log: log}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "agentmem", Title: "agentmem memory", Version: "1"},
+		&mcp.ServerOptions{Instructions: mcpInstructions})
+	for _, t := range mcpToolList() {
+		srv.AddTool(t.definition(), s.toolHandler(t))
+	}
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: httpapi.MaxBody})
+}
+
+// errorForLog is the cause of an error without anything a client sent.
+func errorForLog(e *apierror.Error) string {
+	if e.Cause != nil {
+		return e.Cause.Error()
+	}
+	return e.Detail
+}
 
 // mcpInstructions tells an MCP client's model what the server is for.
 const mcpInstructions = `agentmem keeps this user's memory across conversations. Before answering, ` +
@@ -38,8 +72,8 @@ type mcpTool struct {
 	// Input and Output are JSON Schemas (objects). Input lists every argument; an argument
 	// it does not list is refused.
 	Input, Output string
-	// run decodes the arguments and runs the tool's use case for caller p.
-	run func(s *Server, ctx context.Context, p auth.Principal, args []byte) (any, error)
+	// run decodes the arguments (by t's input schema) and runs the tool's use case for caller p.
+	run func(s *server, ctx context.Context, t *mcpTool, p auth.Principal, args []byte) (any, error)
 }
 
 // definition is the tool as MCP lists it.
@@ -62,10 +96,10 @@ const (
 // mcpToolHandler runs tool t for the request's caller. A problem the model can act on
 // (invalid arguments, not found, a conflict, a limit) is a tool error carrying the problem's
 // code and detail; a caller the server refuses or a server fault is a protocol error.
-func (s *Server) mcpToolHandler(t mcpTool) mcp.ToolHandler {
+func (s *server) toolHandler(t mcpTool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
-		p, ok := principalOf(ctx)
+		p, ok := httpapi.Caller(ctx)
 		if !ok { // the transport always sets it; without it nothing may run
 			return nil, &jsonrpc.Error{Code: mcpCodeServer, Message: "no authenticated caller"}
 		}
@@ -73,7 +107,7 @@ func (s *Server) mcpToolHandler(t mcpTool) mcp.ToolHandler {
 		if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
 			args = []byte("{}")
 		}
-		out, err := t.run(s, ctx, p, args)
+		out, err := t.run(s, ctx, &t, p, args)
 		var code apierror.Code
 		defer func() {
 			attrs := []any{"fn", "mcp", "tool", t.Name, "duration_ms", float64(time.Since(start).Microseconds()) / 1000}
@@ -112,11 +146,11 @@ type toolProblem struct {
 
 // toolError renders e as the tool's answer: a tool error when the model can act on it,
 // else a protocol error (logged once, like a function's 5xx, its cause never shown).
-func (s *Server) toolError(ctx context.Context, tool string, e *apierror.Error) (*mcp.CallToolResult, error) {
+func (s *server) toolError(ctx context.Context, tool string, e *apierror.Error) (*mcp.CallToolResult, error) {
 	rid := reqlog.RequestID(ctx)
-	pr := toolProblem{Code: e.Code, Status: Status(e.Code), Detail: e.Detail, Errors: e.Fields, RequestID: rid}
+	pr := toolProblem{Code: e.Code, Status: httpapi.Status(e.Code), Detail: e.Detail, Errors: e.Fields, RequestID: rid}
 	if pr.Status == 429 || pr.Status == 503 {
-		pr.RetryAfter = retryAfter(e)
+		pr.RetryAfter = httpapi.RetryAfter(e)
 	}
 	switch e.Code {
 	case apierror.InvalidRequest, apierror.NotFound, apierror.Conflict, apierror.PayloadTooLarge, apierror.RateLimited:
@@ -157,7 +191,7 @@ func toolArgs(t *mcpTool, args []byte, in any) error {
 	if err := f.Err(); err != nil {
 		return err
 	}
-	return decode(args, in)
+	return httpapi.DecodeStrict(args, in)
 }
 
 // properties are the argument names of t's input schema, sorted.
@@ -177,11 +211,11 @@ func (t *mcpTool) properties() []string {
 }
 
 // toolRun is the run of a tool whose arguments are a subset of its use case's input In.
-func toolRun[In, Out any](name string, uc func(a *app.App) func(context.Context, auth.Principal, In) (Out, error),
-	fix func(*In)) func(s *Server, ctx context.Context, p auth.Principal, args []byte) (any, error) {
-	return func(s *Server, ctx context.Context, p auth.Principal, args []byte) (any, error) {
+func toolRun[In, Out any](uc func(a *app.App) func(context.Context, auth.Principal, In) (Out, error),
+	fix func(*In)) func(s *server, ctx context.Context, t *mcpTool, p auth.Principal, args []byte) (any, error) {
+	return func(s *server, ctx context.Context, t *mcpTool, p auth.Principal, args []byte) (any, error) {
 		var in In
-		if err := toolArgs(mcpToolNamed(name), args, &in); err != nil {
+		if err := toolArgs(t, args, &in); err != nil {
 			return nil, err
 		}
 		if fix != nil {
@@ -189,17 +223,6 @@ func toolRun[In, Out any](name string, uc func(a *app.App) func(context.Context,
 		}
 		return uc(s.app)(ctx, p, in)
 	}
-}
-
-// mcpToolNamed is the tool of that name.
-func mcpToolNamed(name string) *mcpTool {
-	tools := mcpTools()
-	for i := range tools {
-		if tools[i].Name == name {
-			return &tools[i]
-		}
-	}
-	panic("httpapi: no tool " + name)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -220,9 +243,9 @@ var notesOps = map[string]string{
 	"replace_section_by_header": memory.NotesReplaceSection, "delete_all_notes": app.NotesOpClear,
 }
 
-func runManageNotes(s *Server, ctx context.Context, p auth.Principal, args []byte) (any, error) {
+func runManageNotes(s *server, ctx context.Context, t *mcpTool, p auth.Principal, args []byte) (any, error) {
 	var in manageNotesInput
-	if err := toolArgs(mcpToolNamed("manage_long_term_memory"), args, &in); err != nil {
+	if err := toolArgs(t, args, &in); err != nil {
 		return nil, err
 	}
 	if in.Operation == nil {
@@ -260,9 +283,9 @@ type commitTurnInput struct {
 	IdempotencyKey *string `json:"idempotency_key"`
 }
 
-func runCommitTurn(s *Server, ctx context.Context, p auth.Principal, args []byte) (any, error) {
+func runCommitTurn(s *server, ctx context.Context, t *mcpTool, p auth.Principal, args []byte) (any, error) {
 	var in commitTurnInput
-	if err := toolArgs(mcpToolNamed("commit_turn"), args, &in); err != nil {
+	if err := toolArgs(t, args, &in); err != nil {
 		return nil, err
 	}
 	if in.IdempotencyKey != nil {
@@ -278,9 +301,9 @@ func runCommitTurn(s *Server, ctx context.Context, p auth.Principal, args []byte
 	}{out.CommitResult, out.Replayed}, nil
 }
 
-func runGetContext(s *Server, ctx context.Context, p auth.Principal, args []byte) (any, error) {
+func runGetContext(s *server, ctx context.Context, t *mcpTool, p auth.Principal, args []byte) (any, error) {
 	var in app.GetContextInput
-	if err := toolArgs(mcpToolNamed("get_context"), args, &in); err != nil {
+	if err := toolArgs(t, args, &in); err != nil {
 		return nil, err
 	}
 	out, err := s.app.GetContext(ctx, p, in)
@@ -313,21 +336,7 @@ const (
   "required": ["agent"]}`
 )
 
-// mcpToolsOnce and mcpToolsList hold the tools of the mcp function, in the order they are
-// listed, built on first use (their runs look themselves up by name). Not in an init or a
-// variable's initializer: those run in every binary, and would link every function's use
-// cases into each of them (scripts/check-binaries.sh).
-var (
-	mcpToolsOnce sync.Once
-	mcpToolsList []mcpTool
-)
-
-// mcpTools are the tools of the mcp function, in the order they are listed.
-func mcpTools() []mcpTool {
-	mcpToolsOnce.Do(func() { mcpToolsList = mcpToolList() })
-	return mcpToolsList
-}
-
+// mcpToolList gives the tools of the mcp function, in the order they are listed.
 func mcpToolList() []mcpTool {
 	return []mcpTool{
 		{
@@ -350,7 +359,7 @@ func mcpToolList() []mcpTool {
     "merged": {"type": "boolean", "description": "true when the fact went into a memory the user already had"},
     "content_changed": {"type": "boolean", "description": "true when that memory now reads as this fact; false when it kept its own wording"}},
   "required": ["id", "merged", "content_changed"]}`,
-			run: toolRun("store_memory", func(a *app.App) func(context.Context, auth.Principal, app.CreateMemoryInput) (app.CreateMemoryOutput, error) {
+			run: toolRun(func(a *app.App) func(context.Context, auth.Principal, app.CreateMemoryInput) (app.CreateMemoryOutput, error) {
 				return a.CreateMemory
 			}, nil),
 		},
@@ -372,7 +381,7 @@ func mcpToolList() []mcpTool {
     ` + schemaActing + `},
   "required": ["query"], "additionalProperties": false}`,
 			Output: `{"type": "object", "properties": {"results": {"type": "array", "items": ` + schemaHit + `}}, "required": ["results"]}`,
-			run: toolRun("recall_memory", func(a *app.App) func(context.Context, auth.Principal, app.RecallInput) (app.RecallResults, error) {
+			run: toolRun(func(a *app.App) func(context.Context, auth.Principal, app.RecallInput) (app.RecallResults, error) {
 				return a.Recall
 			}, func(in *app.RecallInput) { in.Source = ptr("memories") }),
 		},
@@ -393,7 +402,7 @@ func mcpToolList() []mcpTool {
       "id": {"type": "string"}, "source": {"type": "string", "description": "The document it comes from"},
       "chunk_index": {"type": "integer"}, "content": {"type": "string"}, "score": {"type": "number"}, "metadata": {}},
     "required": ["id", "source", "content", "score"]}}}, "required": ["results"]}`,
-			run: toolRun("search_knowledge_base", func(a *app.App) func(context.Context, auth.Principal, app.KnowledgeSearchInput) (app.KnowledgeResults, error) {
+			run: toolRun(func(a *app.App) func(context.Context, auth.Principal, app.KnowledgeSearchInput) (app.KnowledgeResults, error) {
 				return a.SearchKnowledge
 			}, func(in *app.KnowledgeSearchInput) { in.Op = app.KnowledgeOpSearch }),
 		},
@@ -414,7 +423,7 @@ func mcpToolList() []mcpTool {
     "text": {"type": "string", "description": "The summary; empty when nothing is stored about the user"},
     "token_estimate": {"type": "integer"}, "truncated": {"type": "boolean"}},
   "required": ["agent", "text", "token_estimate", "truncated"]}`,
-			run: toolRun("get_user_context", func(a *app.App) func(context.Context, auth.Principal, app.UserContextInput) (app.UserContext, error) {
+			run: toolRun(func(a *app.App) func(context.Context, auth.Principal, app.UserContextInput) (app.UserContext, error) {
 				return a.UserContext
 			}, nil),
 		},
@@ -520,7 +529,7 @@ func mcpToolList() []mcpTool {
     ` + schemaActing + `},
   "required": ["id"], "additionalProperties": false}`,
 			Output: `{"type": "object", "properties": {"deleted": {"type": "boolean"}}, "required": ["deleted"]}`,
-			run: toolRun("forget_memory", func(a *app.App) func(context.Context, auth.Principal, app.OneMemoryInput) (app.MemoryDeleted, error) {
+			run: toolRun(func(a *app.App) func(context.Context, auth.Principal, app.OneMemoryInput) (app.MemoryDeleted, error) {
 				return a.DeleteMemory
 			}, nil),
 		},
@@ -543,7 +552,7 @@ func mcpToolList() []mcpTool {
       "required": ["id", "content"]}},
     "next_cursor": {"type": ["string", "null"]}},
   "required": ["items", "next_cursor"]}`,
-			run: toolRun("list_memories", func(a *app.App) func(context.Context, auth.Principal, app.ListMemoriesInput) (app.MemoryList, error) {
+			run: toolRun(func(a *app.App) func(context.Context, auth.Principal, app.ListMemoriesInput) (app.MemoryList, error) {
 				return a.ListMemories
 			}, nil),
 		},
@@ -568,7 +577,7 @@ func mcpToolList() []mcpTool {
     ` + schemaActing + `},
   "required": ["query"], "additionalProperties": false}`,
 			Output: `{"type": "object", "properties": {"results": {"type": "array", "items": ` + schemaHit + `}}, "required": ["results"]}`,
-			run: toolRun("search_history", func(a *app.App) func(context.Context, auth.Principal, app.RecallInput) (app.RecallResults, error) {
+			run: toolRun(func(a *app.App) func(context.Context, auth.Principal, app.RecallInput) (app.RecallResults, error) {
 				return a.Recall
 			}, func(in *app.RecallInput) { in.Source = ptr("messages") }),
 		},
