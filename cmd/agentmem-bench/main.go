@@ -68,6 +68,9 @@ type Config struct {
 	Runs int
 	// Peers is the side-by-side part (off when Peers.Dir is empty).
 	Peers PeersConfig
+	// SourcesVectors are the kinds of texts W3-sources runs with, in turn (bench.VectorsRandom,
+	// bench.VectorsClustered).
+	SourcesVectors []string
 	// Log receives progress lines.
 	Log   io.Writer
 	Sizes bench.Sizes
@@ -140,6 +143,8 @@ func main() {
 	peers := flag.String("peers", "", "directory of the peer harness (Node): run it against the same server after agentmem in every run and report agentmem / peer ratios")
 	peerSet := flag.String("peer-set", strings.Join(DefaultPeers, ","), "comma-separated peers to run with -peers: "+strings.Join(allPeers, ","))
 	peersReuse := flag.Bool("peers-reuse", false, "keep the peers' databases and reuse one loaded earlier with the same harness and sizes")
+	sourcesVectors := flag.String("sources-vectors", bench.VectorsRandom+","+bench.VectorsClustered,
+		"comma-separated kinds of texts W3-sources runs with: random (nearly orthogonal vectors, the worst case) and clustered (topics and near-duplicates, like a real model's)")
 	peersCache := flag.String("peers-cache", DefaultPeerCacheDir(), "where copies of the peer harness and their node_modules go")
 	flag.Parse()
 
@@ -163,6 +168,15 @@ func main() {
 			if !contains(cfg.Peers.Set, p) {
 				cfg.Peers.Set = append(cfg.Peers.Set, p)
 			}
+		}
+	}
+	for _, v := range strings.Split(*sourcesVectors, ",") {
+		v = strings.ToLower(strings.TrimSpace(v))
+		if v != bench.VectorsRandom && v != bench.VectorsClustered {
+			fail(fmt.Errorf("-sources-vectors: unknown kind %q; known: %s,%s", v, bench.VectorsRandom, bench.VectorsClustered))
+		}
+		if !contains(cfg.SourcesVectors, v) {
+			cfg.SourcesVectors = append(cfg.SourcesVectors, v)
 		}
 	}
 	if *quick {

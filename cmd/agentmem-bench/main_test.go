@@ -79,16 +79,18 @@ func TestRunTiny(t *testing.T) {
 			}
 		}
 	}
-	for _, mode := range []string{"vector", "hybrid"} {
-		for _, src := range []string{"memories", "messages", "all"} {
-			for _, f := range phase {
-				want = append(want, "w3_sources."+mode+"."+src+"."+f)
+	for _, ws := range []string{"w3_sources", "w3_sources_clustered"} {
+		for _, mode := range []string{"vector", "hybrid"} {
+			for _, src := range []string{"memories", "messages", "all"} {
+				for _, f := range phase {
+					want = append(want, ws+"."+mode+"."+src+"."+f)
+				}
 			}
 		}
+		want = append(want, ws+".vectors", ws+".rows", ws+".other_memories", ws+".other_messages",
+			ws+".load_seconds", ws+".recall_at_10_memories", ws+".recall_at_10_messages",
+			ws+".recall_queries", ws+".messages_to_memories_p50_ratio", ws+".commits.latency.p50_ms")
 	}
-	want = append(want, "w3_sources.rows", "w3_sources.other_memories", "w3_sources.other_messages",
-		"w3_sources.load_seconds", "w3_sources.recall_at_10_memories", "w3_sources.recall_at_10_messages",
-		"w3_sources.recall_queries", "w3_sources.messages_to_memories_p50_ratio", "w3_sources.commits.latency.p50_ms")
 	want = append(want, "w3_recall.store.hybrid.latency.p50_ms",
 		"floor.select_1.latency.p50_ms", "floor.transaction.latency.p50_ms",
 		"w2_growth.store.p50_ratio_longest_to_shortest", "w2_growth.http.p50_ratio_longest_to_shortest",
@@ -177,8 +179,8 @@ func TestRunTiny(t *testing.T) {
 		}
 	}
 	checkConversationQuality(t, workloads, sizes)
-	if goals, _ := doc["goals"].([]any); len(goals) != 23 {
-		t.Errorf("results.json has %d goals, want 23", len(goals))
+	if goals, _ := doc["goals"].([]any); len(goals) != 32 {
+		t.Errorf("results.json has %d goals, want 32", len(goals))
 	}
 
 	// The second run of the compared workloads, and their medians over both runs.
@@ -217,7 +219,7 @@ func TestRunTiny(t *testing.T) {
 			t.Errorf("history at %s: %v errors in deep pages, %v messages cleared", lv, errs, deleted)
 		}
 	}
-	for _, s := range []string{"## Medians of 2 runs", "## Goals", "## W1", "## W2 ", "## W2-growth", "## W3", "## W3-sources", "## W4", "## W5", "## W6", "## Retrieval quality",
+	for _, s := range []string{"## Medians of 2 runs", "## Goals", "## W1", "## W2 ", "## W2-growth", "## W3", "## W3-sources (random texts)", "## W3-sources (clustered texts)", "## W4", "## W5", "## W6", "## Retrieval quality",
 		"## History across sessions", "## Outbox", "## get-context cache (Redis)", "## Recall over conversations"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("results.md has no section %q", s)

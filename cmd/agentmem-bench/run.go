@@ -147,10 +147,22 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 		res.Peers = peers.results(peerRuns)
 	}
 	if cfg.runs("w3sources") {
-		cfg.logf("W3-sources: loading a user's %d memories and %d messages, and %d messages of other users",
-			sz.SourcesRows, sz.SourcesRows, sz.SourcesRows)
-		if w.W3Sources, err = runSources(ctx, cfg, db, st, sz); err != nil {
-			return nil, err
+		kinds := cfg.SourcesVectors
+		if len(kinds) == 0 {
+			kinds = []string{bench.VectorsRandom, bench.VectorsClustered}
+		}
+		for i, kind := range kinds {
+			cfg.logf("W3-sources (%s texts): loading a user's %d memories and %d messages, and %d messages of other users",
+				kind, sz.SourcesRows, sz.SourcesRows, sz.SourcesRows)
+			r, err := runSources(ctx, cfg, db, st, sz, kind, i > 0)
+			if err != nil {
+				return nil, err
+			}
+			if kind == bench.VectorsClustered {
+				w.W3SourcesClustered = r
+			} else {
+				w.W3Sources = r
+			}
 		}
 	}
 	if cfg.runs("w3") && cfg.Large && sz.LargeUsers > sz.Users {

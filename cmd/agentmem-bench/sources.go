@@ -32,7 +32,7 @@ var rebuiltIndexes = []string{"memories_fts_idx", "messages_fts_idx"}
 // SourcesPerSession) and memories, and the other users' messages (one session each, the users
 // of W3's memories), every row with its workload vector; the full-text and HNSW indexes of both
 // tables are dropped for the load and made again after it.
-func loadSources(ctx context.Context, db *benchDB, c *bench.SourcesCorpus) (sourcesVectors, error) {
+func loadSources(ctx context.Context, db *benchDB, c *bench.SourcesCorpus, replace bool) (sourcesVectors, error) {
 	var out sourcesVectors
 	conn, err := db.admin(ctx)
 	if err != nil {
@@ -61,11 +61,27 @@ func loadSources(ctx context.Context, db *benchDB, c *bench.SourcesCorpus) (sour
 	userSessions := (c.Rows + bench.SourcesPerSession - 1) / bench.SourcesPerSession
 	perOther := (c.Rows + c.Others - 1) / c.Others
 	var sessions [][]any
+	var ids []uuid.UUID
 	for s := range userSessions {
 		sessions = append(sessions, []any{bench.SourcesSessionID(s), bench.SourcesUserID.String(), int64(bench.SourcesPerSession)})
+		ids = append(ids, bench.SourcesSessionID(s))
 	}
 	for u := range c.Others {
 		sessions = append(sessions, []any{bench.OtherSessionID(u), bench.UserID(u).String(), int64(perOther)})
+		ids = append(ids, bench.OtherSessionID(u))
+	}
+	if replace {
+		// An earlier kind's rows go first (their messages with their sessions), so that each
+		// kind is measured among as many rows as the other.
+		if _, err := conn.Exec(ctx, "delete from agentmem.sessions where id = any($1)", ids); err != nil {
+			return out, fmt.Errorf("delete earlier sessions: %w", err)
+		}
+		if _, err := conn.Exec(ctx, "delete from agentmem.memories where user_id = $1", bench.SourcesUserID.String()); err != nil {
+			return out, fmt.Errorf("delete earlier memories: %w", err)
+		}
+		if _, err := conn.Exec(ctx, "vacuum agentmem.sessions, agentmem.messages, agentmem.memories"); err != nil {
+			return out, err
+		}
 	}
 	sessionRows := make([][]any, len(sessions))
 	for i, s := range sessions {
@@ -178,14 +194,17 @@ var sourceNames = []string{memory.SourceMemories, memory.SourceMessages, memory.
 // runSources loads W3-sources' data, asks every query of each source in turn (vector mode, then
 // the default hybrid mode), scores vector recall against an exact search, and commits turns
 // into the user's sessions.
-func runSources(ctx context.Context, cfg Config, db *benchDB, st *store.Store, sz bench.Sizes) (*bench.W3Sources, error) {
+func runSources(ctx context.Context, cfg Config, db *benchDB, st *store.Store, sz bench.Sizes, kind string, replace bool) (*bench.W3Sources, error) {
 	t0 := time.Now()
 	c := bench.GenerateSources(bench.Stream(bench.StreamSources), sz.SourcesRows, sz.Users)
-	vecs, err := loadSources(ctx, db, c)
+	if kind == bench.VectorsClustered {
+		c = bench.GenerateClusteredSources(bench.Stream(bench.StreamSourcesClustered), sz.SourcesRows, sz.Users)
+	}
+	vecs, err := loadSources(ctx, db, c, replace)
 	if err != nil {
 		return nil, err
 	}
-	r := &bench.W3Sources{Rows: c.Rows, OtherMemories: sz.Users * sz.MemoriesPerUser, OtherMessages: c.Rows,
+	r := &bench.W3Sources{Vectors: c.Vectors, Rows: c.Rows, OtherMemories: sz.Users * sz.MemoriesPerUser, OtherMessages: c.Rows,
 		LoadSeconds: time.Since(t0).Seconds()}
 	cfg.logf("W3-sources: loaded and indexed in %.1fs", r.LoadSeconds)
 	qr := bench.Stream(bench.StreamSourcesQueries)

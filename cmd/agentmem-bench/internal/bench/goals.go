@@ -18,6 +18,12 @@ const (
 	// GoalMessagesToMemories bounds recall over a user's messages against recall over their
 	// memories, at as many rows of each (W3-sources).
 	GoalMessagesToMemories = 2
+	// The biggest user's (W3-sources over clustered texts, a real model's shape): hybrid recall
+	// of each source, vector recall@10 against exact search, and commit-turn into that user.
+	GoalBigUserRecallP50MS = 20
+	GoalBigUserRecallP99MS = 60
+	GoalBigUserRecallAt10  = 0.95
+	GoalBigUserCommitP50MS = 3
 	// The orchestrator's: what one adapter may add to a commit's p50, the median delay from a
 	// commit to the adapter (the rollout target of the orchestrator agentmem replaces), and the
 	// share of failed deliveries to a healthy adapter.
@@ -139,6 +145,32 @@ func EvaluateGoals(r *Results) []Goal {
 			Name:   fmt.Sprintf("recall p50 over %d messages / over %d memories, hybrid (store, W3-sources)", v.Rows, v.Rows),
 			Target: fmt.Sprintf("<= %dx", GoalMessagesToMemories), Value: v.MessagesToMemoriesP50, Unit: "x",
 			Met: v.MessagesToMemoriesP50 <= GoalMessagesToMemories})
+	}
+	if v := w.W3SourcesClustered; v != nil {
+		what := fmt.Sprintf("(store, W3-sources, %d rows of each, clustered texts)", v.Rows)
+		for _, s := range []struct {
+			name string
+			ph   Phase
+		}{{"memories", v.Hybrid.Memories}, {"messages", v.Hybrid.Messages}, {"all", v.Hybrid.All}} {
+			goals = append(goals,
+				Goal{Name: fmt.Sprintf("hybrid recall p50, source %s %s", s.name, what),
+					Target: fmt.Sprintf("<= %d ms", GoalBigUserRecallP50MS), Value: s.ph.Latency.P50MS, Unit: "ms",
+					Met: s.ph.Errors == 0 && s.ph.Latency.P50MS <= GoalBigUserRecallP50MS},
+				Goal{Name: fmt.Sprintf("hybrid recall p99, source %s %s", s.name, what),
+					Target: fmt.Sprintf("<= %d ms", GoalBigUserRecallP99MS), Value: s.ph.Latency.P99MS, Unit: "ms",
+					Met: s.ph.Errors == 0 && s.ph.Latency.P99MS <= GoalBigUserRecallP99MS})
+		}
+		for _, s := range []struct {
+			name  string
+			value float64
+		}{{"memories", v.RecallAt10Memories}, {"messages", v.RecallAt10Messages}} {
+			goals = append(goals, Goal{Name: fmt.Sprintf("vector recall@10 against exact, %s %s", s.name, what),
+				Target: fmt.Sprintf(">= %.2f", GoalBigUserRecallAt10), Value: s.value, Unit: "",
+				Met: s.value >= GoalBigUserRecallAt10})
+		}
+		goals = append(goals, Goal{Name: "commit-turn p50 into that user " + what,
+			Target: fmt.Sprintf("<= %d ms", GoalBigUserCommitP50MS), Value: v.Commits.Latency.P50MS, Unit: "ms",
+			Met: v.Commits.Errors == 0 && v.Commits.Latency.P50MS <= GoalBigUserCommitP50MS})
 	}
 	return goals
 }

@@ -106,9 +106,21 @@ func Markdown(r *Results, charts []string) string {
 		eachLevel(w3.v, func(level string, v *W3) { p("\n%s: recall@10 = %.4f", level, v.RecallAt10) })
 		p("\n\n")
 	}
-	if v := w.W3Sources; v != nil {
-		p("## W3-sources: recall by source, one user with %d memories and %d messages, top 10, %d queries (store)\n\n",
-			v.Rows, v.Rows, r.Sizes.SourcesQueries)
+	for _, v := range []*W3Sources{w.W3Sources, w.W3SourcesClustered} {
+		if v == nil {
+			continue
+		}
+		kind := v.Vectors
+		if kind == "" {
+			kind = VectorsRandom
+		}
+		p("## W3-sources (%s texts): recall by source, one user with %d memories and %d messages, top 10, %d queries (store)\n\n",
+			kind, v.Rows, v.Rows, r.Sizes.SourcesQueries)
+		if kind == VectorsClustered {
+			p("Texts drawn by topic with near-duplicates and paraphrases, so that the vectors cluster as a real embedding model's do. ")
+		} else {
+			p("Every word drawn from the whole vocabulary, so that the vectors are nearly orthogonal: the worst case for a graph index. ")
+		}
 		p("Other users hold %d memories and %d messages in the same tables and indexes. Loaded and indexed in %.1f s. "+
 			"The three sources are asked in turn, query by query.\n\n%s", v.OtherMemories, v.OtherMessages, v.LoadSeconds, phaseHeader)
 		for _, m := range []struct {

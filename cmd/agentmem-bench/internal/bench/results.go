@@ -138,6 +138,9 @@ type Workloads struct {
 	W3Large  *Levels[W3]       `json:"w3_recall_large"`
 	// W3Sources is recall by source (memories, messages, all) for one user with many of each.
 	W3Sources *W3Sources `json:"w3_sources"`
+	// W3SourcesClustered is W3-sources over clustered texts (topics and near-duplicates, as a
+	// real model's vectors are); W3Sources is over random texts, the worst case.
+	W3SourcesClustered *W3Sources `json:"w3_sources_clustered,omitempty"`
 	// Words is recall over messages for a user whose questions share a word with most of
 	// the user's messages.
 	Words   *RecallWords     `json:"words"`
@@ -201,7 +204,9 @@ type W3 struct {
 // level, top 10, queries interleaved across the sources so that the machine's drift weighs on
 // each alike).
 type W3Sources struct {
-	Rows int `json:"rows"`
+	// Vectors is bench.VectorsRandom or bench.VectorsClustered: how the texts were drawn.
+	Vectors string `json:"vectors,omitempty"`
+	Rows    int    `json:"rows"`
 	// OtherMemories (W3's) and OtherMessages are the other users' rows with vectors.
 	OtherMemories int     `json:"other_memories"`
 	OtherMessages int     `json:"other_messages"`

@@ -40,14 +40,16 @@ func OtherSessionID(u int) uuid.UUID {
 // word indices.
 type SourcesCorpus struct {
 	Rows, Others int
-	messages     []uint16
-	memories     []uint16
-	others       []uint16
+	// Vectors is VectorsRandom or VectorsClustered: how the texts were drawn.
+	Vectors  string
+	messages []uint16
+	memories []uint16
+	others   []uint16
 }
 
 // GenerateSources draws the W3-sources data from r (the sources stream).
 func GenerateSources(r *Rand, rows, others int) *SourcesCorpus {
-	c := &SourcesCorpus{Rows: rows, Others: others,
+	c := &SourcesCorpus{Rows: rows, Others: others, Vectors: VectorsRandom,
 		messages: make([]uint16, rows*MessageWords), memories: make([]uint16, rows*MemoryWords),
 		others: make([]uint16, rows*MessageWords)}
 	for _, words := range [][]uint16{c.messages, c.memories, c.others} {
