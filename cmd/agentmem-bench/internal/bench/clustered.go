@@ -66,6 +66,16 @@ func (w clusterWords) fill(r *Rand, words []uint16, n int) {
 	common := int(ClusterCommonShare*float64(n) + 0.5)
 	topical := int(ClusterTopicShare*float64(n) + 0.5)
 	topicOf := make([]int, len(words)/n)
+	// Texts are distinct (memories are unique per text): a repeat that came out the same as a
+	// text before it changes one more word.
+	seen := make(map[string]bool, len(topicOf))
+	key := func(text []uint16) string {
+		b := make([]byte, 2*len(text))
+		for i, v := range text {
+			b[2*i], b[2*i+1] = byte(v), byte(v>>8)
+		}
+		return string(b)
+	}
 	for i := range topicOf {
 		text := words[i*n : (i+1)*n]
 		if i > 0 && r.Float() < ClusterRepeatShare {
@@ -76,6 +86,10 @@ func (w clusterWords) fill(r *Rand, words []uint16, n int) {
 			for range ClusterRepeatChanged {
 				text[r.Int(n)] = w.topics[t][r.Int(ClusterTopicWords)]
 			}
+			for seen[key(text)] {
+				text[r.Int(n)] = uint16(r.Int(VocabSize))
+			}
+			seen[key(text)] = true
 			continue
 		}
 		t := w.topic(r)
@@ -90,6 +104,10 @@ func (w clusterWords) fill(r *Rand, words []uint16, n int) {
 				text[j] = uint16(r.Int(VocabSize))
 			}
 		}
+		for seen[key(text)] {
+			text[r.Int(n)] = uint16(r.Int(VocabSize))
+		}
+		seen[key(text)] = true
 	}
 }
 

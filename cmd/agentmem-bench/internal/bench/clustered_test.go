@@ -58,6 +58,14 @@ func TestClusteredVectorsHaveARealModelsShape(t *testing.T) {
 		t.Errorf("clustered neighbours at cosine %.3f (nearest) and %.3f (10th), want topics (>= 0.5, and >= %.3f)",
 			clustered.nearest, clustered.tenth, random.tenth+0.1)
 	}
+	c := GenerateClusteredSources(Stream(StreamSourcesClustered), 20_000, 10)
+	texts := map[string]bool{}
+	for m := range c.Rows {
+		texts[Join(c.MemoryWords(m))] = true
+	}
+	if len(texts) != c.Rows {
+		t.Errorf("%d distinct memories of %d: memories are unique per text", len(texts), c.Rows)
+	}
 	if clustered.nearDup < 0.1 || clustered.nearDup > 0.4 {
 		t.Errorf("clustered near-duplicate share %.3f, want 0.1 to 0.4", clustered.nearDup)
 	}
