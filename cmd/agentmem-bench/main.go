@@ -68,6 +68,8 @@ type Config struct {
 	Runs int
 	// Peers is the side-by-side part (off when Peers.Dir is empty).
 	Peers PeersConfig
+	// serverCPU reads the database server's CPU time when it runs on this machine.
+	serverCPU *serverCPU
 	// SourcesVectors are the kinds of texts W3-sources runs with, in turn (bench.VectorsRandom,
 	// bench.VectorsClustered).
 	SourcesVectors []string

@@ -91,6 +91,12 @@ func TestRunTiny(t *testing.T) {
 			ws+".load_seconds", ws+".recall_at_10_memories", ws+".recall_at_10_messages",
 			ws+".recall_queries", ws+".messages_to_memories_p50_ratio", ws+".commits.latency.p50_ms")
 	}
+	// The CPU of W1's phases: the test's server runs on this machine.
+	for _, ph := range []string{"sequential_cpu", "concurrent_cpu"} {
+		for _, f := range []string{"ops", "process_seconds_per_1000", "server_seconds_per_1000", "total_seconds_per_1000"} {
+			want = append(want, "w1_commit.store."+ph+"."+f)
+		}
+	}
 	want = append(want, "w3_recall.store.hybrid.latency.p50_ms",
 		"floor.select_1.latency.p50_ms", "floor.transaction.latency.p50_ms",
 		"w2_growth.store.p50_ratio_longest_to_shortest", "w2_growth.http.p50_ratio_longest_to_shortest",
@@ -120,6 +126,9 @@ func TestRunTiny(t *testing.T) {
 		want = append(want, lv+".messages", lv+".walk_seconds", lv+".walk_pages", lv+".clear_deleted", lv+".clear_seconds")
 	}
 	workloads := doc["workloads"].(map[string]any)
+	if v, _ := lookup(workloads, "w1_commit.store.concurrent_cpu.process_seconds_per_1000"); v == nil || v.(float64) <= 0 {
+		t.Errorf("w1_commit.store.concurrent_cpu.process_seconds_per_1000 = %v, want the CPU the turns cost", v)
+	}
 	// The cache workload: both windows read without errors, every cached read a hit.
 	if cw, _ := lookup(workloads, "cache.windows"); cw == nil || len(cw.([]any)) != 2 {
 		t.Errorf("cache.windows = %v, want two windows", cw)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -440,9 +441,18 @@ func (h *harness) script(ctx context.Context, peer, tag string, args []string) (
 	cmd := exec.CommandContext(ctx, "node", full...)
 	cmd.Dir = h.copy
 	cmd.Env = append(os.Environ(), "PGPASSWORD="+h.password)
-	cmd.Stdout, cmd.Stderr = logf, logf
+	// The chat peers' W1 with concurrent clients (warm-up and measured turns) runs between
+	// their lines "W1 seq" and "W1 conc"; its CPU is read there.
+	cpu := newCPUSampler(h.cfg.serverCPU, "W1 seq", "W1 conc")
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(logf, cpu), logf
 	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Run(); err != nil {
+	err = cmd.Start()
+	if err == nil {
+		cpu.Start(cmd.Process.Pid, 50*time.Millisecond)
+		err = cmd.Wait()
+		cpu.Stop()
+	}
+	if err != nil {
 		b, _ := os.ReadFile(logPath)
 		return nil, fmt.Errorf("node %s (%s): %w\n%s", peerScripts[peer], tag, err, tail(string(b), 1500))
 	}
@@ -453,6 +463,9 @@ func (h *harness) script(ctx context.Context, peer, tag string, args []string) (
 	var doc harnessDoc
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("read %s: %w", out, err)
+	}
+	if peer != bench.PeerStore {
+		doc.w1ConcurrentCPU = cpu.Between("W1 seq", "W1 conc", h.cfg.Sizes.Warmup+h.cfg.Sizes.Turns)
 	}
 	return &doc, nil
 }
@@ -490,6 +503,8 @@ type harnessDoc struct {
 	Peer     string                     `json:"peer"`
 	Versions map[string]string          `json:"versions"`
 	Results  map[string]json.RawMessage `json:"results"`
+	// w1ConcurrentCPU is what the chat peer's concurrent W1 cost, read while it ran.
+	w1ConcurrentCPU *bench.CPUCost
 }
 
 // harnessSummary is the harness's summary of a phase (NaN percentiles are written as null).
@@ -538,6 +553,7 @@ func (d *harnessDoc) chat(variant string) (*bench.PeerChat, error) {
 	if c.W1Concurrent, err = v.W1Conc.summary("W1 concurrent phase"); err != nil {
 		return nil, err
 	}
+	c.W1ConcurrentCPU = d.w1ConcurrentCPU
 	if c.W2, err = v.W2.summary("W2"); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agentmem/agentmem/cmd/agentmem-bench/internal/bench"
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
@@ -33,6 +35,10 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 		cfg.Sizes = sz
 	}
 	cfg.Runs = max(cfg.Runs, 1)
+	if c, err := pgx.Connect(ctx, cfg.ServerURL); err == nil {
+		cfg.serverCPU = newServerCPU(ctx, c)
+		c.Close(ctx)
+	}
 	res := &bench.Results{SchemaVersion: bench.SchemaVersion, Mode: cfg.Mode, StartedAt: started.UTC(), Sizes: sz, Notes: []string{}, Runs: cfg.Runs}
 
 	// The peers' databases are loaded first (or found loaded), so that no load runs between
@@ -256,7 +262,7 @@ func runCompared(ctx context.Context, cfg Config, targets []target, ops *opsData
 		w.W1 = &bench.Levels[bench.W1]{}
 		for _, t := range targets {
 			cfg.logf("W1 commit, %s", t.level())
-			r := runW1(ctx, t, ops, sz)
+			r := runW1(ctx, t, ops, sz, cfg.serverCPU)
 			setLevel(w.W1, t.level(), &r)
 		}
 	}

@@ -99,13 +99,19 @@ func turnOp(t target, turns []bench.Turn) func(context.Context, int) error {
 }
 
 // runW1 commits the W1 turns: first sequentially, then the next ones with sz.Clients clients.
-func runW1(ctx context.Context, t target, ops *opsData, sz bench.Sizes) bench.W1 {
+// The CPU each phase costs, this process' and the server's, is read when the server is on
+// this machine (server not nil).
+func runW1(ctx context.Context, t target, ops *opsData, sz bench.Sizes, server *serverCPU) bench.W1 {
 	measure(ctx, 1, len(ops.warmTurns), turnOp(t, ops.warmTurns))
 	var r bench.W1
+	cpu := startCPU(server)
 	r.Sequential = measure(ctx, 1, len(ops.seqTurns), turnOp(t, ops.seqTurns))
+	r.SequentialCPU = cpu.per1000(len(ops.seqTurns))
 	// Every client's connection is open before the clock starts.
 	measure(ctx, sz.Clients, warmups(len(ops.warmTurns), sz.Clients), turnOp(t, ops.warmTurns))
+	cpu = startCPU(server)
 	r.Concurrent = measure(ctx, sz.Clients, len(ops.concTurns), turnOp(t, ops.concTurns))
+	r.ConcurrentCPU = cpu.per1000(len(ops.concTurns))
 	return r
 }
 

@@ -59,6 +59,27 @@ func Markdown(r *Results, charts []string) string {
 			phaseRow(level, "concurrent", v.Concurrent)
 		})
 		p("\n")
+		cpuHeader := false
+		eachLevel(w.W1, func(level string, v *W1) {
+			for _, c := range []struct {
+				phase string
+				cost  *CPUCost
+			}{{"sequential", v.SequentialCPU}, {"concurrent", v.ConcurrentCPU}} {
+				if c.cost == nil {
+					continue
+				}
+				if !cpuHeader {
+					p("CPU per 1,000 turns (this process, which holds the store and, at the http level, the server; and the database server's processes):\n\n")
+					p("| Level | Phase | Turns | process CPU s | server CPU s | total CPU s |\n|---|---|---|---|---|---|\n")
+					cpuHeader = true
+				}
+				p("| %s | %s | %d | %.3f | %.3f | %.3f |\n", level, c.phase, c.cost.Ops, c.cost.ProcessSecondsPer1000,
+					c.cost.ServerSecondsPer1000, c.cost.TotalSecondsPer1000)
+			}
+		})
+		if cpuHeader {
+			p("\n")
+		}
 	}
 	if w.W2 != nil {
 		p("## W2 get-context, last 12 messages (%d reads)\n\n%s", r.Sizes.Reads, phaseHeader)

@@ -56,10 +56,13 @@ type PeerGrowthPoint struct {
 
 // PeerChat is a chat-memory peer's W1, W2 and W2-growth in one run.
 type PeerChat struct {
-	W1Sequential PeerSummary       `json:"w1_sequential"`
-	W1Concurrent PeerSummary       `json:"w1_concurrent"`
-	W2           PeerSummary       `json:"w2"`
-	Growth       []PeerGrowthPoint `json:"w2_growth"`
+	W1Sequential PeerSummary `json:"w1_sequential"`
+	W1Concurrent PeerSummary `json:"w1_concurrent"`
+	// W1ConcurrentCPU is what W1 with concurrent clients cost in CPU (its warm-up included,
+	// read between the harness' lines that end each phase), when the server runs on this machine.
+	W1ConcurrentCPU *CPUCost          `json:"w1_concurrent_cpu,omitempty"`
+	W2              PeerSummary       `json:"w2"`
+	Growth          []PeerGrowthPoint `json:"w2_growth"`
 }
 
 // PeerRecall is a memory-store peer's W3 in one run.
@@ -132,6 +135,20 @@ type Comparison struct {
 // runWorkloads returns the workloads of every run: the first run's, then the repeats.
 func runWorkloads(r *Results) []Workloads {
 	return append([]Workloads{r.Workloads}, r.Repeats...)
+}
+
+// chatCPU reads a chat peer's W1 CPU cost with get, when it was measured.
+func chatCPU(peer string, get func(*CPUCost) float64) func(PeerRun) (float64, bool) {
+	return func(p PeerRun) (float64, bool) {
+		pc := p.P1
+		if peer == PeerCheckpointer {
+			pc = p.P4
+		}
+		if pc == nil || pc.W1ConcurrentCPU == nil {
+			return 0, false
+		}
+		return get(pc.W1ConcurrentCPU), true
+	}
 }
 
 // EvaluateComparison computes the side-by-side rows and targets from the runs' figures:
@@ -250,6 +267,24 @@ func EvaluateComparison(r *Results) *Comparison {
 			}, chat(peer, func(p *PeerChat) float64 { return p.W2.P50MS })},
 		} {
 			rows[key(f.figure, peer)] = row(f.figure, f.unit, f.lower, peer, f.ours, theirsOr(peer, f.theirs))
+		}
+		// The CPU a turn costs, each side's process and the server's, in W1 with concurrent
+		// clients: with both sides on the same cores, the figure that bounds turns/s.
+		for _, f := range []struct {
+			what string
+			get  func(*CPUCost) float64
+		}{
+			{"process + server", func(c *CPUCost) float64 { return c.TotalSecondsPer1000 }},
+			{"process", func(c *CPUCost) float64 { return c.ProcessSecondsPer1000 }},
+			{"server", func(c *CPUCost) float64 { return c.ServerSecondsPer1000 }},
+		} {
+			figure := fmt.Sprintf("W1 commit, %d clients, CPU s per 1,000 turns, %s", clients, f.what)
+			rows[key(figure, peer)] = row(figure, "s", true, peer, func(w Workloads) (float64, bool) {
+				if w.W1 == nil || w.W1.Store == nil || w.W1.Store.ConcurrentCPU == nil {
+					return 0, false
+				}
+				return f.get(w.W1.Store.ConcurrentCPU), true
+			}, theirsOr(peer, chatCPU(peer, f.get)))
 		}
 		for _, length := range growthLengths(runs) {
 			figure := fmt.Sprintf("W2-growth p50, %d messages", length)

@@ -164,6 +164,10 @@ type Levels[T any] struct {
 type W1 struct {
 	Sequential Phase `json:"sequential"`
 	Concurrent Phase `json:"concurrent"`
+	// SequentialCPU and ConcurrentCPU are what each phase cost in CPU, when the server runs
+	// on this machine.
+	SequentialCPU *CPUCost `json:"sequential_cpu,omitempty"`
+	ConcurrentCPU *CPUCost `json:"concurrent_cpu,omitempty"`
 }
 
 // W2 is the context workload: the last 12 messages of a session, sequential.
@@ -595,4 +599,23 @@ type Outage struct {
 	// Rejected the deliveries it could not verify.
 	Duplicates int `json:"duplicates"`
 	Rejected   int `json:"rejected"`
+}
+
+// CPUCost is the CPU a phase of Ops operations cost, per 1,000 operations: the client
+// process' (agentmem's Go process, or a peer's Node process) and the database server's (all
+// of its processes), in CPU seconds. With both sides on the same cores, a lower total is what
+// lets more turns through.
+type CPUCost struct {
+	Ops                   int     `json:"ops"`
+	ProcessSecondsPer1000 float64 `json:"process_seconds_per_1000"`
+	ServerSecondsPer1000  float64 `json:"server_seconds_per_1000"`
+	TotalSecondsPer1000   float64 `json:"total_seconds_per_1000"`
+}
+
+// NewCPUCost is the cost of ops operations that took process and server CPU time.
+func NewCPUCost(ops int, process, server time.Duration) *CPUCost {
+	per := 1000 / float64(ops)
+	c := &CPUCost{Ops: ops, ProcessSecondsPer1000: process.Seconds() * per, ServerSecondsPer1000: server.Seconds() * per}
+	c.TotalSecondsPer1000 = c.ProcessSecondsPer1000 + c.ServerSecondsPer1000
+	return c
 }
