@@ -18,10 +18,15 @@ import (
 // clockTicks is the unit of /proc/<pid>/stat's CPU times (USER_HZ, 100 on Linux).
 const clockTicks = 100
 
-// serverCPU reads the CPU time of a PostgreSQL server on this machine: its postmaster and every
-// process the postmaster started (backends, autovacuum, the WAL writer, the checkpointer). A
-// backend that exits takes its time with it; the workloads' pools keep theirs open.
-type serverCPU struct{ postmaster int }
+// serverCPU reads the CPU time of a PostgreSQL server on this machine: that of the backends
+// connected to one database (by their process titles, "postgres: user database host ..."), so
+// that other work on a shared server is not counted. The server's own processes (the WAL
+// writer, the checkpointer, autovacuum) are left out for the same reason. A backend that exits
+// takes its time with it; the workloads' pools keep theirs open.
+type serverCPU struct {
+	postmaster int
+	database   string
+}
 
 // newServerCPU finds the postmaster of the server conn is connected to, through the backend's
 // parent; nil when the server is not on this machine (no such process, or not PostgreSQL).
@@ -37,19 +42,32 @@ func newServerCPU(ctx context.Context, conn *pgx.Conn) *serverCPU {
 	return &serverCPU{postmaster: pm}
 }
 
-// Total is the server's CPU time so far.
+// For is s reading the backends of database.
+func (s *serverCPU) For(database string) *serverCPU {
+	if s == nil {
+		return nil
+	}
+	return &serverCPU{postmaster: s.postmaster, database: database}
+}
+
+// Total is the CPU time so far of the backends of s's database.
 func (s *serverCPU) Total() time.Duration {
 	if s == nil {
 		return 0
 	}
-	total := procCPU(s.postmaster)
+	var total time.Duration
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == s.postmaster {
+		if err != nil || pid == s.postmaster || parentPID(pid) != s.postmaster {
 			continue
 		}
-		if parentPID(pid) == s.postmaster {
+		title, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(strings.ReplaceAll(string(title), "\x00", " "))
+		if len(f) >= 3 && f[0] == "postgres:" && f[2] == s.database {
 			total += procCPU(pid)
 		}
 	}

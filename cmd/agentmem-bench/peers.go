@@ -443,7 +443,7 @@ func (h *harness) script(ctx context.Context, peer, tag string, args []string) (
 	cmd.Env = append(os.Environ(), "PGPASSWORD="+h.password)
 	// The chat peers' W1 with concurrent clients (warm-up and measured turns) runs between
 	// their lines "W1 seq" and "W1 conc"; its CPU is read there.
-	cpu := newCPUSampler(h.cfg.serverCPU, "W1 seq", "W1 conc")
+	cpu := newCPUSampler(h.cfg.serverCPU.For(db), "W1 seq", "W1 conc")
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(logf, cpu), logf
 	cmd.WaitDelay = 10 * time.Second
 	err = cmd.Start()

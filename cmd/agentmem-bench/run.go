@@ -36,7 +36,7 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 	}
 	cfg.Runs = max(cfg.Runs, 1)
 	if c, err := pgx.Connect(ctx, cfg.ServerURL); err == nil {
-		cfg.serverCPU = newServerCPU(ctx, c)
+		cfg.serverCPU = newServerCPU(ctx, c).For(cfg.Database)
 		c.Close(ctx)
 	}
 	res := &bench.Results{SchemaVersion: bench.SchemaVersion, Mode: cfg.Mode, StartedAt: started.UTC(), Sizes: sz, Notes: []string{}, Runs: cfg.Runs}

@@ -69,7 +69,7 @@ func Markdown(r *Results, charts []string) string {
 					continue
 				}
 				if !cpuHeader {
-					p("CPU per 1,000 turns (this process, which holds the store and, at the http level, the server; and the database server's processes):\n\n")
+					p("CPU per 1,000 turns (this process, which holds the store and, at the http level, the server; and the database server's backends of the bench database):\n\n")
 					p("| Level | Phase | Turns | process CPU s | server CPU s | total CPU s |\n|---|---|---|---|---|---|\n")
 					cpuHeader = true
 				}

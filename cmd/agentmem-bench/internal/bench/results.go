@@ -602,8 +602,8 @@ type Outage struct {
 }
 
 // CPUCost is the CPU a phase of Ops operations cost, per 1,000 operations: the client
-// process' (agentmem's Go process, or a peer's Node process) and the database server's (all
-// of its processes), in CPU seconds. With both sides on the same cores, a lower total is what
+// process' (agentmem's Go process, or a peer's Node process) and the database server's (the
+// backends connected to the workload's database), in CPU seconds. With both sides on the same cores, a lower total is what
 // lets more turns through.
 type CPUCost struct {
 	Ops                   int     `json:"ops"`
