@@ -201,6 +201,24 @@ create policy no_client_access on agentmem.message_words as restrictive for all 
 grant select on table agentmem.message_words to agentmem_caller;
 grant delete, select on table agentmem.message_words to service_role;
 
+-- Table agentmem.message_words_pending
+create table agentmem.message_words_pending (
+  user_id text collate "C" not null,
+  tenant_id text not null,
+  agent text not null,
+  session_id uuid not null,
+  seq bigint not null,
+  constraint message_words_pending_pkey PRIMARY KEY (user_id, tenant_id, agent, session_id, seq)
+);
+alter table agentmem.message_words_pending enable row level security;
+create policy caller_owner on agentmem.message_words_pending as permissive for select to agentmem_caller
+  using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+create policy no_client_access on agentmem.message_words_pending as restrictive for all to anon, authenticated
+  using (false)
+  with check (false);
+grant select on table agentmem.message_words_pending to agentmem_caller;
+grant delete, select on table agentmem.message_words_pending to service_role;
+
 -- Table agentmem.messages
 create table agentmem.messages (
   session_id uuid not null,
@@ -449,28 +467,48 @@ CREATE OR REPLACE FUNCTION agentmem.count_message_words()
  SECURITY DEFINER
  SET search_path TO ''
 AS $function$
+declare
+  sc record;
+  gone_sessions uuid[];
+  gone_seqs bigint[];
 begin
   if tg_op = 'INSERT' then
-    insert into agentmem.message_words as w (user_id, tenant_id, agent, lexeme, docs, length)
-    select c.* from (
-      select a.user_id, a.tenant_id, a.agent, u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
-      from added a, pg_catalog.unnest(a.fts) u
-      group by 1, 2, 3, 4
-      union all
-      select a.user_id, a.tenant_id, a.agent, '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(a.fts))
-      from added a
-      group by 1, 2, 3) c
-    order by 1, 2, 3, 4
-    on conflict (user_id, tenant_id, agent, lexeme) do update
-      set docs = w.docs + excluded.docs, length = w.length + excluded.length;
+    insert into agentmem.message_words_pending (user_id, tenant_id, agent, session_id, seq)
+    select a.user_id, a.tenant_id, a.agent, a.session_id, a.seq from added a
+    order by 1, 2, 3, 4, 5;
+    for sc in
+      select distinct a.user_id, a.tenant_id, a.agent from added a where a.seq % 32 = 0 order by 1, 2, 3
+    loop
+      if (select pg_catalog.count(*) from (
+            select 1 from agentmem.message_words_pending p
+            where p.user_id = sc.user_id and p.tenant_id = sc.tenant_id and p.agent = sc.agent
+            limit agentmem.fold_threshold()) x) >= agentmem.fold_threshold() then
+        perform agentmem.fold_message_words(sc.user_id, sc.tenant_id, sc.agent, 100000);
+      end if;
+    end loop;
   else
-    with c as (
+    with unpended as (
+      delete from agentmem.message_words_pending p
+      using removed r
+      where p.user_id = r.user_id and p.tenant_id = r.tenant_id and p.agent = r.agent
+        and p.session_id = r.session_id and p.seq = r.seq
+      returning p.session_id, p.seq
+    )
+    select pg_catalog.array_agg(u.session_id), pg_catalog.array_agg(u.seq) into gone_sessions, gone_seqs
+    from unpended u;
+    with counted as (
+      select r.* from removed r
+        left join rows from (pg_catalog.unnest(coalesce(gone_sessions, '{}')), pg_catalog.unnest(coalesce(gone_seqs, '{}'))) g(session_id, seq)
+          on g.session_id = r.session_id and g.seq = r.seq
+      where g.session_id is null
+    ),
+    c as (
       select r.user_id, r.tenant_id, r.agent, u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
-      from removed r, pg_catalog.unnest(r.fts) u
+      from counted r, pg_catalog.unnest(r.fts) u
       group by 1, 2, 3, 4
       union all
       select r.user_id, r.tenant_id, r.agent, '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(r.fts))
-      from removed r
+      from counted r
       group by 1, 2, 3
     ),
     locked as (
@@ -623,6 +661,65 @@ begin
 end
 $function$;
 comment on function agentmem.erase_user(text) is 'Erases every row of a user in every agentmem table and tenant; returns the rows deleted per table. Called when Supabase Auth deletes the user.';
+
+-- Function agentmem.fold_message_words(text,text,text,integer)
+CREATE OR REPLACE FUNCTION agentmem.fold_message_words(p_user_id text, p_tenant_id text, p_agent text, max_rows integer)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_custom_plan'
+AS $function$
+declare
+  folded integer;
+begin
+  with batch as (
+    delete from agentmem.message_words_pending p
+    using (
+      select q.user_id, q.tenant_id, q.agent, q.session_id, q.seq from agentmem.message_words_pending q
+      where p_user_id is null
+         or (q.user_id = p_user_id and q.tenant_id = p_tenant_id and q.agent = p_agent)
+      order by 1, 2, 3, 4, 5
+      limit max_rows
+      for update skip locked
+    ) l
+    where p.user_id = l.user_id and p.tenant_id = l.tenant_id and p.agent = l.agent
+      and p.session_id = l.session_id and p.seq = l.seq
+    returning p.user_id, p.tenant_id, p.agent, p.session_id, p.seq
+  ),
+  rows as (
+    select b.user_id, b.tenant_id, b.agent, m.fts
+    from batch b join agentmem.messages m on m.session_id = b.session_id and m.seq = b.seq
+  ),
+  counted as (
+    insert into agentmem.message_words as w (user_id, tenant_id, agent, lexeme, docs, length)
+    select c.* from (
+      select r.user_id, r.tenant_id, r.agent, u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
+      from rows r, pg_catalog.unnest(r.fts) u
+      group by 1, 2, 3, 4
+      union all
+      select r.user_id, r.tenant_id, r.agent, '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(r.fts))
+      from rows r
+      group by 1, 2, 3) c
+    order by 1, 2, 3, 4
+    on conflict (user_id, tenant_id, agent, lexeme) do update
+      set docs = w.docs + excluded.docs, length = w.length + excluded.length
+    returning 1
+  )
+  select pg_catalog.count(*) into folded from batch;
+  return folded;
+end
+$function$;
+grant execute on function agentmem.fold_message_words(text,text,text,integer) to service_role;
+
+-- Function agentmem.fold_threshold()
+CREATE OR REPLACE FUNCTION agentmem.fold_threshold()
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$ select 256 $function$;
+grant execute on function agentmem.fold_threshold() to service_role;
 
 -- Function agentmem.knowledge_bm25_hits(text,text[],integer)
 CREATE OR REPLACE FUNCTION agentmem.knowledge_bm25_hits(p_tenant_id text, terms text[], n integer)
@@ -957,7 +1054,8 @@ begin
   if q is null or n < 1 then
     return;
   end if;
-  -- the scope's stored messages, less those expired and not yet swept
+  -- the scope's counted messages, less those expired and not yet swept, plus those not yet
+  -- counted (agentmem.message_words_pending) and unexpired
   with expired as (
     select m.fts from agentmem.sessions s
       join agentmem.messages m on m.session_id = s.id
@@ -965,13 +1063,31 @@ begin
       and m.user_id = p_user_id and m.tenant_id = p_tenant_id
       and (p_agent = '' or m.agent = p_agent)
       and m.expires_at <= pg_catalog.now()
+      and not exists (select 1 from agentmem.message_words_pending p
+                      where p.user_id = m.user_id and p.tenant_id = m.tenant_id and p.agent = m.agent
+                        and p.session_id = m.session_id and p.seq = m.seq)
   ),
-  stored as (
-    select w.lexeme, pg_catalog.sum(w.docs) as docs, pg_catalog.sum(w.length) as length
+  fresh as (
+    select m.fts from agentmem.message_words_pending p
+      join agentmem.messages m on m.session_id = p.session_id and m.seq = p.seq
+    where p.user_id = p_user_id and p.tenant_id = p_tenant_id and (p_agent = '' or p.agent = p_agent)
+      and m.user_id = p_user_id and m.tenant_id = p_tenant_id
+      and m.expires_at > pg_catalog.now()
+  ),
+  counted as (
+    select w.lexeme, w.docs, w.length
     from agentmem.message_words w
     where w.user_id = p_user_id and w.tenant_id = p_tenant_id and (p_agent = '' or w.agent = p_agent)
       and w.lexeme = any (terms operator(pg_catalog.||) ''::text)
-    group by w.lexeme
+    union all
+    select u.lexeme, pg_catalog.count(*), 0 from fresh f, pg_catalog.unnest(f.fts) u
+    where u.lexeme = any (terms) group by u.lexeme
+    union all
+    select '', pg_catalog.count(*), coalesce(pg_catalog.sum(pg_catalog.length(f.fts)), 0) from fresh f
+  ),
+  stored as (
+    select c.lexeme, pg_catalog.sum(c.docs) as docs, pg_catalog.sum(c.length) as length
+    from counted c group by c.lexeme
   ),
   gone as (
     select u.lexeme, pg_catalog.count(*) as docs from expired e, pg_catalog.unnest(e.fts) u
@@ -1354,6 +1470,14 @@ CREATE OR REPLACE FUNCTION agentmem.recount_message_words()
  SET search_path TO ''
 AS $function$
 begin
+  delete from agentmem.message_words_pending p
+  where p.user_id = old.user_id and p.tenant_id = old.tenant_id and p.agent = old.agent
+    and p.session_id = old.session_id and p.seq = old.seq;
+  if found then
+    insert into agentmem.message_words_pending (user_id, tenant_id, agent, session_id, seq)
+    values (new.user_id, new.tenant_id, new.agent, new.session_id, new.seq);
+    return null;
+  end if;
   update agentmem.message_words w
   set docs = w.docs - 1, length = w.length - case when w.lexeme = '' then pg_catalog.length(old.fts) else 0 end
   where w.user_id = old.user_id and w.tenant_id = old.tenant_id and w.agent = old.agent
@@ -1720,7 +1844,7 @@ CREATE OR REPLACE FUNCTION agentmem.truncate_message_words()
  SET search_path TO ''
 AS $function$
 begin
-  truncate agentmem.message_words;
+  truncate agentmem.message_words, agentmem.message_words_pending;
   return null;
 end
 $function$;

@@ -83,6 +83,12 @@ func knSeed(t *testing.T, e *env, conn *pgx.Conn, id uuid.UUID, tenant string) {
 		"messages": []map[string]any{{"role": "user", "content": "I live in Lisbon."}, {"role": "assistant", "content": "Noted."}},
 		"memories": []map[string]any{{"content": "User lives in Lisbon."}}},
 		"Idempotency-Key", "kn-"+uuid.NewString()).must(t, http.StatusCreated)
+	// The words of those messages counted for BM25, and a turn's left pending.
+	if _, err := conn.Exec(t.Context(), `select agentmem.fold_message_words($1, $2, 'kn-bot', 1000)`, id.String(), tenant); err != nil {
+		t.Fatal(err)
+	}
+	e.call(tok, "commit-turn", map[string]any{"session_id": uuid.NewString(), "agent": "kn-bot",
+		"messages": []map[string]any{{"role": "user", "content": "And I work in Porto."}}}).must(t, http.StatusCreated)
 	for _, q := range knSeedSQL {
 		if _, err := conn.Exec(t.Context(), q, tenant, id); err != nil {
 			t.Fatal(err)

@@ -255,10 +255,11 @@ func TestClientRolesCannotWrite(t *testing.T) {
 	// insert (a change's transaction writes them; service_role reads, claims and deletes them),
 	// whatever its claims; the shared knowledge it only reads; the rate counters and the
 	// cache's generations not at all (security definer functions write them); the counts of
-	// message words it only reads (triggers of messages write them); every other table it reads
+	// message words and the messages not yet counted it only reads (triggers of messages write
+	// them); every other table it reads
 	// and writes under row-level security. A table added without a row here fails.
 	callerPrivileges := map[string]string{"jobs": "insert", "knowledge_chunks": "select", "request_rates": "",
-		"cache_generations": "", "message_words": "select"}
+		"cache_generations": "", "message_words": "select", "message_words_pending": "select"}
 	rows, err = conn.Query(ctx, `
 		select c.relname::text, concat_ws(',',
 		  case when has_table_privilege($1, c.oid, 'select') then 'select' end,
@@ -358,6 +359,8 @@ var definerFunctions = []string{
 	"agentmem.count_message_words()",
 	"agentmem.recount_message_words()",
 	"agentmem.truncate_message_words()",
+	// The sweep and the triggers count the pending messages of any scope into those counts.
+	"agentmem.fold_message_words(text,text,text,integer)",
 }
 
 // The functions recall and get-context rank with take the user to search as an argument, and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -11,24 +12,40 @@ import (
 	"github.com/agentmem/agentmem/shared/store"
 )
 
-// messageWordsDriftSQL counts the rows in which agentmem.message_words differs from the counts
-// of the stored messages (per scope and lexeme; the empty lexeme their number and total length).
+// messageWordsDriftSQL counts the rows in which the word counts (agentmem.message_words, plus
+// the counts of the messages still pending in agentmem.message_words_pending) differ from the
+// counts of the stored messages (per scope and lexeme; the empty lexeme their number and total
+// length), and the pending rows that name no message.
 const messageWordsDriftSQL = `with recount as (
   select m.user_id, m.tenant_id, m.agent, u.lexeme, count(*) as docs, 0::bigint as length
   from agentmem.messages m, unnest(m.fts) u group by 1, 2, 3, 4
   union all
   select m.user_id, m.tenant_id, m.agent, '', count(*), sum(length(m.fts))
   from agentmem.messages m group by 1, 2, 3
+),
+pending as (
+  select m.user_id, m.tenant_id, m.agent, m.fts from agentmem.message_words_pending p
+  join agentmem.messages m on (m.session_id, m.seq, m.user_id, m.tenant_id, m.agent) = (p.session_id, p.seq, p.user_id, p.tenant_id, p.agent)
+),
+counts as (
+  select user_id, tenant_id, agent, lexeme, sum(docs) as docs, sum(length) as length from (
+    select user_id, tenant_id, agent, lexeme, docs, length from agentmem.message_words
+    union all
+    select p.user_id, p.tenant_id, p.agent, u.lexeme, 1, 0 from pending p, unnest(p.fts) u
+    union all
+    select p.user_id, p.tenant_id, p.agent, '', 1, length(p.fts) from pending p) c
+  group by 1, 2, 3, 4
 )
-select count(*) from (
-  (select user_id, tenant_id, agent, lexeme, docs, length from agentmem.message_words
-   except all select * from recount)
+select (select count(*) from (
+  (select * from counts except all select * from recount)
   union all
-  (select * from recount
-   except all select user_id, tenant_id, agent, lexeme, docs, length from agentmem.message_words)) d`
+  (select * from recount except all select * from counts)) d)
+  + (select count(*) from agentmem.message_words_pending p
+     where not exists (select 1 from agentmem.messages m where m.session_id = p.session_id and m.seq = p.seq))`
 
 // The word counts BM25 reads follow the messages as they are committed, deleted one by one,
-// cleared, deleted with their session, swept and erased, and an erased user leaves none.
+// cleared, deleted with their session, swept and erased, and an erased user leaves none; the
+// sweep counts the pending messages.
 func TestMessageWordsFollowTheMessages(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{})
@@ -84,10 +101,17 @@ func TestMessageWordsFollowTheMessages(t *testing.T) {
 	if _, err := e.conn.Exec(ctx, `update agentmem.messages set expires_at = now() - interval '1 second' where session_id = $1`, sessions[1]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.st.Sweep(ctx, store.SweepParams{BatchSize: 100}); err != nil {
+	if _, err := e.st.Sweep(ctx, store.SweepParams{BatchSize: 100, Deadline: time.Now().Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	drift("a sweep")
+	var pending int
+	if err := e.conn.QueryRow(ctx, `select count(*) from agentmem.message_words_pending`).Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 0 {
+		t.Fatalf("after a sweep, %d messages are still pending", pending)
+	}
 	if words(other) == 0 {
 		t.Fatal("the other user's words are not counted")
 	}
@@ -190,5 +214,110 @@ func TestMessageBM25PruningKeepsTheExactAnswer(t *testing.T) {
 	}
 	if scored == 0 || scored >= john {
 		t.Errorf("the rare word's messages and their neighbours: %d scored of %d that hold john", scored, john)
+	}
+}
+
+// A commit counts nothing itself: its messages wait in agentmem.message_words_pending until their
+// scope holds the threshold's number, when a commit counts them all; BM25 reads the pending
+// messages as if they were counted, so its answer is the same before and after a count, and
+// deletes of counted and pending messages alike keep the counts exact.
+func TestMessageWordsAreCountedInBatches(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	sc := memory.Scope{UserID: "user_2fold", Agent: "chat"}
+	drift := func(step string) {
+		t.Helper()
+		var n int
+		if err := e.conn.QueryRow(ctx, messageWordsDriftSQL).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Fatalf("after %s: %d word counts differ from the stored messages'", step, n)
+		}
+	}
+	counts := func() (pending, words int) {
+		t.Helper()
+		if err := e.conn.QueryRow(ctx, `select (select count(*) from agentmem.message_words_pending where user_id = $1),
+			(select count(*) from agentmem.message_words where user_id = $1)`, sc.UserID).Scan(&pending, &words); err != nil {
+			t.Fatal(err)
+		}
+		return pending, words
+	}
+	var threshold int
+	if err := e.conn.QueryRow(ctx, `select agentmem.fold_threshold()`).Scan(&threshold); err != nil {
+		t.Fatal(err)
+	}
+	topics := []string{"budget", "garden", "violin", "harbour", "chess", "tomato", "glacier", "lantern"}
+	session := uuid.New()
+	turn := func(i int) {
+		commitMessages(t, e.st, sc, session, []memory.NewMessage{
+			msg(memory.RoleUser, fmt.Sprintf("Tell me about the %s and the %s, question %d", topics[i%len(topics)], topics[(i*3+1)%len(topics)], i)),
+			msg(memory.RoleAssistant, fmt.Sprintf("The %s came first; note %d", topics[(i+5)%len(topics)], i)),
+		})
+	}
+	for i := 0; i < 10; i++ {
+		turn(i)
+	}
+	if pending, words := counts(); pending != 20 || words != 0 {
+		t.Fatalf("after 10 turns: %d pending messages and %d word counts, want 20 and none", pending, words)
+	}
+	drift("10 turns")
+	ask := func() []memory.Hit {
+		t.Helper()
+		hits, err := e.st.Recall(ctx, store.RecallParams{Scope: sc, Source: memory.SourceMessages, Query: "budget violin chess", K: 10, Mode: memory.ModeText})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 0 {
+			t.Fatal("recall found nothing")
+		}
+		return hits
+	}
+	before := ask()
+	if _, err := e.st.Sweep(ctx, store.SweepParams{BatchSize: 7, Deadline: time.Now().Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if pending, words := counts(); pending != 0 || words == 0 {
+		t.Fatalf("after a sweep: %d pending messages and %d word counts, want none pending", pending, words)
+	}
+	drift("a sweep")
+	after := ask()
+	if len(after) != len(before) {
+		t.Fatalf("recall gave %d hits with pending messages and %d with them counted", len(before), len(after))
+	}
+	for i := range before {
+		if before[i].ID != after[i].ID || before[i].Score != after[i].Score {
+			t.Errorf("hit %d: %s %.9f with pending messages, %s %.9f with them counted", i, before[i].ID, before[i].Score, after[i].ID, after[i].Score)
+		}
+	}
+	// Past the threshold, a commit counts its scope's pending messages itself.
+	for i := 10; i < 10+threshold; i++ {
+		turn(i)
+	}
+	if pending, _ := counts(); pending >= threshold {
+		t.Fatalf("after %d more turns, %d messages are pending, want fewer than %d", threshold, pending, threshold)
+	}
+	drift("commits past the threshold")
+	// Delete messages both counted and pending.
+	var counted, waiting string
+	if err := e.conn.QueryRow(ctx, `select
+		(select id from agentmem.messages m where m.session_id = $1 and not exists (select 1 from agentmem.message_words_pending p where p.session_id = m.session_id and p.seq = m.seq) order by seq limit 1),
+		(select id from agentmem.messages m where m.session_id = $1 and exists (select 1 from agentmem.message_words_pending p where p.session_id = m.session_id and p.seq = m.seq) order by seq desc limit 1)`,
+		session).Scan(&counted, &waiting); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{counted, waiting} {
+		if err := e.st.DeleteMessage(ctx, sc, session, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drift("a counted and a pending message deleted")
+	if err := e.st.DeleteSession(ctx, sc, session); err != nil {
+		t.Fatal(err)
+	}
+	drift("the session deleted")
+	if pending, words := counts(); pending != 0 || words != 0 {
+		t.Errorf("after the session's deletion: %d pending messages and %d word counts remain", pending, words)
 	}
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // clientHidden are the tables a Supabase client (role authenticated) may not even read.
-var clientHidden = map[string]bool{"idempotency_keys": true, "jobs": true, "message_words": true}
+var clientHidden = map[string]bool{"idempotency_keys": true, "jobs": true, "message_words": true, "message_words_pending": true}
 
 // callerInsertOnly are the tables the functions' role (store.CallerRole) may only insert into,
 // rows of the caller's own: the outbox's jobs, written by a user's change in its transaction
@@ -76,6 +76,8 @@ var rlsFixtures = map[string]string{
 		select s.id, $1, $2, 'default', 'a summary', 1, 'summarise.v1', 'test' from s`,
 	"message_words": `insert into agentmem.message_words (tenant_id, user_id, agent, lexeme, docs)
 		values ($1, $2, 'rls-' || gen_random_uuid(), 'word', 1)`,
+	"message_words_pending": `insert into agentmem.message_words_pending (tenant_id, user_id, agent, session_id, seq)
+		values ($1, $2, 'rls-' || gen_random_uuid(), gen_random_uuid(), 1)`,
 }
 
 // rlsIntoOwnSession write a row for ($1, $2) that hangs off a session the caller can see, so

@@ -131,5 +131,26 @@ func (s *Store) Sweep(ctx context.Context, p SweepParams) (memory.SweepResult, e
 			}
 		}
 	}
-	return res, nil
+	return res, s.foldMessageWords(ctx, p)
+}
+
+// foldMessageWords counts the messages not yet counted for BM25 (those of scopes that hold
+// fewer than the threshold at which a commit counts them), in batches, until none is left or
+// the deadline passes.
+func (s *Store) foldMessageWords(ctx context.Context, p SweepParams) error {
+	for time.Now().Before(p.Deadline) {
+		var folded int
+		err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+			b.Queue("select agentmem.fold_message_words(null, null, null, $1)", p.BatchSize).QueryRow(func(row pgx.Row) error {
+				return row.Scan(&folded)
+			})
+		})
+		if err != nil {
+			return fmt.Errorf("count message words: %w", err)
+		}
+		if folded < p.BatchSize {
+			return nil
+		}
+	}
+	return nil
 }
