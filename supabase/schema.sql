@@ -190,7 +190,7 @@ create table agentmem.message_words (
   lexeme text not null,
   docs bigint not null,
   length bigint default 0 not null,
-  constraint message_words_pkey PRIMARY KEY (user_id, tenant_id, agent, lexeme)
+  constraint message_words_pkey PRIMARY KEY (user_id, tenant_id, lexeme, agent)
 );
 alter table agentmem.message_words enable row level security;
 create policy caller_owner on agentmem.message_words as permissive for select to agentmem_caller
@@ -1166,9 +1166,7 @@ begin
   return query
     with
     cand as materialized (
-      select m.session_id, m.seq from agentmem.messages m
-      where m.user_id = p_user_id and m.tenant_id = p_tenant_id and (p_agent = '' or m.agent = p_agent)
-        and m.expires_at > pg_catalog.now() and m.fts operator(pg_catalog.@@) q_cand
+      select w.session_id, w.seq from agentmem.message_word_matches(p_user_id, p_tenant_id, p_agent, q_cand) w
     ),
     near as (
       select c.session_id, c.seq + d.d as seq, pg_catalog.min(pg_catalog.abs(d.d)) as dist
@@ -1292,6 +1290,21 @@ end
 $function$;
 grant execute on function agentmem.message_scope_is_small(text,text,integer) to agentmem_caller;
 grant execute on function agentmem.message_scope_is_small(text,text,integer) to service_role;
+
+-- Function agentmem.message_word_matches(text,text,text,tsquery)
+CREATE OR REPLACE FUNCTION agentmem.message_word_matches(p_user_id text, p_tenant_id text, p_agent text, q tsquery)
+ RETURNS TABLE(session_id uuid, seq bigint)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select m.session_id, m.seq from agentmem.messages m
+  where p_user_id = agentmem.current_user_id() and p_tenant_id = agentmem.current_tenant()
+    and m.user_id = p_user_id and m.tenant_id = p_tenant_id and (p_agent = '' or m.agent = p_agent)
+    and m.expires_at > pg_catalog.now() and m.fts operator(pg_catalog.@@) q
+$function$;
+grant execute on function agentmem.message_word_matches(text,text,text,tsquery) to agentmem_caller;
+grant execute on function agentmem.message_word_matches(text,text,text,tsquery) to service_role;
 
 -- Function agentmem.query_terms(text)
 CREATE OR REPLACE FUNCTION agentmem.query_terms(query text)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
@@ -95,8 +96,11 @@ func TestRecallTextRanksByBM25(t *testing.T) {
 	for _, exact := range []bool{true, false} {
 		var n int
 		var top float64
-		if err := e.conn.QueryRow(ctx, `select count(*), max(score) from agentmem.message_bm25_hits($1, '', 'chat', '{}', '', '', null, null,
-			agentmem.query_terms('Does John play the clarinet?'), 10, $2, 0)`, user, exact).Scan(&n, &top); err != nil {
+		err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": user.String()}, func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, `select count(*), max(score) from agentmem.message_bm25_hits($1, '', 'chat', '{}', '', '', null, null,
+			agentmem.query_terms('Does John play the clarinet?'), 10, $2, 0)`, user, exact).Scan(&n, &top)
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		if n != 5 || math.Abs(top-hits[0].Score) > 1e-9 {

@@ -361,6 +361,9 @@ var definerFunctions = []string{
 	"agentmem.truncate_message_words()",
 	// The sweep and the triggers count the pending messages of any scope into those counts.
 	"agentmem.fold_message_words(text,text,text,integer)",
+	// Row-level security keeps the full-text index from serving a search; the function checks
+	// the scope is the caller's own and answers only which messages match.
+	"agentmem.message_word_matches(text,text,text,tsquery)",
 }
 
 // The functions recall and get-context rank with take the user to search as an argument, and

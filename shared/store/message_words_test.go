@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
@@ -164,23 +165,27 @@ func TestMessageBM25PruningKeepsTheExactAnswer(t *testing.T) {
 	  agentmem.query_terms($2), $3, false, $5)`
 	const full = `select h.session_id::text || '/' || h.seq, h.score, h.relevance from agentmem.message_bm25_hits($1, '', 'chat', '{}', $4, '', null, null,
 	    agentmem.query_terms($2), 100000, false, $5) h order by h.score desc, h.session_id, h.seq limit $3`
+	// Asked as the functions ask it: in the functions' role with the user's claims.
 	answer := func(sql, query, speaker string, n int, follow float64) []string {
 		t.Helper()
-		rows, err := e.conn.Query(ctx, sql, sc.UserID, query, n, speaker, follow)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
 		var out []string
-		for rows.Next() {
-			var key string
-			var score, rel float64
-			if err := rows.Scan(&key, &score, &rel); err != nil {
-				t.Fatal(err)
+		err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": sc.UserID}, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, sql, sc.UserID, query, n, speaker, follow)
+			if err != nil {
+				return err
 			}
-			out = append(out, fmt.Sprintf("%s %.12f %.12f", key, score, rel))
-		}
-		if err := rows.Err(); err != nil {
+			defer rows.Close()
+			for rows.Next() {
+				var key string
+				var score, rel float64
+				if err := rows.Scan(&key, &score, &rel); err != nil {
+					return err
+				}
+				out = append(out, fmt.Sprintf("%s %.12f %.12f", key, score, rel))
+			}
+			return rows.Err()
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		return out
@@ -206,10 +211,13 @@ func TestMessageBM25PruningKeepsTheExactAnswer(t *testing.T) {
 	if err := e.conn.QueryRow(ctx, `select count(*) from agentmem.messages where user_id = $1 and fts @@ 'john'::tsquery`, sc.UserID).Scan(&john); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.conn.QueryRow(ctx, `select count(*) from agentmem.message_bm25_scored($1, '', 'chat', '{}', '', '', null, null,
+	err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": sc.UserID}, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `select count(*) from agentmem.message_bm25_scored($1, '', 'chat', '{}', '', '', null, null,
 		agentmem.terms_query(agentmem.query_terms('Did John buy a clarinet?')), 'clarinet'::tsquery, 2,
 		array['buy', 'clarinet', 'john']::tsquery[], array['buy:A', 'clarinet:A', 'john:A']::tsquery[], array[1, 1, 1]::float8[], 5, 1, 100000, 0.5)`,
-		sc.UserID).Scan(&scored); err != nil {
+			sc.UserID).Scan(&scored)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if scored == 0 || scored >= john {
@@ -319,5 +327,48 @@ func TestMessageWordsAreCountedInBatches(t *testing.T) {
 	drift("the session deleted")
 	if pending, words := counts(); pending != 0 || words != 0 {
 		t.Errorf("after the session's deletion: %d pending messages and %d word counts remain", pending, words)
+	}
+}
+
+// agentmem.message_word_matches runs with its owner's rights so that the full-text index can
+// serve it: it answers a scope's matches to the caller of that scope only, never to a caller
+// with another user's or tenant's claims, and a client role may not call it at all.
+func TestMessageWordMatchesAnswerTheCallersOwnScope(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	victim := memory.Scope{UserID: "auth0|victim", TenantID: "acme", Agent: "chat"}
+	commitMessages(t, e.st, victim, uuid.New(), []memory.NewMessage{msg(memory.RoleUser, "My locker code is in the blue notebook")})
+	matches := func(role string, claims map[string]any) (int, error) {
+		var n int
+		err := asRole(t, e.conn, role, claims, func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, `select count(*) from agentmem.message_word_matches($1, $2, '', 'notebook'::tsquery)`,
+				victim.UserID, victim.TenantID).Scan(&n)
+		})
+		return n, err
+	}
+	acme := map[string]any{"tenant_id": "acme"}
+	for _, c := range []struct {
+		name   string
+		claims map[string]any
+		want   int
+	}{
+		{"the victim", map[string]any{"role": "authenticated", "sub": victim.UserID, "app_metadata": acme}, 1},
+		{"another user of the tenant", map[string]any{"role": "authenticated", "sub": "user_2attacker", "app_metadata": acme}, 0},
+		{"the victim's id in another tenant", map[string]any{"role": "authenticated", "sub": victim.UserID, "app_metadata": map[string]any{"tenant_id": "evil"}}, 0},
+		{"no claims", nil, 0},
+	} {
+		n, err := matches(store.CallerRole, c.claims)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if n != c.want {
+			t.Errorf("%s: %d matches, want %d", c.name, n, c.want)
+		}
+	}
+	for _, role := range []string{"anon", "authenticated"} {
+		if _, err := matches(role, map[string]any{"role": role, "sub": victim.UserID, "app_metadata": acme}); err == nil {
+			t.Errorf("%s may call agentmem.message_word_matches", role)
+		}
 	}
 }
