@@ -1054,60 +1054,8 @@ begin
   if q is null or n < 1 then
     return;
   end if;
-  -- the scope's counted messages, less those expired and not yet swept, plus those not yet
-  -- counted (agentmem.message_words_pending) and unexpired
-  with expired as (
-    select m.fts from agentmem.sessions s
-      join agentmem.messages m on m.session_id = s.id
-    where s.user_id = p_user_id and s.tenant_id = p_tenant_id
-      and m.user_id = p_user_id and m.tenant_id = p_tenant_id
-      and (p_agent = '' or m.agent = p_agent)
-      and m.expires_at <= pg_catalog.now()
-      and not exists (select 1 from agentmem.message_words_pending p
-                      where p.user_id = m.user_id and p.tenant_id = m.tenant_id and p.agent = m.agent
-                        and p.session_id = m.session_id and p.seq = m.seq)
-  ),
-  fresh as (
-    select m.fts from agentmem.message_words_pending p
-      join agentmem.messages m on m.session_id = p.session_id and m.seq = p.seq
-    where p.user_id = p_user_id and p.tenant_id = p_tenant_id and (p_agent = '' or p.agent = p_agent)
-      and m.user_id = p_user_id and m.tenant_id = p_tenant_id
-      and m.expires_at > pg_catalog.now()
-  ),
-  counted as (
-    select w.lexeme, w.docs, w.length
-    from agentmem.message_words w
-    where w.user_id = p_user_id and w.tenant_id = p_tenant_id and (p_agent = '' or w.agent = p_agent)
-      and w.lexeme = any (terms operator(pg_catalog.||) ''::text)
-    union all
-    select u.lexeme, pg_catalog.count(*), 0 from fresh f, pg_catalog.unnest(f.fts) u
-    where u.lexeme = any (terms) group by u.lexeme
-    union all
-    select '', pg_catalog.count(*), coalesce(pg_catalog.sum(pg_catalog.length(f.fts)), 0) from fresh f
-  ),
-  stored as (
-    select c.lexeme, pg_catalog.sum(c.docs) as docs, pg_catalog.sum(c.length) as length
-    from counted c group by c.lexeme
-  ),
-  gone as (
-    select u.lexeme, pg_catalog.count(*) as docs from expired e, pg_catalog.unnest(e.fts) u
-    where u.lexeme = any (terms) group by u.lexeme
-    union all
-    select '', pg_catalog.count(*) from expired e
-  ),
-  gone_length as (select coalesce(pg_catalog.sum(pg_catalog.length(e.fts)), 0) as length from expired e)
-  select (coalesce(st.docs, 0) - coalesce(g.docs, 0))::float8,
-         case when coalesce(st.docs, 0) - coalesce(g.docs, 0) > 0
-              then greatest((coalesce(st.length, 0) - gl.length)::numeric / (coalesce(st.docs, 0) - coalesce(g.docs, 0))::numeric, 1)::float8 end,
-         array(select (coalesce(s2.docs, 0) - coalesce(g2.docs, 0))::float8
-               from pg_catalog.unnest(terms) with ordinality t(lexeme, k)
-                 left join stored s2 on s2.lexeme = t.lexeme left join gone g2 on g2.lexeme = t.lexeme
-               order by t.k)
-  into docs, avgdl, dfs
-  from (select 1) one
-    left join stored st on st.lexeme = ''
-    left join gone g on g.lexeme = ''
-    cross join gone_length gl;
+  select s.docs, s.avgdl, s.dfs into docs, avgdl, dfs
+  from agentmem.message_word_stats(p_user_id, p_tenant_id, p_agent, terms) s;
   if docs is null or docs <= 0 then
     return;
   end if;
@@ -1305,6 +1253,74 @@ AS $function$
 $function$;
 grant execute on function agentmem.message_word_matches(text,text,text,tsquery) to agentmem_caller;
 grant execute on function agentmem.message_word_matches(text,text,text,tsquery) to service_role;
+
+-- Function agentmem.message_word_stats(text,text,text,text[])
+CREATE OR REPLACE FUNCTION agentmem.message_word_stats(p_user_id text, p_tenant_id text, p_agent text, terms text[], OUT docs double precision, OUT avgdl double precision, OUT dfs double precision[])
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+begin
+  -- the scope's counted messages, less those expired and not yet swept, plus those not yet
+  -- counted (agentmem.message_words_pending) and unexpired
+  with expired as (
+    select m.fts from agentmem.sessions s
+      join agentmem.messages m on m.session_id = s.id
+    where s.user_id = p_user_id and s.tenant_id = p_tenant_id
+      and m.user_id = p_user_id and m.tenant_id = p_tenant_id
+      and (p_agent = '' or m.agent = p_agent)
+      and m.expires_at <= pg_catalog.now()
+      and not exists (select 1 from agentmem.message_words_pending p
+                      where p.user_id = m.user_id and p.tenant_id = m.tenant_id and p.agent = m.agent
+                        and p.session_id = m.session_id and p.seq = m.seq)
+  ),
+  fresh as (
+    select m.fts from agentmem.message_words_pending p
+      join agentmem.messages m on m.session_id = p.session_id and m.seq = p.seq
+    where p.user_id = p_user_id and p.tenant_id = p_tenant_id and (p_agent = '' or p.agent = p_agent)
+      and m.user_id = p_user_id and m.tenant_id = p_tenant_id
+      and m.expires_at > pg_catalog.now()
+  ),
+  counted as (
+    select w.lexeme, w.docs, w.length
+    from agentmem.message_words w
+    where w.user_id = p_user_id and w.tenant_id = p_tenant_id and (p_agent = '' or w.agent = p_agent)
+      and w.lexeme = any (terms operator(pg_catalog.||) ''::text)
+    union all
+    select u.lexeme, pg_catalog.count(*), 0 from fresh f, pg_catalog.unnest(f.fts) u
+    where u.lexeme = any (terms) group by u.lexeme
+    union all
+    select '', pg_catalog.count(*), coalesce(pg_catalog.sum(pg_catalog.length(f.fts)), 0) from fresh f
+  ),
+  stored as (
+    select c.lexeme, pg_catalog.sum(c.docs) as docs, pg_catalog.sum(c.length) as length
+    from counted c group by c.lexeme
+  ),
+  gone as (
+    select u.lexeme, pg_catalog.count(*) as docs from expired e, pg_catalog.unnest(e.fts) u
+    where u.lexeme = any (terms) group by u.lexeme
+    union all
+    select '', pg_catalog.count(*) from expired e
+  ),
+  gone_length as (select coalesce(pg_catalog.sum(pg_catalog.length(e.fts)), 0) as length from expired e)
+  select (coalesce(st.docs, 0) - coalesce(g.docs, 0))::float8,
+         case when coalesce(st.docs, 0) - coalesce(g.docs, 0) > 0
+              then greatest((coalesce(st.length, 0) - gl.length)::numeric / (coalesce(st.docs, 0) - coalesce(g.docs, 0))::numeric, 1)::float8 end,
+         array(select (coalesce(s2.docs, 0) - coalesce(g2.docs, 0))::float8
+               from pg_catalog.unnest(terms) with ordinality t(lexeme, k)
+                 left join stored s2 on s2.lexeme = t.lexeme left join gone g2 on g2.lexeme = t.lexeme
+               order by t.k)
+  into docs, avgdl, dfs
+  from (select 1) one
+    left join stored st on st.lexeme = ''
+    left join gone g on g.lexeme = ''
+    cross join gone_length gl;
+end
+$function$;
+grant execute on function agentmem.message_word_stats(text,text,text,text[]) to agentmem_caller;
+grant execute on function agentmem.message_word_stats(text,text,text,text[]) to service_role;
 
 -- Function agentmem.query_terms(text)
 CREATE OR REPLACE FUNCTION agentmem.query_terms(query text)
