@@ -192,6 +192,7 @@ create table agentmem.message_words (
   length bigint default 0 not null,
   constraint message_words_pkey PRIMARY KEY (user_id, tenant_id, lexeme, agent)
 );
+alter table agentmem.message_words set (fillfactor=50);
 alter table agentmem.message_words enable row level security;
 create policy caller_owner on agentmem.message_words as permissive for select to agentmem_caller
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
