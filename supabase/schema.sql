@@ -576,7 +576,8 @@ CREATE OR REPLACE FUNCTION agentmem.embedding_index_statements(model text, dims 
 AS $function$
   select pg_catalog.format(
     'create index %s if not exists %I on agentmem.%I using hnsw ((embedding::extensions.vector(%s)) '
-    'extensions.vector_cosine_ops) where embedding_model = %L and embedding_dims = %s',
+    'extensions.vector_cosine_ops) with (m = 16, ef_construction = 200) '
+    'where embedding_model = %L and embedding_dims = %s',
     case when build_concurrently then 'concurrently' else '' end,
     t || '_embedding_' || pg_catalog.left(pg_catalog.md5(model || '/' || dims), 12) || '_idx',
     t, dims, model, dims)
@@ -806,7 +807,7 @@ begin
     return;
   end if;
   perform pg_catalog.set_config('hnsw.iterative_scan', 'relaxed_order', true);
-  perform pg_catalog.set_config('hnsw.ef_search', greatest(n, 40)::text, true);
+  perform pg_catalog.set_config('hnsw.ef_search', greatest(n, 100)::text, true);
   return query execute pg_catalog.format($q$
     with near as materialized (
       select k.id,
@@ -970,7 +971,7 @@ begin
     return;
   end if;
   perform pg_catalog.set_config('hnsw.iterative_scan', 'relaxed_order', true);
-  perform pg_catalog.set_config('hnsw.ef_search', greatest(n, 40)::text, true);
+  perform pg_catalog.set_config('hnsw.ef_search', greatest(n, 100)::text, true);
   return query execute pg_catalog.format($q$
     with near as materialized (
       select m.id,
@@ -1195,7 +1196,7 @@ begin
     return;
   end if;
   perform pg_catalog.set_config('hnsw.iterative_scan', 'relaxed_order', true);
-  perform pg_catalog.set_config('hnsw.ef_search', greatest(n, 40)::text, true);
+  perform pg_catalog.set_config('hnsw.ef_search', greatest(n, 100)::text, true);
   return query execute pg_catalog.format($q$
     with near as materialized (
       select m.session_id, m.seq,
