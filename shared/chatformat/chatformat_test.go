@@ -327,18 +327,18 @@ func TestLangChain(t *testing.T) {
 	got := chatformat.LangChain(in.list)
 	id := func(i int) string { return in.list[i].ID }
 	jsonEq(t, "langchain", got, `[
-	 {"type":"system","data":{"content":"sys","additional_kwargs":{},"response_metadata":{},"type":"system","id":"`+id(0)+`"}},
+	 {"type":"system","data":{"content":"sys","additional_kwargs":{},"response_metadata":{},"type":"system","name":null,"id":"`+id(0)+`"}},
 	 {"type":"human","data":{"content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"`+png+`"}}],
 	   "additional_kwargs":{},"response_metadata":{"client":"web"},"type":"human","name":"Ada","id":"`+id(1)+`"}},
 	 {"type":"ai","data":{"content":"","additional_kwargs":{"tool_calls":[
 	     {"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\": 1}"}},
 	     {"id":"c2","type":"function","function":{"name":"g","arguments":"oops"}}]},
-	   "response_metadata":{},"type":"ai","id":"`+id(2)+`",
+	   "response_metadata":{},"type":"ai","name":null,"id":"`+id(2)+`",
 	   "tool_calls":[{"name":"f","args":{"a":1},"id":"c1","type":"tool_call"}],
 	   "invalid_tool_calls":[{"name":"g","args":"oops","id":"c2","error":"arguments are not a JSON object","type":"invalid_tool_call"}]}},
-	 {"type":"tool","data":{"content":"one","additional_kwargs":{},"response_metadata":{},"type":"tool","id":"`+id(3)+`","tool_call_id":"c1"}},
-	 {"type":"tool","data":{"content":"two","additional_kwargs":{},"response_metadata":{},"type":"tool","id":"`+id(4)+`","tool_call_id":"c2"}},
-	 {"type":"ai","data":{"content":"done","additional_kwargs":{},"response_metadata":{},"type":"ai","id":"`+id(5)+`",
+	 {"type":"tool","data":{"content":"one","additional_kwargs":{},"response_metadata":{},"type":"tool","name":null,"id":"`+id(3)+`","tool_call_id":"c1"}},
+	 {"type":"tool","data":{"content":"two","additional_kwargs":{},"response_metadata":{},"type":"tool","name":null,"id":"`+id(4)+`","tool_call_id":"c2"}},
+	 {"type":"ai","data":{"content":"done","additional_kwargs":{},"response_metadata":{},"type":"ai","name":null,"id":"`+id(5)+`",
 	   "tool_calls":[],"invalid_tool_calls":[]}}]`)
 }
 

@@ -27,9 +27,9 @@ type LangChainData struct {
 	// ResponseMetadata is the message's metadata, {} when it has none.
 	ResponseMetadata json.RawMessage `json:"response_metadata"`
 	Type             string          `json:"type"`
-	// Name is the message's name, absent when it has none (as LangChain.js writes it;
-	// LangChain's Python reader takes an absent name as None).
-	Name *string `json:"name,omitempty"`
+	// Name is the message's name, null when it has none, as LangChain's messages_to_dict
+	// (Python) writes it; LangChain.js reads a null name as none.
+	Name *string `json:"name"`
 	// ID is the message's id.
 	ID string `json:"id"`
 	// ToolCalls and InvalidToolCalls are on ai messages only ([] when none).

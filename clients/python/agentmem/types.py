@@ -470,13 +470,13 @@ class _LangChainMessageDataRequired(TypedDict):
     additional_kwargs: LangChainMessageDataAdditionalKwargs
     response_metadata: Dict[str, Any]
     type: Literal['human', 'ai', 'system', 'tool']
+    name: Optional[str]
     id: str
 
 
 class LangChainMessageData(_LangChainMessageDataRequired, total=False):
     """LangChainMessageData: a schema of docs/openapi.yaml."""
 
-    name: str
     tool_calls: List[LangChainToolCall]
     invalid_tool_calls: List[LangChainInvalidToolCall]
     tool_call_id: str

@@ -95,7 +95,10 @@ export class AgentMemChatMessageHistory extends BaseListChatMessageHistory {
         if (this.#format === "langchain") {
             try {
                 const ctx = await this.client.getContext({ ...body, format: "langchain" }, this.#options.requestOptions);
-                return mapStoredMessagesToChatMessages(ctx.messages);
+                // The server writes a missing name as null (as Python's messages_to_dict does);
+                // LangChain.js leaves it out, and would keep a null as the message's name.
+                const stored = ctx.messages.map((m) => m.data.name === null ? { ...m, data: { ...m.data, name: undefined } } : m);
+                return mapStoredMessagesToChatMessages(stored);
             }
             catch (err) {
                 // A server before contract v1.1 knows no `langchain` format: map its raw messages here.

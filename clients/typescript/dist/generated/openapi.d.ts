@@ -220,8 +220,8 @@ export interface paths {
          *       `mapStoredMessagesToChatMessages` / `messages_from_dict` read them: `{type: human | ai
          *       | system | tool, data: {content, additional_kwargs, response_metadata, type, name,
          *       id, tool_calls, invalid_tool_calls, tool_call_id}}`. `content` is as committed;
-         *       `response_metadata` is the message's `metadata`; `id` the message id; `name` only
-         *       when the message has one. An `ai` message has `tool_calls` (`{name, args, id, type:
+         *       `response_metadata` is the message's `metadata`; `id` the message id; `name` the
+         *       message's name, null when it has none. An `ai` message has `tool_calls` (`{name, args, id, type:
          *       tool_call}`, `args` the arguments' JSON object, `{}` for empty arguments) and
          *       `invalid_tool_calls` (the calls whose arguments are not a JSON object, as LangChain's
          *       parser keeps them), and, when it has calls, the calls as the Chat Completions API
@@ -1627,6 +1627,7 @@ export interface components {
          *         },
          *         "response_metadata": {},
          *         "type": "ai",
+         *         "name": null,
          *         "id": "0b6f3c1e-6f0a-4a53-9a43-2f7c1b1d5e10",
          *         "tool_calls": [
          *           {
@@ -1656,8 +1657,8 @@ export interface components {
                 response_metadata: Record<string, unknown>;
                 /** @enum {string} */
                 type: "human" | "ai" | "system" | "tool";
-                /** @description Present only when the message has a name. */
-                name?: string;
+                /** @description The message's name, null when it has none (as `messages_to_dict` writes it). */
+                name: string | null;
                 id: string;
                 /** @description `ai` messages only. */
                 tool_calls?: components["schemas"]["LangChainToolCall"][];
