@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -16,6 +17,7 @@ type ctActive struct {
 	Created      bool   `json:"created"`
 	Matched      bool   `json:"matched"`
 	LastActiveAt string `json:"last_active_at"`
+	CreatedAt    string `json:"created_at"`
 }
 
 // ctSession calls active-session, requires status and checks the answer's shape.
@@ -23,11 +25,12 @@ func ctSession(t *testing.T, e *env, token string, body any, status int) ctActiv
 	t.Helper()
 	r := e.call(token, "active-session", body).must(t, status)
 	a := ctStrict[ctActive](t, r.raw)
-	ctKeys(t, "active-session", r.body, "session_id", "agent", "created", "matched", "last_active_at")
+	ctKeys(t, "active-session", r.body, "session_id", "agent", "created", "matched", "last_active_at", "created_at")
 	if _, err := uuid.Parse(a.SessionID); err != nil {
 		t.Errorf("session_id %q is not a UUID", a.SessionID)
 	}
 	ctUTC(t, "last_active_at", a.LastActiveAt)
+	ctUTC(t, "created_at", a.CreatedAt)
 	if a.Created != (status == http.StatusCreated) {
 		t.Errorf("created %v with status %d", a.Created, status)
 	}
@@ -95,6 +98,61 @@ func TestActiveSessionResolve(t *testing.T) {
 	next := ctSession(t, e, u.token, map[string]any{"session_id": first.SessionID}, http.StatusCreated)
 	if next.SessionID == first.SessionID || next.Matched {
 		t.Errorf("resolve returned the expired session: %+v", next)
+	}
+}
+
+// Seed 004's clock: every resolve and activation marks the active session active now, as every
+// commit does, and the answer says when the session was created.
+func TestActiveSessionClock(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	u := e.newUser("")
+	at := func(s string) time.Time {
+		t.Helper()
+		v, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	first := ctSession(t, e, u.token, map[string]any{}, http.StatusCreated)
+	if !at(first.CreatedAt).Equal(at(first.LastActiveAt)) {
+		t.Errorf("a new session: created_at %s, last_active_at %s", first.CreatedAt, first.LastActiveAt)
+	}
+	sid, _ := uuid.Parse(first.SessionID)
+	lastActive := func() time.Time {
+		return ctScalar[time.Time](t, e, `select last_active_at from agentmem.sessions where id = $1`, sid)
+	}
+	// An hour of quiet, then each way of touching the session brings its clock to now.
+	for _, touch := range []struct {
+		name string
+		do   func() (lastActiveAt, createdAt time.Time)
+	}{
+		{"a resolve", func() (time.Time, time.Time) {
+			a := ctSession(t, e, u.token, map[string]any{}, http.StatusOK)
+			return at(a.LastActiveAt), at(a.CreatedAt)
+		}},
+		{"an activation", func() (time.Time, time.Time) {
+			a := ctSession(t, e, u.token, map[string]any{"mode": "activate", "session_id": first.SessionID}, http.StatusOK)
+			return at(a.LastActiveAt), at(a.CreatedAt)
+		}},
+		{"a commit", func() (time.Time, time.Time) {
+			ctCommit(t, e, u.token, ctTurn(sid, ctMsg("user", "hello")))
+			return lastActive(), at(first.CreatedAt)
+		}},
+	} {
+		e.exec(`update agentmem.sessions set last_active_at = now() - interval '1 hour' where id = $1`, sid)
+		quiet := lastActive()
+		got, created := touch.do()
+		if !got.After(quiet.Add(59 * time.Minute)) {
+			t.Errorf("after %s, last_active_at %s, not an hour later than %s", touch.name, got, quiet)
+		}
+		if !created.Equal(at(first.CreatedAt)) {
+			t.Errorf("after %s, created_at %s, want %s", touch.name, created, first.CreatedAt)
+		}
+		if db := lastActive(); !db.Equal(got) {
+			t.Errorf("after %s, the answer says %s, the session %s", touch.name, got, db)
+		}
 	}
 }
 

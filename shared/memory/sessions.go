@@ -14,7 +14,10 @@ type ActiveSession struct {
 	Agent        string    `json:"agent"`
 	Created      bool      `json:"created"`
 	Matched      bool      `json:"matched"`
+	// LastActiveAt is refreshed by every resolve and commit; CreatedAt is when the session
+	// started.
 	LastActiveAt time.Time `json:"last_active_at"`
+	CreatedAt    time.Time `json:"created_at"`
 }
 
 // SessionSummary is one session of a listing.

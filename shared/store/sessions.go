@@ -56,22 +56,26 @@ func (s *Store) ActiveSession(ctx context.Context, p ActiveSessionParams) (memor
 	}
 	out.Agent = p.Scope.Agent
 	out.LastActiveAt = out.LastActiveAt.UTC()
+	out.CreatedAt = out.CreatedAt.UTC()
 	if p.SessionID != nil && *p.SessionID == out.SessionID {
 		out.Matched = true
 	}
 	return out, nil
 }
 
-const selectActive = `
-	select s.id, s.last_active_at
+// touchActive finds the scope's unexpired active session and marks it active now (a resolve is
+// activity, as an upsert of the session is).
+const touchActive = `
+	update agentmem.sessions s set last_active_at = now()
 	from agentmem.active_sessions a
-	join agentmem.sessions s on s.id = a.session_id
-	where a.user_id = $1 and a.tenant_id = $2 and a.agent = $3 and s.expires_at > now()`
+	where a.user_id = $1 and a.tenant_id = $2 and a.agent = $3
+	  and s.id = a.session_id and s.expires_at > now()
+	returning s.id, s.last_active_at, s.created_at`
 
 func resolve(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (memory.ActiveSession, error) {
 	sc := p.Scope
 	var out memory.ActiveSession
-	err := tx.QueryRow(ctx, selectActive, sc.UserID, sc.TenantID, sc.Agent).Scan(&out.SessionID, &out.LastActiveAt)
+	err := tx.QueryRow(ctx, touchActive, sc.UserID, sc.TenantID, sc.Agent).Scan(&out.SessionID, &out.LastActiveAt, &out.CreatedAt)
 	if err == nil {
 		return out, nil
 	}
@@ -83,7 +87,7 @@ func resolve(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (memory.Acti
 	if err := lockScope(ctx, tx, sc); err != nil {
 		return out, err
 	}
-	err = tx.QueryRow(ctx, selectActive, sc.UserID, sc.TenantID, sc.Agent).Scan(&out.SessionID, &out.LastActiveAt)
+	err = tx.QueryRow(ctx, touchActive, sc.UserID, sc.TenantID, sc.Agent).Scan(&out.SessionID, &out.LastActiveAt, &out.CreatedAt)
 	if err == nil {
 		return out, nil
 	}
@@ -107,7 +111,7 @@ func createActive(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID,
 	err := tx.QueryRow(ctx, `
 		insert into agentmem.sessions (id, tenant_id, user_id, agent, expires_at)
 		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8))
-		returning last_active_at`, id, sc.TenantID, sc.UserID, sc.Agent, ttl.Seconds()).Scan(&out.LastActiveAt)
+		returning last_active_at, created_at`, id, sc.TenantID, sc.UserID, sc.Agent, ttl.Seconds()).Scan(&out.LastActiveAt, &out.CreatedAt)
 	if err != nil {
 		return out, fmt.Errorf("insert session: %w", err)
 	}
@@ -142,10 +146,10 @@ func activate(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (memory.Act
 		insert into agentmem.sessions as s (id, tenant_id, user_id, agent, expires_at)
 		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8))
 		on conflict (id) do update
-		  set expires_at = greatest(s.expires_at, excluded.expires_at)
+		  set expires_at = greatest(s.expires_at, excluded.expires_at), last_active_at = now()
 		  where s.agent = excluded.agent
-		returning xmax = 0, last_active_at`,
-		id, sc.TenantID, sc.UserID, sc.Agent, p.TTL.Seconds()).Scan(&out.Created, &out.LastActiveAt)
+		returning xmax = 0, last_active_at, created_at`,
+		id, sc.TenantID, sc.UserID, sc.Agent, p.TTL.Seconds()).Scan(&out.Created, &out.LastActiveAt, &out.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) || isRLSViolation(err) {
 		return out, apierror.New(apierror.NotFound, "session not found")
 	}

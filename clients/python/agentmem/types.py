@@ -76,6 +76,7 @@ class ActiveSession(TypedDict):
     created: bool
     matched: bool
     last_active_at: Timestamp
+    created_at: Timestamp
 
 
 class _CommitTurnRequestRequired(TypedDict):

@@ -1167,8 +1167,10 @@ export interface components {
             created: boolean;
             /** @description Whether the request's `session_id` is the session answered (always false without one). */
             matched: boolean;
-            /** @description When the session was created or last committed to. */
+            /** @description When the session was last active. Every resolve and activation (this request included) and every commit to it refreshes it. */
             last_active_at: components["schemas"]["Timestamp"];
+            /** @description When the session was created. */
+            created_at: components["schemas"]["Timestamp"];
         };
         CommitTurnRequest: {
             /** @description The session, chosen by the client; created on first commit. */
