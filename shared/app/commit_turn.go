@@ -27,6 +27,9 @@ type CommitTurnInput struct {
 	// Extract, when false, opts the turn out of fact extraction; default true (extraction
 	// still runs only where the deployment enables it).
 	Extract *bool `json:"extract"`
+	// AnswersOnly, when true, stores only the turn's answers (memory.NewAnswersOnly): no tool
+	// messages and no tool calls. The whole turn is still validated.
+	AnswersOnly *bool `json:"answers_only"`
 	// Idempotency is the request's Idempotency-Key, nil without one.
 	Idempotency *IdempotencyKey `json:"-"`
 }
@@ -121,6 +124,9 @@ func (a *App) CommitTurn(ctx context.Context, pr auth.Principal, req CommitTurnI
 	p.Idempotency = idempotencyOf(&f, pr, "commit-turn", req.Idempotency)
 	if err := f.Err(); err != nil {
 		return CommitTurnOutput{}, err
+	}
+	if req.AnswersOnly != nil && *req.AnswersOnly {
+		p.Messages = memory.NewAnswersOnly(p.Messages)
 	}
 	if p.Idempotency != nil && len(p.Memories) > 0 {
 		// A retry is answered from the record before anything is embedded again.

@@ -1177,3 +1177,62 @@ func TestMessageIDsOfAnyFramework(t *testing.T) {
 		t.Errorf("an id of 255 characters answered %q", r.Messages[0].ID)
 	}
 }
+
+// Seed 003's answers-only saving: with answers_only, a commit stores the turn's system, user and
+// assistant text only: no tool messages, no tool calls, no assistant message left without text.
+// The whole turn is still validated, a retry stores nothing twice, and a turn of tool work alone
+// stores nothing.
+func TestCommitTurnAnswersOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	u := e.newUser("")
+	sid := uuid.New()
+	turn := func(msgs ...map[string]any) map[string]any {
+		b := ctTurn(sid, msgs...)
+		b["answers_only"] = true
+		return b
+	}
+	withCall := ctMsg("assistant", "Let me look that up.", "id", "lc_run--3", "tool_calls", []any{ctToolCall("c2", "lookup", `{}`)})
+	body := turn(ctMsg("system", "Be brief.", "id", "sys"), ctMsg("user", "Weather in Lisbon?", "id", "run-1"),
+		ctCalls("c1"), ctResult("c1"), withCall, ctResult("c2"), ctMsg("assistant", "Sunny, 24 C.", "id", "run-2"))
+	r := ctCommit(t, e, u.token, body)
+	if len(r.Messages) != 4 {
+		t.Fatalf("%d messages answered, want the 4 kept: %+v", len(r.Messages), r.Messages)
+	}
+	// stored is the session's messages: role, content and whether it has tool calls.
+	stored := func() string {
+		t.Helper()
+		return ctScalar[string](t, e, `select coalesce(json_agg(json_build_array(role, content, tool_calls is not null) order by seq), '[]')::text
+			from agentmem.messages where session_id = $1`, sid)
+	}
+	want := `[["system", "Be brief.", false], ["user", "Weather in Lisbon?", false], ["assistant", "Let me look that up.", false], ["assistant", "Sunny, 24 C.", false]]`
+	if got := stored(); got != want {
+		t.Errorf("stored %s, want %s", got, want)
+	}
+	// The same state saved again (as a graph saves its whole state each run, every message with
+	// its id): nothing new.
+	again := ctCommit(t, e, u.token, body)
+	if got := stored(); got != want || again.Messages[1].Seq != r.Messages[1].Seq {
+		t.Errorf("after the same turn again: stored %s, run-1 at %d then %d", got, r.Messages[1].Seq, again.Messages[1].Seq)
+	}
+	// A tool result without its call's id is refused as ever, and nothing is stored.
+	bad := turn(ctMsg("user", "and tomorrow?"), ctMsg("tool", "{}"))
+	e.call(u.token, "commit-turn", bad).must(t, http.StatusBadRequest)
+	if got := stored(); got != want {
+		t.Errorf("a refused turn changed the session: %s", got)
+	}
+	// A turn of tool work alone keeps nothing: the session is kept, no message is stored.
+	toolsOnly := ctCommit(t, e, u.token, turn(ctCalls("c9"), ctResult("c9")))
+	if len(toolsOnly.Messages) != 0 || stored() != want {
+		t.Errorf("a turn of tool work alone: answered %+v, stored %s", toolsOnly.Messages, stored())
+	}
+	// answers_only must be a boolean.
+	wrong := ctTurn(sid, ctMsg("user", "hi"))
+	wrong["answers_only"] = "yes"
+	e.call(u.token, "commit-turn", wrong).must(t, http.StatusBadRequest)
+	// Without it, tool work is stored as before.
+	ctCommit(t, e, u.token, ctTurn(sid, ctCalls("c3"), ctResult("c3")))
+	if n := e.count("messages", "session_id = $1", sid); n != 6 {
+		t.Errorf("a turn without answers_only left %d messages, want 6", n)
+	}
+}

@@ -109,14 +109,33 @@ func groupUnits(msgs []Message) []unit {
 func AnswersOnly(msgs []Message) []Message {
 	out := msgs[:0]
 	for _, m := range msgs {
-		switch {
-		case m.Role == RoleTool, m.Role == RoleAssistant && m.Content == "":
+		if !IsAnswer(m.Role, m.Content) {
 			continue
-		case len(m.ToolCalls) > 0:
+		}
+		if len(m.ToolCalls) > 0 {
 			m.ToolCalls = nil
 			m.Tokens = EstimateTokens(m.Content, m.Name, nil, m.ToolCallID)
 		}
 		out = append(out, m)
 	}
 	return out
+}
+
+// NewAnswersOnly is AnswersOnly for the messages of a turn to commit: the system, user and
+// assistant text of the turn, without tool messages and tool calls.
+func NewAnswersOnly(msgs []NewMessage) []NewMessage {
+	out := make([]NewMessage, 0, len(msgs))
+	for _, m := range msgs {
+		if IsAnswer(m.Role, m.Content) {
+			m.ToolCalls = nil
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// IsAnswer reports whether a message of role with text content is kept by answers-only: every
+// message but tool results and assistant messages without text (tool calls alone).
+func IsAnswer(role, content string) bool {
+	return role != RoleTool && !(role == RoleAssistant && content == "")
 }

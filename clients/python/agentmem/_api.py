@@ -808,6 +808,7 @@ class Functions:
         memories: Optional[List[MemoryIn]] = None,
         ttl_seconds: Optional[int] = None,
         extract: Optional[bool] = None,
+        answers_only: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         idempotency_key: Optional[str] = None,
@@ -825,6 +826,8 @@ class Functions:
             body['ttl_seconds'] = ttl_seconds
         if extract is not None:
             body['extract'] = extract
+        if answers_only is not None:
+            body['answers_only'] = answers_only
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -1827,6 +1830,7 @@ class AsyncFunctions:
         memories: Optional[List[MemoryIn]] = None,
         ttl_seconds: Optional[int] = None,
         extract: Optional[bool] = None,
+        answers_only: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         idempotency_key: Optional[str] = None,
@@ -1844,6 +1848,8 @@ class AsyncFunctions:
             body['ttl_seconds'] = ttl_seconds
         if extract is not None:
             body['extract'] = extract
+        if answers_only is not None:
+            body['answers_only'] = answers_only
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:

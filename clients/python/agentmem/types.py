@@ -91,6 +91,7 @@ class CommitTurnRequest(_CommitTurnRequestRequired, total=False):
     memories: List[MemoryIn]
     ttl_seconds: int
     extract: bool
+    answers_only: bool
     user_id: UserID
     tenant_id: TenantID
 

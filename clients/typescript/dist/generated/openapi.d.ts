@@ -1194,6 +1194,14 @@ export interface components {
              * @default true
              */
             extract?: boolean;
+            /**
+             * @description `true` stores only the turn's answers: its system, user and assistant text, leaving
+             *     out tool messages and the tool calls of assistant messages, and an assistant message
+             *     left without text. The whole turn is validated as without it. `messages` in the
+             *     answer lists the messages kept, in order; a turn of tool work alone keeps none.
+             * @default false
+             */
+            answers_only?: boolean;
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
