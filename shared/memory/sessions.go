@@ -10,10 +10,10 @@ import (
 // ActiveSession is the answer of the active-session function (the store's ActiveSession): the
 // scope's current session.
 type ActiveSession struct {
-	SessionID    uuid.UUID `json:"session_id"`
-	Agent        string    `json:"agent"`
-	Created      bool      `json:"created"`
-	Matched      bool      `json:"matched"`
+	SessionID uuid.UUID `json:"session_id"`
+	Agent     string    `json:"agent"`
+	Created   bool      `json:"created"`
+	Matched   bool      `json:"matched"`
 	// LastActiveAt is refreshed by every resolve and commit; CreatedAt is when the session
 	// started.
 	LastActiveAt time.Time `json:"last_active_at"`
