@@ -99,6 +99,8 @@ type SessionHistoryInput struct {
 	Limit     *int64  `json:"limit"`
 	Cursor    *string `json:"cursor"`
 	Since     *string `json:"since"`
+	// AnswersOnly pages through the answers alone, as get-context's answers_only keeps them.
+	AnswersOnly *bool `json:"answers_only"`
 }
 
 // SessionHistory is a page of a session's messages, or of the user's across sessions (whose
@@ -122,7 +124,8 @@ func (a *App) SessionHistory(ctx context.Context, pr auth.Principal, req Session
 		return SessionHistory{}, err
 	}
 	order := oneOf(&f, "order", req.Order, historyNewest, historyNewest, historyOldest)
-	p := store.HistoryParams{Scope: sc, SessionID: id, Newest: order == historyNewest}
+	p := store.HistoryParams{Scope: sc, SessionID: id, Newest: order == historyNewest,
+		AnswersOnly: req.AnswersOnly != nil && *req.AnswersOnly}
 	p.Limit = int(intField(&f, "limit", req.Limit, historyDefaultLimit, 1, historyMaxLimit))
 	p.After = cursorSeqOf(&f, order, req.Cursor)
 	p.Since = timeField(&f, "since", req.Since)
@@ -149,7 +152,8 @@ func (a *App) userHistory(ctx context.Context, pr auth.Principal, req SessionHis
 		return SessionHistory{}, err
 	}
 	order := oneOf(&f, "order", req.Order, historyNewest, historyNewest, historyOldest)
-	p := store.UserHistoryParams{Scope: sc, Newest: order == historyNewest}
+	p := store.UserHistoryParams{Scope: sc, Newest: order == historyNewest,
+		AnswersOnly: req.AnswersOnly != nil && *req.AnswersOnly}
 	p.Limit = int(intField(&f, "limit", req.Limit, historyDefaultLimit, 1, historyMaxLimit))
 	p.After = cursorMessageOf(&f, order, req.Cursor)
 	p.Since = timeField(&f, "since", req.Since)

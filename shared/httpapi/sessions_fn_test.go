@@ -402,6 +402,62 @@ func TestSessionsHistoryRendersMessagesLikeGetContext(t *testing.T) {
 	}
 }
 
+// history's answers_only keeps what get-context's does, for a session and across sessions,
+// counts what it keeps, and pages through it.
+func TestSessionsHistoryAnswersOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, false)
+	u := e.newUser("")
+	sid := uuid.New()
+	e.call(u.token, "commit-turn", map[string]any{"session_id": sid, "messages": []any{
+		map[string]any{"role": "system", "content": "Be brief."},
+		map[string]any{"role": "user", "content": "Units?"},
+		map[string]any{"role": "assistant", "content": "", "tool_calls": []any{map[string]any{
+			"id": "call_1", "type": "function", "function": map[string]any{"name": "lookup", "arguments": `{}`}}}},
+		map[string]any{"role": "tool", "tool_call_id": "call_1", "content": `{"ok":true}`},
+		map[string]any{"role": "assistant", "content": "Checking.", "tool_calls": []any{map[string]any{
+			"id": "call_2", "type": "function", "function": map[string]any{"name": "lookup", "arguments": `{}`}}}},
+		map[string]any{"role": "tool", "tool_call_id": "call_2", "content": `{"ok":true}`},
+		map[string]any{"role": "assistant", "content": "Metric."},
+	}}).must(t, http.StatusCreated)
+	ctx := e.call(u.token, "get-context", map[string]any{"session_id": sid, "max_messages": 500, "answers_only": true}).must(t, http.StatusOK)
+	want := list(ctx.body["messages"])
+	if len(want) != 4 {
+		t.Fatalf("get-context answers_only kept %d messages, want 4", len(want))
+	}
+	r := smOp(e, u.token, "sessions", "history", "session_id", sid, "order", "oldest", "answers_only", true).must(t, http.StatusOK)
+	if !reflect.DeepEqual(list(r.body["messages"]), want) || r.body["total"] != float64(4) {
+		t.Errorf("history answers_only: total %v\n%v\nwant get-context's\n%v", r.body["total"], r.body["messages"], want)
+	}
+	// Across sessions, each message with its session_id; and a page at a time.
+	all := smOp(e, u.token, "sessions", "history", "order", "oldest", "answers_only", true).must(t, http.StatusOK)
+	if got := list(all.body["messages"]); len(got) != 4 || all.body["total"] != float64(4) {
+		t.Errorf("user history answers_only: %d messages, total %v", len(got), all.body["total"])
+	}
+	for _, m := range list(all.body["messages"]) {
+		if m.(map[string]any)["role"] == "tool" || m.(map[string]any)["tool_calls"] != nil {
+			t.Errorf("user history answers_only holds tool work: %v", m)
+		}
+	}
+	var seqs []int
+	var cursor any
+	for range 5 {
+		page := smOp(e, u.token, "sessions", "history", "session_id", sid, "order", "oldest", "answers_only", true, "limit", 3, "cursor", cursor).must(t, http.StatusOK)
+		seqs = append(seqs, smSeqs(page)...)
+		if cursor = page.body["next_cursor"]; cursor == nil {
+			break
+		}
+	}
+	if !slices.Equal(seqs, []int{1, 2, 5, 7}) {
+		t.Errorf("answers_only pages gave seqs %v, want 1 2 5 7", seqs)
+	}
+	// Without it, the history holds all 7.
+	if r := smOp(e, u.token, "sessions", "history", "session_id", sid).must(t, http.StatusOK); r.body["total"] != float64(7) {
+		t.Errorf("history total %v, want 7", r.body["total"])
+	}
+	smOp(e, u.token, "sessions", "history", "session_id", sid, "answers_only", "yes").must(t, http.StatusBadRequest)
+}
+
 func TestSessionsResetKeepsSessionAndSeq(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)

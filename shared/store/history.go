@@ -33,6 +33,8 @@ type UserHistoryParams struct {
 	After *MessageKey
 	// Since, when set, keeps only messages created at or after it.
 	Since *time.Time
+	// AnswersOnly pages through the answers alone (memory.AnswersOnly), and counts them alone.
+	AnswersOnly bool
 }
 
 // UserHistoryPage is one page of a user's messages across sessions.
@@ -57,6 +59,7 @@ func (s *Store) UserHistory(ctx context.Context, p UserHistoryParams) (UserHisto
 	var out UserHistoryPage
 	sc := p.Scope
 	page, count, args := userHistoryStatements(p)
+	page, count = answersOnlySQL(page, p.AnswersOnly), answersOnlySQL(count, p.AnswersOnly)
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(page, args...).Query(func(rows pgx.Rows) error {
 			var err error
@@ -85,6 +88,9 @@ func (s *Store) UserHistory(ctx context.Context, p UserHistoryParams) (UserHisto
 		out.Messages = out.Messages[:p.Limit]
 		last := out.Messages[p.Limit-1]
 		out.Next = &MessageKey{CreatedAt: last.CreatedAt, SessionID: *last.SessionID, Seq: last.Seq}
+	}
+	if p.AnswersOnly {
+		out.Messages = memory.AnswersOnly(out.Messages)
 	}
 	if out.Messages == nil {
 		out.Messages = []memory.Message{}

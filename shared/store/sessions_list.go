@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -112,6 +113,8 @@ type HistoryParams struct {
 	After *int64
 	// Since, when set, keeps only messages created at or after it.
 	Since *time.Time
+	// AnswersOnly pages through the answers alone (memory.AnswersOnly), and counts them alone.
+	AnswersOnly bool
 }
 
 // HistoryPage is one page of a session's messages.
@@ -145,6 +148,17 @@ var (
 	historyOldestAfterSQL = fmt.Sprintf(historySQL, "seq > $4::bigint", "asc")
 	historyNewestAfterSQL = fmt.Sprintf(historySQL, "seq < $4::bigint", "desc")
 )
+
+// answersOnlySQL is statement q (of agentmem.messages, with the condition "expires_at > now()")
+// keeping the rows memory.AnswersOnly keeps, when on: no tool messages, no assistant messages
+// without text. Their tool calls are left out after the read.
+func answersOnlySQL(q string, on bool) string {
+	if !on {
+		return q
+	}
+	return strings.Replace(q, "expires_at > now()",
+		"expires_at > now() and role <> 'tool' and not (role = 'assistant' and content = '')", 1)
+}
 
 // historyCountSQL counts a session's unexpired messages; historyCountSinceSQL those created at
 // or after $4.
@@ -182,6 +196,7 @@ func (s *Store) SessionHistory(ctx context.Context, p HistoryParams) (HistoryPag
 	if p.Since != nil {
 		count, countArgs = historyCountSinceSQL, append(countArgs, p.Since)
 	}
+	q, count = answersOnlySQL(q, p.AnswersOnly), answersOnlySQL(count, p.AnswersOnly)
 	err := s.batchInScopeGeneric(ctx, sc, p.Since == nil, func(b *pgx.Batch, generic bool) {
 		b.Queue(q, p.SessionID, sc.UserID, sc.TenantID, p.After, p.Limit+1, p.Since).Query(func(rows pgx.Rows) error {
 			var err error
@@ -209,6 +224,9 @@ func (s *Store) SessionHistory(ctx context.Context, p HistoryParams) (HistoryPag
 		out.Messages = out.Messages[:p.Limit]
 		next := out.Messages[p.Limit-1].Seq
 		out.Next = &next
+	}
+	if p.AnswersOnly {
+		out.Messages = memory.AnswersOnly(out.Messages)
 	}
 	if out.Messages == nil {
 		out.Messages = []memory.Message{}

@@ -388,6 +388,7 @@ class SessionsOps:
         limit: Optional[int] = None,
         cursor: Optional[Cursor] = None,
         since: Optional[str] = None,
+        answers_only: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -406,6 +407,8 @@ class SessionsOps:
             body['cursor'] = cursor
         if since is not None:
             body['since'] = since
+        if answers_only is not None:
+            body['answers_only'] = answers_only
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -1410,6 +1413,7 @@ class AsyncSessionsOps:
         limit: Optional[int] = None,
         cursor: Optional[Cursor] = None,
         since: Optional[str] = None,
+        answers_only: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1428,6 +1432,8 @@ class AsyncSessionsOps:
             body['cursor'] = cursor
         if since is not None:
             body['since'] = since
+        if answers_only is not None:
+            body['answers_only'] = answers_only
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:

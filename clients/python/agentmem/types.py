@@ -904,6 +904,7 @@ class SessionsHistoryRequest(_SessionsHistoryRequestRequired, total=False):
     limit: int
     cursor: Cursor
     since: Optional[str]
+    answers_only: bool
     user_id: UserID
     tenant_id: TenantID
 

@@ -2134,6 +2134,13 @@ export interface components {
              * @example 2026-11-19T09:00:00Z
              */
             since?: string | null;
+            /**
+             * @description `true` pages through and counts the answers alone, as get-context's `answers_only`
+             *     keeps them: no tool messages, no tool calls on assistant messages, no assistant
+             *     message without text.
+             * @default false
+             */
+            answers_only?: boolean;
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
