@@ -44,6 +44,18 @@ select (select count(*) from (
   + (select count(*) from agentmem.message_words_pending p
      where not exists (select 1 from agentmem.messages m where m.session_id = p.session_id and m.seq = p.seq))`
 
+// noWordDrift fails t when the word counts differ from the stored messages' after step.
+func noWordDrift(t *testing.T, e *rankEnv, step string) {
+	t.Helper()
+	var n int
+	if err := e.conn.QueryRow(t.Context(), messageWordsDriftSQL).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("after %s: %d word counts differ from the stored messages'", step, n)
+	}
+}
+
 // The word counts BM25 reads follow the messages as they are committed, deleted one by one,
 // cleared, deleted with their session, swept and erased, and an erased user leaves none; the
 // sweep counts the pending messages.
@@ -52,16 +64,7 @@ func TestMessageWordsFollowTheMessages(t *testing.T) {
 	e := newRankEnv(t, store.Ranking{})
 	ctx := context.Background()
 	user, other := uuid.New(), uuid.New()
-	drift := func(step string) {
-		t.Helper()
-		var n int
-		if err := e.conn.QueryRow(ctx, messageWordsDriftSQL).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != 0 {
-			t.Fatalf("after %s: %d word counts differ from the stored messages'", step, n)
-		}
-	}
+	drift := func(step string) { t.Helper(); noWordDrift(t, e, step) }
 	words := func(u uuid.UUID) int {
 		t.Helper()
 		var n int
@@ -234,16 +237,7 @@ func TestMessageWordsAreCountedInBatches(t *testing.T) {
 	e := newRankEnv(t, store.Ranking{})
 	ctx := context.Background()
 	sc := memory.Scope{UserID: "user_2fold", Agent: "chat"}
-	drift := func(step string) {
-		t.Helper()
-		var n int
-		if err := e.conn.QueryRow(ctx, messageWordsDriftSQL).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != 0 {
-			t.Fatalf("after %s: %d word counts differ from the stored messages'", step, n)
-		}
-	}
+	drift := func(step string) { t.Helper(); noWordDrift(t, e, step) }
 	counts := func() (pending, words int) {
 		t.Helper()
 		if err := e.conn.QueryRow(ctx, `select (select count(*) from agentmem.message_words_pending where user_id = $1),
