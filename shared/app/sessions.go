@@ -24,6 +24,9 @@ const (
 	historyMaxLimit      = 200
 	historyDefaultLimit  = 50
 	sessionTitleMaxChars = 200
+	// maxOffset bounds offset pagination: each page reads the messages (or sessions) it skips,
+	// so a deep offset costs what skipping costs, where a cursor costs nothing.
+	maxOffset = 10_000
 )
 
 // The operations of the sessions function.
@@ -50,6 +53,8 @@ type ListSessionsInput struct {
 	Agent  *string `json:"agent"`
 	Limit  *int64  `json:"limit"`
 	Cursor *string `json:"cursor"`
+	// Offset skips that many sessions (0 to maxOffset), instead of a cursor.
+	Offset *int64 `json:"offset"`
 }
 
 // SessionList is a page of sessions.
@@ -70,6 +75,7 @@ func (a *App) ListSessions(ctx context.Context, pr auth.Principal, req ListSessi
 	if t, id, ok := cursorKeyOf(&f, cursorSessions, req.Cursor); ok {
 		p.After = &store.SessionKey{LastActiveAt: t, ID: id}
 	}
+	p.Offset = offsetField(&f, req.Offset, req.Cursor)
 	if err := f.Err(); err != nil {
 		return SessionList{}, err
 	}
@@ -101,6 +107,8 @@ type SessionHistoryInput struct {
 	Since     *string `json:"since"`
 	// AnswersOnly pages through the answers alone, as get-context's answers_only keeps them.
 	AnswersOnly *bool `json:"answers_only"`
+	// Offset skips that many messages (0 to maxOffset), instead of a cursor.
+	Offset *int64 `json:"offset"`
 }
 
 // SessionHistory is a page of a session's messages, or of the user's across sessions (whose
@@ -128,6 +136,7 @@ func (a *App) SessionHistory(ctx context.Context, pr auth.Principal, req Session
 		AnswersOnly: req.AnswersOnly != nil && *req.AnswersOnly}
 	p.Limit = int(intField(&f, "limit", req.Limit, historyDefaultLimit, 1, historyMaxLimit))
 	p.After = cursorSeqOf(&f, order, req.Cursor)
+	p.Offset = offsetField(&f, req.Offset, req.Cursor)
 	p.Since = timeField(&f, "since", req.Since)
 	if err := f.Err(); err != nil {
 		return SessionHistory{}, err
@@ -156,6 +165,7 @@ func (a *App) userHistory(ctx context.Context, pr auth.Principal, req SessionHis
 		AnswersOnly: req.AnswersOnly != nil && *req.AnswersOnly}
 	p.Limit = int(intField(&f, "limit", req.Limit, historyDefaultLimit, 1, historyMaxLimit))
 	p.After = cursorMessageOf(&f, order, req.Cursor)
+	p.Offset = offsetField(&f, req.Offset, req.Cursor)
 	p.Since = timeField(&f, "since", req.Since)
 	if err := f.Err(); err != nil {
 		return SessionHistory{}, err
@@ -217,26 +227,20 @@ type SessionDeleted struct {
 	Deleted bool `json:"deleted"`
 }
 
-// sessionChange validates a request of reset, delete or delete_message.
-func sessionChange(pr auth.Principal, op string, req SessionChangeInput) (memory.Scope, uuid.UUID, *string, error) {
+// sessionChange validates a request of reset or delete.
+func sessionChange(pr auth.Principal, op string, req SessionChangeInput) (memory.Scope, uuid.UUID, error) {
 	var f apierror.Fields
-	if op != SessionsOpDeleteMessage {
-		unusedForOp(&f, op, "message_id", req.MessageID != nil)
-	}
+	unusedForOp(&f, op, "message_id", req.MessageID != nil)
 	sc, id, err := sessionOf(pr, req.ActingFor, req.Agent, req.SessionID, &f)
 	if err != nil {
-		return sc, id, nil, err
+		return sc, id, err
 	}
-	var msgID *string
-	if op == SessionsOpDeleteMessage {
-		msgID = messageIDField(&f, "message_id", req.MessageID, true)
-	}
-	return sc, id, msgID, f.Err()
+	return sc, id, f.Err()
 }
 
 // ResetSession deletes a session's messages and keeps the session.
 func (a *App) ResetSession(ctx context.Context, pr auth.Principal, req SessionChangeInput) (SessionReset, error) {
-	sc, id, _, err := sessionChange(pr, SessionsOpReset, req)
+	sc, id, err := sessionChange(pr, SessionsOpReset, req)
 	if err != nil {
 		return SessionReset{}, err
 	}
@@ -249,7 +253,7 @@ func (a *App) ResetSession(ctx context.Context, pr auth.Principal, req SessionCh
 
 // DeleteSession deletes a session and its messages.
 func (a *App) DeleteSession(ctx context.Context, pr auth.Principal, req SessionChangeInput) (SessionDeleted, error) {
-	sc, id, _, err := sessionChange(pr, SessionsOpDelete, req)
+	sc, id, err := sessionChange(pr, SessionsOpDelete, req)
 	if err != nil {
 		return SessionDeleted{}, err
 	}
@@ -260,13 +264,21 @@ func (a *App) DeleteSession(ctx context.Context, pr auth.Principal, req SessionC
 	return SessionDeleted{Deleted: true}, nil
 }
 
-// DeleteMessage deletes one message of a session.
+// DeleteMessage deletes one message of a session, or, without session_id (absent or null), the
+// caller's message of that id in whichever of the caller's sessions holds it (see
+// store.DeleteMessage).
 func (a *App) DeleteMessage(ctx context.Context, pr auth.Principal, req SessionChangeInput) (SessionDeleted, error) {
-	sc, id, msgID, err := sessionChange(pr, SessionsOpDeleteMessage, req)
+	var f apierror.Fields
+	sc, err := scope(pr, req.ActingFor, req.Agent, "", &f)
 	if err != nil {
 		return SessionDeleted{}, err
 	}
-	if err := a.store.DeleteMessage(ctx, sc, id, *msgID); err != nil {
+	session := parseUUID(&f, "session_id", req.SessionID, false)
+	msgID := messageIDField(&f, "message_id", req.MessageID, true)
+	if err := f.Err(); err != nil {
+		return SessionDeleted{}, err
+	}
+	if err := a.store.DeleteMessage(ctx, sc, session, *msgID); err != nil {
 		return SessionDeleted{}, err
 	}
 	a.notify(ctx)
@@ -339,6 +351,19 @@ func sessionOf(p auth.Principal, a ActingFor, agent, sessionID *string, f *apier
 		id = *p
 	}
 	return sc, id, nil
+}
+
+// offsetField validates offset pagination: 0 to maxOffset items to skip, and never with a
+// cursor, whose page it would contradict.
+func offsetField(f *apierror.Fields, offset *int64, cursor *string) int {
+	if offset == nil {
+		return 0
+	}
+	if cursor != nil {
+		f.Add("offset", "cannot be combined with cursor; page with one or the other")
+		return 0
+	}
+	return int(intField(f, "offset", offset, 0, 0, maxOffset))
 }
 
 // ---- cursors ----

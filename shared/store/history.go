@@ -35,6 +35,8 @@ type UserHistoryParams struct {
 	Since *time.Time
 	// AnswersOnly pages through the answers alone (memory.AnswersOnly), and counts them alone.
 	AnswersOnly bool
+	// Offset, when above 0 (and After is nil), skips that many messages first (see offset.go).
+	Offset int
 }
 
 // UserHistoryPage is one page of a user's messages across sessions.
@@ -58,6 +60,13 @@ type UserHistoryPage struct {
 func (s *Store) UserHistory(ctx context.Context, p UserHistoryParams) (UserHistoryPage, error) {
 	var out UserHistoryPage
 	sc := p.Scope
+	if p.Offset > 0 {
+		after, err := s.userHistorySkip(ctx, p)
+		if err != nil {
+			return UserHistoryPage{}, err
+		}
+		p.After = after
+	}
 	page, count, args := userHistoryStatements(p)
 	page, count = answersOnlySQL(page, p.AnswersOnly), answersOnlySQL(count, p.AnswersOnly)
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {

@@ -90,7 +90,7 @@ func TestMessageWordsFollowTheMessages(t *testing.T) {
 	if err := e.conn.QueryRow(ctx, `select id from agentmem.messages where session_id = $1 and seq = 2`, sessions[0]).Scan(&second); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.st.DeleteMessage(ctx, scopes[0], sessions[0], second.String()); err != nil {
+	if err := e.st.DeleteMessage(ctx, scopes[0], &sessions[0], second.String()); err != nil {
 		t.Fatal(err)
 	}
 	drift("a message deleted")
@@ -310,7 +310,7 @@ func TestMessageWordsAreCountedInBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{counted, waiting} {
-		if err := e.st.DeleteMessage(ctx, sc, session, id); err != nil {
+		if err := e.st.DeleteMessage(ctx, sc, &session, id); err != nil {
 			t.Fatal(err)
 		}
 	}

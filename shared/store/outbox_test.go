@@ -212,7 +212,7 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 	newJobs("a deletion of nothing", "")
 
 	// A message deleted, a session reset, a session deleted.
-	if err := st.DeleteMessage(ctx, userScope, session, id); err != nil {
+	if err := st.DeleteMessage(ctx, userScope, &session, id); err != nil {
 		t.Fatal(err)
 	}
 	jobs = newJobs("a message deletion", adapter.MessageDeleted)
@@ -330,7 +330,7 @@ func TestOutboxOffWritesNothing(t *testing.T) {
 	if err := st.DeleteMemory(ctx, us, res.Memories[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.DeleteMessage(ctx, us, session, res.Messages[0].ID); err != nil {
+	if err := st.DeleteMessage(ctx, us, &session, res.Messages[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.ResetSession(ctx, us, session); err != nil {

@@ -29,6 +29,8 @@ type ListSessionsParams struct {
 	Limit int
 	// After, when set, continues after that session.
 	After *SessionKey
+	// Offset, when above 0 (and After is nil), skips that many sessions first (see offset.go).
+	Offset int
 }
 
 // SessionPage is one page of sessions.
@@ -66,6 +68,13 @@ var (
 func (s *Store) ListSessions(ctx context.Context, p ListSessionsParams) (SessionPage, error) {
 	out := SessionPage{Sessions: []memory.SessionSummary{}}
 	sc := p.Scope
+	if p.Offset > 0 {
+		after, err := s.listSkip(ctx, p)
+		if err != nil {
+			return SessionPage{}, err
+		}
+		p.After = after
+	}
 	var afterAt *time.Time
 	var afterID *uuid.UUID
 	if p.After != nil {
@@ -115,6 +124,8 @@ type HistoryParams struct {
 	Since *time.Time
 	// AnswersOnly pages through the answers alone (memory.AnswersOnly), and counts them alone.
 	AnswersOnly bool
+	// Offset, when above 0 (and After is nil), skips that many messages first (see offset.go).
+	Offset int
 }
 
 // HistoryPage is one page of a session's messages.
@@ -177,6 +188,13 @@ const (
 func (s *Store) SessionHistory(ctx context.Context, p HistoryParams) (HistoryPage, error) {
 	var out HistoryPage
 	sc := p.Scope
+	if p.Offset > 0 {
+		after, err := s.historySkip(ctx, p)
+		if err != nil {
+			return HistoryPage{}, err
+		}
+		p.After = after
+	}
 	q := historyOldestSQL
 	switch {
 	case p.Newest && p.After != nil:
@@ -198,7 +216,7 @@ func (s *Store) SessionHistory(ctx context.Context, p HistoryParams) (HistoryPag
 	}
 	q, count = answersOnlySQL(q, p.AnswersOnly), answersOnlySQL(count, p.AnswersOnly)
 	err := s.batchInScopeGeneric(ctx, sc, p.Since == nil, func(b *pgx.Batch, generic bool) {
-		b.Queue(q, p.SessionID, sc.UserID, sc.TenantID, p.After, p.Limit+1, p.Since).Query(func(rows pgx.Rows) error {
+		b.Queue(q, historyArgs(p, p.Limit+1)...).Query(func(rows pgx.Rows) error {
 			var err error
 			if out.Messages, err = pgx.CollectRows(rows, scanMessage); err != nil {
 				return fmt.Errorf("select history: %w", err)
@@ -303,9 +321,49 @@ jobs as (
   from gone g, unnest($6::text[], $7::uuid[]) as a(name, id))
 select true from gone`
 
-// DeleteMessage deletes one unexpired message of a session.
-func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, sessionID uuid.UUID, messageID string) error {
+// findMessageSQL finds the sessions of the caller ($1, $2) that hold an unexpired message of
+// id $3 (of agent $4 when not empty): two at most, enough to tell one from several.
+const findMessageSQL = `
+	select session_id from agentmem.messages
+	where user_id = $1 and tenant_id = $2 and id = $3 and ($4::text = '' or agent = $4::text)
+	  and expires_at > now()
+	limit 2`
+
+// messageSession finds the one session of the caller that holds message id: not found when
+// none does, a conflict when several do (a client's id is unique within its session only).
+func messageSession(ctx context.Context, tx pgx.Tx, sc memory.Scope, id string) (uuid.UUID, error) {
+	rows, err := tx.Query(ctx, findMessageSQL, sc.UserID, sc.TenantID, id, sc.Agent)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("find message: %w", err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("find message: %w", err)
+	}
+	switch len(found) {
+	case 0:
+		return uuid.Nil, apierror.New(apierror.NotFound, "message not found")
+	case 1:
+		return found[0], nil
+	}
+	return uuid.Nil, apierror.New(apierror.Conflict,
+		"several of your sessions hold a message of this id; name the session with session_id")
+}
+
+// DeleteMessage deletes one unexpired message of a session, or, with sessionID nil, the
+// caller's message of that id in whichever of the caller's sessions (of Scope.Agent's, when
+// set) holds it.
+func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, session *uuid.UUID, messageID string) error {
 	return s.inScope(ctx, sc, func(tx pgx.Tx) error {
+		var sessionID uuid.UUID
+		if session != nil {
+			sessionID = *session
+		} else {
+			var err error
+			if sessionID, err = messageSession(ctx, tx, sc, messageID); err != nil {
+				return err
+			}
+		}
 		if err := findSession(ctx, tx, sc, sessionID, false); err != nil {
 			return err
 		}

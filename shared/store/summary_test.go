@@ -103,7 +103,7 @@ func TestGetContextNeverHasAGap(t *testing.T) {
 				return
 			}
 			i := rapid.IntRange(0, len(live)-1).Draw(rt, "delete")
-			if err := st.DeleteMessage(ctx, sc, sid, live[i].id.String()); err != nil {
+			if err := st.DeleteMessage(ctx, sc, &sid, live[i].id.String()); err != nil {
 				rt.Fatalf("delete message: %v", err)
 			}
 			if live[i].seq <= through {

@@ -1,0 +1,12 @@
+-- sessions delete_message by message_id alone: the caller's message of that id, in whichever
+-- of the caller's sessions holds it (a client's id is unique within its session only, so the
+-- lookup may find several: the function then answers 409 and asks for session_id).
+--
+-- The owner's columns lead, as in every index the policies' owner filter uses, so the lookup
+-- reads only the caller's entries of that id (a few at most), never another user's.
+--
+-- On a large table, build it first without blocking writes, then apply this migration, which
+-- finds it in place:
+--   create index concurrently if not exists messages_owner_id_idx on agentmem.messages
+--     (user_id, tenant_id, id);
+create index if not exists messages_owner_id_idx on agentmem.messages (user_id, tenant_id, id);
