@@ -36,6 +36,7 @@ from .types import (
     NotesCleared,
     NotesDocument,
     NotesSection,
+    Offset,
     ProcessJobsResult,
     RecallResult,
     SessionHistory,
@@ -361,6 +362,7 @@ class SessionsOps:
         agent: Optional[Agent] = None,
         limit: Optional[int] = None,
         cursor: Optional[Cursor] = None,
+        offset: Optional[Offset] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -373,6 +375,8 @@ class SessionsOps:
             body['limit'] = limit
         if cursor is not None:
             body['cursor'] = cursor
+        if offset is not None:
+            body['offset'] = offset
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -387,6 +391,7 @@ class SessionsOps:
         order: Optional[Literal['newest', 'oldest']] = None,
         limit: Optional[int] = None,
         cursor: Optional[Cursor] = None,
+        offset: Optional[Offset] = None,
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
         user_id: Optional[UserID] = None,
@@ -405,6 +410,8 @@ class SessionsOps:
             body['limit'] = limit
         if cursor is not None:
             body['cursor'] = cursor
+        if offset is not None:
+            body['offset'] = offset
         if since is not None:
             body['since'] = since
         if answers_only is not None:
@@ -458,8 +465,8 @@ class SessionsOps:
     def delete_message(
         self,
         *,
-        session_id: UUID,
         message_id: str,
+        session_id: Optional[UUID] = None,
         agent: Optional[Agent] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
@@ -467,7 +474,8 @@ class SessionsOps:
     ) -> Deleted:
         """delete_message calls sessions `delete_message`: deletes one unexpired message of the session (404 when the session or the message is not there)."""
         body: Dict[str, Any] = {"op": 'delete_message'}
-        body['session_id'] = session_id
+        if session_id is not None:
+            body['session_id'] = session_id
         body['message_id'] = message_id
         if agent is not None:
             body['agent'] = agent
@@ -1386,6 +1394,7 @@ class AsyncSessionsOps:
         agent: Optional[Agent] = None,
         limit: Optional[int] = None,
         cursor: Optional[Cursor] = None,
+        offset: Optional[Offset] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1398,6 +1407,8 @@ class AsyncSessionsOps:
             body['limit'] = limit
         if cursor is not None:
             body['cursor'] = cursor
+        if offset is not None:
+            body['offset'] = offset
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -1412,6 +1423,7 @@ class AsyncSessionsOps:
         order: Optional[Literal['newest', 'oldest']] = None,
         limit: Optional[int] = None,
         cursor: Optional[Cursor] = None,
+        offset: Optional[Offset] = None,
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
         user_id: Optional[UserID] = None,
@@ -1430,6 +1442,8 @@ class AsyncSessionsOps:
             body['limit'] = limit
         if cursor is not None:
             body['cursor'] = cursor
+        if offset is not None:
+            body['offset'] = offset
         if since is not None:
             body['since'] = since
         if answers_only is not None:
@@ -1483,8 +1497,8 @@ class AsyncSessionsOps:
     async def delete_message(
         self,
         *,
-        session_id: UUID,
         message_id: str,
+        session_id: Optional[UUID] = None,
         agent: Optional[Agent] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
@@ -1492,7 +1506,8 @@ class AsyncSessionsOps:
     ) -> Deleted:
         """delete_message calls sessions `delete_message`: deletes one unexpired message of the session (404 when the session or the message is not there)."""
         body: Dict[str, Any] = {"op": 'delete_message'}
-        body['session_id'] = session_id
+        if session_id is not None:
+            body['session_id'] = session_id
         body['message_id'] = message_id
         if agent is not None:
             body['agent'] = agent

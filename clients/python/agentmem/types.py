@@ -877,6 +877,10 @@ Cursor = Optional[str]
 """Cursor: `next_cursor` of the previous page, unchanged; absent or null for the first page."""
 
 
+Offset = int
+"""Offset: How many items to skip, in the listing's order, instead of a cursor (with `cursor`: 400)."""
+
+
 class _SessionsListRequestRequired(TypedDict):
     op: Literal['list']
 
@@ -887,6 +891,7 @@ class SessionsListRequest(_SessionsListRequestRequired, total=False):
     agent: Agent
     limit: int
     cursor: Cursor
+    offset: Offset
     user_id: UserID
     tenant_id: TenantID
 
@@ -903,6 +908,7 @@ class SessionsHistoryRequest(_SessionsHistoryRequestRequired, total=False):
     order: Literal['newest', 'oldest']
     limit: int
     cursor: Cursor
+    offset: Offset
     since: Optional[str]
     answers_only: bool
     user_id: UserID
@@ -936,13 +942,13 @@ class SessionsOneRequest(_SessionsOneRequestRequired, total=False):
 
 class _SessionsDeleteMessageRequestRequired(TypedDict):
     op: Literal['delete_message']
-    session_id: UUID
     message_id: str
 
 
 class SessionsDeleteMessageRequest(_SessionsDeleteMessageRequestRequired, total=False):
     """SessionsDeleteMessageRequest: a schema of docs/openapi.yaml."""
 
+    session_id: Optional[UUID]
     agent: Agent
     user_id: UserID
     tenant_id: TenantID

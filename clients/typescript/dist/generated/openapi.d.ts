@@ -614,12 +614,12 @@ export interface paths {
          *     given) is another agent's answers 404 `not_found`, indistinguishably. Without `agent`,
          *     the session may be of any agent of the user.
          *
-         *     - `list {agent?, limit?, cursor?}`: the user's unexpired sessions, most recent activity
+         *     - `list {agent?, limit?, cursor?, offset?}`: the user's unexpired sessions, most recent activity
          *       first (`last_active_at` descending, then `session_id` descending). With `agent`, that
          *       agent's sessions only; without it, every agent's. `limit` 1 to 100, default 20.
          *       `message_count` counts the session's unexpired messages. Answer
          *       `{sessions, next_cursor}`.
-         *     - `history {session_id, order?, limit?, cursor?, since?}`: the session's unexpired
+         *     - `history {session_id, order?, limit?, cursor?, offset?, since?}`: the session's unexpired
          *       messages in the `raw` format of `get-context` (`content` as committed: a string or
          *       content parts). `order` `newest` (default; newest first, for display) or `oldest`
          *       (oldest first, for replay). `limit` 1 to 200, default 50. Pages follow `seq`, so
@@ -652,8 +652,14 @@ export interface paths {
          *     - `delete {session_id}`: deletes the session, its messages and the active-session
          *       pointer to it. Answer `{deleted: true}`. A later `commit-turn` with the same id starts
          *       a new session, and `active-session` resolves to a new one.
-         *     - `delete_message {session_id, message_id}`: deletes one unexpired message of the
+         *     - `delete_message {session_id?, message_id}`: deletes one unexpired message of the
          *       session (404 when the session or the message is not there). Answer `{deleted: true}`.
+         *       Without `session_id` (absent or `null`), `message_id` names the caller's message of
+         *       that `id` in whichever of their sessions (of `agent`'s, when given) holds it: another
+         *       user's or tenant's is 404 as a missing one. A message `id` is the client's, or a
+         *       random UUID the server gave; a client's id is unique within its session only, so
+         *       when several of the caller's sessions hold it the answer is 409 `conflict`, naming
+         *       no session and deleting nothing: give `session_id` then.
          *       A tool result whose call was deleted (or the reverse) is left out of `get-context`'s
          *       window, as any incomplete unit is.
          *     - `set_title {session_id, title}`: `title` is 1 to 200 characters (code points), not
@@ -680,6 +686,12 @@ export interface paths {
          *     Absent or `null` reads the first page. Pages are keyset pages, not a snapshot: in `list`, a
          *     session that becomes active while the client pages moves to the front and may be
          *     missed by a listing already past it.
+         *
+         *     **Offsets.** `offset` (0 to 10,000, default 0) skips that many items of `list` or
+         *     `history` (in its order, after its filters) instead of a cursor: with `cursor` it is
+         *     400, as is a value out of range. The page's `next_cursor` continues after it. Skipped
+         *     items are read, so a deep offset is slower than a cursor, which costs the same at any
+         *     depth; and items committed or deleted between pages shift an offset's pages.
          */
         post: operations["sessions"];
         delete?: never;
@@ -2088,6 +2100,12 @@ export interface components {
         };
         /** @description `next_cursor` of the previous page, unchanged; absent or null for the first page. */
         Cursor: string | null;
+        /**
+         * @description How many items to skip, in the listing's order, instead of a cursor (with `cursor`:
+         *     400). Slower than a cursor for deep pages: the skipped items are read.
+         * @default 0
+         */
+        Offset: number;
         SessionsListRequest: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -2099,6 +2117,7 @@ export interface components {
             /** @default 20 */
             limit?: number;
             cursor?: components["schemas"]["Cursor"];
+            offset?: components["schemas"]["Offset"];
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
@@ -2124,6 +2143,7 @@ export interface components {
             limit?: number;
             /** @description `next_cursor` of the previous page of this history (the same `session_id` or none, `agent`, `order` and `since`), unchanged; absent or null for the first page. */
             cursor?: components["schemas"]["Cursor"];
+            offset?: components["schemas"]["Offset"];
             /**
              * Format: date-time
              * @description Only messages created at or after this RFC 3339 timestamp (with a time zone) are
@@ -2170,7 +2190,11 @@ export interface components {
              * @enum {string}
              */
             op: "delete_message";
-            session_id: components["schemas"]["UUID"];
+            /**
+             * @description The message's session. Absent or null: whichever of the caller's sessions holds a
+             *     message of `message_id` (409 when several do).
+             */
+            session_id?: components["schemas"]["UUID"] | null;
             /** @description The message's `id`, as `history` or `commit-turn` answered it. */
             message_id: string;
             /** @description When given, the session must be this agent's (else 404). */
@@ -2823,6 +2847,20 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description `conflict` (`delete_message` without `session_id` only): several of the caller's sessions
+         *     hold a message of that `id` (a client's id is unique within its session only). Nothing
+         *     was deleted; the problem names no session. Give `session_id`.
+         */
+        AmbiguousMessageID: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description `conflict`: the Idempotency-Key was already used, within its scope and window, with a different body. */
         Conflict: {
             headers: {
@@ -2957,7 +2995,8 @@ export interface components {
         /**
          * @description `not_found`: the session does not exist for this caller (missing, expired, another
          *     user's or tenant's, or another agent's when `agent` is given, indistinguishably); for
-         *     `delete_message`, also a message that is not an unexpired message of the session.
+         *     `delete_message`, also a message that is not an unexpired message of the session (or,
+         *     without `session_id`, of any of the caller's sessions).
          */
         SessionsNotFound: {
             headers: {
@@ -3655,6 +3694,7 @@ export interface operations {
             403: components["responses"]["ForbiddenActingFor"];
             404: components["responses"]["SessionsNotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["AmbiguousMessageID"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
