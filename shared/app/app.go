@@ -24,6 +24,9 @@ type Config struct {
 	// DefaultRetention is the lifetime of stored rows when a request sets none; default
 	// memory.DefaultRetention.
 	DefaultRetention time.Duration
+	// History is the sweep's history cap; its zero value caps only the sessions a service gave
+	// a keep_messages of their own (see store.HistoryCap).
+	History store.HistoryCap
 	// NotesMaxChars is the size limit of one agent's notes about a user, in characters;
 	// default memory.DefaultNotesMaxChars (20,000).
 	NotesMaxChars int

@@ -30,6 +30,9 @@ type CommitTurnInput struct {
 	// AnswersOnly, when true, stores only the turn's answers (memory.NewAnswersOnly): no tool
 	// messages and no tool calls. The whole turn is still validated.
 	AnswersOnly *bool `json:"answers_only"`
+	// KeepMessages sets how many of the session's messages stay live (0: all), over the
+	// deployment's HISTORY_KEEP_MESSAGES; service callers only (see store.HistoryCap).
+	KeepMessages *int64 `json:"keep_messages"`
 	// Idempotency is the request's Idempotency-Key, nil without one.
 	Idempotency *IdempotencyKey `json:"-"`
 }
@@ -121,6 +124,7 @@ func (a *App) CommitTurn(ctx context.Context, pr auth.Principal, req CommitTurnI
 			p.Memories = append(p.Memories, memory.NewMemory{Content: content, Metadata: md})
 		}
 	}
+	p.KeepMessages = keepMessagesField(&f, pr, req.KeepMessages)
 	p.Idempotency = idempotencyOf(&f, pr, "commit-turn", req.Idempotency)
 	if err := f.Err(); err != nil {
 		return CommitTurnOutput{}, err
@@ -313,4 +317,23 @@ func PrintableASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// keepMessagesField validates commit-turn's keep_messages: a service's setting of its session's
+// history cap, 0 (no cap) or memory.MinHistoryKeep to memory.MaxHistoryKeep. A user may not set
+// it: how much history a deployment keeps live is the operator's (or its services') choice.
+func keepMessagesField(f *apierror.Fields, pr auth.Principal, v *int64) *int {
+	if v == nil {
+		return nil
+	}
+	if !pr.IsService() {
+		f.Add("keep_messages", "may be given by service callers only")
+		return nil
+	}
+	if k := *v; k != 0 && (k < memory.MinHistoryKeep || k > memory.MaxHistoryKeep) {
+		f.Addf("keep_messages", "must be 0 (no cap) or %d to %d", memory.MinHistoryKeep, memory.MaxHistoryKeep)
+		return nil
+	}
+	k := int(*v)
+	return &k
 }

@@ -57,7 +57,7 @@ func (a *App) GetContext(ctx context.Context, pr auth.Principal, req GetContextI
 	if id := parseUUID(&f, "session_id", req.SessionID, true); id != nil {
 		p.SessionID = *id
 	}
-	p.MaxMessages = int(intField(&f, "max_messages", req.MaxMessages, 20, 1, 500))
+	p.MaxMessages = int(intField(&f, "max_messages", req.MaxMessages, 20, 1, memory.MaxContextMessages))
 	p.MaxTokens = int(intField(&f, "max_tokens", req.MaxTokens, 0, 1, 10_000_000))
 	p.RecallK = int(intField(&f, "recall_k", req.RecallK, 5, 0, 50))
 	if req.Query != nil {

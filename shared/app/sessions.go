@@ -109,6 +109,8 @@ type SessionHistoryInput struct {
 	AnswersOnly *bool `json:"answers_only"`
 	// Offset skips that many messages (0 to maxOffset), instead of a cursor.
 	Offset *int64 `json:"offset"`
+	// IncludeArchived also pages through the messages the history cap archived; default false.
+	IncludeArchived *bool `json:"include_archived"`
 }
 
 // SessionHistory is a page of a session's messages, or of the user's across sessions (whose
@@ -137,6 +139,7 @@ func (a *App) SessionHistory(ctx context.Context, pr auth.Principal, req Session
 	p.Limit = int(intField(&f, "limit", req.Limit, historyDefaultLimit, 1, historyMaxLimit))
 	p.After = cursorSeqOf(&f, order, req.Cursor)
 	p.Offset = offsetField(&f, req.Offset, req.Cursor)
+	p.IncludeArchived = req.IncludeArchived != nil && *req.IncludeArchived
 	p.Since = timeField(&f, "since", req.Since)
 	if err := f.Err(); err != nil {
 		return SessionHistory{}, err
@@ -166,6 +169,7 @@ func (a *App) userHistory(ctx context.Context, pr auth.Principal, req SessionHis
 	p.Limit = int(intField(&f, "limit", req.Limit, historyDefaultLimit, 1, historyMaxLimit))
 	p.After = cursorMessageOf(&f, order, req.Cursor)
 	p.Offset = offsetField(&f, req.Offset, req.Cursor)
+	p.IncludeArchived = req.IncludeArchived != nil && *req.IncludeArchived
 	p.Since = timeField(&f, "since", req.Since)
 	if err := f.Err(); err != nil {
 		return SessionHistory{}, err

@@ -49,13 +49,15 @@ func (a *App) SweepExpired(ctx context.Context, p auth.Principal, req SweepInput
 // Sweep deletes expired rows within budget, leaving headroom before ctx's deadline to answer.
 func (a *App) Sweep(ctx context.Context, dryRun bool, batch int, budget time.Duration) (SweepOutput, error) {
 	start := time.Now()
-	res, err := a.store.Sweep(ctx, store.SweepParams{DryRun: dryRun, BatchSize: batch, Deadline: WorkDeadline(ctx, budget)})
+	res, err := a.store.Sweep(ctx, store.SweepParams{DryRun: dryRun, BatchSize: batch, Deadline: WorkDeadline(ctx, budget),
+		History: a.cfg.History})
 	if err != nil {
 		return SweepOutput{}, err
 	}
 	a.log.InfoContext(ctx, "sweep", "messages", res.Deleted.Messages, "memories", res.Deleted.Memories,
 		"sessions", res.Deleted.Sessions, "idempotency_keys", res.Deleted.IdempotencyKeys,
-		"request_rates", res.Deleted.RequestRates,
+		"request_rates", res.Deleted.RequestRates, "archived_messages", res.Deleted.ArchivedMessages,
+		"capped_sessions", res.Capped.Sessions, "archived", res.Capped.Archived, "capped_deleted", res.Capped.Deleted,
 		"batches", res.Batches, "more", res.More, "dry_run", dryRun)
 	return SweepOutput{SweepResult: res, DurationMS: time.Since(start).Milliseconds()}, nil
 }

@@ -113,6 +113,10 @@ type Config struct {
 	AuthAllowAnonymous bool
 	// DefaultRetention (DEFAULT_RETENTION, a Go duration); default 720h.
 	DefaultRetention time.Duration
+	// History (HISTORY_KEEP_MESSAGES: how many messages of a session stay live, 0 or 500 to
+	// 1,000,000; HISTORY_OVERFLOW: archive or delete the older ones) is the sweep's history cap;
+	// default 0, off (see store.HistoryCap).
+	History store.HistoryCap
 	// AllowedOrigins (CORS_ALLOWED_ORIGINS, comma-separated); default "*".
 	AllowedOrigins []string
 	// LogLevel (LOG_LEVEL: debug, info, warn, error); default info.
@@ -364,6 +368,11 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.DefaultRetention = d
 	}
+	history, herr := historyCap(getenv)
+	if herr != nil {
+		return c, herr
+	}
+	c.History = history
 	c.AllowedOrigins = []string{"*"}
 	if v := getenv("CORS_ALLOWED_ORIGINS"); v != "" {
 		c.AllowedOrigins = nil
@@ -826,4 +835,25 @@ func isLocalURL(raw string) bool {
 		return true
 	}
 	return false
+}
+
+// historyCap reads HISTORY_KEEP_MESSAGES and HISTORY_OVERFLOW.
+func historyCap(getenv func(string) string) (store.HistoryCap, error) {
+	var h store.HistoryCap
+	if v := strings.TrimSpace(getenv("HISTORY_KEEP_MESSAGES")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n != 0 && (n < memory.MinHistoryKeep || n > memory.MaxHistoryKeep) {
+			return h, fmt.Errorf("HISTORY_KEEP_MESSAGES must be 0 (off) or %d to %d, not %q",
+				memory.MinHistoryKeep, memory.MaxHistoryKeep, v)
+		}
+		h.Keep = n
+	}
+	switch v := strings.TrimSpace(getenv("HISTORY_OVERFLOW")); v {
+	case "", memory.HistoryArchive:
+	case memory.HistoryDelete:
+		h.Delete = true
+	default:
+		return h, fmt.Errorf("HISTORY_OVERFLOW must be %s or %s, not %q", memory.HistoryArchive, memory.HistoryDelete, v)
+	}
+	return h, nil
 }

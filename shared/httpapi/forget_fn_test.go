@@ -38,6 +38,14 @@ var knSeedSQL = map[string]string{
 		where s.tenant_id = $1 and s.user_id = $2
 		  and not exists (select 1 from agentmem.session_summaries x where x.session_id = s.id)
 		limit 1`,
+	// A message the history cap archived (moved only by the sweep), in one of the user's
+	// sessions, below its live messages.
+	"messages_archive": `insert into agentmem.messages_archive (session_id, seq, id, tenant_id, user_id, agent, role,
+		  content, token_estimate, created_at, expires_at)
+		select s.id, (select coalesce(min(a.seq), 0) - 1 from agentmem.messages_archive a where a.session_id = s.id),
+		  'kn-' || gen_random_uuid(), s.tenant_id, s.user_id, s.agent, 'user', 'archived', 1, now(), now() + interval '1 day'
+		from agentmem.sessions s where s.tenant_id = $1 and s.user_id = $2
+		limit 1`,
 }
 
 // knUserTables lists, straight from the catalog, the tables of schema agentmem that have a

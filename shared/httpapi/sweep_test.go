@@ -70,6 +70,8 @@ type isoCounts struct {
 	Sessions        int64 `json:"sessions"`
 	IdempotencyKeys int64 `json:"idempotency_keys"`
 	RequestRates    int64 `json:"request_rates"`
+	// ArchivedMessages are expired messages of the history archive.
+	ArchivedMessages int64 `json:"archived_messages"`
 }
 
 type isoSweepAnswer struct {
@@ -77,6 +79,10 @@ type isoSweepAnswer struct {
 	Batches    int       `json:"batches"`
 	DurationMS *int64    `json:"duration_ms"`
 	More       *bool     `json:"more"`
+	// Capped is the history cap's work (nothing here: no session has a cap).
+	Capped struct {
+		Sessions, Archived, Deleted int64
+	} `json:"capped"`
 }
 
 func isoSweep(t *testing.T, e *env, body any) isoSweepAnswer {
@@ -96,17 +102,18 @@ func isoSweep(t *testing.T, e *env, body any) isoSweepAnswer {
 
 func isoTotals(db *isoDB) isoCounts {
 	return isoCounts{
-		Messages:        int64(db.count("messages", "")),
-		Memories:        int64(db.count("memories", "")),
-		Sessions:        int64(db.count("sessions", "")),
-		IdempotencyKeys: int64(db.count("idempotency_keys", "")),
-		RequestRates:    int64(db.count("request_rates", "")),
+		Messages:         int64(db.count("messages", "")),
+		Memories:         int64(db.count("memories", "")),
+		Sessions:         int64(db.count("sessions", "")),
+		IdempotencyKeys:  int64(db.count("idempotency_keys", "")),
+		RequestRates:     int64(db.count("request_rates", "")),
+		ArchivedMessages: int64(db.count("messages_archive", "")),
 	}
 }
 
 func (c isoCounts) minus(d isoCounts) isoCounts {
 	return isoCounts{c.Messages - d.Messages, c.Memories - d.Memories, c.Sessions - d.Sessions, c.IdempotencyKeys - d.IdempotencyKeys,
-		c.RequestRates - d.RequestRates}
+		c.RequestRates - d.RequestRates, c.ArchivedMessages - d.ArchivedMessages}
 }
 
 // isoSweepSeed stores, for one user, expired and live rows of every kind and returns what a

@@ -6,6 +6,8 @@ type SweepResult struct {
 	Batches int         `json:"batches"`
 	// More reports that expired rows remain because the time ran out.
 	More bool `json:"more"`
+	// Capped is what the history cap did (zero when it is off).
+	Capped CapCounts `json:"capped"`
 }
 
 // SweepCounts counts rows per kind.
@@ -17,6 +19,8 @@ type SweepCounts struct {
 	// RequestRates counts rate-limit counters whose bucket was full again (see the store's TakeRequestSlot):
 	// deleting one changes no limit.
 	RequestRates int64 `json:"request_rates"`
+	// ArchivedMessages counts expired messages of the history archive.
+	ArchivedMessages int64 `json:"archived_messages"`
 }
 
 // EmbedPendingResult counts what an embed-pending run or a backfill did (see app.EmbedPending).

@@ -172,7 +172,7 @@ func NewParts(ctx context.Context, cfg config.Config, log *slog.Logger, parts Pa
 	if m, ok := adapters[adapter.Mem0].(*mem0.Mem0); ok && cfg.Mem0.Recall {
 		recallExtra = m
 	}
-	a := app.New(st, log, app.Config{DefaultRetention: cfg.DefaultRetention, NotesMaxChars: cfg.NotesMaxChars,
+	a := app.New(st, log, app.Config{DefaultRetention: cfg.DefaultRetention, History: cfg.History, NotesMaxChars: cfg.NotesMaxChars,
 		RateLimit: app.RateLimit{User: cfg.RateLimitUserPerMinute, Tenant: cfg.RateLimitTenantPerMinute,
 			Backfill: cfg.RateLimitBackfillPerHour},
 		Jobs: cfg.Jobs, Adapters: adapters, Notifier: notifier, Redactor: redactor, RecallExtra: recallExtra,

@@ -50,6 +50,9 @@ type CommitParams struct {
 	Idempotency *Idempotency
 	// NoExtract opts the turn out of fact extraction (commit-turn's extract: false).
 	NoExtract bool
+	// KeepMessages, when set, is the session's own history cap from now on (see HistoryCap;
+	// 0: none).
+	KeepMessages *int
 }
 
 // CommitTurn appends a turn to a session, creating the session on first use, all or nothing.
@@ -221,6 +224,9 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors turnVect
 		if args := s.turnJobs(p, len(n.ids), mems.ckeys); args != nil {
 			b.Queue(turnJobsSQL, args...)
 		}
+		if p.KeepMessages != nil {
+			b.Queue(setKeepMessagesSQL, keepMessagesArgs(p)...)
+		}
 	})
 	if isRLSViolation(err) {
 		return res, apierror.New(apierror.NotFound, "session not found")
@@ -259,12 +265,19 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 	}
 	if len(clientIDs) > 0 {
 		// A client id whose message expired (and awaits the sweep) is free again: its old row
-		// goes, so the message is stored anew and nothing expired is answered.
+		// goes, so the message is stored anew and nothing expired is answered. A message the
+		// history cap archived is as stored as a live one.
 		rows, err := tx.Query(ctx, `
 			with expired as (
 			  delete from agentmem.messages
+			  where session_id = $1 and id = any($2::text[]) and expires_at <= now()),
+			expired_archived as (
+			  delete from agentmem.messages_archive
 			  where session_id = $1 and id = any($2::text[]) and expires_at <= now())
 			select id, seq, created_at from agentmem.messages
+			where session_id = $1 and id = any($2::text[]) and expires_at > now()
+			union all
+			select id, seq, created_at from agentmem.messages_archive
 			where session_id = $1 and id = any($2::text[]) and expires_at > now()`, p.SessionID, clientIDs)
 		if err != nil {
 			return res, fmt.Errorf("select stored messages: %w", err)
@@ -318,7 +331,25 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 			return res, fmt.Errorf("write jobs: %w", err)
 		}
 	}
+	if p.KeepMessages != nil {
+		if _, err := tx.Exec(ctx, setKeepMessagesSQL, keepMessagesArgs(p)...); err != nil {
+			return res, fmt.Errorf("set keep_messages: %w", err)
+		}
+	}
 	return res, nil
+}
+
+// setKeepMessagesSQL sets session $1's history cap to $2, after the turn stored (or locked) the
+// session, when it is the scope's ($3, $4, $5): a turn refused for another agent's session
+// changes nothing. A changed cap makes the sweep look at the session again at its next run.
+const setKeepMessagesSQL = `
+	update agentmem.sessions
+	set keep_messages = $2::int,
+	    history_checked_seq = case when keep_messages is distinct from $2::int then 0 else history_checked_seq end
+	where id = $1 and user_id = $3 and tenant_id = $4 and agent = $5`
+
+func keepMessagesArgs(p CommitParams) []any {
+	return []any{p.SessionID, *p.KeepMessages, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent}
 }
 
 // DefaultMergeSimilarity is the cosine similarity from which a new fact merges into a memory

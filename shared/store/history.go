@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,6 +38,8 @@ type UserHistoryParams struct {
 	AnswersOnly bool
 	// Offset, when above 0 (and After is nil), skips that many messages first (see offset.go).
 	Offset int
+	// IncludeArchived also reads the messages the history cap archived (see history_archive.go).
+	IncludeArchived bool
 }
 
 // UserHistoryPage is one page of a user's messages across sessions.
@@ -69,6 +72,9 @@ func (s *Store) UserHistory(ctx context.Context, p UserHistoryParams) (UserHisto
 	}
 	page, count, args := userHistoryStatements(p)
 	page, count = answersOnlySQL(page, p.AnswersOnly), answersOnlySQL(count, p.AnswersOnly)
+	if p.IncludeArchived {
+		page, count = userHistoryWithArchive(page, p.Newest), countWithArchive(count)
+	}
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(page, args...).Query(func(rows pgx.Rows) error {
 			var err error
@@ -209,6 +215,7 @@ func (s *Store) ClearMessages(ctx context.Context, sc memory.Scope) (int64, erro
 	if sc.Agent != "" {
 		q, args = clearMessagesAgentSQL, append(args, sc.Agent)
 	}
+	clearArchiveSQL := strings.Replace(q, "agentmem.messages", "agentmem.messages_archive", 1)
 	var jobs []any
 	if s.outboxOn() {
 		// The adapters learn of it, in the same implicit transaction.
@@ -222,6 +229,16 @@ func (s *Store) ClearMessages(ctx context.Context, sc memory.Scope) (int64, erro
 			if err := row.Scan(&n); err != nil {
 				return fmt.Errorf("clear messages: %w", err)
 			}
+			return nil
+		})
+		// The archived messages go too, in a statement of their own: its snapshot sees those
+		// the history cap moved while the deletion above waited for them.
+		b.Queue(clearArchiveSQL, args...).QueryRow(func(row pgx.Row) error {
+			var archived int64
+			if err := row.Scan(&archived); err != nil {
+				return fmt.Errorf("clear archived messages: %w", err)
+			}
+			n += archived
 			return nil
 		})
 		// The summaries of the sessions go too, in a statement of their own: its snapshot

@@ -19,12 +19,19 @@ import (
 // snapshot: an item committed or deleted between the two shifts the page by one, as with any
 // offset pagination.
 
-// The key of the last message an offset skips: the statement of a history's first page, its
-// limit the offset, and the last key of what it reads in the history's order.
-var (
-	historyOldestSkipSQL = `select max(seq) from (` + historyOldestSQL + `) p`
-	historyNewestSkipSQL = `select min(seq) from (` + historyNewestSQL + `) p`
-)
+// historySkipSQL is the key of the last message an offset skips: the statement of a history's
+// first page, its limit the offset, and the last key of what it reads in the history's order.
+func historySkipSQL(p HistoryParams) string {
+	q, last := historyOldestSQL, "max"
+	if p.Newest {
+		q, last = historyNewestSQL, "min"
+	}
+	q = answersOnlySQL(q, p.AnswersOnly)
+	if p.IncludeArchived {
+		q = historyWithArchive(q, p.Newest)
+	}
+	return `select ` + last + `(seq) from (` + q + `) p`
+}
 
 // historyArgs are the arguments of a page of a session's history (historySQL) reading limit rows.
 func historyArgs(p HistoryParams, limit int) []any {
@@ -35,11 +42,7 @@ func historyArgs(p HistoryParams, limit int) []any {
 // historySkip is the cursor after the p.Offset messages an offset skips in a session's history;
 // when fewer exist, a cursor past every message.
 func (s *Store) historySkip(ctx context.Context, p HistoryParams) (*int64, error) {
-	q := historyOldestSkipSQL
-	if p.Newest {
-		q = historyNewestSkipSQL
-	}
-	q = answersOnlySQL(q, p.AnswersOnly)
+	q := historySkipSQL(p)
 	p.After = nil
 	var last *int64
 	err := s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
@@ -70,6 +73,9 @@ func (s *Store) userHistorySkip(ctx context.Context, p UserHistoryParams) (*Mess
 	p.After, p.Limit = nil, p.Offset-1 // userHistoryStatements reads Limit + 1
 	page, _, args := userHistoryStatements(p)
 	page = answersOnlySQL(page, p.AnswersOnly)
+	if p.IncludeArchived {
+		page = userHistoryWithArchive(page, p.Newest)
+	}
 	dir := "desc"
 	if p.Newest {
 		dir = "asc"

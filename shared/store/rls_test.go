@@ -49,6 +49,12 @@ var rlsFixtures = map[string]string{
 		insert into agentmem.messages (session_id, seq, id, tenant_id, user_id, agent, role, content,
 		  token_estimate, expires_at)
 		select s.id, 1, gen_random_uuid(), $1, $2, 'default', 'user', 'hello', 1, now() + interval '1 day' from s`,
+	"messages_archive": `with s as (
+		  insert into agentmem.sessions (id, tenant_id, user_id, agent, expires_at)
+		  values (gen_random_uuid(), $1, $2, 'default', now() + interval '1 day') returning id)
+		insert into agentmem.messages_archive (session_id, seq, id, tenant_id, user_id, agent, role, content,
+		  token_estimate, created_at, expires_at)
+		select s.id, 1, gen_random_uuid(), $1, $2, 'default', 'user', 'hello', 1, now(), now() + interval '1 day' from s`,
 	"active_sessions": `with s as (
 		  insert into agentmem.sessions (id, tenant_id, user_id, agent, expires_at)
 		  values (gen_random_uuid(), $1, $2, 'default', now() + interval '1 day') returning id)
@@ -86,6 +92,10 @@ var rlsIntoOwnSession = map[string]string{
 	"messages": `insert into agentmem.messages (session_id, seq, id, tenant_id, user_id, agent, role, content,
 		  token_estimate, expires_at)
 		select id, 1000, gen_random_uuid(), $1, $2, 'default', 'user', 'x', 1, now() + interval '1 day'
+		from agentmem.sessions limit 1`,
+	"messages_archive": `insert into agentmem.messages_archive (session_id, seq, id, tenant_id, user_id, agent, role,
+		  content, token_estimate, created_at, expires_at)
+		select id, 1000, gen_random_uuid(), $1, $2, 'default', 'user', 'x', 1, now(), now() + interval '1 day'
 		from agentmem.sessions limit 1`,
 	"active_sessions": `insert into agentmem.active_sessions (tenant_id, user_id, agent, session_id)
 		select $1, $2, 'rls-foreign', id from agentmem.sessions limit 1`,

@@ -126,6 +126,8 @@ type HistoryParams struct {
 	AnswersOnly bool
 	// Offset, when above 0 (and After is nil), skips that many messages first (see offset.go).
 	Offset int
+	// IncludeArchived also reads the messages the history cap archived (see history_archive.go).
+	IncludeArchived bool
 }
 
 // HistoryPage is one page of a session's messages.
@@ -215,6 +217,9 @@ func (s *Store) SessionHistory(ctx context.Context, p HistoryParams) (HistoryPag
 		count, countArgs = historyCountSinceSQL, append(countArgs, p.Since)
 	}
 	q, count = answersOnlySQL(q, p.AnswersOnly), answersOnlySQL(count, p.AnswersOnly)
+	if p.IncludeArchived {
+		q, count = historyWithArchive(q, p.Newest), countWithArchive(count)
+	}
 	err := s.batchInScopeGeneric(ctx, sc, p.Since == nil, func(b *pgx.Batch, generic bool) {
 		b.Queue(q, historyArgs(p, p.Limit+1)...).Query(func(rows pgx.Rows) error {
 			var err error
@@ -261,12 +266,19 @@ func (s *Store) ResetSession(ctx context.Context, sc memory.Scope, id uuid.UUID)
 		if err := findSession(ctx, tx, sc, id, true); err != nil {
 			return err
 		}
+		// The archived messages go too (the session's lock keeps the sweep from moving any
+		// meanwhile).
 		err := tx.QueryRow(ctx, `
 			with gone as (
 			  delete from agentmem.messages
 			  where session_id = $1 and user_id = $2 and tenant_id = $3
+			  returning expires_at),
+			gone_archived as (
+			  delete from agentmem.messages_archive
+			  where session_id = $1 and user_id = $2 and tenant_id = $3
 			  returning expires_at)
-			select count(*) filter (where expires_at > now()) from gone`,
+			select count(*) filter (where expires_at > now())
+			from (select expires_at from gone union all select expires_at from gone_archived) g`,
 			id, sc.UserID, sc.TenantID).Scan(&n)
 		if err != nil {
 			return fmt.Errorf("delete messages: %w", err)
@@ -322,9 +334,14 @@ jobs as (
 select true from gone`
 
 // findMessageSQL finds the sessions of the caller ($1, $2) that hold an unexpired message of
-// id $3 (of agent $4 when not empty): two at most, enough to tell one from several.
+// id $3 (of agent $4 when not empty), live or archived: two at most, enough to tell one from
+// several.
 const findMessageSQL = `
 	select session_id from agentmem.messages
+	where user_id = $1 and tenant_id = $2 and id = $3 and ($4::text = '' or agent = $4::text)
+	  and expires_at > now()
+	union
+	select session_id from agentmem.messages_archive
 	where user_id = $1 and tenant_id = $2 and id = $3 and ($4::text = '' or agent = $4::text)
 	  and expires_at > now()
 	limit 2`
@@ -350,7 +367,13 @@ func messageSession(ctx context.Context, tx pgx.Tx, sc memory.Scope, id string) 
 		"several of your sessions hold a message of this id; name the session with session_id")
 }
 
-// DeleteMessage deletes one unexpired message of a session, or, with sessionID nil, the
+// deleteMessageSQL deletes message $2 of session $1 of the caller ($3, $4) when unexpired.
+const deleteMessageSQL = `
+	delete from agentmem.messages
+	where session_id = $1 and id = $2 and user_id = $3 and tenant_id = $4 and expires_at > now()
+	returning seq`
+
+// DeleteMessage deletes one unexpired message of a session, live or archived, or, with sessionID nil, the
 // caller's message of that id in whichever of the caller's sessions (of Scope.Agent's, when
 // set) holds it.
 func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, session *uuid.UUID, messageID string) error {
@@ -376,11 +399,15 @@ func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, session *uui
 			}
 		}
 		var deleted int64
-		err := tx.QueryRow(ctx, `
-			delete from agentmem.messages
-			where session_id = $1 and id = $2 and user_id = $3 and tenant_id = $4 and expires_at > now()
-			returning seq`,
-			sessionID, messageID, sc.UserID, sc.TenantID).Scan(&deleted)
+		err := tx.QueryRow(ctx, deleteMessageSQL, sessionID, messageID, sc.UserID, sc.TenantID).Scan(&deleted)
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Archived by the history cap (perhaps while the statement above waited for it).
+			err = tx.QueryRow(ctx, strings.Replace(deleteMessageSQL, "agentmem.messages", "agentmem.messages_archive", 1),
+				sessionID, messageID, sc.UserID, sc.TenantID).Scan(&deleted)
+			if err == nil {
+				seq = &deleted
+			}
+		}
 		if errors.Is(err, pgx.ErrNoRows) {
 			return apierror.New(apierror.NotFound, "message not found in this session")
 		}

@@ -18,6 +18,9 @@ type SweepParams struct {
 	BatchSize int
 	// Deadline is when the sweep stops starting batches.
 	Deadline time.Time
+	// History is the history cap, applied after the expired rows are deleted; its zero value
+	// caps only the sessions that have a cap of their own. A dry run caps nothing.
+	History HistoryCap
 }
 
 // sweepSteps delete expired rows in batches. Each batch is its own short transaction that
@@ -38,6 +41,13 @@ var sweepSteps = []struct {
 		`agentmem.messages where expires_at <= now()`,
 	},
 	{
+		func(c *memory.SweepCounts) *int64 { return &c.ArchivedMessages },
+		`with doomed as (
+		   select ctid from agentmem.messages_archive where expires_at <= now() limit $1 for update skip locked)
+		 delete from agentmem.messages_archive m using doomed where m.ctid = doomed.ctid`,
+		`agentmem.messages_archive where expires_at <= now()`,
+	},
+	{
 		func(c *memory.SweepCounts) *int64 { return &c.Memories },
 		`with doomed as (
 		   select id from agentmem.memories where expires_at <= now() limit $1 for update skip locked)
@@ -50,11 +60,14 @@ var sweepSteps = []struct {
 		   select s.id from agentmem.sessions s
 		   where s.expires_at <= now()
 		     and not exists (select 1 from agentmem.messages m where m.session_id = s.id)
+		     and not exists (select 1 from agentmem.messages_archive a where a.session_id = s.id)
 		   limit $1 for update of s skip locked)
 		 delete from agentmem.sessions s using doomed where s.id = doomed.id`,
 		`agentmem.sessions s where s.expires_at <= now()
 		   and not exists (select 1 from agentmem.messages m where m.session_id = s.id
-		                   and m.expires_at > now())`,
+		                   and m.expires_at > now())
+		   and not exists (select 1 from agentmem.messages_archive a where a.session_id = s.id
+		                   and a.expires_at > now())`,
 	},
 	{
 		func(c *memory.SweepCounts) *int64 { return &c.IdempotencyKeys },
@@ -130,6 +143,11 @@ func (s *Store) Sweep(ctx context.Context, p SweepParams) (memory.SweepResult, e
 				break
 			}
 		}
+	}
+	more, err := s.capHistories(ctx, p, &res)
+	res.More = res.More || more
+	if err != nil {
+		return res, err
 	}
 	return res, s.foldMessageWords(ctx, p)
 }

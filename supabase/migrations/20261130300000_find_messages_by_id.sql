@@ -2,11 +2,13 @@
 -- of the caller's sessions holds it (a client's id is unique within its session only, so the
 -- lookup may find several: the function then answers 409 and asks for session_id).
 --
--- The owner's columns lead, as in every index the policies' owner filter uses, so the lookup
--- reads only the caller's entries of that id (a few at most), never another user's.
+-- The id leads, then the owner's columns: the lookup reads the entries of that id (one, or a
+-- few when clients chose the same id) and checks the owner inside the index. With the owner
+-- leading, the planner would also take it for every query by owner alone (it is smaller than
+-- messages_owner_created_idx), and those queries lose the order that index gives them.
 --
 -- On a large table, build it first without blocking writes, then apply this migration, which
 -- finds it in place:
---   create index concurrently if not exists messages_owner_id_idx on agentmem.messages
---     (user_id, tenant_id, id);
-create index if not exists messages_owner_id_idx on agentmem.messages (user_id, tenant_id, id);
+--   create index concurrently if not exists messages_id_owner_idx on agentmem.messages
+--     (id, user_id, tenant_id);
+create index if not exists messages_id_owner_idx on agentmem.messages (id, user_id, tenant_id);
