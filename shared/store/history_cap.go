@@ -50,7 +50,8 @@ type HistoryCap struct {
 // The sweep looks at a session once it has 100 messages more than at its last look
 // (sessions_history_unchecked_idx), a few sessions per statement and a bounded number of
 // messages per session, each statement one short transaction that skips sessions and messages
-// a live request holds, and marks the session looked at once nothing more may move.
+// a live request holds, and marks the session looked at once nothing more may move (not when
+// it skipped a message a request held: the next sweep takes it).
 var capHistorySQL = `
 with cand as (
   select s.id, coalesce(s.keep_messages, $1::int) as keep, s.last_seq
@@ -78,16 +79,20 @@ bound as (
       order by m.seq desc limit ` + strconv.Itoa(memory.MaxContextMessages) + `) a0) a
   left join agentmem.session_summaries x on x.session_id = c.id
 ),
-doomed as (
-  select d.session_id, d.seq from bound b
+eligible as (
+  select m.session_id, m.seq from bound b
   cross join lateral (
     select m.session_id, m.seq from agentmem.messages m
     where b.over and m.session_id = b.id and m.seq < b.below_seq and m.seq <= b.through_seq
       and m.expires_at > now() and m.expires_at <= b.expires_by
       and not exists (select 1 from agentmem.messages_archive a where a.session_id = m.session_id and a.id = m.id)
     order by m.seq
-    limit $3
-    for update of m skip locked) d
+    limit $3) m
+),
+doomed as (
+  select m.session_id, m.seq from agentmem.messages m
+  where (m.session_id, m.seq) in (select session_id, seq from eligible)
+  for update of m skip locked
 ),
 moved as (
   delete from agentmem.messages m using doomed d
@@ -105,7 +110,9 @@ archived as (
 checked as (
   update agentmem.sessions s set history_checked_seq = b.last_seq
   from bound b
-  where s.id = b.id and (select count(*) from doomed d where d.session_id = b.id) < $3
+  where s.id = b.id
+    and (select count(*) from eligible e where e.session_id = b.id) < $3
+    and (select count(*) from eligible e where e.session_id = b.id) = (select count(*) from doomed d where d.session_id = b.id)
   returning 1
 )
 select (select count(*) from cand), (select count(*) from checked),
@@ -141,7 +148,8 @@ func (s *Store) capHistories(ctx context.Context, p SweepParams, res *memory.Swe
 			return false, nil
 		}
 		if moved == 0 && checked == 0 {
-			// Every session it found is held by live requests: the next sweep takes them.
+			// Every session or message it found is held by live requests: the next sweep
+			// takes them.
 			return true, nil
 		}
 	}

@@ -327,3 +327,90 @@ func TestHistoryCapDeletesAndFollowsTheSessionsOwnCap(t *testing.T) {
 		t.Errorf("the session's own cap gave way to the deployment's: %d live", n)
 	}
 }
+
+// A message a live request holds is skipped, never waited for, and the session stays to be
+// looked at: the next sweep moves it.
+func TestHistoryCapSkipsHeldMessages(t *testing.T) {
+	t.Parallel()
+	e := newCapEnv(t, false)
+	ctx := context.Background()
+	sc := storetest.Scope("bot")
+	sid := uuid.New()
+	e.commitAll(t, sc, sid, chat(600, "turn"))
+	tx, err := e.conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `select 1 from agentmem.messages where session_id = $1 and seq = 7 for update`, sid); err != nil {
+		t.Fatal(err)
+	}
+	res := e.sweep(t, store.HistoryCap{Keep: 500})
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res.Capped.Archived != 99 || res.Capped.Sessions != 0 || !res.More {
+		t.Fatalf("with seq 7 held: %+v, more %v", res.Capped, res.More)
+	}
+	if res := e.sweep(t, store.HistoryCap{Keep: 500}); res.Capped.Archived != 1 || res.Capped.Sessions != 1 || res.More {
+		t.Fatalf("once released: %+v, more %v", res.Capped, res.More)
+	}
+	if got := e.seqs(t, "messages_archive", sid); !slices.Equal(got, seqSpan(1, 100)) {
+		t.Errorf("archived %v", got)
+	}
+}
+
+// The archive is guarded as the messages are, in PostgreSQL itself: an attacker signed in to
+// the same project (role authenticated with their own claims, as PostgREST runs their request)
+// reads none of a victim's archived messages and changes none, and the functions' role under
+// the attacker's claims reads and deletes none either.
+func TestHistoryArchiveRefusesOtherUsers(t *testing.T) {
+	t.Parallel()
+	e := newCapEnv(t, false)
+	ctx := context.Background()
+	victim := memory.Scope{TenantID: "t1", UserID: "auth0|victim", Agent: "bot"}
+	sid := uuid.New()
+	e.commitAll(t, victim, sid, chat(600, "secret"))
+	e.sweep(t, store.HistoryCap{Keep: 500})
+	for _, attacker := range []owner{{"t1", "auth0|attacker"}, {"t2", victim.UserID}, {"", victim.UserID}} {
+		for _, role := range []string{"authenticated", store.CallerRole} {
+			var seen int
+			err := asRole(t, e.conn, role, userClaims(attacker), func(tx pgx.Tx) error {
+				return tx.QueryRow(ctx, `select count(*) from agentmem.messages_archive where session_id = $1 or user_id = $2`,
+					sid, victim.UserID).Scan(&seen)
+			})
+			if err != nil || seen != 0 {
+				t.Errorf("%s as %v reads %d archived messages of the victim (%v)", role, attacker, seen, err)
+			}
+			for _, q := range []string{
+				`delete from agentmem.messages_archive where session_id = $1`,
+				`update agentmem.messages_archive set content = 'x' where session_id = $1`,
+				`insert into agentmem.messages_archive (session_id, seq, id, tenant_id, user_id, agent, role, content,
+				   token_estimate, created_at, expires_at)
+				 values ($1, 0, 'forged', 't1', 'auth0|victim', 'bot', 'user', 'forged', 1, now(), now() + interval '1 day')`,
+			} {
+				var n int64
+				err := asRole(t, e.conn, role, userClaims(attacker), func(tx pgx.Tx) error {
+					tag, err := tx.Exec(ctx, q, sid)
+					n = tag.RowsAffected()
+					if err == nil && n > 0 {
+						return tx.Commit(ctx)
+					}
+					return err
+				})
+				if n != 0 || err != nil && pgCode(err) != "42501" {
+					t.Errorf("%s as %v: %q changed %d rows (%v)", role, attacker, q[:30], n, err)
+				}
+			}
+		}
+	}
+	if got := e.seqs(t, "messages_archive", sid); !slices.Equal(got, seqSpan(1, 100)) {
+		t.Errorf("the victim's archive changed: %d rows", len(got))
+	}
+	// The victim's own request reads them, under the same policies.
+	var mine int
+	if err := asRole(t, e.conn, "authenticated", userClaims(owner{"t1", victim.UserID}), func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `select count(*) from agentmem.messages_archive`).Scan(&mine)
+	}); err != nil || mine != 100 {
+		t.Errorf("the victim reads %d of their archived messages (%v)", mine, err)
+	}
+}
