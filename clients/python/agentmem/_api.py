@@ -392,6 +392,7 @@ class SessionsOps:
         limit: Optional[int] = None,
         cursor: Optional[Cursor] = None,
         offset: Optional[Offset] = None,
+        include_archived: Optional[bool] = None,
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
         user_id: Optional[UserID] = None,
@@ -412,6 +413,8 @@ class SessionsOps:
             body['cursor'] = cursor
         if offset is not None:
             body['offset'] = offset
+        if include_archived is not None:
+            body['include_archived'] = include_archived
         if since is not None:
             body['since'] = since
         if answers_only is not None:
@@ -818,6 +821,7 @@ class Functions:
         agent: Optional[Agent] = None,
         memories: Optional[List[MemoryIn]] = None,
         ttl_seconds: Optional[int] = None,
+        keep_messages: Optional[int] = None,
         extract: Optional[bool] = None,
         answers_only: Optional[bool] = None,
         user_id: Optional[UserID] = None,
@@ -835,6 +839,8 @@ class Functions:
             body['memories'] = memories
         if ttl_seconds is not None:
             body['ttl_seconds'] = ttl_seconds
+        if keep_messages is not None:
+            body['keep_messages'] = keep_messages
         if extract is not None:
             body['extract'] = extract
         if answers_only is not None:
@@ -1424,6 +1430,7 @@ class AsyncSessionsOps:
         limit: Optional[int] = None,
         cursor: Optional[Cursor] = None,
         offset: Optional[Offset] = None,
+        include_archived: Optional[bool] = None,
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
         user_id: Optional[UserID] = None,
@@ -1444,6 +1451,8 @@ class AsyncSessionsOps:
             body['cursor'] = cursor
         if offset is not None:
             body['offset'] = offset
+        if include_archived is not None:
+            body['include_archived'] = include_archived
         if since is not None:
             body['since'] = since
         if answers_only is not None:
@@ -1850,6 +1859,7 @@ class AsyncFunctions:
         agent: Optional[Agent] = None,
         memories: Optional[List[MemoryIn]] = None,
         ttl_seconds: Optional[int] = None,
+        keep_messages: Optional[int] = None,
         extract: Optional[bool] = None,
         answers_only: Optional[bool] = None,
         user_id: Optional[UserID] = None,
@@ -1867,6 +1877,8 @@ class AsyncFunctions:
             body['memories'] = memories
         if ttl_seconds is not None:
             body['ttl_seconds'] = ttl_seconds
+        if keep_messages is not None:
+            body['keep_messages'] = keep_messages
         if extract is not None:
             body['extract'] = extract
         if answers_only is not None:

@@ -90,6 +90,7 @@ class CommitTurnRequest(_CommitTurnRequestRequired, total=False):
     agent: Agent
     memories: List[MemoryIn]
     ttl_seconds: int
+    keep_messages: int
     extract: bool
     answers_only: bool
     user_id: UserID
@@ -662,9 +663,7 @@ class SweepRequest(TypedDict, total=False):
     max_duration_ms: int
 
 
-class SweepCounts(TypedDict):
-    """SweepCounts: a schema of docs/openapi.yaml."""
-
+class _SweepCountsRequired(TypedDict):
     messages: int
     memories: int
     sessions: int
@@ -672,13 +671,31 @@ class SweepCounts(TypedDict):
     request_rates: int
 
 
-class SweepResult(TypedDict):
-    """SweepResult: a schema of docs/openapi.yaml."""
+class SweepCounts(_SweepCountsRequired, total=False):
+    """SweepCounts: a schema of docs/openapi.yaml."""
 
+    archived_messages: int
+
+
+class SweepResultCapped(TypedDict):
+    """SweepResultCapped: What the history cap did (all 0 when it is off, and on a dry run)."""
+
+    sessions: int
+    archived: int
+    deleted: int
+
+
+class _SweepResultRequired(TypedDict):
     deleted: SweepCounts
     batches: int
     duration_ms: int
     more: bool
+
+
+class SweepResult(_SweepResultRequired, total=False):
+    """SweepResult: a schema of docs/openapi.yaml."""
+
+    capped: SweepResultCapped
 
 
 UserMemoryKey = str
@@ -909,6 +926,7 @@ class SessionsHistoryRequest(_SessionsHistoryRequestRequired, total=False):
     limit: int
     cursor: Cursor
     offset: Offset
+    include_archived: bool
     since: Optional[str]
     answers_only: bool
     user_id: UserID

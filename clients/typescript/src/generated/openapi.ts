@@ -383,9 +383,15 @@ export interface paths {
          * @description Service callers only: a user token answers 403 (before the body is read). It acts on
          *     every user, so it takes no `user_id` or `tenant_id` (400 as unknown fields).
          *
-         *     Deletes, in this order, expired messages, expired memories, expired sessions left with
-         *     no messages, idempotency records past their 24-hour window, and rate-limit counters
-         *     whose bucket is full again (`request_rates`; deleting one changes no limit). Each batch
+         *     Deletes, in this order, expired messages, expired archived messages, expired memories,
+         *     expired sessions left with no messages (live or archived), idempotency records past
+         *     their 24-hour window, and rate-limit counters whose bucket is full again
+         *     (`request_rates`; deleting one changes no limit). Then it applies the history cap
+         *     (`HISTORY_KEEP_MESSAGES`, a session's `keep_messages`): of each session with 100 or
+         *     more messages since it last looked, it archives (or deletes) the messages past the cap
+         *     that no `get-context` window reads and the rolling summary covers, a few sessions and
+         *     at most `batch_size` messages per short transaction, skipping what a request holds;
+         *     `capped` counts it. A dry run caps nothing. Each batch
          *     deletes at most `batch_size` rows of one kind in its own short transaction and skips
          *     rows that a live request holds locked (a rate counter, locked for microseconds, is
          *     waited for), so the sweep never makes a commit or a read wait. It goes on
@@ -630,7 +636,9 @@ export interface paths {
          *       continue below the last seq seen (messages arriving later are on a fresh first page),
          *       `oldest` pages continue above it and reach the new ones. `total` counts the messages
          *       the history pages through (the session's unexpired ones, created since `since` when
-         *       given) when the page was read. Answer
+         *       given) when the page was read. With `include_archived: true` (either form), the
+         *       messages the history cap archived are paged and counted too, in their place by `seq`
+         *       (or creation). Answer
          *       `{messages, next_cursor, total}`.
          *     - `history {agent?, order?, limit?, cursor?, since?}` without `session_id` (absent or
          *       `null`): the user's history across sessions, the unexpired messages of every session
@@ -1200,6 +1208,15 @@ export interface components {
              *     `DEFAULT_RETENTION` (720 h unless configured).
              */
             ttl_seconds?: number;
+            /**
+             * @description Service callers only (a user token: 400). How many of this session's messages stay
+             *     live from now on, over the deployment's `HISTORY_KEEP_MESSAGES`: 0 for no cap, or
+             *     500 (the largest `get-context` window) to 1,000,000. The sweep archives (or
+             *     deletes, `HISTORY_OVERFLOW=delete`) the older ones, never one that `get-context`
+             *     could still read or the session's rolling summary has not covered. Absent: the
+             *     session keeps the cap it had.
+             */
+            keep_messages?: number;
             /**
              * @description `false` opts this turn out of fact extraction. Where the deployment extracts facts
              *     (`EXTRACT_FACTS=true`), a committed turn with new messages is handed to the chat model
@@ -1905,6 +1922,8 @@ export interface components {
             idempotency_keys: number;
             /** @description Rate-limit counters whose bucket was full again (deleting one changes no limit). */
             request_rates: number;
+            /** @description Expired messages of the history archive. */
+            archived_messages?: number;
         };
         SweepResult: {
             deleted: components["schemas"]["SweepCounts"];
@@ -1914,6 +1933,15 @@ export interface components {
             duration_ms: number;
             /** @description The time budget ran out before the sweep finished; expired rows may remain. */
             more: boolean;
+            /** @description What the history cap did (all 0 when it is off, and on a dry run). */
+            capped?: {
+                /** @description Sessions looked at and left within their cap. */
+                sessions: number;
+                /** @description Messages moved to the archive. */
+                archived: number;
+                /** @description Messages deleted past the cap (`HISTORY_OVERFLOW=delete`). */
+                deleted: number;
+            };
         };
         /**
          * @description 1 to 128 characters (code points), not only white space, without white space at either
@@ -2147,6 +2175,12 @@ export interface components {
             /** @description `next_cursor` of the previous page of this history (the same `session_id` or none, `agent`, `order` and `since`), unchanged; absent or null for the first page. */
             cursor?: components["schemas"]["Cursor"];
             offset?: components["schemas"]["Offset"];
+            /**
+             * @description Also page through (and count) the unexpired messages the history cap moved to the
+             *     archive (`HISTORY_KEEP_MESSAGES`), in their place. Default: live messages only.
+             * @default false
+             */
+            include_archived?: boolean;
             /**
              * Format: date-time
              * @description Only messages created at or after this RFC 3339 timestamp (with a time zone) are
