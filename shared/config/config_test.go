@@ -627,3 +627,42 @@ func TestMem0Settings(t *testing.T) {
 		})
 	}
 }
+
+// HISTORY_KEEP_MESSAGES is off by default, else 500 (a whole get-context window) to 1,000,000;
+// HISTORY_OVERFLOW archives by default, or deletes; anything else stops the start naming it.
+func TestHistoryCapSettings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		keep, overflow string
+		want           store.HistoryCap
+		fails          string
+	}{
+		{"", "", store.HistoryCap{}, ""},
+		{"0", "archive", store.HistoryCap{}, ""},
+		{"500", "", store.HistoryCap{Keep: 500}, ""},
+		{" 1000000 ", "delete", store.HistoryCap{Keep: 1_000_000, Delete: true}, ""},
+		{"499", "", store.HistoryCap{}, "HISTORY_KEEP_MESSAGES"},
+		{"1000001", "", store.HistoryCap{}, "HISTORY_KEEP_MESSAGES"},
+		{"-1", "", store.HistoryCap{}, "HISTORY_KEEP_MESSAGES"},
+		{"lots", "", store.HistoryCap{}, "HISTORY_KEEP_MESSAGES"},
+		{"", "truncate", store.HistoryCap{}, "HISTORY_OVERFLOW"},
+		{"", "Archive", store.HistoryCap{}, "HISTORY_OVERFLOW"},
+	} {
+		t.Run(tc.keep+"/"+tc.overflow, func(t *testing.T) {
+			t.Parallel()
+			c, err := config.Load(env(map[string]string{"HISTORY_KEEP_MESSAGES": tc.keep, "HISTORY_OVERFLOW": tc.overflow}))
+			if tc.fails != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.fails) {
+					t.Fatalf("err %v, want a start-up error naming %s", err, tc.fails)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.History != tc.want {
+				t.Errorf("History = %+v, want %+v", c.History, tc.want)
+			}
+		})
+	}
+}
