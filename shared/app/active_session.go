@@ -33,5 +33,6 @@ func (a *App) ActiveSession(ctx context.Context, pr auth.Principal, req ActiveSe
 	if err := f.Err(); err != nil {
 		return memory.ActiveSession{}, err
 	}
-	return a.store.ActiveSession(ctx, store.ActiveSessionParams{Scope: sc, Mode: mode, SessionID: id, TTL: a.cfg.DefaultRetention})
+	return a.store.ActiveSession(ctx, store.ActiveSessionParams{Scope: sc, Mode: mode, SessionID: id, TTL: a.cfg.DefaultRetention,
+		TTLIsDefault: true})
 }

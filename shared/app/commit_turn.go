@@ -82,7 +82,8 @@ func (a *App) CommitTurn(ctx context.Context, pr auth.Principal, req CommitTurnI
 	if err != nil {
 		return CommitTurnOutput{}, err
 	}
-	p := store.CommitParams{Scope: sc, TTL: a.cfg.DefaultRetention, NoExtract: req.Extract != nil && !*req.Extract}
+	p := store.CommitParams{Scope: sc, TTL: a.cfg.DefaultRetention, TTLIsDefault: req.TTLSeconds == nil,
+		NoExtract: req.Extract != nil && !*req.Extract}
 	if id := parseUUID(&f, "session_id", req.SessionID, true); id != nil {
 		p.SessionID = *id
 	}

@@ -239,7 +239,7 @@ func (a *App) storeFact(ctx context.Context, sc memory.Scope, f prompts.Fact, sr
 		return fmt.Errorf("store fact: %w", err)
 	}
 	out, _, err := a.store.CreateMemory(ctx, store.CreateMemoryParams{Scope: sc, Content: f.Text, Metadata: meta,
-		TTL: a.cfg.DefaultRetention, Vector: vs[0], Model: a.cfg.Embedder.Model(),
+		TTL: a.cfg.DefaultRetention, TTLIsDefault: true, Vector: vs[0], Model: a.cfg.Embedder.Model(),
 		Source: &store.MessageRange{SessionID: src.SessionID, SeqFrom: src.SeqFrom, SeqTo: src.SeqTo}})
 	if err != nil {
 		return fmt.Errorf("store fact: %w", err)

@@ -211,7 +211,7 @@ func (a *App) CreateMemory(ctx context.Context, pr auth.Principal, req CreateMem
 	if err != nil {
 		return CreateMemoryOutput{}, err
 	}
-	p := store.CreateMemoryParams{Scope: sc, TTL: a.cfg.DefaultRetention}
+	p := store.CreateMemoryParams{Scope: sc, TTL: a.cfg.DefaultRetention, TTLIsDefault: req.TTLSeconds == nil}
 	p.Content, _ = factField(&f, "content", req.Content)
 	p.Metadata = objectField(&f, "metadata", req.Metadata, maxMetadataBytes)
 	if req.TTLSeconds != nil {

@@ -50,7 +50,7 @@ func (a *App) SweepExpired(ctx context.Context, p auth.Principal, req SweepInput
 func (a *App) Sweep(ctx context.Context, dryRun bool, batch int, budget time.Duration) (SweepOutput, error) {
 	start := time.Now()
 	res, err := a.store.Sweep(ctx, store.SweepParams{DryRun: dryRun, BatchSize: batch, Deadline: WorkDeadline(ctx, budget),
-		History: a.cfg.History})
+		History: a.cfg.History, DefaultRetention: a.cfg.DefaultRetention})
 	if err != nil {
 		return SweepOutput{}, err
 	}
@@ -58,6 +58,8 @@ func (a *App) Sweep(ctx context.Context, dryRun bool, batch int, budget time.Dur
 		"sessions", res.Deleted.Sessions, "idempotency_keys", res.Deleted.IdempotencyKeys,
 		"request_rates", res.Deleted.RequestRates, "archived_messages", res.Deleted.ArchivedMessages,
 		"capped_sessions", res.Capped.Sessions, "archived", res.Capped.Archived, "capped_deleted", res.Capped.Deleted,
+		"restamped_messages", res.Restamped.Messages, "restamped_archived_messages", res.Restamped.ArchivedMessages,
+		"restamped_memories", res.Restamped.Memories, "restamped_sessions", res.Restamped.Sessions,
 		"batches", res.Batches, "more", res.More, "dry_run", dryRun)
 	return SweepOutput{SweepResult: res, DurationMS: time.Since(start).Milliseconds()}, nil
 }

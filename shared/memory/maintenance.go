@@ -8,6 +8,17 @@ type SweepResult struct {
 	More bool `json:"more"`
 	// Capped is what the history cap did (zero when it is off).
 	Capped CapCounts `json:"capped"`
+	// Restamped counts the rows whose expiry followed a changed default retention.
+	Restamped RestampCounts `json:"restamped"`
+}
+
+// RestampCounts counts, per kind, the rows a sweep re-stamped: stamped with an earlier default
+// retention, their expiry now counts from the deployment's.
+type RestampCounts struct {
+	Messages         int64 `json:"messages"`
+	ArchivedMessages int64 `json:"archived_messages"`
+	Memories         int64 `json:"memories"`
+	Sessions         int64 `json:"sessions"`
 }
 
 // SweepCounts counts rows per kind.

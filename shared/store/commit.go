@@ -46,6 +46,9 @@ type CommitParams struct {
 	Model string
 	// TTL is the retention of every row written.
 	TTL time.Duration
+	// TTLIsDefault says TTL is the deployment's default retention (no ttl_seconds): the rows
+	// written record it, and follow a later change of the default (see retention.go).
+	TTLIsDefault bool
 	// Idempotency is nil for a request without a key.
 	Idempotency *Idempotency
 	// NoExtract opts the turn out of fact extraction (commit-turn's extract: false).
@@ -61,6 +64,7 @@ type CommitParams struct {
 // whose client id the session already holds is not stored again; its original place is
 // returned. With an idempotency key, a retry returns the first answer (replayed = true).
 func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res memory.CommitResult, replayed bool, err error) {
+	ctx = withDefaultTTL(ctx, p.TTL, p.TTLIsDefault)
 	vectors := turnVectors{memories: p.MemoryVectors, messages: p.MessageVectors}
 	if p.Idempotency == nil && !hasClientIDs(p.Messages) {
 		// Every message is new and nothing needs deciding between statements: the whole turn

@@ -101,9 +101,9 @@ moved as (
 ),
 archived as (
   insert into agentmem.messages_archive (session_id, seq, id, tenant_id, user_id, agent, role, content,
-    parts, name, tool_calls, tool_call_id, metadata, token_estimate, created_at, expires_at)
+    parts, name, tool_calls, tool_call_id, metadata, token_estimate, created_at, expires_at, default_retention)
   select session_id, seq, id, tenant_id, user_id, agent, role, content,
-    parts, name, tool_calls, tool_call_id, metadata, token_estimate, created_at, expires_at
+    parts, name, tool_calls, tool_call_id, metadata, token_estimate, created_at, expires_at, default_retention
   from moved where not $5::boolean
   returning 1
 ),

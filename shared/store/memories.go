@@ -301,6 +301,9 @@ type CreateMemoryParams struct {
 	Model  string
 	// TTL is the retention of the memory (a merged one keeps the later of its expiry and this).
 	TTL time.Duration
+	// TTLIsDefault says TTL is the deployment's default retention (no ttl_seconds): the rows
+	// written record it, and follow a later change of the default (see retention.go).
+	TTLIsDefault bool
 	// Idempotency is nil for a request without a key.
 	Idempotency *Idempotency
 	// Source, when set, names the messages the fact was drawn from (fact extraction): it is
@@ -360,6 +363,7 @@ func (s *Store) ReplayCreatedMemory(ctx context.Context, sc memory.Scope, k Idem
 // returns the first answer (replayed = true), and the key used with another request is a
 // conflict; the caller answers a retry before embedding with ReplayCreatedMemory.
 func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out memory.CreatedMemory, replayed bool, err error) {
+	ctx = withDefaultTTL(ctx, p.TTL, p.TTLIsDefault)
 	rows := newMemoryRows([]memory.NewMemory{{Content: p.Content, Metadata: p.Metadata}}, []*string{p.Vector})
 	args := s.memoryArgs(p.Scope, nil, p.TTL, p.Model, rows)
 	read := func(r pgx.Rows) error {

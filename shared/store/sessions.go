@@ -29,10 +29,14 @@ type ActiveSessionParams struct {
 	SessionID *uuid.UUID
 	// TTL is the retention of a session created here.
 	TTL time.Duration
+	// TTLIsDefault says TTL is the deployment's default retention (no ttl_seconds): the rows
+	// written record it, and follow a later change of the default (see retention.go).
+	TTLIsDefault bool
 }
 
 // ActiveSession resolves, activates or starts the current session of a scope.
 func (s *Store) ActiveSession(ctx context.Context, p ActiveSessionParams) (memory.ActiveSession, error) {
+	ctx = withDefaultTTL(ctx, p.TTL, p.TTLIsDefault)
 	var out memory.ActiveSession
 	err := s.inScope(ctx, p.Scope, func(tx pgx.Tx) error {
 		var err error

@@ -171,7 +171,8 @@ func setScope(ctx context.Context, tx pgx.Tx, sc memory.Scope) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, setClaimsSQL, claims, sc.UserID, statementTimeout(ctx)); err != nil {
+	q, args := scopeStatement(ctx, setClaimsSQL, claims, sc.UserID, statementTimeout(ctx))
+	if _, err := tx.Exec(ctx, q, args...); err != nil {
 		return fmt.Errorf("set claims: %w", err)
 	}
 	return nil
@@ -261,7 +262,8 @@ func (s *Store) batchAs(ctx context.Context, sc memory.Scope, claimsSQL string, 
 		return err
 	}
 	b := &pgx.Batch{}
-	b.Queue(claimsSQL, claims, sc.UserID, statementTimeout(ctx))
+	q, args := scopeStatement(ctx, claimsSQL, claims, sc.UserID, statementTimeout(ctx))
+	b.Queue(q, args...)
 	queue(b)
 	return s.sendBatch(ctx, b)
 }

@@ -21,6 +21,10 @@ type SweepParams struct {
 	// History is the history cap, applied after the expired rows are deleted; its zero value
 	// caps only the sessions that have a cap of their own. A dry run caps nothing.
 	History HistoryCap
+	// DefaultRetention, when set, is the deployment's default retention: before deleting, the
+	// sweep re-stamps the rows stamped with another default (see retention.go). A dry run
+	// re-stamps nothing.
+	DefaultRetention time.Duration
 }
 
 // sweepSteps delete expired rows in batches. Each batch is its own short transaction that
@@ -107,6 +111,13 @@ func (s *Store) Sweep(ctx context.Context, p SweepParams) (memory.SweepResult, e
 			return res, fmt.Errorf("count expired: %w", err)
 		}
 		return res, nil
+	}
+	if p.DefaultRetention > 0 {
+		more, err := s.restamp(ctx, p, &res)
+		if err != nil || more {
+			res.More = more
+			return res, err
+		}
 	}
 	for i, step := range sweepSteps {
 		for {
