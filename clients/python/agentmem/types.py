@@ -677,6 +677,15 @@ class SweepCounts(_SweepCountsRequired, total=False):
     archived_messages: int
 
 
+class SweepResultRestamped(TypedDict):
+    """SweepResultRestamped: Rows whose expiry came from an earlier `DEFAULT_RETENTION`, re-stamped to the time of their write plus the deployment's default (0 when it did not change, and on a dry run)."""
+
+    messages: int
+    archived_messages: int
+    memories: int
+    sessions: int
+
+
 class SweepResultCapped(TypedDict):
     """SweepResultCapped: What the history cap did (all 0 when it is off, and on a dry run)."""
 
@@ -695,6 +704,7 @@ class _SweepResultRequired(TypedDict):
 class SweepResult(_SweepResultRequired, total=False):
     """SweepResult: a schema of docs/openapi.yaml."""
 
+    restamped: SweepResultRestamped
     capped: SweepResultCapped
 
 

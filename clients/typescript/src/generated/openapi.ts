@@ -391,7 +391,11 @@ export interface paths {
          *     more messages since it last looked, it archives (or deletes) the messages past the cap
          *     that no `get-context` window reads and the rolling summary covers, a few sessions and
          *     at most `batch_size` messages per short transaction, skipping what a request holds;
-         *     `capped` counts it. A dry run caps nothing. Each batch
+         *     `capped` counts it. A dry run caps nothing.
+         *
+         *     Before deleting, the sweep re-stamps the rows whose expiry came from an earlier
+         *     `DEFAULT_RETENTION` than the deployment's (see Retention); `restamped` counts them. A
+         *     dry run re-stamps nothing. Each batch
          *     deletes at most `batch_size` rows of one kind in its own short transaction and skips
          *     rows that a live request holds locked (a rate counter, locked for microseconds, is
          *     waited for), so the sweep never makes a commit or a read wait. It goes on
@@ -1933,6 +1937,16 @@ export interface components {
             duration_ms: number;
             /** @description The time budget ran out before the sweep finished; expired rows may remain. */
             more: boolean;
+            /**
+             * @description Rows whose expiry came from an earlier `DEFAULT_RETENTION`, re-stamped to the time
+             *     of their write plus the deployment's default (0 when it did not change, and on a dry run).
+             */
+            restamped?: {
+                messages: number;
+                archived_messages: number;
+                memories: number;
+                sessions: number;
+            };
             /** @description What the history cap did (all 0 when it is off, and on a dry run). */
             capped?: {
                 /** @description Sessions looked at and left within their cap. */
