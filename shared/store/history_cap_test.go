@@ -218,6 +218,21 @@ func TestHistoryCapKeepsTheAnswersOnlyWindow(t *testing.T) {
 	if after := e.windows(t, sc, sid); !slices.EqualFunc(before, after, slices.Equal[[]string]) {
 		t.Error("a get-context window changed")
 	}
+	// The history's answers_only holds for the archive too, with an offset as with a cursor.
+	ctx := context.Background()
+	h, err := e.st.SessionHistory(ctx, store.HistoryParams{Scope: sc, SessionID: sid, Limit: 200,
+		IncludeArchived: true, AnswersOnly: true, Offset: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Total != 600 || len(h.Messages) != 200 || h.Messages[0].Content != "question 5" {
+		t.Fatalf("answers with the archive, from offset 10: total %d, %d messages, first %q", h.Total, len(h.Messages), h.Messages[0].Content)
+	}
+	for _, m := range h.Messages {
+		if m.Role == memory.RoleTool || len(m.ToolCalls) > 0 {
+			t.Fatalf("answers_only with the archive returns %+v", m)
+		}
+	}
 }
 
 // With rolling summaries made by the deployment, only what a session's summary covers moves:
