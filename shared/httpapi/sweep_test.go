@@ -83,6 +83,13 @@ type isoSweepAnswer struct {
 	Capped struct {
 		Sessions, Archived, Deleted int64
 	} `json:"capped"`
+	// Restamped is the rows re-stamped after a change of the default retention (none here).
+	Restamped struct {
+		Messages         int64 `json:"messages"`
+		ArchivedMessages int64 `json:"archived_messages"`
+		Memories         int64 `json:"memories"`
+		Sessions         int64 `json:"sessions"`
+	} `json:"restamped"`
 }
 
 func isoSweep(t *testing.T, e *env, body any) isoSweepAnswer {

@@ -118,6 +118,10 @@ checked as (
 select (select count(*) from cand), (select count(*) from checked),
        (select count(*) from moved), (select count(*) from archived)`
 
+// capLeftSQL says whether a session is left for the cap to look at (capHistorySQL's cand).
+const capLeftSQL = `select exists (select 1 from agentmem.sessions s
+	where s.last_seq - s.history_checked_seq >= 100 and ($1::int > 0 or s.keep_messages > 0))`
+
 // capSessionsPerBatch is how many sessions one statement of the cap looks at; each moves at
 // most the sweep's batch size over this many messages, so a statement moves at most a batch.
 const capSessionsPerBatch = 10
@@ -128,7 +132,14 @@ func (s *Store) capHistories(ctx context.Context, p SweepParams, res *memory.Swe
 	perSession := max(1, p.BatchSize/capSessionsPerBatch)
 	for {
 		if time.Now().After(p.Deadline) {
-			return true, nil
+			// More only when a session is left to look at.
+			err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+				b.Queue(capLeftSQL, p.History.Keep).QueryRow(func(row pgx.Row) error { return row.Scan(&more) })
+			})
+			if err != nil {
+				return false, fmt.Errorf("look for sessions to cap: %w", err)
+			}
+			return more, nil
 		}
 		var looked, checked, moved, archived int64
 		err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {

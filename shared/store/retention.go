@@ -68,15 +68,33 @@ const restampSQL = `
 	set expires_at = t.expires_at - t.default_retention + $2::interval, default_retention = $2::interval
 	from doomed where t.ctid = doomed.ctid`
 
+// restampLeftSQL says whether table %s holds a row of another default retention than $1.
+const restampLeftSQL = `select exists (select 1 from agentmem.%s
+	where default_retention < $1::interval or default_retention > $1::interval)`
+
 // restamp re-stamps the rows of every table stamped under another default retention than
-// p.DefaultRetention, until none is left or p.Deadline passes (more).
+// p.DefaultRetention, until none is left or p.Deadline passes; more reports rows left then.
 func (s *Store) restamp(ctx context.Context, p SweepParams, res *memory.SweepResult) (more bool, err error) {
 	d := fmt.Sprintf("%d microseconds", p.DefaultRetention.Microseconds())
-	for _, step := range restampSteps {
+	for i, step := range restampSteps {
 		q := fmt.Sprintf(restampSQL, step.table)
 		for {
 			if time.Now().After(p.Deadline) {
-				return true, nil
+				// More only when something is left, as for the expired rows.
+				err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+					for _, rest := range restampSteps[i:] {
+						b.Queue(fmt.Sprintf(restampLeftSQL, rest.table), d).QueryRow(func(row pgx.Row) error {
+							var left bool
+							err := row.Scan(&left)
+							more = more || left
+							return err
+						})
+					}
+				})
+				if err != nil {
+					return false, fmt.Errorf("look for rows to re-stamp: %w", err)
+				}
+				return more, nil
 			}
 			var n int64
 			err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {

@@ -114,10 +114,10 @@ func (s *Store) Sweep(ctx context.Context, p SweepParams) (memory.SweepResult, e
 	}
 	if p.DefaultRetention > 0 {
 		more, err := s.restamp(ctx, p, &res)
-		if err != nil || more {
-			res.More = more
+		if err != nil {
 			return res, err
 		}
+		res.More = more
 	}
 	for i, step := range sweepSteps {
 		for {
