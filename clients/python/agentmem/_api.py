@@ -475,7 +475,7 @@ class SessionsOps:
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
     ) -> Deleted:
-        """delete_message calls sessions `delete_message`: deletes one unexpired message of the session (404 when the session or the message is not there)."""
+        """delete_message calls sessions `delete_message`: deletes one unexpired message of the session, live or archived (404 when the session or the message is not there)."""
         body: Dict[str, Any] = {"op": 'delete_message'}
         if session_id is not None:
             body['session_id'] = session_id
@@ -1513,7 +1513,7 @@ class AsyncSessionsOps:
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
     ) -> Deleted:
-        """delete_message calls sessions `delete_message`: deletes one unexpired message of the session (404 when the session or the message is not there)."""
+        """delete_message calls sessions `delete_message`: deletes one unexpired message of the session, live or archived (404 when the session or the message is not there)."""
         body: Dict[str, Any] = {"op": 'delete_message'}
         if session_id is not None:
             body['session_id'] = session_id

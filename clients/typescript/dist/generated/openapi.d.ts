@@ -627,7 +627,8 @@ export interface paths {
          *     - `list {agent?, limit?, cursor?, offset?}`: the user's unexpired sessions, most recent activity
          *       first (`last_active_at` descending, then `session_id` descending). With `agent`, that
          *       agent's sessions only; without it, every agent's. `limit` 1 to 100, default 20.
-         *       `message_count` counts the session's unexpired messages. Answer
+         *       `message_count` counts the session's unexpired live messages (not those the history
+         *       cap archived). Answer
          *       `{sessions, next_cursor}`.
          *     - `history {session_id, order?, limit?, cursor?, offset?, since?}`: the session's unexpired
          *       messages in the `raw` format of `get-context` (`content` as committed: a string or
@@ -660,12 +661,13 @@ export interface paths {
          *     - `reset {session_id}`: deletes every message of the session and keeps the session, its
          *       title and its seq counter (the next message goes on numbering after the deleted
          *       ones). It waits for a commit in progress on the session, so whole turns go. Answer
-         *       `{deleted: n}`, the number of unexpired messages deleted.
+         *       `{deleted: n}`, the number of unexpired messages deleted (archived ones included).
          *     - `delete {session_id}`: deletes the session, its messages and the active-session
          *       pointer to it. Answer `{deleted: true}`. A later `commit-turn` with the same id starts
          *       a new session, and `active-session` resolves to a new one.
          *     - `delete_message {session_id?, message_id}`: deletes one unexpired message of the
-         *       session (404 when the session or the message is not there). Answer `{deleted: true}`.
+         *       session, live or archived (404 when the session or the message is not there). Answer
+         *       `{deleted: true}`.
          *       Without `session_id` (absent or `null`), `message_id` names the caller's message of
          *       that `id` in whichever of their sessions (of `agent`'s, when given) holds it: another
          *       user's or tenant's is 404 as a missing one. A message `id` is the client's, or a
@@ -684,7 +686,8 @@ export interface paths {
          *       sessions, memories, key/value memory, state and notes. Idempotency records stay too:
          *       a retry of a `commit-turn` made before the clear answers as it did and does not
          *       store the turn again. One statement: a turn committed concurrently is deleted whole
-         *       or kept whole. Answer `{deleted: n}`, the number of unexpired messages deleted.
+         *       or kept whole. Answer `{deleted: n}`, the number of unexpired messages deleted (archived
+         *       ones included).
          *
          *     `reset`, `delete_message` and `set_title` do not change `last_active_at` or the
          *     session's expiry, so they do not move the session in `list`.
@@ -2271,7 +2274,7 @@ export interface components {
             session_id: components["schemas"]["UUID"];
             agent: components["schemas"]["Agent"];
             title: string | null;
-            /** @description The session's unexpired messages. */
+            /** @description The session's unexpired live messages (not those the history cap archived). */
             message_count: number;
             created_at: components["schemas"]["Timestamp"];
             /** @description When the session was created or last committed to. */
