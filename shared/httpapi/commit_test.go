@@ -1226,6 +1226,13 @@ func TestCommitTurnAnswersOnly(t *testing.T) {
 	if len(toolsOnly.Messages) != 0 || stored() != want {
 		t.Errorf("a turn of tool work alone: answered %+v, stored %s", toolsOnly.Messages, stored())
 	}
+	// Nor into another agent's session: that session is not found, as with messages.
+	other := turn(ctCalls("c10"), ctResult("c10"))
+	other["agent"] = "other-bot"
+	e.call(u.token, "commit-turn", other).must(t, http.StatusNotFound)
+	if stored() != want {
+		t.Errorf("a tool-work turn for another agent changed the session: %s", stored())
+	}
 	// answers_only must be a boolean.
 	wrong := ctTurn(sid, ctMsg("user", "hi"))
 	wrong["answers_only"] = "yes"

@@ -66,9 +66,11 @@ type CommitParams struct {
 func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res memory.CommitResult, replayed bool, err error) {
 	ctx = withDefaultTTL(ctx, p.TTL, p.TTLIsDefault)
 	vectors := turnVectors{memories: p.MemoryVectors, messages: p.MessageVectors}
-	if p.Idempotency == nil && !hasClientIDs(p.Messages) {
+	if p.Idempotency == nil && !hasClientIDs(p.Messages) && len(p.Messages) > 0 {
 		// Every message is new and nothing needs deciding between statements: the whole turn
-		// goes in one round trip, one implicit transaction.
+		// goes in one round trip, one implicit transaction. (A turn without messages, such as
+		// an answers-only turn of tool work alone, has no inserted row to tell that the session
+		// is another agent's: it takes the path that locks the session and checks it.)
 		res, err = s.appendTurn(ctx, p, vectors)
 		return res, false, err
 	}
