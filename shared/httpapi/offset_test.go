@@ -133,6 +133,11 @@ func TestSessionsUserHistoryAndListOffset(t *testing.T) {
 	if len(ids) != 4 {
 		t.Fatalf("list: %v", ids)
 	}
+	for _, s := range sessions {
+		if !slices.Contains(ids, s.String()) {
+			t.Fatalf("list %v lacks the user's session %s", ids, s)
+		}
+	}
 	for _, off := range []int{0, 1, 3, 4, 9} {
 		r := smOp(e, u.token, "sessions", "list", "offset", off, "limit", 2).must(t, http.StatusOK)
 		var got []string
