@@ -134,6 +134,16 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 // Ping checks that the database answers.
 func (a *App) Ping(ctx context.Context) error { return a.store.Ping(ctx) }
 
+// WritePosition is the position after the writes of a request run in ctx (store.NoteWrites),
+// for its answer to carry; ok is false when there is none to give (no read replicas, no
+// writes).
+func (a *App) WritePosition(ctx context.Context) (p store.Position, ok bool, err error) {
+	if a.store == nil {
+		return 0, false, nil
+	}
+	return a.store.WritePosition(ctx)
+}
+
 // WorkDeadline is when work given budget d from now must end: d from now, or sooner when ctx's
 // own deadline (a Lambda invocation's) leaves less, keeping headroom to send the answer, so a
 // client gets a 503 with Retry-After rather than the platform's bare timeout.

@@ -256,9 +256,10 @@ func (a *App) readCachedContext(ctx context.Context, p store.ContextParams) (mem
 	}
 	// The database, and the answer into the cache under the generations the look-up and the
 	// check read, both before the read.
+	// The window is read from the primary: the check that gave its generation was.
 	filledAt := time.Now()
 	p.WindowExpiry = true
-	out, err := a.storeContext(ctx, p)
+	out, err := a.storeContext(store.PrimaryOnly(ctx), p)
 	if err != nil {
 		return out, result, err
 	}

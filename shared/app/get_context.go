@@ -72,7 +72,9 @@ func (a *App) GetContext(ctx context.Context, pr auth.Principal, req GetContextI
 	if err := f.Err(); err != nil {
 		return ContextOutput{}, err
 	}
-	ictx, sp := telemetry.StartIntent(ctx, intentFetchContext)
+	// The window and the memories may come from a read replica that has replayed the caller's
+	// writes (store.MayReadReplica).
+	ictx, sp := telemetry.StartIntent(store.MayReadReplica(ctx), intentFetchContext)
 	out, err := a.readContext(ictx, p)
 	sp.End(err)
 	if err == nil && req.UserContext != nil && *req.UserContext {

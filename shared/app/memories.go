@@ -60,7 +60,7 @@ func (a *App) ListMemories(ctx context.Context, pr auth.Principal, req ListMemor
 	if err := f.Err(); err != nil {
 		return MemoryList{}, err
 	}
-	page, err := a.store.ListMemories(ctx, p)
+	page, err := a.store.ListMemories(store.MayReadReplica(ctx), p)
 	if err != nil {
 		return MemoryList{}, err
 	}

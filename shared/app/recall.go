@@ -118,6 +118,9 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 	if a.cfg.VectorBaseline != nil {
 		p.VectorBaseline = *a.cfg.VectorBaseline
 	}
+	// The results and their neighbours may come from a read replica that has replayed the
+	// caller's writes (store.MayReadReplica).
+	ctx = store.MayReadReplica(ctx)
 	hits, err := a.store.Recall(ctx, p)
 	if err != nil {
 		return RecallResults{}, err

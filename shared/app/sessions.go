@@ -79,7 +79,7 @@ func (a *App) ListSessions(ctx context.Context, pr auth.Principal, req ListSessi
 	if err := f.Err(); err != nil {
 		return SessionList{}, err
 	}
-	page, err := a.store.ListSessions(ctx, p)
+	page, err := a.store.ListSessions(store.MayReadReplica(ctx), p)
 	if err != nil {
 		return SessionList{}, err
 	}
@@ -144,7 +144,7 @@ func (a *App) SessionHistory(ctx context.Context, pr auth.Principal, req Session
 	if err := f.Err(); err != nil {
 		return SessionHistory{}, err
 	}
-	page, err := a.store.SessionHistory(ctx, p)
+	page, err := a.store.SessionHistory(store.MayReadReplica(ctx), p)
 	if err != nil {
 		return SessionHistory{}, err
 	}
@@ -174,7 +174,7 @@ func (a *App) userHistory(ctx context.Context, pr auth.Principal, req SessionHis
 	if err := f.Err(); err != nil {
 		return SessionHistory{}, err
 	}
-	page, err := a.store.UserHistory(ctx, p)
+	page, err := a.store.UserHistory(store.MayReadReplica(ctx), p)
 	if err != nil {
 		return SessionHistory{}, err
 	}

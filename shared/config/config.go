@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/adapter/mem0"
 	"github.com/agentmem/agentmem/shared/adapter/redis"
@@ -79,6 +81,18 @@ const (
 type Config struct {
 	// DatabaseURL (DATABASE_URL); default LocalDatabaseURL. Pooler URLs work.
 	DatabaseURL string
+	// ReadURLs (DATABASE_READ_URL: one URL, or several separated by commas) are streaming
+	// read replicas of DatabaseURL; default none. get-context, recall, sessions history and
+	// the lists of sessions and memories read from one that has replayed what the caller
+	// wrote (store.MayReadReplica); everything else uses DatabaseURL.
+	ReadURLs []string
+	// ReplicaMaxLag (REPLICA_MAX_LAG, a Go duration of at least 100ms) is how far behind the
+	// primary a replica may be and still serve reads; default store.DefaultReplicaMaxLag (5s).
+	ReplicaMaxLag time.Duration
+	// ReplicaCheckInterval (REPLICA_CHECK_INTERVAL, a Go duration of at least 10ms, below
+	// REPLICA_MAX_LAG) is how often the replicas' replay positions are read; default
+	// store.DefaultReplicaCheckInterval (1s).
+	ReplicaCheckInterval time.Duration
 	// SupabaseURL (SUPABASE_URL); default none.
 	SupabaseURL string
 	// AuthVerify (SUPABASE_AUTH_VERIFY) says how access tokens are verified: AuthVerifyJWT
@@ -444,7 +458,63 @@ func Load(getenv func(string) string) (Config, error) {
 	if err := c.loadJobs(getenv); err != nil {
 		return c, err
 	}
+	if err := c.loadReplicas(getenv); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// loadReplicas reads DATABASE_READ_URL, REPLICA_MAX_LAG and REPLICA_CHECK_INTERVAL.
+func (c *Config) loadReplicas(getenv func(string) string) error {
+	c.ReadURLs = splitURLs(getenv("DATABASE_READ_URL"))
+	for i, u := range c.ReadURLs {
+		// The URL holds a password: the message names its place only.
+		if _, err := pgx.ParseConfig(u); err != nil {
+			return fmt.Errorf("DATABASE_READ_URL: URL %d of %d is not a PostgreSQL URL", i+1, len(c.ReadURLs))
+		}
+	}
+	for _, d := range []struct {
+		name     string
+		to       *time.Duration
+		def, min time.Duration
+	}{
+		{"REPLICA_MAX_LAG", &c.ReplicaMaxLag, store.DefaultReplicaMaxLag, 100 * time.Millisecond},
+		{"REPLICA_CHECK_INTERVAL", &c.ReplicaCheckInterval, store.DefaultReplicaCheckInterval, 10 * time.Millisecond},
+	} {
+		*d.to = d.def
+		if v := strings.TrimSpace(getenv(d.name)); v != "" {
+			x, err := time.ParseDuration(v)
+			if err != nil || x < d.min {
+				return fmt.Errorf("%s must be a Go duration of at least %s such as %s, not %q", d.name, d.min, d.def, v)
+			}
+			*d.to = x
+		}
+	}
+	if c.ReplicaCheckInterval >= c.ReplicaMaxLag {
+		return fmt.Errorf("REPLICA_CHECK_INTERVAL (%s) must be shorter than REPLICA_MAX_LAG (%s): a replica's lag is "+
+			"known only as often as it is checked", c.ReplicaCheckInterval, c.ReplicaMaxLag)
+	}
+	return nil
+}
+
+// splitURLs splits a comma-separated list of PostgreSQL URLs. A URL may itself hold commas (the
+// hosts of a multi-host URL, postgresql://h1:5432,h2:5432/db): a new URL begins only where a
+// piece starts with its scheme. A value that does not start with one (a key=value connection
+// string) is one entry.
+func splitURLs(v string) []string {
+	var out []string
+	for _, piece := range strings.Split(v, ",") {
+		piece = strings.TrimSpace(piece)
+		starts := strings.HasPrefix(piece, "postgres://") || strings.HasPrefix(piece, "postgresql://")
+		switch {
+		case piece == "":
+		case starts || len(out) == 0:
+			out = append(out, piece)
+		default:
+			out[len(out)-1] += "," + piece
+		}
+	}
+	return out
 }
 
 // loadJobs reads ADAPTERS, the JOBS_* settings and those of the enabled adapters.

@@ -666,3 +666,54 @@ func TestHistoryCapSettings(t *testing.T) {
 		})
 	}
 }
+
+func TestReadReplicaSettings(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(map[string]string{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.ReadURLs) != 0 || c.ReplicaMaxLag != store.DefaultReplicaMaxLag || c.ReplicaCheckInterval != store.DefaultReplicaCheckInterval {
+		t.Errorf("defaults: %q, %s, %s", c.ReadURLs, c.ReplicaMaxLag, c.ReplicaCheckInterval)
+	}
+	for _, tc := range []struct {
+		value string
+		want  []string
+	}{
+		{"postgresql://u:p@r1:5432/postgres", []string{"postgresql://u:p@r1:5432/postgres"}},
+		{" postgresql://u:p@r1/db , postgres://u:p@r2/db,", []string{"postgresql://u:p@r1/db", "postgres://u:p@r2/db"}},
+		// A multi-host URL holds commas of its own.
+		{"postgresql://u:p@h1:5432,h2:5432/db?target_session_attrs=any,postgresql://u:p@r3/db",
+			[]string{"postgresql://u:p@h1:5432,h2:5432/db?target_session_attrs=any", "postgresql://u:p@r3/db"}},
+		{"host=r1 port=5432 user=u password=p dbname=db", []string{"host=r1 port=5432 user=u password=p dbname=db"}},
+	} {
+		c, err := config.Load(env(map[string]string{"DATABASE_READ_URL": tc.value}))
+		if err != nil {
+			t.Errorf("%q: %v", tc.value, err)
+			continue
+		}
+		if fmt.Sprint(c.ReadURLs) != fmt.Sprint(tc.want) {
+			t.Errorf("%q: read as %q, want %q", tc.value, c.ReadURLs, tc.want)
+		}
+	}
+	c, err = config.Load(env(map[string]string{"REPLICA_MAX_LAG": "2s", "REPLICA_CHECK_INTERVAL": "250ms"}))
+	if err != nil || c.ReplicaMaxLag != 2*time.Second || c.ReplicaCheckInterval != 250*time.Millisecond {
+		t.Errorf("REPLICA_MAX_LAG 2s, REPLICA_CHECK_INTERVAL 250ms: %s, %s, %v", c.ReplicaMaxLag, c.ReplicaCheckInterval, err)
+	}
+	for _, bad := range []map[string]string{
+		{"DATABASE_READ_URL": "postgresql://u:secret@r1:notaport/db"},
+		{"REPLICA_MAX_LAG": "10ms"},
+		{"REPLICA_MAX_LAG": "soon"},
+		{"REPLICA_CHECK_INTERVAL": "1ms"},
+		{"REPLICA_MAX_LAG": "1s", "REPLICA_CHECK_INTERVAL": "1s"},
+	} {
+		_, err := config.Load(env(bad))
+		if err == nil {
+			t.Errorf("%v: accepted", bad)
+			continue
+		}
+		if strings.Contains(err.Error(), "secret") {
+			t.Errorf("%v: the error shows the password: %v", bad, err)
+		}
+	}
+}

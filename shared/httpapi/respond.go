@@ -128,7 +128,7 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) {
 	default:
 		return
 	}
-	h.Set("Access-Control-Expose-Headers", "X-Request-Id, Idempotent-Replayed, Retry-After, WWW-Authenticate")
+	h.Set("Access-Control-Expose-Headers", "X-Request-Id, Idempotent-Replayed, Retry-After, WWW-Authenticate, "+PositionHeader)
 }
 
 // preflight answers a browser's OPTIONS request.
@@ -136,7 +136,7 @@ func (s *Server) preflight(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	if h.Get("Access-Control-Allow-Origin") != "" {
 		h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, X-Request-Id, Mcp-Protocol-Version")
+		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, X-Request-Id, Mcp-Protocol-Version, "+PositionHeader)
 		h.Set("Access-Control-Max-Age", "600")
 	}
 	h.Set("Allow", "POST, OPTIONS")

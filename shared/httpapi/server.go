@@ -18,6 +18,7 @@ import (
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/reqlog"
+	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/telemetry"
 )
 
@@ -199,7 +200,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid string, fn fu
 		s.preflight(rec, r)
 		return
 	}
-	status, body, replayed, err := s.handle(r, rid, fn, span)
+	status, body, ans, err := s.handle(r, rid, fn, span)
 	if err != nil {
 		ae := apierror.As(err)
 		code = ae.Code
@@ -213,49 +214,97 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid string, fn fu
 		s.writeError(rec, r, rid, ae)
 		return
 	}
+	if ans.position != "" {
+		rec.Header().Set(PositionHeader, ans.position)
+	}
 	if a, ok := body.(*bufferedAnswer); ok {
 		a.writeTo(rec)
 		return
 	}
-	if replayed {
+	if ans.replayed {
 		rec.Header().Set("Idempotent-Replayed", "true")
 	}
 	s.writeJSON(rec, r, rid, status, body)
 }
 
-func (s *Server) handle(r *http.Request, rid string, fn function, span telemetry.Span) (int, any, bool, error) {
+// answered is what an answer's headers say besides its body.
+type answered struct {
+	// replayed marks an answer replayed for an idempotent retry.
+	replayed bool
+	// position is the PositionHeader of an answer to writes, "" for none.
+	position string
+}
+
+func (s *Server) handle(r *http.Request, rid string, fn function, span telemetry.Span) (int, any, answered, error) {
 	// Authentication comes before everything else.
 	token, err := auth.ParseBearer(r.Header.Get("Authorization"))
 	if err != nil {
-		return 0, nil, false, err
+		return 0, nil, answered{}, err
 	}
 	ctx, cancel := context.WithDeadline(r.Context(), app.WorkDeadline(r.Context(), s.cfg.RequestTimeout))
 	defer cancel()
 	principal, err := s.verifier.Verify(ctx, token)
 	if err != nil {
-		return 0, nil, false, err
+		return 0, nil, answered{}, err
 	}
 	if r.Method != http.MethodPost {
-		return 0, nil, false, apierror.Newf(apierror.MethodNotAllowed, "%s is not allowed; use POST", r.Method)
+		return 0, nil, answered{}, apierror.Newf(apierror.MethodNotAllowed, "%s is not allowed; use POST", r.Method)
 	}
 	if principal.Anonymous && s.cfg.RefuseAnonymous {
-		return 0, nil, false, apierror.New(apierror.Forbidden, "anonymous users are not accepted by this deployment; sign in first")
+		return 0, nil, answered{}, apierror.New(apierror.Forbidden, "anonymous users are not accepted by this deployment; sign in first")
 	}
 	if fn.serviceOnly && !principal.IsService() {
-		return 0, nil, false, apierror.Newf(apierror.Forbidden, "%s is for service callers only", fn.name)
+		return 0, nil, answered{}, apierror.Newf(apierror.Forbidden, "%s is for service callers only", fn.name)
 	}
 	body, err := readBody(r)
 	span.SetCaller(principal.Role, len(body))
 	if err != nil {
-		return 0, nil, false, err
+		return 0, nil, answered{}, err
+	}
+	if ctx, err = readAfter(ctx, r); err != nil {
+		return 0, nil, answered{}, err
 	}
 	c := &call{principal: principal, body: body, r: r, requestID: rid}
 	// The rate limit comes before any work, so a request over it changes nothing.
 	if err := s.limit(ctx, c); err != nil {
-		return 0, nil, false, err
+		return 0, nil, answered{}, err
 	}
+	ctx = store.NoteWrites(ctx)
 	status, out, err := fn.run(s, ctx, c)
-	return status, out, c.replayed, err
+	if err != nil {
+		return 0, nil, answered{}, err
+	}
+	ans := answered{replayed: c.replayed}
+	if pos, ok, err := s.app.WritePosition(ctx); err != nil {
+		// The writes are done: the answer goes without a position, and this process sends the
+		// users' reads to the primary for a while (see store.Store.WritePosition).
+		s.log.WarnContext(ctx, "write position unknown", "fn", fn.name, "error", err)
+	} else if ok {
+		ans.position = pos.String()
+	}
+	return status, out, ans, nil
+}
+
+// PositionHeader carries a position in the primary's write-ahead log (store.Position): an
+// answer to writes gives the position after them, when the deployment has read replicas; a
+// request that sends it back is answered from a replica only once that replica has replayed it,
+// so that it sees those writes.
+const PositionHeader = "Agentmem-Position"
+
+// readAfter is ctx whose reads see the position r carries in PositionHeader; a header that is
+// not a position answers invalid_request.
+func readAfter(ctx context.Context, r *http.Request) (context.Context, error) {
+	values := r.Header.Values(PositionHeader)
+	if len(values) == 0 {
+		return ctx, nil
+	}
+	p, err := store.ParsePosition(values[0])
+	if err != nil || len(values) > 1 {
+		var f apierror.Fields
+		f.Add(PositionHeader, "must be one position as an earlier answer's "+PositionHeader+" gave it (16 hexadecimal digits)")
+		return ctx, f.Err()
+	}
+	return store.ReadAfter(ctx, p), nil
 }
 
 // errorForLog is the cause of an error without anything a client sent.

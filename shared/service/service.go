@@ -130,7 +130,8 @@ func NewParts(ctx context.Context, cfg config.Config, log *slog.Logger, parts Pa
 			RRFK: cfg.RecallRRFK, ExactLimit: cfg.RecallExactLimit,
 			FollowWeight: followWeight(cfg.RecallFollowWeight)},
 		MergeSimilarity: cfg.MemoryMergeSimilarity, Adapters: cfg.Adapters,
-		ExtractFacts: cfg.ExtractFacts, Summaries: cfg.Summaries})
+		ExtractFacts: cfg.ExtractFacts, Summaries: cfg.Summaries,
+		ReadURLs: cfg.ReadURLs, ReplicaMaxLag: cfg.ReplicaMaxLag, ReplicaCheckInterval: cfg.ReplicaCheckInterval, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

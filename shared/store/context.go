@@ -126,6 +126,8 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (memory.Context
 		var sumThrough *int64
 		var sumUpdated *time.Time
 		b.Queue(userDataSQL, sc.UserID, sc.TenantID, sc.Agent, p.SessionID).QueryRow(func(row pgx.Row) error {
+			// Set afresh: a read a replica failed runs again on the primary.
+			out.Summary, out.UserMemory = nil, map[string]json.RawMessage{}
 			if err := row.Scan(&out.State, &out.Notes, &kv, &sumContent, &sumThrough, &sumUpdated); err != nil {
 				return fmt.Errorf("select state, notes, user memory and summary: %w", err)
 			}

@@ -310,6 +310,7 @@ func (s *Store) MessageTurnsAround(ctx context.Context, sc memory.Scope, places 
 	}
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(turnsAroundSQL, sessions, seqs, n, sc.UserID, sc.TenantID).Query(func(rows pgx.Rows) error {
+			clear(out) // filled afresh: a read a replica failed runs again on the primary
 			var at memory.Place
 			var t memory.Turn
 			_, err := pgx.ForEachRow(rows, []any{&at.SessionID, &at.Seq, &t.Seq, &t.Role, &t.Name, &t.Content, &t.CreatedAt}, func() error {

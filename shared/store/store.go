@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -49,6 +50,18 @@ type Config struct {
 	// Summaries writes an adapter.Summarize job with every committed turn that stored new
 	// messages, and keeps the sessions' rolling summaries; default false.
 	Summaries bool
+	// ReadURLs are the PostgreSQL URLs of read replicas of DatabaseURL (streaming replicas,
+	// which pg_last_wal_replay_lsn describes), each with a pool of MaxConns; default none: every
+	// read goes to the primary. See MayReadReplica for which reads may go to one.
+	ReadURLs []string
+	// ReplicaMaxLag is how far behind the primary a replica may be and still serve reads;
+	// default DefaultReplicaMaxLag (5s).
+	ReplicaMaxLag time.Duration
+	// ReplicaCheckInterval is how often the replicas' replay positions are read; default
+	// DefaultReplicaCheckInterval (1s).
+	ReplicaCheckInterval time.Duration
+	// Log receives what happens to the replicas (left out, back in use); default none.
+	Log *slog.Logger
 }
 
 // DefaultMaxConns caps the pool of a store whose Config leaves MaxConns unset: enough for one
@@ -70,29 +83,17 @@ type Store struct {
 	// (pgx.QueryExecModeCacheStatement), so that a generic plan is planned once (see
 	// batchInScopeGeneric).
 	preparesStatements bool
+	// replicas route the reads MayReadReplica marks; nil without Config.ReadURLs.
+	replicas *replicaSet
 }
 
 // Open connects a pool. The URL's default_query_exec_mode, when it has one, chooses how
 // statements are sent; else QueryExecMode(url) does.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	pc, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	pc, err := poolConfig(cfg.DatabaseURL, cfg.MaxConns)
 	if err != nil {
-		return nil, fmt.Errorf("parse database url: %w", err)
+		return nil, err
 	}
-	if !strings.Contains(cfg.DatabaseURL, "default_query_exec_mode") {
-		// pgx takes the parameter out of the runtime parameters as it parses the URL, and its
-		// own default is the statement cache: whether the URL named a mode is in the URL alone.
-		pc.ConnConfig.DefaultQueryExecMode = QueryExecMode(pc.ConnConfig.Port)
-	}
-	if _, set := pc.ConnConfig.Config.RuntimeParams["application_name"]; !set {
-		pc.ConnConfig.Config.RuntimeParams["application_name"] = "agentmem"
-	}
-	pc.MaxConns = DefaultMaxConns
-	if cfg.MaxConns > 0 {
-		pc.MaxConns = cfg.MaxConns
-	}
-	pc.MinConns = 0
-	pc.MaxConnIdleTime = 5 * time.Minute
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("create pool: %w", err)
@@ -107,7 +108,37 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if !(s.mergeSimilarity > 0) {
 		s.mergeSimilarity = DefaultMergeSimilarity
 	}
+	if len(cfg.ReadURLs) > 0 {
+		if s.replicas, err = openReplicas(ctx, cfg, pool); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// poolConfig is the pool configuration of the primary's or a replica's URL, with at most
+// maxConns connections (DefaultMaxConns when 0).
+func poolConfig(url string, maxConns int32) (*pgxpool.Config, error) {
+	pc, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if !strings.Contains(url, "default_query_exec_mode") {
+		// pgx takes the parameter out of the runtime parameters as it parses the URL, and its
+		// own default is the statement cache: whether the URL named a mode is in the URL alone.
+		pc.ConnConfig.DefaultQueryExecMode = QueryExecMode(pc.ConnConfig.Port)
+	}
+	if _, set := pc.ConnConfig.Config.RuntimeParams["application_name"]; !set {
+		pc.ConnConfig.Config.RuntimeParams["application_name"] = "agentmem"
+	}
+	pc.MaxConns = DefaultMaxConns
+	if maxConns > 0 {
+		pc.MaxConns = maxConns
+	}
+	pc.MinConns = 0
+	pc.MaxConnIdleTime = 5 * time.Minute
+	return pc, nil
 }
 
 // StatementCachePorts are the ports where the store prepares statements by default: 5432,
@@ -132,8 +163,13 @@ func QueryExecMode(port uint16) pgx.QueryExecMode {
 	return pgx.QueryExecModeCacheDescribe
 }
 
-// Close closes the pool.
-func (s *Store) Close() { s.pool.Close() }
+// Close closes the pools.
+func (s *Store) Close() {
+	if s.replicas != nil {
+		s.replicas.close()
+	}
+	s.pool.Close()
+}
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error { return interpret(s.pool.Ping(ctx)) }
@@ -157,12 +193,16 @@ func claimsJSON(sc memory.Scope) (string, error) {
 // inScope runs fn in one transaction as the scope's user: role CallerRole and the user's claims
 // set for the transaction only, so row-level security applies.
 func (s *Store) inScope(ctx context.Context, sc memory.Scope, fn func(tx pgx.Tx) error) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := setScope(ctx, tx, sc); err != nil {
 			return err
 		}
 		return fn(tx)
 	})
+	if err == nil {
+		noteWrite(ctx, sc.UserID)
+	}
+	return err
 }
 
 // setScope makes the rest of tx run as the scope's user (see setClaimsSQL).
@@ -255,17 +295,35 @@ func (s *Store) batchInScope(ctx context.Context, sc memory.Scope, queue func(b 
 }
 
 // batchAs is batchInScope with claimsSQL (setClaimsSQL or a statement that does what it does
-// first) as the first statement.
+// first) as the first statement. Within MayReadReplica it may run on a replica, with the same
+// role, claims and lock as on the primary, and run again on the primary if the replica fails
+// it: queue's callbacks then run twice, and must set what they read rather than add to it.
 func (s *Store) batchAs(ctx context.Context, sc memory.Scope, claimsSQL string, queue func(b *pgx.Batch)) error {
 	claims, err := claimsJSON(sc)
 	if err != nil {
 		return err
 	}
-	b := &pgx.Batch{}
-	q, args := scopeStatement(ctx, claimsSQL, claims, sc.UserID, statementTimeout(ctx))
-	b.Queue(q, args...)
-	queue(b)
-	return s.sendBatch(ctx, b)
+	build := func() *pgx.Batch {
+		b := &pgx.Batch{}
+		q, args := scopeStatement(ctx, claimsSQL, claims, sc.UserID, statementTimeout(ctx))
+		b.Queue(q, args...)
+		queue(b)
+		return b
+	}
+	if s.replicas != nil && mayReadReplica(ctx) {
+		return s.replicas.read(ctx, s.pool, sc.UserID, func(pool *pgxpool.Pool, onReplica bool) error {
+			op := "batch"
+			if onReplica {
+				op = "batch.replica"
+			}
+			return sendBatchOn(ctx, pool, op, build())
+		})
+	}
+	err = s.sendBatch(ctx, build())
+	if err == nil {
+		noteWrite(ctx, sc.UserID)
+	}
+	return err
 }
 
 // batchAsServiceRole runs the statements queue adds as service_role in one round trip, one
@@ -277,7 +335,11 @@ func (s *Store) batchAsServiceRole(ctx context.Context, queue func(b *pgx.Batch)
 	b := &pgx.Batch{}
 	b.Queue(setServiceRoleSQL)
 	queue(b)
-	return s.sendBatch(ctx, b)
+	err := s.sendBatch(ctx, b)
+	if err == nil {
+		noteWrite(ctx, "")
+	}
+	return err
 }
 
 // setServiceRoleSQL makes the rest of a transaction run as service_role, with its claims, as
@@ -285,18 +347,28 @@ func (s *Store) batchAsServiceRole(ctx context.Context, queue func(b *pgx.Batch)
 const setServiceRoleSQL = `select set_config('role', 'service_role', true),
 	set_config('request.jwt.claims', '{"role":"service_role"}', true)`
 
-// sendBatch sends b, one implicit transaction, and interprets its error.
+// sendBatch sends b to the primary, one implicit transaction, and interprets its error.
 func (s *Store) sendBatch(ctx context.Context, b *pgx.Batch) error {
-	ctx, span := telemetry.StartStore(ctx, "batch")
-	err := interpret(s.pool.SendBatch(ctx, b).Close())
+	return sendBatchOn(ctx, s.pool, "batch", b)
+}
+
+// sendBatchOn sends b on pool (op names the span), one implicit transaction, and interprets its
+// error.
+func sendBatchOn(ctx context.Context, pool *pgxpool.Pool, op string, b *pgx.Batch) error {
+	ctx, span := telemetry.StartStore(ctx, op)
+	err := interpret(pool.SendBatch(ctx, b).Close())
 	span.End(err)
 	return err
 }
 
+// inTx runs fn in one transaction on the primary.
 func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	ctx, span := telemetry.StartStore(ctx, "tx")
 	err := interpret(pgx.BeginFunc(ctx, s.pool, fn))
 	span.End(err)
+	if err == nil {
+		noteWrite(ctx, "")
+	}
 	return err
 }
 
