@@ -37,6 +37,9 @@ demo-png: ## Run test-js and keep its screenshot of the demo page as docs/demo.p
 .PHONY: fault
 fault: ## Fault test: restart a private PostgreSQL and kill its PgBouncer under load (ports 54399, 6599)
 	@scripts/fault.sh
+.PHONY: test-replica
+test-replica: ## Read replica test: a private primary and streaming replica (ports 54350, 54351), paused and killed under load
+	@scripts/replica.sh
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME each (default 60s; CI: FUZZTIME=200x, 200 inputs)
 	@scripts/localdb.sh && FUZZTIME=$(or $(FUZZTIME),60s) scripts/fuzz.sh

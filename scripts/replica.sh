@@ -9,7 +9,7 @@
 #
 #   replica.sh                  start, run the test, stop and remove (what make test-replica runs)
 #   replica.sh pause | resume   pg_wal_replay_pause() / pg_wal_replay_resume() on the replica
-#   replica.sh kill             pg_ctl stop -m immediate of the replica
+#   replica.sh kill | start     pg_ctl stop -m immediate of the replica; start it again
 #   replica.sh bench [ARGS]     start, run agentmem-bench -only replica against them, remove
 #   replica.sh up | down        start or stop and remove the private servers by hand
 #
@@ -161,6 +161,10 @@ case $cmd in
 pause) replica_sql 'select pg_wal_replay_pause()' >/dev/null ;;
 resume) replica_sql 'select pg_wal_replay_resume()' >/dev/null ;;
 kill) as_postgres "$PGBIN/pg_ctl -D $REPLICA_IN -m immediate -w -t 30 stop" >/dev/null ;;
+start)
+	as_postgres "$(pg_ctl_cmd "$REPLICA_IN" start)" >/dev/null || die "the replica did not start; see $ROOTFS$REPLICA_IN/server.log"
+	wait_port "$REPLICA_PORT" || die "the replica does not answer on 127.0.0.1:${REPLICA_PORT}"
+	;;
 up) ensure_binaries || exit 0; up ;;
 down) down ;;
 run | bench)
@@ -194,5 +198,5 @@ run | bench)
 	fi
 	exit "$status"
 	;;
-*) die "unknown command $1 (run, pause, resume, kill, bench, up, down)" ;;
+*) die "unknown command $1 (run, pause, resume, kill, start, bench, up, down)" ;;
 esac
