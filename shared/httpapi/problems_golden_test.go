@@ -47,6 +47,8 @@ func TestProblemBodiesMatchGolden(t *testing.T) {
 		{name: "idempotency-conflict", token: u.token, fn: "commit-turn", body: map[string]any{"session_id": sid,
 			"messages": []any{map[string]any{"role": "user", "content": "something else"}}}, headers: []string{"Idempotency-Key", "golden-key"}},
 		{name: "unknown-function", token: u.token, fn: "teleport", body: map[string]any{}},
+		{name: "malformed-position", token: u.token, fn: "get-context", body: map[string]any{"session_id": sid},
+			headers: []string{"Agentmem-Position", "0/16B3748"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -301,7 +301,7 @@ func readAfter(ctx context.Context, r *http.Request) (context.Context, error) {
 	p, err := store.ParsePosition(values[0])
 	if err != nil || len(values) > 1 {
 		var f apierror.Fields
-		f.Add(PositionHeader, "must be one position as an earlier answer's "+PositionHeader+" gave it (16 hexadecimal digits)")
+		f.Add(PositionHeader, "must be one position, 16 hexadecimal digits, as an answer's "+PositionHeader+" gave it")
 		return ctx, f.Err()
 	}
 	return store.ReadAfter(ctx, p), nil

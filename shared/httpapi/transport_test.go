@@ -226,7 +226,7 @@ func TestTransportCORS(t *testing.T) {
 	if got := r.header.Get("Access-Control-Allow-Methods"); !isoHasTokens(got, "POST") {
 		t.Errorf("Access-Control-Allow-Methods = %q", got)
 	}
-	if got := r.header.Get("Access-Control-Allow-Headers"); !isoHasTokens(got, "Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id") {
+	if got := r.header.Get("Access-Control-Allow-Headers"); !isoHasTokens(got, "Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id", "Agentmem-Position") {
 		t.Errorf("Access-Control-Allow-Headers = %q", got)
 	}
 	if !isoHasTokens(r.header.Get("Vary"), "Origin") {
@@ -259,7 +259,7 @@ func TestTransportCORS(t *testing.T) {
 		if got := r.header.Get("Access-Control-Allow-Origin"); got != allowed {
 			t.Errorf("%s: Access-Control-Allow-Origin = %q", status, got)
 		}
-		if got := r.header.Get("Access-Control-Expose-Headers"); !isoHasTokens(got, "X-Request-Id") {
+		if got := r.header.Get("Access-Control-Expose-Headers"); !isoHasTokens(got, "X-Request-Id", "Agentmem-Position") {
 			t.Errorf("%s: Access-Control-Expose-Headers = %q", status, got)
 		}
 	}

@@ -95,6 +95,22 @@ type replica struct {
 	failedAt time.Time
 	// asking is closed when the direct question in flight ends; nil when none is.
 	asking chan struct{}
+	// told is what the log last said of r: "" (nothing yet), "in use" or "left out".
+	told string
+}
+
+// tell returns what the log should say of r now that it is (inUse) or is not in use, "" when
+// it said so already.
+func (r *replica) tell(inUse bool) string {
+	now := "left out"
+	if inUse {
+		now = "in use"
+	}
+	if r.told == now {
+		return ""
+	}
+	r.told = now
+	return now
 }
 
 // usable reports whether r may serve reads at now: it answered the loop's last check, which is
@@ -125,14 +141,13 @@ func (r *replica) sawReplay(p Position, at time.Time) {
 	}
 }
 
-// failed leaves r out until the loop's next successful check, and reports whether r was in
-// use before (so that a failure is logged once).
+// failed leaves r out until the loop's next successful check, and reports whether the log
+// should say so (it has not yet).
 func (r *replica) failed(at time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	was := r.reachable && !r.failedAt.After(r.checkedAt)
 	r.failedAt = at
-	return was
+	return r.tell(false) != ""
 }
 
 // sample is the primary's insert position read at (or after) at.
@@ -303,14 +318,13 @@ func (rs *replicaSet) checkReplica(ctx context.Context, r *replica) {
 		err = errors.New("the server is not a replica (not in recovery)")
 	}
 	r.mu.Lock()
-	wasUp := r.reachable && !r.failedAt.After(r.checkedAt)
-	wasFresh := now.Sub(r.freshAsOf) <= rs.maxLag
 	if err != nil {
 		r.reachable = false
 		r.failedAt = now
+		told := r.tell(false)
 		r.mu.Unlock()
-		if wasUp {
-			rs.log.WarnContext(ctx, "read replica left out", "replica", r.addr, "error", interpret(err))
+		if told != "" {
+			rs.log.WarnContext(ctx, "read replica left out", "replica", r.addr, "error", err)
 		}
 		return
 	}
@@ -324,11 +338,12 @@ func (rs *replicaSet) checkReplica(ctx context.Context, r *replica) {
 		r.freshAsOf = f
 	}
 	fresh := now.Sub(r.freshAsOf) <= rs.maxLag
+	told := r.tell(fresh)
 	r.mu.Unlock()
-	switch {
-	case !wasUp && fresh:
+	switch told {
+	case "in use":
 		rs.log.InfoContext(ctx, "read replica in use", "replica", r.addr)
-	case wasUp && wasFresh && !fresh:
+	case "left out":
 		rs.log.WarnContext(ctx, "read replica lags; left out", "replica", r.addr, "max_lag_ms", rs.maxLag.Milliseconds())
 	}
 }
@@ -401,7 +416,7 @@ func (rs *replicaSet) askReplay(ctx context.Context, r *replica) Position {
 			r.sawReplay(p, time.Now())
 		}
 	} else if err != nil && ctx.Err() == nil && r.failed(time.Now()) {
-		rs.log.WarnContext(ctx, "read replica left out", "replica", r.addr, "error", interpret(err))
+		rs.log.WarnContext(ctx, "read replica left out", "replica", r.addr, "error", err)
 	}
 	p, _ := r.replayPosition()
 	return p
