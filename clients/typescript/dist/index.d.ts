@@ -8,7 +8,7 @@ export { StreamAccumulator, StreamCommit } from "./stream.js";
 export type { StreamCommitOptions } from "./stream.js";
 export { supabaseToken } from "./supabase.js";
 export type { SupabaseLike } from "./supabase.js";
-export { Transport, isUUID, parseRetryAfter, uuid } from "./transport.js";
+export { POSITION_HEADER, Transport, isPosition, isUUID, parseRetryAfter, uuid } from "./transport.js";
 export type { ApiResponse, RequestOptions, TokenGetter, TransportOptions } from "./transport.js";
 export type * from "./types.js";
 export type { components, paths, operations } from "./generated/openapi.js";

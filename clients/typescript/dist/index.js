@@ -4,5 +4,5 @@ export { AgentMemError, isAgentMemError } from "./errors.js";
 export { MemoryStorage, defaultStorage, sessionKey, userIdFromToken } from "./session.js";
 export { StreamAccumulator, StreamCommit } from "./stream.js";
 export { supabaseToken } from "./supabase.js";
-export { Transport, isUUID, parseRetryAfter, uuid } from "./transport.js";
+export { POSITION_HEADER, Transport, isPosition, isUUID, parseRetryAfter, uuid } from "./transport.js";
 export { TOOL_SPECS, anthropicTools, executeTool, isToolName, openaiResponsesTools, openaiTools, runAnthropicToolUses, runOpenAIToolCalls, } from "./tools.js";

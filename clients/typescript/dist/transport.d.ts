@@ -36,6 +36,11 @@ export interface TransportOptions {
     timeoutMs?: number;
     /** Extra headers on every request (e.g. an API gateway key). */
     headers?: Record<string, string>;
+    /**
+     * The position to start from (see `Transport.position`), e.g. one kept in a cookie by an
+     * earlier process of the same user; ignored unless it is 16 hexadecimal digits.
+     */
+    position?: string;
 }
 /** RequestOptions tune one call. */
 export interface RequestOptions {
@@ -64,7 +69,13 @@ export interface ApiResponse<T> {
     replayed: boolean;
     /** The attempts made (1 when no retry was needed). */
     attempts: number;
+    /** The `Agentmem-Position` of the answer: the position after its writes, when it has one. */
+    position: string | undefined;
 }
+/** POSITION_HEADER carries a position in the database's write-ahead log (see Transport.position). */
+export declare const POSITION_HEADER = "Agentmem-Position";
+/** isPosition tells whether s is a position as the server gives them: 16 hexadecimal digits. */
+export declare function isPosition(s: unknown): s is string;
 /** CallSpec describes one call for Transport.call. */
 export interface CallSpec {
     fn: string;
@@ -88,8 +99,17 @@ export declare function parseRetryAfter(v: string | null, now?: number): number 
  * that honours Retry-After, and problem+json answers turned into AgentMemError.
  */
 export declare class Transport {
-    readonly options: Required<Omit<TransportOptions, "functionUrls" | "token" | "fetch" | "headers">> & Pick<TransportOptions, "functionUrls" | "token" | "fetch" | "headers">;
+    readonly options: Required<Omit<TransportOptions, "functionUrls" | "token" | "fetch" | "headers" | "position">> & Pick<TransportOptions, "functionUrls" | "token" | "fetch" | "headers">;
+    /**
+     * position is the greatest `Agentmem-Position` an answer has given this client: the position
+     * after its writes. It goes with every request, so that a deployment with read replicas
+     * answers this client's reads only from a replica that has replayed its writes. Positions
+     * compare as strings (they have one width). Undefined until a write's answer gives one.
+     */
+    position: string | undefined;
     constructor(options: TransportOptions);
+    /** keepPosition keeps p when it is a position greater than the one kept. */
+    keepPosition(p: string | null | undefined): void;
     /** endpoint is the URL of function fn. */
     endpoint(fn: string): string;
     /** token asks the configured token source. */

@@ -1,4 +1,11 @@
 import { AgentMemError } from "./errors.js";
+/** POSITION_HEADER carries a position in the database's write-ahead log (see Transport.position). */
+export const POSITION_HEADER = "Agentmem-Position";
+const POSITION_RE = /^[0-9A-F]{16}$/i;
+/** isPosition tells whether s is a position as the server gives them: 16 hexadecimal digits. */
+export function isPosition(s) {
+    return typeof s === "string" && POSITION_RE.test(s);
+}
 /**
  * uuid returns a random (version 4) UUID, also where crypto.randomUUID is missing (pages served
  * over plain http from another host) or Web Crypto is not global (Node 18).
@@ -62,6 +69,13 @@ function sleep(ms, signal, fn) {
  */
 export class Transport {
     options;
+    /**
+     * position is the greatest `Agentmem-Position` an answer has given this client: the position
+     * after its writes. It goes with every request, so that a deployment with read replicas
+     * answers this client's reads only from a replica that has replayed its writes. Positions
+     * compare as strings (they have one width). Undefined until a write's answer gives one.
+     */
+    position;
     constructor(options) {
         if (!options || typeof options.url !== "string" || options.url === "") {
             throw new TypeError("agentmem: options.url is required, e.g. http://127.0.0.1:9000");
@@ -75,6 +89,17 @@ export class Transport {
             ...options,
             url: options.url.replace(/\/+$/, ""),
         };
+        delete this.options.position;
+        if (isPosition(options.position))
+            this.position = options.position.toUpperCase();
+    }
+    /** keepPosition keeps p when it is a position greater than the one kept. */
+    keepPosition(p) {
+        if (!isPosition(p))
+            return;
+        const up = p.toUpperCase();
+        if (this.position === undefined || up > this.position)
+            this.position = up;
     }
     /** endpoint is the URL of function fn. */
     endpoint(fn) {
@@ -115,6 +140,8 @@ export class Transport {
                 headers.Authorization = `Bearer ${token}`;
             if (key)
                 headers["Idempotency-Key"] = key;
+            if (this.position !== undefined && headers[POSITION_HEADER] === undefined)
+                headers[POSITION_HEADER] = this.position;
             // One controller per attempt: the caller's signal and the time limit both end it.
             const ac = new AbortController();
             let timedOut = false;
@@ -154,6 +181,8 @@ export class Transport {
                 signal?.removeEventListener("abort", onAbort);
             }
             const rid = res.headers.get("X-Request-Id") ?? requestId;
+            const position = res.headers.get(POSITION_HEADER) ?? undefined;
+            this.keepPosition(position);
             if (res.ok) {
                 let data;
                 try {
@@ -175,6 +204,7 @@ export class Transport {
                     requestId: rid,
                     replayed: res.headers.get("Idempotent-Replayed") === "true",
                     attempts: attempt + 1,
+                    position: isPosition(position) ? position : undefined,
                 };
             }
             const err = problemError(res, text, rid, spec.fn);

@@ -103,6 +103,16 @@ export class AgentMemClient {
     this.transport = new Transport(options);
   }
 
+  /**
+   * position is the greatest `Agentmem-Position` this client was given (see
+   * `Transport.position`): sent with every request, so that its reads see its writes also
+   * from a read replica. Keep it (e.g. in a cookie) and pass it as the `position` option to a
+   * later client of the same user to carry that over.
+   */
+  get position(): string | undefined {
+    return this.transport.position;
+  }
+
   /** call sends body to function fn and answers the whole response (status, request id, replayed). */
   call<T = unknown>(
     fn: string,

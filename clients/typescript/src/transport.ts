@@ -40,6 +40,11 @@ export interface TransportOptions {
   timeoutMs?: number;
   /** Extra headers on every request (e.g. an API gateway key). */
   headers?: Record<string, string>;
+  /**
+   * The position to start from (see `Transport.position`), e.g. one kept in a cookie by an
+   * earlier process of the same user; ignored unless it is 16 hexadecimal digits.
+   */
+  position?: string;
 }
 
 /** RequestOptions tune one call. */
@@ -70,6 +75,18 @@ export interface ApiResponse<T> {
   replayed: boolean;
   /** The attempts made (1 when no retry was needed). */
   attempts: number;
+  /** The `Agentmem-Position` of the answer: the position after its writes, when it has one. */
+  position: string | undefined;
+}
+
+/** POSITION_HEADER carries a position in the database's write-ahead log (see Transport.position). */
+export const POSITION_HEADER = "Agentmem-Position";
+
+const POSITION_RE = /^[0-9A-F]{16}$/i;
+
+/** isPosition tells whether s is a position as the server gives them: 16 hexadecimal digits. */
+export function isPosition(s: unknown): s is string {
+  return typeof s === "string" && POSITION_RE.test(s);
 }
 
 /** CallSpec describes one call for Transport.call. */
@@ -143,8 +160,16 @@ function sleep(ms: number, signal: AbortSignal | undefined, fn: string): Promise
  * that honours Retry-After, and problem+json answers turned into AgentMemError.
  */
 export class Transport {
-  readonly options: Required<Omit<TransportOptions, "functionUrls" | "token" | "fetch" | "headers">> &
+  readonly options: Required<Omit<TransportOptions, "functionUrls" | "token" | "fetch" | "headers" | "position">> &
     Pick<TransportOptions, "functionUrls" | "token" | "fetch" | "headers">;
+
+  /**
+   * position is the greatest `Agentmem-Position` an answer has given this client: the position
+   * after its writes. It goes with every request, so that a deployment with read replicas
+   * answers this client's reads only from a replica that has replayed its writes. Positions
+   * compare as strings (they have one width). Undefined until a write's answer gives one.
+   */
+  position: string | undefined;
 
   constructor(options: TransportOptions) {
     if (!options || typeof options.url !== "string" || options.url === "") {
@@ -159,6 +184,15 @@ export class Transport {
       ...options,
       url: options.url.replace(/\/+$/, ""),
     };
+    delete (this.options as TransportOptions).position;
+    if (isPosition(options.position)) this.position = options.position.toUpperCase();
+  }
+
+  /** keepPosition keeps p when it is a position greater than the one kept. */
+  keepPosition(p: string | null | undefined): void {
+    if (!isPosition(p)) return;
+    const up = p.toUpperCase();
+    if (this.position === undefined || up > this.position) this.position = up;
   }
 
   /** endpoint is the URL of function fn. */
@@ -198,6 +232,7 @@ export class Transport {
       };
       if (token) headers.Authorization = `Bearer ${token}`;
       if (key) headers["Idempotency-Key"] = key;
+      if (this.position !== undefined && headers[POSITION_HEADER] === undefined) headers[POSITION_HEADER] = this.position;
 
       // One controller per attempt: the caller's signal and the time limit both end it.
       const ac = new AbortController();
@@ -238,6 +273,8 @@ export class Transport {
       }
 
       const rid = res.headers.get("X-Request-Id") ?? requestId;
+      const position = res.headers.get(POSITION_HEADER) ?? undefined;
+      this.keepPosition(position);
       if (res.ok) {
         let data: T;
         try {
@@ -258,6 +295,7 @@ export class Transport {
           requestId: rid,
           replayed: res.headers.get("Idempotent-Replayed") === "true",
           attempts: attempt + 1,
+          position: isPosition(position) ? position : undefined,
         };
       }
 

@@ -38,7 +38,8 @@ export const serviceToken = () => mint({ role: "service_role" });
  * proxy starts a local HTTP server in front of the server under test. handle(req, body, n) is
  * called for each request (n counts from 1) and answers: "forward" to pass it on, "drop-answer"
  * to pass it on and then cut the connection without answering, "reset" to cut it at once,
- * or {status, headers, body, delayMs} to answer itself. It resolves to {url, requests, close}.
+ * {forward: true, headers} to pass it on and add headers to the answer, or {status, headers,
+ * body, delayMs} to answer itself. It resolves to {url, requests, close}.
  */
 export async function proxy(handle) {
   const requests = [];
@@ -54,7 +55,7 @@ export async function proxy(handle) {
       req.socket.destroy();
       return;
     }
-    if (action === "forward" || action === "drop-answer") {
+    if (action === "forward" || action === "drop-answer" || action.forward) {
       const headers = { ...req.headers };
       delete headers.host;
       delete headers.connection;
@@ -68,7 +69,7 @@ export async function proxy(handle) {
       upstream.headers.forEach((v, k) => {
         if (k !== "content-length" && k !== "content-encoding" && k !== "transfer-encoding" && k !== "connection") out[k] = v;
       });
-      res.writeHead(upstream.status, out);
+      res.writeHead(upstream.status, { ...out, ...(action.forward ? action.headers : {}) });
       res.end(text);
       return;
     }

@@ -61,6 +61,11 @@ function isAgentMemError(err) {
 }
 
 // src/transport.ts
+var POSITION_HEADER = "Agentmem-Position";
+var POSITION_RE = /^[0-9A-F]{16}$/i;
+function isPosition(s) {
+  return typeof s === "string" && POSITION_RE.test(s);
+}
 function uuid() {
   const c = globalThis.crypto;
   if (c && typeof c.randomUUID === "function") return c.randomUUID();
@@ -105,6 +110,13 @@ function sleep(ms, signal, fn) {
 }
 var Transport = class {
   options;
+  /**
+   * position is the greatest `Agentmem-Position` an answer has given this client: the position
+   * after its writes. It goes with every request, so that a deployment with read replicas
+   * answers this client's reads only from a replica that has replayed its writes. Positions
+   * compare as strings (they have one width). Undefined until a write's answer gives one.
+   */
+  position;
   constructor(options) {
     if (!options || typeof options.url !== "string" || options.url === "") {
       throw new TypeError("agentmem: options.url is required, e.g. http://127.0.0.1:9000");
@@ -118,6 +130,14 @@ var Transport = class {
       ...options,
       url: options.url.replace(/\/+$/, "")
     };
+    delete this.options.position;
+    if (isPosition(options.position)) this.position = options.position.toUpperCase();
+  }
+  /** keepPosition keeps p when it is a position greater than the one kept. */
+  keepPosition(p) {
+    if (!isPosition(p)) return;
+    const up = p.toUpperCase();
+    if (this.position === void 0 || up > this.position) this.position = up;
   }
   /** endpoint is the URL of function fn. */
   endpoint(fn) {
@@ -153,6 +173,7 @@ var Transport = class {
       };
       if (token) headers.Authorization = `Bearer ${token}`;
       if (key) headers["Idempotency-Key"] = key;
+      if (this.position !== void 0 && headers[POSITION_HEADER] === void 0) headers[POSITION_HEADER] = this.position;
       const ac = new AbortController();
       let timedOut = false;
       const onAbort = () => ac.abort(signal?.reason);
@@ -186,6 +207,8 @@ var Transport = class {
         signal?.removeEventListener("abort", onAbort);
       }
       const rid = res.headers.get("X-Request-Id") ?? requestId;
+      const position = res.headers.get(POSITION_HEADER) ?? void 0;
+      this.keepPosition(position);
       if (res.ok) {
         let data;
         try {
@@ -205,7 +228,8 @@ var Transport = class {
           data,
           requestId: rid,
           replayed: res.headers.get("Idempotent-Replayed") === "true",
-          attempts: attempt + 1
+          attempts: attempt + 1,
+          position: isPosition(position) ? position : void 0
         };
       }
       const err = problemError(res, text, rid, spec.fn);
@@ -530,6 +554,15 @@ var AgentMemClient = class {
   transport;
   constructor(options) {
     this.transport = new Transport(options);
+  }
+  /**
+   * position is the greatest `Agentmem-Position` this client was given (see
+   * `Transport.position`): sent with every request, so that its reads see its writes also
+   * from a read replica. Keep it (e.g. in a cookie) and pass it as the `position` option to a
+   * later client of the same user to carry that over.
+   */
+  get position() {
+    return this.transport.position;
   }
   /** call sends body to function fn and answers the whole response (status, request id, replayed). */
   call(fn, body, opts) {
@@ -1928,6 +1961,7 @@ export {
   ChatSession,
   FUNCTIONS,
   MemoryStorage,
+  POSITION_HEADER,
   StreamAccumulator,
   StreamCommit,
   TOOL_SPECS,
@@ -1936,6 +1970,7 @@ export {
   defaultStorage,
   executeTool,
   isAgentMemError,
+  isPosition,
   isToolName,
   isUUID,
   openaiResponsesTools,

@@ -3146,6 +3146,13 @@ export interface components {
         /** @description The browser origin asking; CORS headers are answered only for allowed origins. */
         Origin: string;
         /**
+         * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+         *     request see at least the writes up to it (see "Read replicas and positions"). A value
+         *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+         *     `Agentmem-Position`.
+         */
+        PositionIn: string;
+        /**
          * @description The client's id for this request, echoed in the `X-Request-Id` answer header and
          *     `request_id` of problem bodies when it is 1 to 128 printable ASCII characters; otherwise
          *     a UUID is generated.
@@ -3154,6 +3161,14 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description The primary's write-ahead log position after this request's writes: on answers to
+         *     requests that wrote (and to some reads answered by the primary), when the deployment
+         *     has read replicas; never otherwise.
+         *     Opaque: 16 upper-case hexadecimal digits, which compare as strings; send the greatest
+         *     received back in `Agentmem-Position` to read these writes from a replica.
+         */
+        "Agentmem-Position": string;
         /** @description The request id (echoed from the request when acceptable, else generated); also in the log. */
         "X-Request-Id": string;
         /** @description `true` when this answer replays the recorded answer of an earlier request with the same Idempotency-Key; absent otherwise. */
@@ -3168,7 +3183,7 @@ export interface components {
         "Access-Control-Allow-Origin": string;
         /** @description Always `POST, OPTIONS` (allowed origins only). */
         "Access-Control-Allow-Methods": string;
-        /** @description Always `Authorization, Content-Type, Idempotency-Key, X-Request-Id, Mcp-Protocol-Version` (allowed origins only). */
+        /** @description Always `Authorization, Content-Type, Idempotency-Key, X-Request-Id, Mcp-Protocol-Version, Agentmem-Position` (allowed origins only). */
         "Access-Control-Allow-Headers": string;
         /** @description Always `600` (allowed origins only). */
         "Access-Control-Max-Age": number;
@@ -3187,6 +3202,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3261,6 +3283,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3280,6 +3309,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Agentmem-Position": components["headers"]["Agentmem-Position"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3325,6 +3355,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3382,6 +3419,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3439,6 +3483,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3502,6 +3553,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3574,6 +3632,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3645,6 +3710,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3716,6 +3788,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3779,6 +3858,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3849,6 +3935,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3868,6 +3961,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Agentmem-Position": components["headers"]["Agentmem-Position"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3882,6 +3976,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Agentmem-Position": components["headers"]["Agentmem-Position"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3933,6 +4028,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -4001,6 +4103,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -4058,6 +4167,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -4151,6 +4267,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -4209,6 +4332,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;

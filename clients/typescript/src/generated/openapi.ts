@@ -3149,6 +3149,13 @@ export interface components {
         /** @description The browser origin asking; CORS headers are answered only for allowed origins. */
         Origin: string;
         /**
+         * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+         *     request see at least the writes up to it (see "Read replicas and positions"). A value
+         *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+         *     `Agentmem-Position`.
+         */
+        PositionIn: string;
+        /**
          * @description The client's id for this request, echoed in the `X-Request-Id` answer header and
          *     `request_id` of problem bodies when it is 1 to 128 printable ASCII characters; otherwise
          *     a UUID is generated.
@@ -3157,6 +3164,14 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description The primary's write-ahead log position after this request's writes: on answers to
+         *     requests that wrote (and to some reads answered by the primary), when the deployment
+         *     has read replicas; never otherwise.
+         *     Opaque: 16 upper-case hexadecimal digits, which compare as strings; send the greatest
+         *     received back in `Agentmem-Position` to read these writes from a replica.
+         */
+        "Agentmem-Position": string;
         /** @description The request id (echoed from the request when acceptable, else generated); also in the log. */
         "X-Request-Id": string;
         /** @description `true` when this answer replays the recorded answer of an earlier request with the same Idempotency-Key; absent otherwise. */
@@ -3171,7 +3186,7 @@ export interface components {
         "Access-Control-Allow-Origin": string;
         /** @description Always `POST, OPTIONS` (allowed origins only). */
         "Access-Control-Allow-Methods": string;
-        /** @description Always `Authorization, Content-Type, Idempotency-Key, X-Request-Id, Mcp-Protocol-Version` (allowed origins only). */
+        /** @description Always `Authorization, Content-Type, Idempotency-Key, X-Request-Id, Mcp-Protocol-Version, Agentmem-Position` (allowed origins only). */
         "Access-Control-Allow-Headers": string;
         /** @description Always `600` (allowed origins only). */
         "Access-Control-Max-Age": number;
@@ -3190,6 +3205,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3264,6 +3286,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3283,6 +3312,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Agentmem-Position": components["headers"]["Agentmem-Position"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3328,6 +3358,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3385,6 +3422,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3442,6 +3486,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3505,6 +3556,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3577,6 +3635,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3648,6 +3713,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3719,6 +3791,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3782,6 +3861,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3852,6 +3938,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -3871,6 +3964,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Agentmem-Position": components["headers"]["Agentmem-Position"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3885,6 +3979,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Agentmem-Position": components["headers"]["Agentmem-Position"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3936,6 +4031,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -4004,6 +4106,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -4061,6 +4170,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -4154,6 +4270,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
@@ -4212,6 +4335,13 @@ export interface operations {
                  *     a UUID is generated.
                  */
                 "X-Request-Id"?: components["parameters"]["XRequestIdIn"];
+                /**
+                 * @description The greatest `Agentmem-Position` an earlier answer gave this client: the reads of this
+                 *     request see at least the writes up to it (see "Read replicas and positions"). A value
+                 *     that is not 16 hexadecimal digits, or more than one value, answers 400 with field
+                 *     `Agentmem-Position`.
+                 */
+                "Agentmem-Position"?: components["parameters"]["PositionIn"];
             };
             path?: never;
             cookie?: never;
