@@ -6,7 +6,15 @@ StreamCommit stores a streamed model answer once it is complete; agentmem.langch
 LangChain chat message history (langchain-core installed).
 """
 from ._call import RequestOptions
-from ._transport import AsyncTokenProvider, Response, Settings, TokenProvider, user_from_token
+from ._transport import (
+    POSITION_HEADER,
+    AsyncTokenProvider,
+    Response,
+    Settings,
+    TokenProvider,
+    is_position,
+    user_from_token,
+)
 from .client import Client
 from .errors import (
     ERRORS,
@@ -39,6 +47,7 @@ __all__ = [
     "ERRORS",
     "FUNCTIONS",
     "OPS",
+    "POSITION_HEADER",
     "AgentMemError",
     "AsyncTokenProvider",
     "ChatSession",
@@ -67,6 +76,7 @@ __all__ = [
     "UnavailableError",
     "UnsupportedMediaTypeError",
     "ValidationError",
+    "is_position",
     "is_uuid",
     "parse_retry_after",
     "session_key",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import re
+import threading
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Dict, Generic, Mapping, Optional, TypeVar, Union, cast
@@ -77,6 +79,46 @@ class Response(Generic[T]):
     """True when a commit's answer was replayed for a repeated Idempotency-Key."""
     attempts: int
     """The attempts made (1 when no retry was needed)."""
+    position: Optional[str] = None
+    """The answer's Agentmem-Position: the position after its writes, when it has one."""
+
+
+POSITION_HEADER = "Agentmem-Position"
+"""POSITION_HEADER carries a position in the database's write-ahead log (see Position)."""
+
+_POSITION_RE = re.compile(r"^[0-9A-Fa-f]{16}$")
+
+
+def is_position(s: Optional[str]) -> bool:
+    """is_position tells whether s is a position as the server gives them: 16 hexadecimal digits."""
+    return s is not None and _POSITION_RE.match(s) is not None
+
+
+class Position:
+    """Position keeps the greatest Agentmem-Position a client's answers gave: the position after
+    its writes. It goes with every request, so that a deployment with read replicas answers the
+    client's reads only from a replica that has replayed its writes. Positions compare as
+    strings (they have one width). Safe to share between threads."""
+
+    def __init__(self, initial: Optional[str] = None) -> None:
+        self._lock = threading.Lock()
+        self._value: Optional[str] = None
+        self.keep(initial)
+
+    @property
+    def value(self) -> Optional[str]:
+        """value is the greatest position kept, None before any."""
+        with self._lock:
+            return self._value
+
+    def keep(self, p: Optional[str]) -> None:
+        """keep keeps p when it is a position greater than the one kept."""
+        if p is None or not is_position(p):
+            return
+        up = p.upper()
+        with self._lock:
+            if self._value is None or up > self._value:
+                self._value = up
 
 
 @dataclass
@@ -92,6 +134,7 @@ class Plan:
     request_id: str
     key: Optional[str]
     extra_headers: Dict[str, str]
+    position: Optional[str] = None
 
     def headers(self, token: Optional[str]) -> Dict[str, str]:
         """headers are one attempt's request headers."""
@@ -106,6 +149,8 @@ class Plan:
             h["Authorization"] = f"Bearer {token}"
         if self.key:
             h["Idempotency-Key"] = self.key
+        if self.position and header(h, POSITION_HEADER) is None:
+            h[POSITION_HEADER] = self.position
         return h
 
 
@@ -119,6 +164,7 @@ def plan(
     options: Optional[RequestOptions],
     idempotent: bool,
     idempotency_key: Optional[str],
+    position: Optional[str] = None,
 ) -> Plan:
     """plan prepares a call: the body with the client's user (scoped calls), ids and limits."""
     o: RequestOptions = options or {}
@@ -140,6 +186,7 @@ def plan(
         request_id=o.get("request_id") or str(uuid.uuid4()),
         key=(idempotency_key or str(uuid.uuid4())) if idempotent else None,
         extra_headers=extra,
+        position=position,
     )
 
 
@@ -157,6 +204,7 @@ def decode(status: int, body: bytes, headers: Mapping[str, str], p: Plan, attemp
     from .errors import InvalidResponseError
 
     rid = header(headers, "X-Request-Id") or p.request_id
+    pos = header(headers, POSITION_HEADER)
     try:
         data = json.loads(body.decode("utf-8")) if body else None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -167,6 +215,7 @@ def decode(status: int, body: bytes, headers: Mapping[str, str], p: Plan, attemp
         request_id=rid,
         replayed=(header(headers, "Idempotent-Replayed") or "").lower() == "true",
         attempts=attempts,
+        position=pos if is_position(pos) else None,
     )
 
 

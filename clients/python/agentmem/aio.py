@@ -35,7 +35,7 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
 
 from ._api import AsyncFunctions
 from ._call import RequestOptions
-from ._transport import Plan, Response, Settings, decode, plan, wait_before_retry
+from ._transport import POSITION_HEADER, Plan, Position, Response, Settings, decode, header, plan, wait_before_retry
 from .errors import NetworkError, RequestTimeoutError, error_from_answer
 from .session import SessionBase, SessionInfo, SessionStore, info
 from .stream import StreamAccumulator
@@ -77,6 +77,7 @@ class AsyncClient(AsyncFunctions):
         headers: Optional[Mapping[str, str]] = None,
         user_id: Optional[str] = None,
         tenant_id: Optional[str] = None,
+        position: Optional[str] = None,
         http: Optional[httpx.AsyncClient] = None,
     ) -> None:
         if not url:
@@ -94,6 +95,7 @@ class AsyncClient(AsyncFunctions):
             user_id=user_id,
             tenant_id=tenant_id,
         )
+        self._position = Position(position)
         self._own_http = http is None
         self.http = http if http is not None else httpx.AsyncClient()
         self._sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
@@ -104,6 +106,7 @@ class AsyncClient(AsyncFunctions):
         connection pool."""
         c = AsyncClient.__new__(AsyncClient)
         c.settings = dataclasses.replace(self.settings, user_id=user_id, tenant_id=tenant_id)
+        c._position = self._position
         c.http = self.http
         c._own_http = False
         c._sleep = self._sleep
@@ -120,6 +123,13 @@ class AsyncClient(AsyncFunctions):
     ) -> "AsyncChatSession":
         """session makes the AsyncChatSession of one agent."""
         return AsyncChatSession(self, agent, store=store, user_id=user_id, tenant_id=tenant_id)
+
+    @property
+    def position(self) -> Optional[str]:
+        """position is the greatest Agentmem-Position this client was given: sent with every
+        request, so that its reads see its writes also from a read replica. Keep it and pass it
+        as `position=` to a later client of the same user to carry that over."""
+        return self._position.value
 
     async def token(self, refresh: bool = False) -> Optional[str]:
         """token asks the configured token source."""
@@ -161,6 +171,7 @@ class AsyncClient(AsyncFunctions):
             options=options,
             idempotent=idempotent,
             idempotency_key=idempotency_key,
+            position=self._position.value,
         )
         provider = callable(self.settings.token)
         token = await self.token(False)
@@ -175,6 +186,7 @@ class AsyncClient(AsyncFunctions):
                     attempt += 1
                     continue
                 raise err
+            self._position.keep(header(headers, POSITION_HEADER))
             if 200 <= status < 300:
                 return decode(status, raw, headers, p, attempt + 1)
             rid = next((v for k, v in headers.items() if k.lower() == "x-request-id"), p.request_id)

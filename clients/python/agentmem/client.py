@@ -11,7 +11,18 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple
 
 from ._api import Functions
 from ._call import RequestOptions
-from ._transport import Plan, Response, Settings, TokenSource, decode, plan, wait_before_retry
+from ._transport import (
+    POSITION_HEADER,
+    Plan,
+    Position,
+    Response,
+    Settings,
+    TokenSource,
+    decode,
+    header,
+    plan,
+    wait_before_retry,
+)
 from .errors import NetworkError, RequestTimeoutError, error_from_answer
 
 if TYPE_CHECKING:
@@ -65,6 +76,7 @@ class Client(Functions):
         headers: Optional[Mapping[str, str]] = None,
         user_id: Optional[str] = None,
         tenant_id: Optional[str] = None,
+        position: Optional[str] = None,
     ) -> None:
         if not url:
             raise ValueError("agentmem: url is required, e.g. http://127.0.0.1:9000")
@@ -81,6 +93,7 @@ class Client(Functions):
             user_id=user_id,
             tenant_id=tenant_id,
         )
+        self._position = Position(position)
         self._sleep: Callable[[float], None] = time.sleep
         super().__init__(self._invoke)
 
@@ -89,6 +102,7 @@ class Client(Functions):
         call that names no user_id names this one."""
         c = Client.__new__(Client)
         c.settings = dataclasses.replace(self.settings, user_id=user_id, tenant_id=tenant_id)
+        c._position = self._position
         c._sleep = self._sleep
         Functions.__init__(c, c._invoke)
         return c
@@ -105,6 +119,13 @@ class Client(Functions):
         from .session import ChatSession
 
         return ChatSession(self, agent, store=store, user_id=user_id, tenant_id=tenant_id)
+
+    @property
+    def position(self) -> Optional[str]:
+        """position is the greatest Agentmem-Position this client was given: sent with every
+        request, so that its reads see its writes also from a read replica. Keep it and pass it
+        as `position=` to a later client of the same user to carry that over."""
+        return self._position.value
 
     def token(self, refresh: bool = False) -> Optional[str]:
         """token asks the configured token source."""
@@ -145,6 +166,7 @@ class Client(Functions):
             options=options,
             idempotent=idempotent,
             idempotency_key=idempotency_key,
+            position=self._position.value,
         )
         provider = callable(self.settings.token)
         token = self.token(False)
@@ -159,6 +181,7 @@ class Client(Functions):
                     attempt += 1
                     continue
                 raise err
+            self._position.keep(header(headers, POSITION_HEADER))
             if 200 <= status < 300:
                 return decode(status, raw, headers, p, attempt + 1)
             rid = next((v for k, v in headers.items() if k.lower() == "x-request-id"), p.request_id)

@@ -64,7 +64,8 @@ class Proxy:
 
     handle(request, n) is called for each request (n counts from 1) and answers "forward" to
     pass it on, "drop-answer" to pass it on and then cut the connection without answering,
-    "as-get" to pass it on as a GET, or {"status", "headers", "body"} to answer itself.
+    "as-get" to pass it on as a GET, {"forward": True, "headers"} to pass it on and add headers
+    to the answer, or {"status", "headers", "body"} to answer itself.
     requests records (headers, body, time) of each request.
     """
 
@@ -88,6 +89,9 @@ class Proxy:
                     proxy.requests.append(rec)
                     count = len(proxy.requests)
                 action = handle(rec, count)
+                added: Dict[str, str] = {}
+                if isinstance(action, dict) and action.get("forward"):
+                    added, action = action.get("headers", {}), "forward"
                 if isinstance(action, dict):
                     self._answer(action["status"], action.get("headers", {}),
                                  json.dumps(action.get("body", {})).encode())
@@ -106,7 +110,7 @@ class Proxy:
                     self.connection.shutdown(socket.SHUT_RDWR)
                     self.close_connection = True
                     return
-                self._answer(status, out_headers, out)
+                self._answer(status, {**out_headers, **added}, out)
 
             def _answer(self, status: int, headers: Dict[str, str], body: bytes) -> None:
                 self.send_response(status)
