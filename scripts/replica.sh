@@ -3,7 +3,8 @@
 # primary and a streaming replica of it (pg_basebackup -R) on ports of their own, with data
 # directories of their own, runs TestReadReplicas (shared/replicatest) against them, and removes
 # them afterwards, also when the test fails or is interrupted. The shared server (54322) is not
-# touched.
+# touched. The bench's replica workload (TestRunReplica, cmd/agentmem-bench) runs against them
+# first.
 #
 # The test drives the replica itself through this script's subcommands:
 #
@@ -181,10 +182,10 @@ run | bench)
 		log "agentmem-bench -only replica"
 		go run ./cmd/agentmem-bench -only replica -database-url "$PRIMARY_URL" -replica-url "$REPLICA_URL" "$@"
 	else
-		log "go test -run TestReadReplicas ./shared/replicatest/"
-		AGENTMEM_REPLICA_CTL="$ROOT/scripts/replica.sh" \
-			AGENTMEM_REPLICA_PRIMARY_URL="$PRIMARY_URL" \
-			AGENTMEM_REPLICA_URL="$REPLICA_URL" \
+		# The bench's replica workload first: the test ends by killing the replica.
+		log "go test -run TestRunReplica ./cmd/agentmem-bench/, then -run TestReadReplicas ./shared/replicatest/"
+		export AGENTMEM_REPLICA_CTL="$ROOT/scripts/replica.sh" AGENTMEM_REPLICA_PRIMARY_URL="$PRIMARY_URL" AGENTMEM_REPLICA_URL="$REPLICA_URL"
+		timeout -k 10 "$BUDGET" go test -count=1 -timeout "$((BUDGET - 20))s" -run '^TestRunReplica$' "$@" ./cmd/agentmem-bench/ &&
 			timeout -k 10 "$BUDGET" go test -count=1 -timeout "$((BUDGET - 20))s" -run '^TestReadReplicas$' -v "$@" ./shared/replicatest/
 	fi
 	status=$?

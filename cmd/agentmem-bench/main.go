@@ -2,12 +2,13 @@
 // (W1 commit, W2 context and its growth variant, W3 recall, W4 sweep, W5 end to end, W6
 // start-up), and recall by source for a user with many memories and messages (W3-sources),
 // against a PostgreSQL server, scores recall's ranking on labelled questions about memories
-// and about long conversations, beside a BM25 baseline (quality), pages and clears one user's history across sessions (history), and
+// and about long conversations, beside a BM25 baseline (quality), pages and clears one user's history across sessions (history),
+// reads through a streaming read replica when given one (replica, with -replica-url), and
 // writes bench-results/<timestamp>/results.json, results.md and PNG
 // charts.
 //
-//	agentmem-bench [-quick] [-large] [-only w1,w2,...] [-database-url URL] [-out DIR] [-keep]
-//	               [-runs N] [-peers DIR [-peer-set p1,p2,p4] [-peers-reuse]]
+//	agentmem-bench [-quick] [-large] [-only w1,w2,...] [-database-url URL] [-replica-url URL]
+//	               [-out DIR] [-keep] [-runs N] [-peers DIR [-peer-set p1,p2,p4] [-peers-reuse]]
 //
 // With -peers it also runs the peer harness (a Node project outside this repository that runs
 // other systems on the same workloads) against the same server, after agentmem's workloads in
@@ -39,7 +40,7 @@ import (
 )
 
 // The workloads, as -only names them.
-var allWorkloads = []string{"w1", "w2", "w2growth", "w3", "w3sources", "words", "w4", "w5", "w6", "quality", "history", "outbox", "cache"}
+var allWorkloads = []string{"w1", "w2", "w2growth", "w3", "w3sources", "words", "w4", "w5", "w6", "quality", "history", "outbox", "cache", "replica"}
 
 // Config is one benchmark run.
 type Config struct {
@@ -73,6 +74,9 @@ type Config struct {
 	// SourcesVectors are the kinds of texts W3-sources runs with, in turn (bench.VectorsRandom,
 	// bench.VectorsClustered).
 	SourcesVectors []string
+	// ReplicaURL is a superuser URL of a streaming replica of ServerURL's server, for the
+	// replica workload (which runs only with it); its database part is replaced by Database.
+	ReplicaURL string
 	// Log receives progress lines.
 	Log   io.Writer
 	Sizes bench.Sizes
@@ -81,6 +85,9 @@ type Config struct {
 }
 
 func (c Config) runs(w string) bool { return len(c.Only) == 0 || c.Only[w] }
+
+// runsReplica reports whether the replica workload runs: asked for, with a replica to read.
+func (c Config) runsReplica() bool { return c.runs("replica") && c.ReplicaURL != "" }
 
 func (c Config) logf(format string, a ...any) {
 	if c.Log != nil {
@@ -133,6 +140,7 @@ func main() {
 	large := flag.Bool("large", false, "also run W3 at 1,000,000 memories (10,000 users; slow to load)")
 	only := flag.String("only", "", "comma-separated workloads to run: "+strings.Join(allWorkloads, ","))
 	dbURL := flag.String("database-url", "", "superuser URL of the PostgreSQL server (default $DATABASE_URL, else the local stack)")
+	replicaURL := flag.String("replica-url", "", "superuser URL of a streaming replica of that server, for the replica workload (scripts/replica.sh bench starts a pair)")
 	dbName := flag.String("db", "agentmem_bench", "name of the database to create for the run (dropped first)")
 	keep := flag.Bool("keep", false, "keep the bench database after the run")
 	out := flag.String("out", "bench-results", "where to write <timestamp>/results.{json,md} and the charts")
@@ -207,6 +215,10 @@ func main() {
 			}
 			cfg.Only[w] = true
 		}
+	}
+	cfg.ReplicaURL = *replicaURL
+	if cfg.Only["replica"] && cfg.ReplicaURL == "" {
+		fail(fmt.Errorf("-only replica needs -replica-url, a streaming replica of the server (scripts/replica.sh bench starts a primary and a replica)"))
 	}
 	cfg.ServerURL = *dbURL
 	if cfg.ServerURL == "" {

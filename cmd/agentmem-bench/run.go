@@ -87,7 +87,7 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 
 	// The history workload's user is one among the chat data's, as a user is among others.
 	needChat := cfg.runs("w1") || cfg.runs("w2") || cfg.runs("w2growth") || cfg.runs("w4") || cfg.runs("w5") || cfg.runs("w6") ||
-		cfg.runs("history") || cfg.runs("outbox") || cfg.runs("cache")
+		cfg.runs("history") || cfg.runs("outbox") || cfg.runs("cache") || cfg.runsReplica()
 	if needChat {
 		t := time.Now()
 		if err := loadChat(ctx, db, sz); err != nil {
@@ -98,7 +98,7 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 	}
 	var corpus *bench.Corpus
 	var memLoad float64
-	if cfg.runs("w3") || cfg.runs("w6") || cfg.runs("w3sources") {
+	if cfg.runs("w3") || cfg.runs("w6") || cfg.runs("w3sources") || cfg.runsReplica() {
 		t := time.Now()
 		corpus = bench.GenerateCorpus(bench.Stream(bench.StreamMemories), sz.Users, sz.MemoriesPerUser)
 		if err := loadMemories(ctx, db, corpus, 0); err != nil {
@@ -231,6 +231,11 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 	}
 	if cfg.runs("cache") {
 		if w.Cache, err = runCache(ctx, cfg, db, ops); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.runsReplica() {
+		if w.Replica, err = runReplica(ctx, cfg, db, ops, corpus); err != nil {
 			return nil, err
 		}
 	}

@@ -44,10 +44,6 @@ const (
 // it is left out until it does.
 const replicaCheckTimeout = 2 * time.Second
 
-// replayRecheck is how long a replay position read directly is taken as current: reads needing
-// more within it go to the primary rather than asking again.
-const replayRecheck = 2 * time.Millisecond
-
 // walPage and walPageHeader are PostgreSQL's WAL page size and its longest page header. When a
 // record ends exactly at a page's end, the insert position after it points past the next
 // page's header while the replay position after it is the page boundary; the header holds no
@@ -93,8 +89,10 @@ type replica struct {
 	// failedAt is the last read or check that failed; the replica is left out until a later
 	// check succeeds.
 	failedAt time.Time
-	// asking is closed when the direct question in flight ends; nil when none is.
-	asking chan struct{}
+	// asking is closed when the latest direct question in flight, asked at askedAt, ends;
+	// nil when none is.
+	asking  chan struct{}
+	askedAt time.Time
 	// told is what the log last said of r: "" (nothing yet), "in use" or "left out".
 	told string
 }
@@ -305,6 +303,7 @@ func (rs *replicaSet) checkReplica(ctx context.Context, r *replica) {
 	defer cancel()
 	var inRecovery bool
 	var lsn *string
+	asked := time.Now()
 	err := r.pool.QueryRow(cctx, `select pg_is_in_recovery(), pg_last_wal_replay_lsn()::text`).Scan(&inRecovery, &lsn)
 	now := time.Now()
 	var replayed Position
@@ -331,7 +330,9 @@ func (rs *replicaSet) checkReplica(ctx context.Context, r *replica) {
 	if replayed > r.replayed {
 		r.replayed = replayed
 	}
-	r.replayedAt = now
+	if asked.After(r.replayedAt) {
+		r.replayedAt = asked
+	}
 	r.reachable = true
 	r.checkedAt = now
 	if f := rs.freshAsOf(r.replayed); f.After(r.freshAsOf) {
@@ -352,6 +353,7 @@ func (rs *replicaSet) checkReplica(ctx context.Context, r *replica) {
 // seen to have replayed enough, it asks one directly.
 func (rs *replicaSet) pick(ctx context.Context, need Position) *replica {
 	now := time.Now()
+
 	n := len(rs.list)
 	start := int(rs.next.Add(1))
 	var behind *replica
@@ -373,22 +375,24 @@ func (rs *replicaSet) pick(ctx context.Context, need Position) *replica {
 		rs.wake()
 		return nil
 	}
-	if covers(rs.askReplay(ctx, behind), need) {
+	if covers(rs.askReplay(ctx, behind, now), need) {
 		return behind
 	}
 	return nil
 }
 
-// askReplay asks r directly for its replay position, one question at a time per replica (the
-// readers that arrive meanwhile take its answer), and returns the greatest position known.
-func (rs *replicaSet) askReplay(ctx context.Context, r *replica) Position {
+// askReplay asks r directly for its replay position and returns the greatest position known.
+// A position read after since (when the read began, after the write it needs was answered) is
+// as good as a new one: a question asked by another reader after since is waited for rather
+// than asked again, and a position read after since is taken as it is.
+func (rs *replicaSet) askReplay(ctx context.Context, r *replica, since time.Time) Position {
 	r.mu.Lock()
-	if time.Since(r.replayedAt) < replayRecheck {
+	if r.replayedAt.After(since) {
 		p := r.replayed
 		r.mu.Unlock()
 		return p
 	}
-	if wait := r.asking; wait != nil {
+	if wait := r.asking; wait != nil && r.askedAt.After(since) {
 		r.mu.Unlock()
 		select {
 		case <-wait:
@@ -398,11 +402,13 @@ func (rs *replicaSet) askReplay(ctx context.Context, r *replica) Position {
 		return p
 	}
 	done := make(chan struct{})
-	r.asking = done
+	r.asking, r.askedAt = done, time.Now()
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
-		r.asking = nil
+		if r.asking == done {
+			r.asking = nil
+		}
 		r.mu.Unlock()
 		close(done)
 	}()
@@ -410,10 +416,11 @@ func (rs *replicaSet) askReplay(ctx context.Context, r *replica) Position {
 	cctx, cancel := context.WithTimeout(ctx, replicaCheckTimeout)
 	defer cancel()
 	var lsn *string
+	asked := time.Now()
 	err := r.pool.QueryRow(cctx, `select pg_last_wal_replay_lsn()::text`).Scan(&lsn)
 	if err == nil && lsn != nil {
 		if p, err := parseLSN(*lsn); err == nil {
-			r.sawReplay(p, time.Now())
+			r.sawReplay(p, asked)
 		}
 	} else if err != nil && ctx.Err() == nil && r.failed(time.Now()) {
 		rs.log.WarnContext(ctx, "read replica left out", "replica", r.addr, "error", err)

@@ -298,6 +298,39 @@ func Markdown(r *Results, charts []string) string {
 		}
 		p("\n")
 	}
+	if rp := w.Replica; rp != nil {
+		p("## Read replica\n\n")
+		p("Through the use cases, from a store over the primary alone and from one with a streaming replica (`DATABASE_READ_URL`, default `REPLICA_MAX_LAG` and `REPLICA_CHECK_INTERVAL`), each read made on both sides back to back in alternating order, with nothing written meanwhile; then clients that commit turns and read each back (get-context) with the position its answer gave.\n\n%s", phaseHeader)
+		for _, r := range []struct {
+			name string
+			v    *ReplicaReads
+		}{{"get-context", rp.Context}, {"recall (hybrid)", rp.Recall}} {
+			if r.v == nil {
+				continue
+			}
+			phaseRow(r.name, "primary", r.v.Primary)
+			phaseRow(r.name, "with the replica", r.v.Replica)
+		}
+		for _, m := range rp.Mixed {
+			phaseRow(fmt.Sprintf("commit, read after %s ms", ms(m.ThinkMS)), "commit-turn", m.Commit)
+			phaseRow(fmt.Sprintf("commit, read after %s ms", ms(m.ThinkMS)), "get-context with the position", m.Read)
+		}
+		p("\n")
+		for _, r := range []struct {
+			name string
+			v    *ReplicaReads
+		}{{"get-context", rp.Context}, {"recall", rp.Recall}} {
+			if r.v != nil {
+				p("- %s: **%.1f%%** of the reads answered by the replica; p50 %s ms with the replica against %s ms from the primary (%.2f×).\n",
+					r.name, r.v.ReplicaShare*100, ms(r.v.Replica.Latency.P50MS), ms(r.v.Primary.Latency.P50MS), r.v.P50Ratio)
+			}
+		}
+		for _, m := range rp.Mixed {
+			p("- %d clients, read %s ms after each commit: **%.1f%%** of the reads answered by the replica, **%d stale** of %d, %d direct replay checks.\n",
+				m.Clients, ms(m.ThinkMS), m.ReplicaShare*100, m.Stale, m.Read.Ops, m.Checks)
+		}
+		p("\n")
+	}
 	if len(charts) > 0 {
 		p("## Charts\n\n")
 		for _, c := range charts {

@@ -151,6 +151,8 @@ type Workloads struct {
 	History *Levels[History] `json:"history"`
 	Outbox  *Outbox          `json:"outbox"`
 	Cache   *Cache           `json:"cache"`
+	// Replica is reads through a streaming read replica; run only with -replica-url.
+	Replica *Replica `json:"replica,omitempty"`
 }
 
 // Levels are a workload's figures with the store called directly and through the HTTP
@@ -516,6 +518,46 @@ type CacheWindow struct {
 	// Misses counts the cached reads the cache did not answer during the measurement, each of
 	// which filled it (0: every cached read was a hit).
 	Misses int `json:"misses"`
+}
+
+// Replica is reads through a streaming read replica of the bench server (DATABASE_READ_URL),
+// through the use cases: reads with nothing written meanwhile, from the primary alone and with
+// the replica, and clients that commit turns and read them back with their positions.
+type Replica struct {
+	// Context is W2's get-context reads; Recall W3's queries in hybrid mode.
+	Context *ReplicaReads `json:"context"`
+	Recall  *ReplicaReads `json:"recall,omitempty"`
+	// Mixed is one run of committing clients per pause between a commit and its read.
+	Mixed []ReplicaMixed `json:"mixed"`
+}
+
+// ReplicaReads is one kind of read, each read made from the primary alone and with the
+// replica, back to back in alternating order.
+type ReplicaReads struct {
+	Reads   int   `json:"reads"`
+	Primary Phase `json:"primary"`
+	Replica Phase `json:"replica"`
+	// ReplicaShare is the share of the replica side's reads the replica answered (the rest,
+	// the primary).
+	ReplicaShare float64 `json:"replica_share"`
+	// P50Ratio is the replica side's p50 over the primary's.
+	P50Ratio float64 `json:"p50_ratio"`
+}
+
+// ReplicaMixed is clients committing turns, each read back (get-context) ThinkMS after its
+// answer with the position the answer gave.
+type ReplicaMixed struct {
+	Clients int     `json:"clients"`
+	Turns   int     `json:"turns"`
+	ThinkMS float64 `json:"think_ms"`
+	Commit  Phase   `json:"commit"`
+	Read    Phase   `json:"read"`
+	// ReplicaShare is the share of the reads the replica answered.
+	ReplicaShare float64 `json:"replica_share"`
+	// Stale counts the reads that missed their own turn (must be 0).
+	Stale int `json:"stale"`
+	// Checks counts the direct questions to the replica about its replay position.
+	Checks int64 `json:"checks"`
 }
 
 // Outbox is the orchestrator's workload: the outbox's cost to a commit, the delay from a commit
