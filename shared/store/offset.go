@@ -85,6 +85,7 @@ func (s *Store) userHistorySkip(ctx context.Context, p UserHistoryParams) (*Mess
 	err := s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
 		b.Queue(fmt.Sprintf(userHistorySkipSQL, page, dir), args...).QueryRow(func(row pgx.Row) error {
 			err := row.Scan(&k.CreatedAt, &k.SessionID, &k.Seq)
+			found = true // set afresh: a read a replica failed runs again on the primary
 			if errors.Is(err, pgx.ErrNoRows) {
 				found = false
 				return nil
@@ -125,9 +126,11 @@ func (s *Store) listSkip(ctx context.Context, p ListSessionsParams) (*SessionKey
 	if sc.Agent != "" {
 		q, args = listSessionsSkipAgentSQL, append(args, sc.Agent)
 	}
-	k := SessionKey{LastActiveAt: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)}
+	none := SessionKey{LastActiveAt: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)}
+	k := none
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(q, args...).QueryRow(func(row pgx.Row) error {
+			k = none // set afresh: a read a replica failed runs again on the primary
 			err := row.Scan(&k.LastActiveAt, &k.ID)
 			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("skip sessions: %w", err)
