@@ -37,17 +37,7 @@ die() { printf 'fault: error: %s\n' "$*" >&2; exit 1; }
 # shellcheck source=scripts/lib.sh
 . "$ROOT/scripts/lib.sh"
 
-as_postgres() { in_chroot su postgres -s /bin/sh -c "$1"; }
-
 pg_ctl_cmd() { printf '%s/pg_ctl -D %s -l %s/server.log -w -t 60 %s' "$PGBIN" "$DATA_IN" "$DATA_IN" "$1"; }
-
-wait_port() {
-	for _ in $(seq 1 100); do
-		port_open "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # pooler_pid prints the pid of the private PgBouncer, or nothing.
 pooler_pid() {

@@ -8,6 +8,15 @@ port_open() {
 	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# wait_port PORT waits up to 10 s for something to accept connections on 127.0.0.1:PORT.
+wait_port() {
+	for _ in $(seq 1 100); do
+		port_open "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # is_local_url URL reports whether a database URL points at this machine.
 is_local_url() {
 	case "$1" in
@@ -56,6 +65,9 @@ Node.js 18+ from https://nodejs.org/ (or your distribution's backports), then ru
 in_chroot() {
 	chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"
 }
+
+# as_postgres runs a shell command inside ROOTFS as the postgres user.
+as_postgres() { in_chroot su postgres -s /bin/sh -c "$1"; }
 
 # mount_rootfs mounts /proc and the host's /dev into ROOTFS, which PostgreSQL and PgBouncer need.
 mount_rootfs() {

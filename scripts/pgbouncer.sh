@@ -86,14 +86,6 @@ EOF
 	chmod 600 "$dir/userlist.txt"
 }
 
-wait_listening() {
-	for _ in $(seq 1 50); do
-		port_open "$POOL_PORT" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 if [ -x "$ROOTFS/usr/lib/postgresql/17/bin/postgres" ]; then
 	mount_rootfs
 	if [ ! -x "$ROOTFS/usr/sbin/pgbouncer" ]; then
@@ -112,7 +104,7 @@ if [ -x "$ROOTFS/usr/lib/postgresql/17/bin/postgres" ]; then
 	log "starting PgBouncer (transaction mode) on 127.0.0.1:${POOL_PORT}"
 	in_chroot su postgres -s /bin/sh -c "pgbouncer -d -q $CONF_DIR_IN/pgbouncer.ini" ||
 		die "PgBouncer did not start; see $ROOTFS$CONF_DIR_IN/pgbouncer.log"
-	wait_listening || die "PgBouncer does not answer on 127.0.0.1:${POOL_PORT}; see $ROOTFS$CONF_DIR_IN/pgbouncer.log"
+	wait_port "$POOL_PORT" || die "PgBouncer does not answer on 127.0.0.1:${POOL_PORT}; see $ROOTFS$CONF_DIR_IN/pgbouncer.log"
 else
 	if ! command -v pgbouncer >/dev/null 2>&1; then
 		command -v apt-get >/dev/null 2>&1 || die "pgbouncer is missing and there is no apt-get to install it"
@@ -133,6 +125,6 @@ else
 	log "starting PgBouncer (transaction mode) on 127.0.0.1:${POOL_PORT}"
 	su postgres -s /bin/sh -c "pgbouncer -d -q $HOST_CONF_DIR/pgbouncer.ini" ||
 		die "PgBouncer did not start; see $HOST_CONF_DIR/pgbouncer.log"
-	wait_listening || die "PgBouncer does not answer on 127.0.0.1:${POOL_PORT}; see $HOST_CONF_DIR/pgbouncer.log"
+	wait_port "$POOL_PORT" || die "PgBouncer does not answer on 127.0.0.1:${POOL_PORT}; see $HOST_CONF_DIR/pgbouncer.log"
 fi
 log "ready: postgresql://postgres:postgres@127.0.0.1:${POOL_PORT}/postgres (transaction mode)"

@@ -42,16 +42,6 @@ die() { printf 'replica: error: %s\n' "$*" >&2; exit 1; }
 # shellcheck source=scripts/lib.sh
 . "$ROOT/scripts/lib.sh"
 
-as_postgres() { in_chroot su postgres -s /bin/sh -c "$1"; }
-
-wait_port() {
-	for _ in $(seq 1 100); do
-		port_open "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # have_binaries reports whether the root filesystem holds PostgreSQL 17 with pgvector.
 have_binaries() {
 	[ -x "$ROOTFS$PGBIN/postgres" ] && [ -x "$ROOTFS$PGBIN/pg_basebackup" ] &&

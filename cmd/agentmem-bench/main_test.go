@@ -25,37 +25,14 @@ import (
 // scores are shares, at most 1). The compared workloads run twice (-runs 2), so the medians are
 // reported too. It checks no timing: the machine is shared.
 func TestRunTiny(t *testing.T) {
-	server := testdb.ServerURL(t)
-	repo, err := repoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sizes, err := SizesFor("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 6)
-	rand.Read(b) //nolint:errcheck
-	out := t.TempDir()
-	cfg := Config{
-		Mode: "tiny", ServerURL: server, Database: "agentmem_bench_test_" + hex.EncodeToString(b),
-		OutDir: out, Repo: repo, Sizes: sizes, Log: testWriter{t}, Runs: 2,
-	}
+	cfg := tinyConfig(t, testdb.ServerURL(t), 2)
+	out, sizes := cfg.OutDir, cfg.Sizes
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	if _, err := Run(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-
-	raw, err := os.ReadFile(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	checkNumbers(t, "", doc)
+	doc := readResults(t, out)
 
 	phase := []string{"clients", "ops", "errors", "seconds", "ops_per_sec", "latency.n", "latency.p50_ms", "latency.p90_ms", "latency.p99_ms"}
 	var want []string
@@ -336,6 +313,40 @@ func lookup(m map[string]any, path string) (any, bool) {
 
 type testWriter struct{ t *testing.T }
 
+// readResults reads the results.json a run wrote into dir, checking its numbers
+// (checkNumbers).
+func readResults(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	checkNumbers(t, "", doc)
+	return doc
+}
+
+// tinyConfig is a run of the tiny sizes against server, runs times, on a database of its own,
+// into a temporary directory, logging to t.
+func tinyConfig(t *testing.T, server string, runs int) Config {
+	t.Helper()
+	repo, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes, err := SizesFor("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 6)
+	rand.Read(b) //nolint:errcheck
+	return Config{Mode: "tiny", ServerURL: server, Database: "agentmem_bench_test_" + hex.EncodeToString(b),
+		OutDir: t.TempDir(), Repo: repo, Sizes: sizes, Log: testWriter{t}, Runs: runs}
+}
+
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
@@ -354,24 +365,10 @@ func TestRunPeers(t *testing.T) {
 	if s := os.Getenv("AGENTMEM_BENCH_PEER_SET"); s != "" {
 		set = strings.Split(s, ",")
 	}
-	server := testdb.ServerURL(t)
-	repo, err := repoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sizes, err := SizesFor("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 6)
-	rand.Read(b) //nolint:errcheck
-	out := t.TempDir()
-	cfg := Config{
-		Mode: "tiny", ServerURL: server, Database: "agentmem_bench_test_" + hex.EncodeToString(b),
-		OutDir: out, Repo: repo, Sizes: sizes, Log: testWriter{t}, Runs: 2,
-		Only:  map[string]bool{"w1": true, "w2": true, "w2growth": true, "w3": true},
-		Peers: PeersConfig{Dir: dir, Set: set, CacheDir: DefaultPeerCacheDir()},
-	}
+	cfg := tinyConfig(t, testdb.ServerURL(t), 2)
+	out, sizes := cfg.OutDir, cfg.Sizes
+	cfg.Only = map[string]bool{"w1": true, "w2": true, "w2growth": true, "w3": true}
+	cfg.Peers = PeersConfig{Dir: dir, Set: set, CacheDir: DefaultPeerCacheDir()}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	res, err := Run(ctx, cfg)
@@ -441,7 +438,7 @@ func TestRunPeers(t *testing.T) {
 		}
 	}
 	// The peers' databases are dropped after the run (neither -keep nor -peers-reuse).
-	c, err := pgx.Connect(ctx, server)
+	c, err := pgx.Connect(ctx, cfg.ServerURL)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -22,19 +18,9 @@ func TestRunReplica(t *testing.T) {
 		t.Skip("the replica workload reads a streaming replica: run it with make test-replica, which starts a primary and a replica " +
 			"(AGENTMEM_REPLICA_PRIMARY_URL and AGENTMEM_REPLICA_URL unset)")
 	}
-	repo, err := repoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sizes, err := SizesFor("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 6)
-	rand.Read(b) //nolint:errcheck
-	out := t.TempDir()
-	cfg := Config{Mode: "tiny", ServerURL: primary, ReplicaURL: replica, Database: "agentmem_bench_test_" + hex.EncodeToString(b),
-		OutDir: out, Repo: repo, Sizes: sizes, Log: testWriter{t}, Runs: 1, Only: map[string]bool{"replica": true}}
+	cfg := tinyConfig(t, primary, 1)
+	cfg.ReplicaURL, cfg.Only = replica, map[string]bool{"replica": true}
+	out := cfg.OutDir
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := Run(ctx, cfg)
@@ -65,13 +51,5 @@ func TestRunReplica(t *testing.T) {
 	if replicaReads == 0 {
 		t.Errorf("no read of the committing clients was answered by the replica")
 	}
-	raw, err := os.ReadFile(filepath.Join(out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	checkNumbers(t, "", doc)
+	readResults(t, out)
 }
