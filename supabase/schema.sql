@@ -179,8 +179,12 @@ alter table agentmem.memories enable row level security;
 create policy caller_owner on agentmem.memories as permissive for all to agentmem_caller
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+create policy caller_reads_shared on agentmem.memories as permissive for select to agentmem_caller
+  using (((user_id = ''::text) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant)) AND (( SELECT agentmem.current_user_id() AS current_user_id) IS NOT NULL)));
 create policy client_reads_own on agentmem.memories as permissive for select to authenticated
   using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+create policy client_reads_shared on agentmem.memories as permissive for select to authenticated
+  using (((user_id = ''::text) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant)) AND (( SELECT (auth.jwt() ->> 'sub'::text)) IS NOT NULL)));
 grant delete, insert, select, update on table agentmem.memories to agentmem_caller;
 grant select on table agentmem.memories to authenticated;
 grant delete, insert, select, update on table agentmem.memories to service_role;
@@ -666,7 +670,8 @@ declare
   n bigint;
   deleted jsonb := '{}'::jsonb;
 begin
-  if p_user_id is null then
+  -- '' is the owner of the shared memories, not a user: no erasure reaches them
+  if p_user_id is null or p_user_id = '' then
     return deleted;
   end if;
   perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(p_user_id::text, 7216));
@@ -880,8 +885,8 @@ $function$;
 grant execute on function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer) to agentmem_caller;
 grant execute on function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer) to service_role;
 
--- Function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean)
+-- Function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean)
+CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean, with_shared boolean DEFAULT false)
  RETURNS TABLE(id uuid, score double precision, relevance double precision)
  LANGUAGE plpgsql
  STABLE
@@ -890,6 +895,7 @@ CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id text, p_tenant_id
 AS $function$
 declare
   q tsquery := agentmem.terms_query(terms);
+  owners text[] := agentmem.memory_owners(p_user_id, with_shared);
   docs double precision;
 begin
   if q is null or n < 1 then
@@ -908,7 +914,7 @@ begin
                     then pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', terms), '{a}')
                end as hit
         from agentmem.memories m
-        where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+        where m.user_id = any(owners) and m.tenant_id = p_tenant_id
           and (p_agent = '' or m.agent in (p_agent, ''))
           and m.expires_at > pg_catalog.now()
       ),
@@ -942,7 +948,7 @@ begin
   -- the scope's rows are counted here; their average length is the matching rows' (lengths)
   select pg_catalog.count(*) into docs
   from agentmem.memories m
-  where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+  where m.user_id = any(owners) and m.tenant_id = p_tenant_id
     and (p_agent = '' or m.agent in (p_agent, ''))
     and m.expires_at > pg_catalog.now();
   return query execute $q$
@@ -950,7 +956,7 @@ begin
       select m.id, pg_catalog.length(m.fts) as fts_len,
              pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
       from agentmem.memories m
-      where m.user_id = $1 and m.tenant_id = $2
+      where m.user_id = any($11) and m.tenant_id = $2
         and ($3 = '' or m.agent in ($3, ''))
         and m.expires_at > pg_catalog.now()
         and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
@@ -983,11 +989,11 @@ begin
     order by c.bm25 desc, c.id
     limit $6
     $q$
-    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, p_since, p_until;
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, p_since, p_until, owners;
 end
 $function$;
-grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to agentmem_caller;
-grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to service_role;
+grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean) to agentmem_caller;
+grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean) to service_role;
 
 -- Function agentmem.memory_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean)
 CREATE OR REPLACE FUNCTION agentmem.memory_neighbours(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer, exact boolean)
@@ -1052,8 +1058,20 @@ $function$;
 grant execute on function agentmem.memory_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to agentmem_caller;
 grant execute on function agentmem.memory_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to service_role;
 
--- Function agentmem.memory_scope_is_small(text,text,integer)
-CREATE OR REPLACE FUNCTION agentmem.memory_scope_is_small(p_user_id text, p_tenant_id text, exact_limit integer)
+-- Function agentmem.memory_owners(text,boolean)
+CREATE OR REPLACE FUNCTION agentmem.memory_owners(p_user_id text, with_shared boolean)
+ RETURNS text[]
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+  select case when with_shared and p_user_id <> '' then array[p_user_id, ''] else array[p_user_id] end
+$function$;
+grant execute on function agentmem.memory_owners(text,boolean) to agentmem_caller;
+grant execute on function agentmem.memory_owners(text,boolean) to service_role;
+
+-- Function agentmem.memory_scope_is_small(text,text,integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.memory_scope_is_small(p_user_id text, p_tenant_id text, exact_limit integer, with_shared boolean DEFAULT false)
  RETURNS boolean
  LANGUAGE plpgsql
  STABLE
@@ -1062,11 +1080,12 @@ AS $function$
 begin
   return (select pg_catalog.count(*) < exact_limit
           from (select 1 from agentmem.memories m
-                where m.user_id = p_user_id and m.tenant_id = p_tenant_id limit exact_limit) s);
+                where m.user_id = any(agentmem.memory_owners(p_user_id, with_shared)) and m.tenant_id = p_tenant_id
+                limit exact_limit) s);
 end
 $function$;
-grant execute on function agentmem.memory_scope_is_small(text,text,integer) to agentmem_caller;
-grant execute on function agentmem.memory_scope_is_small(text,text,integer) to service_role;
+grant execute on function agentmem.memory_scope_is_small(text,text,integer,boolean) to agentmem_caller;
+grant execute on function agentmem.memory_scope_is_small(text,text,integer,boolean) to service_role;
 
 -- Function agentmem.memory_text_form(text)
 CREATE OR REPLACE FUNCTION agentmem.memory_text_form(t text)
@@ -1394,9 +1413,9 @@ $function$;
 grant execute on function agentmem.query_terms(text) to agentmem_caller;
 grant execute on function agentmem.query_terms(text) to service_role;
 
--- Function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision)
-CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0)
- RETURNS TABLE(id uuid, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
+-- Function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision,boolean)
+CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0, with_shared boolean DEFAULT false)
+ RETURNS TABLE(id uuid, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector, shared boolean)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
@@ -1405,7 +1424,7 @@ AS $function$
 declare
   -- one count for both sides
   exact boolean := agentmem.memory_scope_is_small(
-    p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+    p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit, with_shared => with_shared);
 begin
   return query
     with
@@ -1414,14 +1433,23 @@ begin
       from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
              p_since => p_since, p_until => p_until, terms => case when p_mode <> 'vector' then agentmem.query_terms(p_query) end,
-             n => candidates, exact => exact) t
+             n => candidates, exact => exact, with_shared => with_shared) t
+    ),
+    -- the nearest of the user's and, with_shared, of the tenant's shared memories: each owner's
+    -- nearest, then the nearest of both
+    near as (
+      select v.id, v.distance
+      from pg_catalog.unnest(agentmem.memory_owners(p_user_id, with_shared)) o(owner),
+        lateral agentmem.memory_neighbours(
+             p_user_id => o.owner, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+             p_since => p_since, p_until => p_until, query_embedding => case when p_mode <> 'text' then query_embedding end,
+             query_model => query_model, n => candidates, exact => exact) v
+      order by v.distance, v.id
+      limit candidates
     ),
     vector_hits as (
       select v.id, 1 - v.distance as score, pg_catalog.row_number() over (order by v.distance, v.id) as rank
-      from agentmem.memory_neighbours(
-             p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             p_since => p_since, p_until => p_until, query_embedding => case when p_mode <> 'text' then query_embedding end,
-             query_model => query_model, n => candidates, exact => exact) v
+      from near v
     ),
     fused as (
       select coalesce(t.id, v.id) as id,
@@ -1442,17 +1470,18 @@ begin
     )
     select f.id, m.content, f.score, m.metadata, m.created_at, f.relevance,
            case when with_vectors and m.embedding_model = query_model
-                 and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding end
+                 and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding end,
+           m.user_id = ''
     from best f join agentmem.memories m on m.id = f.id
     order by f.score desc, f.id;
 end
 $function$;
-grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision) to agentmem_caller;
-grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision) to service_role;
+grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision,boolean) to agentmem_caller;
+grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision,boolean) to service_role;
 
--- Function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision)
-CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0)
- RETURNS TABLE(source text, id text, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
+-- Function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean)
+CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0, with_shared boolean DEFAULT false)
+ RETURNS TABLE(source text, id text, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector, shared boolean)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
@@ -1470,7 +1499,7 @@ declare
 begin
   if with_memories then
     memories_exact := agentmem.memory_scope_is_small(
-      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit, with_shared => with_shared);
   end if;
   if with_messages then
     messages_exact := agentmem.message_scope_is_small(
@@ -1482,7 +1511,8 @@ begin
       select 'memory'::text as src, t.id as k1, 0::bigint as k2, t.score, t.relevance
       from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             p_since => p_since, p_until => p_until, terms => case when with_memories then terms end, n => candidates, exact => memories_exact) t
+             p_since => p_since, p_until => p_until, terms => case when with_memories then terms end, n => candidates, exact => memories_exact,
+             with_shared => with_shared) t
       union all
       select 'message'::text, t.session_id, t.seq, t.score, t.relevance
       from agentmem.message_bm25_hits(
@@ -1497,11 +1527,14 @@ begin
       from text_found t
     ),
     vector_found as (
-      select 'memory'::text as src, v.id as k1, 0::bigint as k2, v.distance
-      from agentmem.memory_neighbours(
-             p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+      (select 'memory'::text as src, v.id as k1, 0::bigint as k2, v.distance
+      from pg_catalog.unnest(agentmem.memory_owners(p_user_id, with_shared)) o(owner),
+        lateral agentmem.memory_neighbours(
+             p_user_id => o.owner, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
              p_since => p_since, p_until => p_until, query_embedding => case when with_memories then qv end,
              query_model => query_model, n => candidates, exact => memories_exact) v
+      order by v.distance, v.id
+      limit candidates)
       union all
       select 'message'::text, v.session_id, v.seq, v.distance
       from agentmem.message_neighbours(
@@ -1537,7 +1570,8 @@ begin
            case when with_vectors and m.embedding_model = query_model
                  and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding
                 when with_vectors and g.embedding_model = query_model
-                 and g.embedding_dims = extensions.vector_dims(query_embedding) then g.embedding end
+                 and g.embedding_dims = extensions.vector_dims(query_embedding) then g.embedding end,
+           coalesce(m.user_id = '', false)
     from best b
       left join agentmem.memories m on b.src = 'memory' and m.id = b.k1
       left join agentmem.messages g on b.src = 'message' and g.session_id = b.k1 and g.seq = b.k2
@@ -1545,8 +1579,8 @@ begin
     order by b.score desc, b.src, b.k1, b.k2;
 end
 $function$;
-grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision) to agentmem_caller;
-grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision) to service_role;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean) to agentmem_caller;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean) to service_role;
 
 -- Function agentmem.recount_message_words()
 CREATE OR REPLACE FUNCTION agentmem.recount_message_words()

@@ -18,6 +18,9 @@ type MemoryItem struct {
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	ExpiresAt time.Time `json:"expires_at"`
+	// Shared marks a shared memory of the tenant, which has no user (see Scope.Shared); absent
+	// for a user's own.
+	Shared bool `json:"shared,omitempty"`
 }
 
 // LogValue keeps memory content out of logs.

@@ -25,6 +25,19 @@ type Scope struct {
 	UserID   string
 	// Agent names the agent; "" where a request concerns every agent of the user.
 	Agent string
+	// Shared is the scope of the tenant's shared memories rather than a user's: memories of no
+	// user (UserID is SharedUserID), written by service callers only and recalled by every user
+	// of the tenant beside their own. Only memories are ever shared.
+	Shared bool
+}
+
+// SharedUserID is the user id the shared memories are stored under: the empty string, which no
+// user id is (1 to 255 printable characters), so that user_id stays a non-null key.
+const SharedUserID = ""
+
+// SharedScope is the scope of the shared memories of tenant ("" for those of no tenant) and agent.
+func SharedScope(tenant, agent string) Scope {
+	return Scope{TenantID: tenant, UserID: SharedUserID, Agent: agent, Shared: true}
 }
 
 // DefaultAgent is the agent of a request that names none.
@@ -282,6 +295,9 @@ type Hit struct {
 	// Context holds, when recall was asked for neighbours, the turns around a message of its
 	// session in seq order, without the turns that are results or another result's context.
 	Context []Turn `json:"context,omitempty"`
+	// Shared marks a shared memory of the tenant (see Scope.Shared), recalled beside the user's
+	// own; absent for the user's own memories and for messages.
+	Shared bool `json:"shared,omitempty"`
 }
 
 // Place is where a message is: its session and seq.

@@ -24,6 +24,9 @@ type ContextParams struct {
 	// Query, when not empty, recalls up to RecallK long-term memories.
 	Query   string
 	RecallK int
+	// IncludeShared recalls the tenant's shared memories beside the user's own (see
+	// RecallParams.IncludeShared).
+	IncludeShared bool
 	// QueryVector is Query's vector (see RecallParams.QueryVector), of model Model; nil ranks
 	// the recalled memories by full text alone.
 	QueryVector *string
@@ -73,7 +76,7 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (memory.Context
 	var rp *RecallParams
 	if p.Query != "" && p.RecallK > 0 {
 		r, err := prepareRecall(RecallParams{Scope: p.Scope, Query: p.Query, K: p.RecallK, Mode: memory.ModeHybrid,
-			QueryVector: p.QueryVector, Model: p.Model})
+			QueryVector: p.QueryVector, Model: p.Model, IncludeShared: p.IncludeShared})
 		if err != nil {
 			return out, err
 		}

@@ -147,6 +147,10 @@ func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (memory.ForgetRe
 	if p.AsUser && p.AllTenants {
 		return res, fmt.Errorf("forget user: a user erases within its own tenant only")
 	}
+	if p.UserID == memory.SharedUserID {
+		// The owner of the shared memories is no user: an erasure never reaches them.
+		return res, fmt.Errorf("forget user: no user id")
+	}
 	err := s.asServiceRole(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, lockUserSQL, p.UserID); err != nil {
 			return fmt.Errorf("lock user: %w", err)

@@ -23,9 +23,10 @@ type MemoryKey struct {
 	ID        uuid.UUID
 }
 
-// ListMemoriesParams asks for one page of a user's memories.
+// ListMemoriesParams asks for one page of a user's memories, or of the tenant's shared ones.
 type ListMemoriesParams struct {
 	// Scope.Agent, when set, lists that agent's and agent-less memories: what the agent recalls.
+	// A shared scope (memory.SharedScope) lists the tenant's shared memories.
 	Scope memory.Scope
 	Limit int
 	// After, when set, continues after that memory.
@@ -39,12 +40,12 @@ type MemoryPage struct {
 	Next *MemoryKey
 }
 
-const memoryColumns = `id, content, metadata, nullif(agent, ''), created_at, updated_at, expires_at`
+const memoryColumns = `id, content, metadata, nullif(agent, ''), created_at, updated_at, expires_at, user_id = ''`
 
 func scanMemoryItem(r pgx.CollectableRow) (memory.MemoryItem, error) {
 	var m memory.MemoryItem
 	var md []byte
-	if err := r.Scan(&m.ID, &m.Content, &md, &m.Agent, &m.CreatedAt, &m.UpdatedAt, &m.ExpiresAt); err != nil {
+	if err := r.Scan(&m.ID, &m.Content, &md, &m.Agent, &m.CreatedAt, &m.UpdatedAt, &m.ExpiresAt, &m.Shared); err != nil {
 		return m, err
 	}
 	m.Metadata = json.RawMessage(md)
@@ -52,8 +53,8 @@ func scanMemoryItem(r pgx.CollectableRow) (memory.MemoryItem, error) {
 	return m, nil
 }
 
-// ListMemories reads a page of the user's unexpired memories, the newest first, in the order
-// of memories_owner_created_idx.
+// ListMemories reads a page of the user's unexpired memories (or, for a shared scope, of the
+// tenant's shared ones), the newest first, in the order of memories_owner_created_idx.
 func (s *Store) ListMemories(ctx context.Context, p ListMemoriesParams) (MemoryPage, error) {
 	out := MemoryPage{Items: []memory.MemoryItem{}}
 	sc := p.Scope
@@ -89,11 +90,12 @@ func (s *Store) ListMemories(ctx context.Context, p ListMemoriesParams) (MemoryP
 	return out, nil
 }
 
-// GetMemory reads one unexpired memory of the user.
+// GetMemory reads one unexpired memory the user sees: one of their own, or a shared memory of
+// their tenant (marked Shared). For a shared scope, a shared memory of its tenant.
 func (s *Store) GetMemory(ctx context.Context, sc memory.Scope, id uuid.UUID) (memory.MemoryItem, error) {
 	var out memory.MemoryItem
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
-		b.Queue(selectMemorySQL, id, sc.UserID, sc.TenantID).Query(func(rows pgx.Rows) error {
+		b.Queue(selectVisibleMemorySQL, id, sc.UserID, sc.TenantID).Query(func(rows pgx.Rows) error {
 			var err error
 			out, err = collectMemory(rows)
 			return err
@@ -102,8 +104,44 @@ func (s *Store) GetMemory(ctx context.Context, sc memory.Scope, id uuid.UUID) (m
 	return out, err
 }
 
+// selectMemorySQL reads memory $1 of user $2 (memory.SharedUserID for a shared one) and tenant $3.
 const selectMemorySQL = `select ` + memoryColumns + ` from agentmem.memories
 	where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()`
+
+// selectVisibleMemorySQL is selectMemorySQL that also finds a shared memory of the tenant.
+const selectVisibleMemorySQL = `select ` + memoryColumns + ` from agentmem.memories
+	where id = $1 and user_id in ($2::text, '') and tenant_id = $3 and expires_at > now()`
+
+// sharedMemoryWriteSQL says whether memory $1 is a shared memory of tenant $2, unexpired: what
+// a user's change of a memory it did not find is refused for rather than not found.
+const sharedMemoryWriteSQL = `select exists (select 1 from agentmem.memories
+	where id = $1 and user_id = '' and tenant_id = $2 and expires_at > now())`
+
+// refuseSharedWrite turns notFound, the answer of a change of memory id in sc that found no
+// memory of sc, into a refusal when id is a shared memory of sc's tenant: a user sees it (in
+// recall) and may not change it; only the shared scope of a service caller does. Any other
+// error, and notFound for a memory the user does not see, is returned as it is.
+func (s *Store) refuseSharedWrite(ctx context.Context, sc memory.Scope, id uuid.UUID, notFound error) error {
+	if sc.Shared || apierror.As(notFound).Code != apierror.NotFound {
+		return notFound
+	}
+	var shared bool
+	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(sharedMemoryWriteSQL, id, sc.TenantID).QueryRow(func(row pgx.Row) error { return row.Scan(&shared) })
+	})
+	switch {
+	case err != nil:
+		return err
+	case shared:
+		return fmt.Errorf("%w: %w", ErrSharedMemoryWrite, apierror.New(apierror.Forbidden,
+			"this is a shared memory of the tenant: only a service caller changes it, with shared: true and no user_id"))
+	}
+	return notFound
+}
+
+// ErrSharedMemoryWrite is in the chain of the refusal (forbidden) of a user's change (update,
+// delete) of a shared memory of their tenant: they read it, and only a service caller changes it.
+var ErrSharedMemoryWrite = errors.New("a user's change of a shared memory")
 
 func selectMemory(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID, lock bool) (memory.MemoryItem, error) {
 	q := selectMemorySQL
@@ -209,10 +247,13 @@ func (s *Store) UpdateMemory(ctx context.Context, p UpdateMemoryParams) (memory.
 			return fmt.Errorf("update memory: %w", err)
 		}
 		_, _, err = s.enqueue(ctx, tx, change{intent: adapter.MemoryUpdated,
-			sc: memory.Scope{TenantID: sc.TenantID, UserID: sc.UserID, Agent: agent}, refs: memoryRefs{MemoryID: p.ID}})
+			sc: memory.Scope{TenantID: sc.TenantID, UserID: sc.UserID, Agent: agent, Shared: sc.Shared}, refs: memoryRefs{MemoryID: p.ID}})
 		return err
 	})
-	return out, err
+	if err != nil {
+		return out, s.refuseSharedWrite(ctx, sc, p.ID, err)
+	}
+	return out, nil
 }
 
 // clearContentKey makes room for a memory to take key in its scope: an expired memory holding
@@ -248,9 +289,11 @@ func sameFactConflict(other *uuid.UUID) error {
 		"memory %s of this user and agent already holds the same content; update or delete that one instead", other)
 }
 
-// DeleteMemory deletes one unexpired memory of the user.
+// DeleteMemory deletes one unexpired memory of the user (or, for a shared scope, a shared
+// memory of its tenant). A user's deletion of a shared memory of their tenant is forbidden
+// (ErrSharedMemoryWrite), and deletes nothing.
 func (s *Store) DeleteMemory(ctx context.Context, sc memory.Scope, id uuid.UUID) error {
-	return s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		if s.outboxOn() {
 			n := s.newJobs()
 			b.Queue(deleteMemoryWithJobsSQL, id, sc.UserID, sc.TenantID, n.event, n.adapters, n.ids).
@@ -262,6 +305,10 @@ func (s *Store) DeleteMemory(ctx context.Context, sc memory.Scope, id uuid.UUID)
 			where id = $1 and user_id = $2 and tenant_id = $3 and expires_at > now()
 			returning true`, id, sc.UserID, sc.TenantID).QueryRow(oneRow("delete memory", memoryNotFound))
 	})
+	if err != nil {
+		return s.refuseSharedWrite(ctx, sc, id, err)
+	}
+	return nil
 }
 
 // deleteMemoryWithJobsSQL is DeleteMemory's statement when adapters are enabled: it also

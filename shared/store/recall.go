@@ -105,6 +105,9 @@ type RecallParams struct {
 	// Scope.Agent, when set, limits the search to that agent's and agent-less memories, and to
 	// that agent's messages.
 	Scope memory.Scope
+	// IncludeShared also ranks the shared memories of the scope's tenant (memory.Scope.Shared),
+	// as one corpus with the user's own; their hits are marked Shared.
+	IncludeShared bool
 	// Source is memory.SourceMemories (the default, also ""), SourceMessages or SourceAll.
 	Source string
 	Query  string
@@ -205,27 +208,27 @@ func mmrPool(k int) int { return min(max(4*k, 20), 200) }
 // credit_vectors_above_baseline). Being PL/pgSQL, it is
 // planned once per connection rather than at every call. The user is filtered explicitly (so
 // the owner index finds the rows) as well as by row-level security.
-const recallSQL = `select id, content, score, metadata, created_at, relevance, embedding::text
+const recallSQL = `select id, content, score, metadata, created_at, relevance, embedding::text, shared
 from agentmem.recall_memories(p_query => $1::text, query_embedding => $2::extensions.vector,
   query_model => $3::text, p_user_id => $4::text, p_tenant_id => $5::text, p_agent => $6::text,
   p_filter => $7::jsonb, p_mode => $8::text, candidates => $9::int, text_weight => $10::float8,
   vector_weight => $11::float8, rrf_k => $12::int, min_score => $13::float8, p_k => $14::int,
   exact_limit => $15::int, with_vectors => $16::boolean, p_since => $17::timestamptz,
   p_until => $18::timestamptz, min_relevance => $19::float8, vector_baseline => $20::float8,
-  relevance_weight => $21::float8)`
+  relevance_weight => $21::float8, with_shared => $22::boolean)`
 
-// recallSourcesSQL is recallSQL over messages, or memories and messages as one ranking ($22),
+// recallSourcesSQL is recallSQL over messages, or memories and messages as one ranking ($23),
 // with recallSQL's arguments and four more: see the function agentmem.recall_sources (migrations
-// rank_words_by_bm25 and credit_vectors_above_baseline).
+// rank_words_by_bm25, credit_vectors_above_baseline and share_memories_within_a_tenant).
 const recallSourcesSQL = `select source, id, session_id, seq, role, name, content, score, metadata, created_at,
-  relevance, embedding::text
-from agentmem.recall_sources(p_source => $22::text, p_since => $17::timestamptz, p_until => $18::timestamptz,
-  min_relevance => $19::float8, p_speaker => $23::text, p_role => $24::text, follow_weight => $25::float8, p_query => $1::text,
+  relevance, embedding::text, shared
+from agentmem.recall_sources(p_source => $23::text, p_since => $17::timestamptz, p_until => $18::timestamptz,
+  min_relevance => $19::float8, p_speaker => $24::text, p_role => $25::text, follow_weight => $26::float8, p_query => $1::text,
   query_embedding => $2::extensions.vector, query_model => $3::text, p_user_id => $4::text,
   p_tenant_id => $5::text, p_agent => $6::text, p_filter => $7::jsonb, p_mode => $8::text,
   candidates => $9::int, text_weight => $10::float8, vector_weight => $11::float8, rrf_k => $12::int,
   min_score => $13::float8, p_k => $14::int, exact_limit => $15::int, with_vectors => $16::boolean,
-  vector_baseline => $20::float8, relevance_weight => $21::float8)`
+  vector_baseline => $20::float8, relevance_weight => $21::float8, with_shared => $22::boolean)`
 
 func (s *Store) recallArgs(p RecallParams) []any {
 	var emb *string
@@ -240,7 +243,7 @@ func (s *Store) recallArgs(p RecallParams) []any {
 	r := s.ranking
 	return []any{p.Query, emb, p.Model, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent, string(p.Filter),
 		p.Mode, cands, r.TextWeight, r.VectorWeight, r.RRFK, p.MinScore, k, r.ExactLimit, p.MMRLambda != nil,
-		p.Since, p.Until, p.MinRelevance, p.VectorBaseline, r.RelevanceWeight}
+		p.Since, p.Until, p.MinRelevance, p.VectorBaseline, r.RelevanceWeight, p.IncludeShared}
 }
 
 // recallHits reads the rows of recallSQL (or, for a source other than memories, of
@@ -250,9 +253,9 @@ func recallHits(rows pgx.Rows, p RecallParams) ([]memory.Hit, error) {
 	var vecs [][]float32
 	var h memory.Hit
 	var vec *string
-	dest := []any{&h.ID, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &h.Relevance, &vec}
+	dest := []any{&h.ID, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &h.Relevance, &vec, &h.Shared}
 	if p.Source == memory.SourceMessages || p.Source == memory.SourceAll {
-		dest = []any{&h.Source, &h.ID, &h.SessionID, &h.Seq, &h.Role, &h.Name, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &h.Relevance, &vec}
+		dest = []any{&h.Source, &h.ID, &h.SessionID, &h.Seq, &h.Role, &h.Name, &h.Content, &h.Score, &h.Metadata, &h.CreatedAt, &h.Relevance, &vec, &h.Shared}
 	}
 	_, err := pgx.ForEachRow(rows, dest, func() error {
 		h.CreatedAt = h.CreatedAt.UTC()

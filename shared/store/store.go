@@ -180,8 +180,14 @@ func (s *Store) Ping(ctx context.Context) error { return interpret(s.pool.Ping(c
 // member of it; the migrations grant it to the login that applies them.
 const CallerRole = "agentmem_caller"
 
-// claimsJSON is what auth.jwt() returns inside a user transaction.
+// claimsJSON is what auth.jwt() returns inside a user transaction. The shared scope's claims
+// name memory.SharedUserID, under which row-level security (caller_owner) lets the
+// transaction write the tenant's shared memories; any other scope must name its user, so that a
+// scope left without one never writes there.
 func claimsJSON(sc memory.Scope) (string, error) {
+	if sc.Shared != (sc.UserID == memory.SharedUserID) {
+		return "", fmt.Errorf("scope: shared %v with user id of %d bytes", sc.Shared, len(sc.UserID))
+	}
 	claims := map[string]any{"sub": sc.UserID, "role": "authenticated", "aud": "authenticated"}
 	if sc.TenantID != "" {
 		claims["app_metadata"] = map[string]any{"tenant_id": sc.TenantID}
