@@ -19,6 +19,10 @@ import (
 // read-your-writes): the whole answer of a request without a query is cached; requests with a
 // query are not. Each read asks the database whether a cached answer may be served and Redis
 // for it at the same time.
+//
+// A cached answer therefore holds no memories: a change of the tenant's shared memories (whose
+// jobs name no user, memory.SharedUserID) can make no cached window stale, and a request with
+// a query reads the shared memories of the moment from the database.
 
 // contextCache is the enabled adapter that caches get-context windows, when the store writes
 // its jobs (without them nothing would ever invalidate it).

@@ -27,6 +27,9 @@ type GetContextInput struct {
 	// UserContext, when true, adds user_context: UserContextText of the answer's user memory,
 	// state and notes, at DefaultUserContextTokens.
 	UserContext *bool `json:"user_context"`
+	// IncludeShared (default true) recalls the tenant's shared memories for query beside the
+	// user's own, marked shared; false leaves them out.
+	IncludeShared *bool `json:"include_shared"`
 }
 
 // The formats of get-context.
@@ -53,7 +56,7 @@ func (a *App) GetContext(ctx context.Context, pr auth.Principal, req GetContextI
 	if err != nil {
 		return ContextOutput{}, err
 	}
-	p := store.ContextParams{Scope: sc}
+	p := store.ContextParams{Scope: sc, IncludeShared: req.IncludeShared == nil || *req.IncludeShared}
 	if id := parseUUID(&f, "session_id", req.SessionID, true); id != nil {
 		p.SessionID = *id
 	}

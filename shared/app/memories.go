@@ -32,7 +32,9 @@ const (
 // ListMemoriesInput is the request of memories list.
 type ListMemoriesInput struct {
 	ActingFor
-	Op     *string `json:"op"`
+	Op *string `json:"op"`
+	// Shared lists the tenant's shared memories instead of a user's (see sharedScope).
+	Shared *bool   `json:"shared"`
 	Agent  *string `json:"agent"`
 	Limit  *int64  `json:"limit"`
 	Cursor *string `json:"cursor"`
@@ -44,11 +46,12 @@ type MemoryList struct {
 	NextCursor *string             `json:"next_cursor"`
 }
 
-// ListMemories lists a user's memories, the newest first. With agent, the list holds that
-// agent's memories and the agent-less ones: exactly what the agent recalls.
+// ListMemories lists a user's memories, the newest first, or with shared the tenant's shared
+// memories (a user: their own tenant's). With agent, the list holds that agent's memories and
+// the agent-less ones: exactly what the agent recalls.
 func (a *App) ListMemories(ctx context.Context, pr auth.Principal, req ListMemoriesInput) (MemoryList, error) {
 	var f apierror.Fields
-	sc, err := scope(pr, req.ActingFor, req.Agent, "", &f)
+	sc, err := memoryScope(pr, req.ActingFor, req.Shared, false, req.Agent, "", &f)
 	if err != nil {
 		return MemoryList{}, err
 	}
@@ -77,12 +80,15 @@ type OneMemoryInput struct {
 	ActingFor
 	Op *string `json:"op"`
 	ID *string `json:"id"`
+	// Shared names a shared memory of the tenant (see sharedScope).
+	Shared *bool `json:"shared"`
 }
 
-// memoryOf validates whose memory a request names. A memory id names one memory of the user
-// whatever its agent, so these requests take no agent.
-func memoryOf(p auth.Principal, a ActingFor, memoryID *string, f *apierror.Fields) (memory.Scope, uuid.UUID, error) {
-	sc, err := scope(p, a, nil, "", f)
+// memoryOf validates whose memory a request names: a user's, or with shared a shared memory of
+// the tenant (write for a change, which only a service caller may make). A memory id names one
+// memory of the user whatever its agent, so these requests take no agent.
+func memoryOf(p auth.Principal, a ActingFor, shared *bool, write bool, memoryID *string, f *apierror.Fields) (memory.Scope, uuid.UUID, error) {
+	sc, err := memoryScope(p, a, shared, write, nil, "", f)
 	if err != nil {
 		return sc, uuid.Nil, err
 	}
@@ -93,9 +99,9 @@ func memoryOf(p auth.Principal, a ActingFor, memoryID *string, f *apierror.Field
 	return sc, id, nil
 }
 
-func oneMemory(p auth.Principal, in OneMemoryInput) (memory.Scope, uuid.UUID, error) {
+func oneMemory(p auth.Principal, in OneMemoryInput, write bool) (memory.Scope, uuid.UUID, error) {
 	var f apierror.Fields
-	sc, id, err := memoryOf(p, in.ActingFor, in.ID, &f)
+	sc, id, err := memoryOf(p, in.ActingFor, in.Shared, write, in.ID, &f)
 	if err != nil {
 		return sc, id, err
 	}
@@ -107,18 +113,21 @@ type MemoryDeleted struct {
 	Deleted bool `json:"deleted"`
 }
 
-// GetMemory reads one memory; one that is missing, expired or someone else's is not found.
+// GetMemory reads one memory: the user's own or a shared memory of their tenant (marked
+// shared), or with shared a shared memory of the tenant; one that is missing, expired, someone
+// else's or another tenant's is not found.
 func (a *App) GetMemory(ctx context.Context, p auth.Principal, in OneMemoryInput) (memory.MemoryItem, error) {
-	sc, id, err := oneMemory(p, in)
+	sc, id, err := oneMemory(p, in, false)
 	if err != nil {
 		return memory.MemoryItem{}, err
 	}
 	return a.store.GetMemory(ctx, sc, id)
 }
 
-// DeleteMemory deletes one memory.
+// DeleteMemory deletes one memory of the user, or with shared (service callers only) a shared
+// memory of the tenant. A user's deletion of a shared memory of their tenant is forbidden.
 func (a *App) DeleteMemory(ctx context.Context, p auth.Principal, in OneMemoryInput) (MemoryDeleted, error) {
-	sc, id, err := oneMemory(p, in)
+	sc, id, err := oneMemory(p, in, true)
 	if err != nil {
 		return MemoryDeleted{}, err
 	}
@@ -137,6 +146,8 @@ type UpdateMemoryInput struct {
 	ID       *string         `json:"id"`
 	Content  *string         `json:"content"`
 	Metadata json.RawMessage `json:"metadata"`
+	// Shared names a shared memory of the tenant (service callers only, see sharedScope).
+	Shared *bool `json:"shared"`
 }
 
 // UpdateMemory changes content and/or metadata. New content is embedded again; when it is the
@@ -145,7 +156,7 @@ type UpdateMemoryInput struct {
 // ambiguous). The expiry stays as it was.
 func (a *App) UpdateMemory(ctx context.Context, pr auth.Principal, req UpdateMemoryInput) (memory.MemoryItem, error) {
 	var f apierror.Fields
-	sc, id, err := memoryOf(pr, req.ActingFor, req.ID, &f)
+	sc, id, err := memoryOf(pr, req.ActingFor, req.Shared, true, req.ID, &f)
 	if err != nil {
 		return memory.MemoryItem{}, err
 	}
@@ -193,6 +204,10 @@ type CreateMemoryInput struct {
 	Metadata   json.RawMessage `json:"metadata"`
 	Agent      *string         `json:"agent"`
 	TTLSeconds *int64          `json:"ttl_seconds"`
+	// Shared stores a shared memory of the tenant (service callers only, see sharedScope):
+	// merged only with the tenant's shared memories of the agent. Its agent defaults to none:
+	// every agent recalls it.
+	Shared *bool `json:"shared"`
 	// Idempotency is the request's Idempotency-Key, nil without one.
 	Idempotency *IdempotencyKey `json:"-"`
 }
@@ -207,7 +222,7 @@ type CreateMemoryOutput struct {
 // merging (see store.CreateMemory); idempotent with an Idempotency-Key.
 func (a *App) CreateMemory(ctx context.Context, pr auth.Principal, req CreateMemoryInput) (CreateMemoryOutput, error) {
 	var f apierror.Fields
-	sc, err := scope(pr, req.ActingFor, req.Agent, memory.DefaultAgent, &f)
+	sc, err := memoryScope(pr, req.ActingFor, req.Shared, true, req.Agent, memory.DefaultAgent, &f)
 	if err != nil {
 		return CreateMemoryOutput{}, err
 	}

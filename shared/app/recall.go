@@ -34,6 +34,9 @@ type RecallInput struct {
 	Role    *string `json:"role"`
 	// Neighbours (0 to MaxRecallNeighbours) adds to each message result the turns around it.
 	Neighbours *int64 `json:"neighbours"`
+	// IncludeShared (default true) recalls the tenant's shared memories beside the user's own,
+	// marked shared; false leaves them out.
+	IncludeShared *bool `json:"include_shared"`
 }
 
 // MaxRecallNeighbours bounds RecallInput.Neighbours: turns on each side of a message result.
@@ -57,7 +60,7 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 	if err != nil {
 		return RecallResults{}, err
 	}
-	p := store.RecallParams{Scope: sc}
+	p := store.RecallParams{Scope: sc, IncludeShared: req.IncludeShared == nil || *req.IncludeShared}
 	p.Query, p.K, p.Mode = searchFields(&f, req.Query, req.K, req.Mode)
 	p.Source = oneOf(&f, "source", req.Source, memory.SourceMemories,
 		memory.SourceMemories, memory.SourceMessages, memory.SourceAll)

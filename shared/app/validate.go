@@ -30,14 +30,7 @@ const userIDRule = "must be 1 to 255 printable characters"
 // scope works out whose data a request of caller p touches. A user acts for themself; a
 // service names user_id (and tenant_id). A user naming someone else is refused.
 func scope(p auth.Principal, a ActingFor, agent *string, defaultAgent string, f *apierror.Fields) (memory.Scope, error) {
-	sc := memory.Scope{Agent: defaultAgent}
-	if agent != nil {
-		if !agentPattern.MatchString(*agent) {
-			f.Add("agent", "must be 1 to 64 characters of A-Z a-z 0-9 _ . : -")
-		} else {
-			sc.Agent = *agent
-		}
-	}
+	sc := memory.Scope{Agent: agentField(f, agent, defaultAgent)}
 	if !tenantField(f, a.TenantID) {
 		return sc, nil
 	}
@@ -66,6 +59,58 @@ func scope(p auth.Principal, a ActingFor, agent *string, defaultAgent string, f 
 		return sc, apierror.New(apierror.Forbidden, "tenant_id may name only the caller's tenant")
 	}
 	return sc, nil
+}
+
+// agentField validates an optional agent: the agent, or defaultAgent when absent or invalid.
+func agentField(f *apierror.Fields, agent *string, defaultAgent string) string {
+	if agent == nil {
+		return defaultAgent
+	}
+	if !agentPattern.MatchString(*agent) {
+		f.Add("agent", "must be 1 to 64 characters of A-Z a-z 0-9 _ . : -")
+		return defaultAgent
+	}
+	return *agent
+}
+
+// sharedScope works out the scope of a memories request about shared memories (shared: true):
+// the shared memories of a tenant, which belong to no user, so the request names none. A
+// service caller names the tenant (tenant_id; without it, the shared memories of no tenant,
+// which the users without a tenant recall); a user reads those of their own tenant and may not
+// write (write): 403, whatever else the request holds. Without agent, the scope is every
+// agent's: a shared memory created without one is recalled by every agent of the tenant.
+func sharedScope(p auth.Principal, a ActingFor, agent *string, write bool, f *apierror.Fields) (memory.Scope, error) {
+	if write && !p.IsService() {
+		return memory.Scope{}, apierror.New(apierror.Forbidden, "shared memories are written only by service callers")
+	}
+	sc := memory.SharedScope("", agentField(f, agent, ""))
+	if !tenantField(f, a.TenantID) {
+		return sc, nil
+	}
+	if a.UserID != nil {
+		f.Add("user_id", "must be absent with shared: true: a shared memory belongs to no user")
+	}
+	if p.IsService() {
+		if a.TenantID != nil {
+			sc.TenantID = *a.TenantID
+		}
+		return sc, nil
+	}
+	if a.TenantID != nil && *a.TenantID != p.TenantID {
+		return sc, apierror.New(apierror.Forbidden, "tenant_id may name only the caller's tenant")
+	}
+	sc.TenantID = p.TenantID
+	return sc, nil
+}
+
+// memoryScope is the scope of a memories request: a user's (scope, with defaultAgent), or with
+// shared true the tenant's shared memories (sharedScope; write for the operations that change
+// them).
+func memoryScope(p auth.Principal, a ActingFor, shared *bool, write bool, agent *string, defaultAgent string, f *apierror.Fields) (memory.Scope, error) {
+	if shared != nil && *shared {
+		return sharedScope(p, a, agent, write, f)
+	}
+	return scope(p, a, agent, defaultAgent, f)
 }
 
 // messageIDField validates a message id (a client's, or one the server gave): 1 to 255
