@@ -317,13 +317,15 @@ func runGetContext(s *server, ctx context.Context, t *mcpTool, p auth.Principal,
 const (
 	schemaActing = `"user_id": {"type": "string", "description": "Only with a service token: the user to act for. Leave it out with a user's token; the tools always act as the token's user."},
     "tenant_id": {"type": "string", "description": "Only with a service token: the user's tenant."}`
-	schemaAgent    = `"agent": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,64}$", "description": "The agent whose memory this is (1 to 64 of A-Z a-z 0-9 _ . : -); default \"default\"."}`
-	schemaMetadata = `"metadata": {"type": "object", "description": "Optional JSON object stored with it, e.g. {\"kind\": \"preference\"}; up to 16 KiB."}`
-	schemaHit      = `{"type": "object", "properties": {
+	schemaAgent         = `"agent": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,64}$", "description": "The agent whose memory this is (1 to 64 of A-Z a-z 0-9 _ . : -); default \"default\"."}`
+	schemaIncludeShared = `"include_shared": {"type": "boolean", "description": "false leaves out the memories shared by every user of the organisation; default true."}`
+	schemaMetadata      = `"metadata": {"type": "object", "description": "Optional JSON object stored with it, e.g. {\"kind\": \"preference\"}; up to 16 KiB."}`
+	schemaHit           = `{"type": "object", "properties": {
       "id": {"type": "string"}, "content": {"type": "string"}, "score": {"type": "number"},
       "relevance": {"type": "number", "description": "0 to 1, comparable across queries"},
       "metadata": {}, "created_at": {"type": "string", "format": "date-time"},
       "source": {"type": "string", "enum": ["memory", "message"]},
+      "shared": {"type": "boolean", "description": "true for a memory shared by every user of the organisation (read-only); absent for the user's own"},
       "session_id": {"type": "string"}, "seq": {"type": "integer"}, "role": {"type": "string"}},
     "required": ["id", "content", "score", "created_at"]}`
 	schemaNotes = `{"type": "object", "properties": {
@@ -367,7 +369,8 @@ func mcpToolList() []mcpTool {
 			Name:  "recall_memory",
 			Title: "Recall memories",
 			Description: "Search what is remembered about the user (facts stored with store_memory or learned from " +
-				"past conversations), best match first. Use it before answering anything that may depend on the " +
+				"past conversations), best match first, with the memories shared by every user of their organisation " +
+				"(marked shared: true, read-only). Use it before answering anything that may depend on the " +
 				"user's preferences, history or personal details. Ask in words close to how the fact would be " +
 				"written (\"preferred units\").",
 			ReadOnly: true, Idempotent: true,
@@ -378,6 +381,7 @@ func mcpToolList() []mcpTool {
     "mode": {"type": "string", "enum": ["hybrid", "vector", "text"], "description": "hybrid (default) matches words and meaning; text only words; vector only meaning."},
     "filter": {"type": "object", "description": "Keep memories whose metadata has exactly these top-level values, e.g. {\"kind\": \"preference\"}."},
     "min_relevance": {"type": "number", "minimum": 0, "maximum": 1, "description": "Leave out results less relevant than this (0 to 1)."},
+    ` + schemaIncludeShared + `,
     ` + schemaActing + `},
   "required": ["query"], "additionalProperties": false}`,
 			Output: `{"type": "object", "properties": {"results": {"type": "array", "items": ` + schemaHit + `}}, "required": ["results"]}`,
@@ -466,13 +470,14 @@ func mcpToolList() []mcpTool {
     "since": {"type": "string", "format": "date-time", "description": "Only messages created at or after this time (RFC 3339)."},
     "answers_only": {"type": "boolean", "description": "Leave out tool calls and tool results."},
     "user_context": {"type": "boolean", "description": "Add user_context, the text get_user_context gives."},
+    ` + schemaIncludeShared + `,
     ` + schemaActing + `},
   "required": ["session_id"], "additionalProperties": false}`,
 			Output: `{"type": "object", "properties": {
     "session_id": {"type": "string"},
     "messages": {"type": "array", "items": {"type": "object"}},
     "system": {"type": ["string", "null"], "description": "anthropic format: the system text"},
-    "memories": {"type": "array", "items": {"type": "object"}},
+    "memories": {"type": "array", "items": {"type": "object", "properties": {"shared": {"type": "boolean", "description": "true for a memory shared by every user of the organisation"}}}},
     "user_memory": {"type": "object"}, "state": {"type": ["string", "null"]}, "notes": {"type": ["string", "null"]},
     "summary": {"type": ["object", "null"]}, "user_context": {"type": "string"},
     "usage": {"type": "object", "properties": {"messages": {"type": "integer"}, "token_estimate": {"type": "integer"}, "truncated": {"type": "boolean"}}}},
@@ -522,7 +527,7 @@ func mcpToolList() []mcpTool {
 			Title: "Forget a memory",
 			Description: "Delete one long-term memory of the user by its id (from recall_memory or list_memories), " +
 				"when the user asks to forget it or it is wrong. It cannot be undone. An id that is not the " +
-				"user's memory is not_found.",
+				"user's memory is not_found; a shared memory (shared: true) is read-only and refused.",
 			Destructive: true, Idempotent: true,
 			Input: `{"type": "object", "properties": {
     "id": {"type": "string", "format": "uuid", "description": "The memory's id."},

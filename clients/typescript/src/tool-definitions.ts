@@ -89,7 +89,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   {
     "name": "recall_memory",
     "title": "Recall memories",
-    "description": "Search what is remembered about the user (facts stored with store_memory or learned from past conversations), best match first. Use it before answering anything that may depend on the user's preferences, history or personal details. Ask in words close to how the fact would be written (\"preferred units\").",
+    "description": "Search what is remembered about the user (facts stored with store_memory or learned from past conversations), best match first, with the memories shared by every user of their organisation (marked shared: true, read-only). Use it before answering anything that may depend on the user's preferences, history or personal details. Ask in words close to how the fact would be written (\"preferred units\").",
     "annotations": {
       "destructiveHint": false,
       "idempotentHint": true,
@@ -106,6 +106,10 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
         "filter": {
           "description": "Keep memories whose metadata has exactly these top-level values, e.g. {\"kind\": \"preference\"}.",
           "type": "object"
+        },
+        "include_shared": {
+          "description": "false leaves out the memories shared by every user of the organisation; default true.",
+          "type": "boolean"
         },
         "k": {
           "description": "How many results at most; default 10.",
@@ -171,6 +175,10 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
               },
               "session_id": {
                 "type": "string"
+              },
+              "shared": {
+                "description": "true for a memory shared by every user of the organisation (read-only); absent for the user's own",
+                "type": "boolean"
               },
               "source": {
                 "enum": [
@@ -440,6 +448,10 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
           ],
           "type": "string"
         },
+        "include_shared": {
+          "description": "false leaves out the memories shared by every user of the organisation; default true.",
+          "type": "boolean"
+        },
         "max_messages": {
           "description": "At most this many recent messages; default 20.",
           "maximum": 500,
@@ -486,6 +498,12 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
       "properties": {
         "memories": {
           "items": {
+            "properties": {
+              "shared": {
+                "description": "true for a memory shared by every user of the organisation",
+                "type": "boolean"
+              }
+            },
             "type": "object"
           },
           "type": "array"
@@ -780,7 +798,7 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
   {
     "name": "forget_memory",
     "title": "Forget a memory",
-    "description": "Delete one long-term memory of the user by its id (from recall_memory or list_memories), when the user asks to forget it or it is wrong. It cannot be undone. An id that is not the user's memory is not_found.",
+    "description": "Delete one long-term memory of the user by its id (from recall_memory or list_memories), when the user asks to forget it or it is wrong. It cannot be undone. An id that is not the user's memory is not_found; a shared memory (shared: true) is read-only and refused.",
     "annotations": {
       "destructiveHint": true,
       "idempotentHint": true,
@@ -1003,6 +1021,10 @@ export const TOOL_SPECS: readonly ToolSpec[] = [
               },
               "session_id": {
                 "type": "string"
+              },
+              "shared": {
+                "description": "true for a memory shared by every user of the organisation (read-only); absent for the user's own",
+                "type": "boolean"
               },
               "source": {
                 "enum": [
