@@ -49,6 +49,8 @@ func TestProblemBodiesMatchGolden(t *testing.T) {
 		{name: "unknown-function", token: u.token, fn: "teleport", body: map[string]any{}},
 		{name: "malformed-position", token: u.token, fn: "get-context", body: map[string]any{"session_id": sid},
 			headers: []string{"Agentmem-Position", "0/16B3748"}},
+		{name: "shared-memory-write-by-a-user", token: u.token, fn: "memories", body: map[string]any{"op": "create", "shared": true,
+			"content": "The office is closed on Fridays."}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

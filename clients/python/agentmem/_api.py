@@ -542,6 +542,7 @@ class MemoriesOps:
         metadata: Optional[Dict[str, Any]] = None,
         agent: Optional[Agent] = None,
         ttl_seconds: Optional[int] = None,
+        shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         idempotency_key: Optional[str] = None,
@@ -556,6 +557,8 @@ class MemoriesOps:
             body['agent'] = agent
         if ttl_seconds is not None:
             body['ttl_seconds'] = ttl_seconds
+        if shared is not None:
+            body['shared'] = shared
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -568,6 +571,7 @@ class MemoriesOps:
         agent: Optional[Agent] = None,
         limit: Optional[int] = None,
         cursor: Optional[Cursor] = None,
+        shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -580,6 +584,8 @@ class MemoriesOps:
             body['limit'] = limit
         if cursor is not None:
             body['cursor'] = cursor
+        if shared is not None:
+            body['shared'] = shared
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -590,6 +596,7 @@ class MemoriesOps:
         self,
         *,
         id: UUID,
+        shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -597,6 +604,8 @@ class MemoriesOps:
         """get calls memories `get`: one memory."""
         body: Dict[str, Any] = {"op": 'get'}
         body['id'] = id
+        if shared is not None:
+            body['shared'] = shared
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -607,6 +616,7 @@ class MemoriesOps:
         self,
         *,
         id: UUID,
+        shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -614,6 +624,8 @@ class MemoriesOps:
         """delete calls memories `delete`: answer `{deleted: true}`."""
         body: Dict[str, Any] = {"op": 'delete'}
         body['id'] = id
+        if shared is not None:
+            body['shared'] = shared
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -626,6 +638,7 @@ class MemoriesOps:
         id: UUID,
         content: Optional[str] = None,
         metadata: Optional[Dict[str, Any]] = None,
+        shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -637,6 +650,8 @@ class MemoriesOps:
             body['content'] = content
         if metadata is not None:
             body['metadata'] = metadata
+        if shared is not None:
+            body['shared'] = shared
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -865,6 +880,7 @@ class Functions:
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
         user_context: Optional[bool] = None,
+        include_shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -885,6 +901,7 @@ class Functions:
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
         user_context: Optional[bool] = None,
+        include_shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -905,6 +922,7 @@ class Functions:
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
         user_context: Optional[bool] = None,
+        include_shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -925,6 +943,7 @@ class Functions:
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
         user_context: Optional[bool] = None,
+        include_shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -944,6 +963,7 @@ class Functions:
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
         user_context: Optional[bool] = None,
+        include_shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -969,6 +989,8 @@ class Functions:
             body['answers_only'] = answers_only
         if user_context is not None:
             body['user_context'] = user_context
+        if include_shared is not None:
+            body['include_shared'] = include_shared
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -992,6 +1014,7 @@ class Functions:
         role: Optional[Literal['user', 'assistant', 'system', 'tool']] = None,
         neighbours: Optional[int] = None,
         mmr_lambda: Optional[float] = None,
+        include_shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1025,6 +1048,8 @@ class Functions:
             body['neighbours'] = neighbours
         if mmr_lambda is not None:
             body['mmr_lambda'] = mmr_lambda
+        if include_shared is not None:
+            body['include_shared'] = include_shared
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -1580,6 +1605,7 @@ class AsyncMemoriesOps:
         metadata: Optional[Dict[str, Any]] = None,
         agent: Optional[Agent] = None,
         ttl_seconds: Optional[int] = None,
+        shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         idempotency_key: Optional[str] = None,
@@ -1594,6 +1620,8 @@ class AsyncMemoriesOps:
             body['agent'] = agent
         if ttl_seconds is not None:
             body['ttl_seconds'] = ttl_seconds
+        if shared is not None:
+            body['shared'] = shared
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -1606,6 +1634,7 @@ class AsyncMemoriesOps:
         agent: Optional[Agent] = None,
         limit: Optional[int] = None,
         cursor: Optional[Cursor] = None,
+        shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1618,6 +1647,8 @@ class AsyncMemoriesOps:
             body['limit'] = limit
         if cursor is not None:
             body['cursor'] = cursor
+        if shared is not None:
+            body['shared'] = shared
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -1628,6 +1659,7 @@ class AsyncMemoriesOps:
         self,
         *,
         id: UUID,
+        shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1635,6 +1667,8 @@ class AsyncMemoriesOps:
         """get calls memories `get`: one memory."""
         body: Dict[str, Any] = {"op": 'get'}
         body['id'] = id
+        if shared is not None:
+            body['shared'] = shared
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -1645,6 +1679,7 @@ class AsyncMemoriesOps:
         self,
         *,
         id: UUID,
+        shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1652,6 +1687,8 @@ class AsyncMemoriesOps:
         """delete calls memories `delete`: answer `{deleted: true}`."""
         body: Dict[str, Any] = {"op": 'delete'}
         body['id'] = id
+        if shared is not None:
+            body['shared'] = shared
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -1664,6 +1701,7 @@ class AsyncMemoriesOps:
         id: UUID,
         content: Optional[str] = None,
         metadata: Optional[Dict[str, Any]] = None,
+        shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1675,6 +1713,8 @@ class AsyncMemoriesOps:
             body['content'] = content
         if metadata is not None:
             body['metadata'] = metadata
+        if shared is not None:
+            body['shared'] = shared
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -1903,6 +1943,7 @@ class AsyncFunctions:
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
         user_context: Optional[bool] = None,
+        include_shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1923,6 +1964,7 @@ class AsyncFunctions:
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
         user_context: Optional[bool] = None,
+        include_shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1943,6 +1985,7 @@ class AsyncFunctions:
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
         user_context: Optional[bool] = None,
+        include_shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1963,6 +2006,7 @@ class AsyncFunctions:
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
         user_context: Optional[bool] = None,
+        include_shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1982,6 +2026,7 @@ class AsyncFunctions:
         since: Optional[str] = None,
         answers_only: Optional[bool] = None,
         user_context: Optional[bool] = None,
+        include_shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -2007,6 +2052,8 @@ class AsyncFunctions:
             body['answers_only'] = answers_only
         if user_context is not None:
             body['user_context'] = user_context
+        if include_shared is not None:
+            body['include_shared'] = include_shared
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -2030,6 +2077,7 @@ class AsyncFunctions:
         role: Optional[Literal['user', 'assistant', 'system', 'tool']] = None,
         neighbours: Optional[int] = None,
         mmr_lambda: Optional[float] = None,
+        include_shared: Optional[bool] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -2063,6 +2111,8 @@ class AsyncFunctions:
             body['neighbours'] = neighbours
         if mmr_lambda is not None:
             body['mmr_lambda'] = mmr_lambda
+        if include_shared is not None:
+            body['include_shared'] = include_shared
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:

@@ -201,6 +201,7 @@ class GetContextRequest(_GetContextRequestRequired, total=False):
     since: str
     answers_only: bool
     user_context: bool
+    include_shared: bool
     user_id: UserID
     tenant_id: TenantID
 
@@ -365,14 +366,18 @@ OpenAIAssistantPart = Union["OpenAITextPart", "OpenAIAssistantPart2"]
 """OpenAIAssistantPart: A part of an assistant message as the Chat Completions API takes it."""
 
 
-class Hit(TypedDict):
-    """Hit: a schema of docs/openapi.yaml."""
-
+class _HitRequired(TypedDict):
     id: str
     content: str
     score: float
     metadata: Dict[str, Any]
     created_at: Timestamp
+
+
+class Hit(_HitRequired, total=False):
+    """Hit: a schema of docs/openapi.yaml."""
+
+    shared: Literal[True]
 
 
 class Usage(TypedDict):
@@ -610,6 +615,7 @@ class RecallRequest(_RecallRequestRequired, total=False):
     role: Literal['user', 'assistant', 'system', 'tool']
     neighbours: int
     mmr_lambda: float
+    include_shared: bool
     user_id: UserID
     tenant_id: TenantID
 
@@ -634,6 +640,7 @@ class RecallHit(_RecallHitRequired, total=False):
     """RecallHit: A memory (`source` `memory`) or a message (`source` `message`) that recall found."""
 
     relevance: float
+    shared: Literal[True]
     origin: Literal['mem0']
     session_id: UUID
     seq: int
@@ -1070,6 +1077,7 @@ class MemoriesCreateRequest(_MemoriesCreateRequestRequired, total=False):
     metadata: Optional[Dict[str, Any]]
     agent: Agent
     ttl_seconds: int
+    shared: bool
     user_id: UserID
     tenant_id: TenantID
 
@@ -1092,6 +1100,7 @@ class MemoriesListRequest(_MemoriesListRequestRequired, total=False):
     agent: Agent
     limit: int
     cursor: Cursor
+    shared: bool
     user_id: UserID
     tenant_id: TenantID
 
@@ -1104,6 +1113,7 @@ class _MemoriesOneRequestRequired(TypedDict):
 class MemoriesOneRequest(_MemoriesOneRequestRequired, total=False):
     """MemoriesOneRequest: a schema of docs/openapi.yaml."""
 
+    shared: bool
     user_id: UserID
     tenant_id: TenantID
 
@@ -1118,13 +1128,12 @@ class MemoriesUpdateRequest(_MemoriesUpdateRequestRequired, total=False):
 
     content: str
     metadata: Dict[str, Any]
+    shared: bool
     user_id: UserID
     tenant_id: TenantID
 
 
-class MemoryItem(TypedDict):
-    """MemoryItem: a schema of docs/openapi.yaml."""
-
+class _MemoryItemRequired(TypedDict):
     id: UUID
     content: str
     metadata: Dict[str, Any]
@@ -1132,6 +1141,12 @@ class MemoryItem(TypedDict):
     created_at: Timestamp
     updated_at: Timestamp
     expires_at: Timestamp
+
+
+class MemoryItem(_MemoryItemRequired, total=False):
+    """MemoryItem: a schema of docs/openapi.yaml."""
+
+    shared: Literal[True]
 
 
 class MemoryList(TypedDict):

@@ -11,7 +11,7 @@ from agentmem import Client, OPS
 from agentmem._call import RequestOptions
 from agentmem._transport import Response
 
-from .helpers import URL, new_user, service_token
+from .helpers import URL, mint, new_user, service_token
 
 CALLED: Set[Tuple[str, Optional[str]]] = set()
 
@@ -164,6 +164,22 @@ class FunctionsTest(unittest.TestCase):
         self.assertTrue(m.delete(id=created["id"])["deleted"])
         with self.assertRaises(agentmem.NotFoundError):
             m.get(id=created["id"])
+
+    def test_shared_memories(self) -> None:
+        tenant = f"py-{uuid.uuid4()}"
+        uid = str(uuid.uuid4())
+        member = RecordingClient(URL, token=mint(uid, tenant=tenant))
+        own = member.memories.create(content="The user parks a bicycle at the Lisbon office.")
+        shared = self.service.memories.create(shared=True, tenant_id=tenant, content="The Lisbon office has bicycle parking.")
+        found = {h["id"]: h.get("shared", False) for h in member.recall(query="Lisbon office bicycle parking")["results"]}
+        self.assertEqual(found, {own["id"]: False, shared["id"]: True})
+        alone = member.recall(query="Lisbon office bicycle parking", include_shared=False)["results"]
+        self.assertEqual([h["id"] for h in alone], [own["id"]])
+        self.assertEqual([x["id"] for x in member.memories.list(shared=True)["items"]], [shared["id"]])
+        with self.assertRaises(agentmem.ForbiddenError):
+            member.memories.delete(id=shared["id"])
+        self.assertNotIn(shared["id"], [h["id"] for h in self.c.recall(query="Lisbon office bicycle parking")["results"]])
+        self.assertTrue(self.service.memories.delete(id=shared["id"], shared=True, tenant_id=tenant)["deleted"])
 
     def test_knowledge_ops(self) -> None:
         source = f"returns-{uuid.uuid4()}.md"

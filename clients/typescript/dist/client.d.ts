@@ -193,6 +193,7 @@ export declare class AgentMemClient {
             created_at: import("./index.js").components["schemas"]["Timestamp"];
             updated_at: import("./index.js").components["schemas"]["Timestamp"];
             expires_at: import("./index.js").components["schemas"]["Timestamp"];
+            shared?: true;
         }>;
         update: (body: OpBody<"memories", "update">, opts?: RequestOptions) => Promise<{
             id: import("./index.js").components["schemas"]["UUID"];
@@ -204,6 +205,7 @@ export declare class AgentMemClient {
             created_at: import("./index.js").components["schemas"]["Timestamp"];
             updated_at: import("./index.js").components["schemas"]["Timestamp"];
             expires_at: import("./index.js").components["schemas"]["Timestamp"];
+            shared?: true;
         }>;
         delete: (body: OpBody<"memories", "delete">, opts?: RequestOptions) => Promise<{
             deleted: true;

@@ -89,6 +89,8 @@ export interface AgentMemRetrieverInput extends BaseRetrieverInput {
     minScore?: number;
     /** v1.1: `memories` (default), `messages` or `all`. */
     source?: RecallRequest["source"];
+    /** v1.2: false leaves out the tenant's shared memories (default: recalled beside the user's own). */
+    includeShared?: boolean;
     /** For service callers: the user (and tenant) to act for. */
     userId?: string;
     tenantId?: string;
@@ -97,7 +99,7 @@ export interface AgentMemRetrieverInput extends BaseRetrieverInput {
 /**
  * AgentMemRetriever is a LangChain.js retriever over recall: each memory (or message) found is a
  * Document (`pageContent` the memory, `metadata` its metadata with `id`, `score` and
- * `created_at`), best first.
+ * `created_at`, and `shared: true` for a shared memory of the tenant), best first.
  */
 export declare class AgentMemRetriever extends BaseRetriever {
     #private;

@@ -224,7 +224,7 @@ export function fromRaw(m) {
 /**
  * AgentMemRetriever is a LangChain.js retriever over recall: each memory (or message) found is a
  * Document (`pageContent` the memory, `metadata` its metadata with `id`, `score` and
- * `created_at`), best first.
+ * `created_at`, and `shared: true` for a shared memory of the tenant), best first.
  */
 export class AgentMemRetriever extends BaseRetriever {
     static lc_name() {
@@ -251,6 +251,8 @@ export class AgentMemRetriever extends BaseRetriever {
             body.min_score = o.minScore;
         if (o.source)
             body.source = o.source;
+        if (o.includeShared !== undefined)
+            body.include_shared = o.includeShared;
         if (o.userId)
             body.user_id = o.userId;
         if (o.tenantId !== undefined)
@@ -265,6 +267,7 @@ export class AgentMemRetriever extends BaseRetriever {
                 score: h.score,
                 created_at: h.created_at,
                 ...(h.source ? { source: h.source } : {}),
+                ...(h.shared ? { shared: true } : {}),
                 ...(h.session_id ? { session_id: h.session_id, seq: h.seq, role: h.role } : {}),
             },
         }));

@@ -67,7 +67,7 @@ export const TOOL_SPECS = [
     {
         "name": "recall_memory",
         "title": "Recall memories",
-        "description": "Search what is remembered about the user (facts stored with store_memory or learned from past conversations), best match first. Use it before answering anything that may depend on the user's preferences, history or personal details. Ask in words close to how the fact would be written (\"preferred units\").",
+        "description": "Search what is remembered about the user (facts stored with store_memory or learned from past conversations), best match first, with the memories shared by every user of their organisation (marked shared: true, read-only). Use it before answering anything that may depend on the user's preferences, history or personal details. Ask in words close to how the fact would be written (\"preferred units\").",
         "annotations": {
             "destructiveHint": false,
             "idempotentHint": true,
@@ -84,6 +84,10 @@ export const TOOL_SPECS = [
                 "filter": {
                     "description": "Keep memories whose metadata has exactly these top-level values, e.g. {\"kind\": \"preference\"}.",
                     "type": "object"
+                },
+                "include_shared": {
+                    "description": "false leaves out the memories shared by every user of the organisation; default true.",
+                    "type": "boolean"
                 },
                 "k": {
                     "description": "How many results at most; default 10.",
@@ -149,6 +153,10 @@ export const TOOL_SPECS = [
                             },
                             "session_id": {
                                 "type": "string"
+                            },
+                            "shared": {
+                                "description": "true for a memory shared by every user of the organisation (read-only); absent for the user's own",
+                                "type": "boolean"
                             },
                             "source": {
                                 "enum": [
@@ -418,6 +426,10 @@ export const TOOL_SPECS = [
                     ],
                     "type": "string"
                 },
+                "include_shared": {
+                    "description": "false leaves out the memories shared by every user of the organisation; default true.",
+                    "type": "boolean"
+                },
                 "max_messages": {
                     "description": "At most this many recent messages; default 20.",
                     "maximum": 500,
@@ -464,6 +476,12 @@ export const TOOL_SPECS = [
             "properties": {
                 "memories": {
                     "items": {
+                        "properties": {
+                            "shared": {
+                                "description": "true for a memory shared by every user of the organisation",
+                                "type": "boolean"
+                            }
+                        },
                         "type": "object"
                     },
                     "type": "array"
@@ -758,7 +776,7 @@ export const TOOL_SPECS = [
     {
         "name": "forget_memory",
         "title": "Forget a memory",
-        "description": "Delete one long-term memory of the user by its id (from recall_memory or list_memories), when the user asks to forget it or it is wrong. It cannot be undone. An id that is not the user's memory is not_found.",
+        "description": "Delete one long-term memory of the user by its id (from recall_memory or list_memories), when the user asks to forget it or it is wrong. It cannot be undone. An id that is not the user's memory is not_found; a shared memory (shared: true) is read-only and refused.",
         "annotations": {
             "destructiveHint": true,
             "idempotentHint": true,
@@ -981,6 +999,10 @@ export const TOOL_SPECS = [
                             },
                             "session_id": {
                                 "type": "string"
+                            },
+                            "shared": {
+                                "description": "true for a memory shared by every user of the organisation (read-only); absent for the user's own",
+                                "type": "boolean"
                             },
                             "source": {
                                 "enum": [

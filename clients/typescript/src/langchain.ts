@@ -283,6 +283,8 @@ export interface AgentMemRetrieverInput extends BaseRetrieverInput {
   minScore?: number;
   /** v1.1: `memories` (default), `messages` or `all`. */
   source?: RecallRequest["source"];
+  /** v1.2: false leaves out the tenant's shared memories (default: recalled beside the user's own). */
+  includeShared?: boolean;
   /** For service callers: the user (and tenant) to act for. */
   userId?: string;
   tenantId?: string;
@@ -292,7 +294,7 @@ export interface AgentMemRetrieverInput extends BaseRetrieverInput {
 /**
  * AgentMemRetriever is a LangChain.js retriever over recall: each memory (or message) found is a
  * Document (`pageContent` the memory, `metadata` its metadata with `id`, `score` and
- * `created_at`), best first.
+ * `created_at`, and `shared: true` for a shared memory of the tenant), best first.
  */
 export class AgentMemRetriever extends BaseRetriever {
   static override lc_name(): string {
@@ -317,6 +319,7 @@ export class AgentMemRetriever extends BaseRetriever {
     if (o.filter) body.filter = o.filter;
     if (o.minScore !== undefined) body.min_score = o.minScore;
     if (o.source) body.source = o.source;
+    if (o.includeShared !== undefined) body.include_shared = o.includeShared;
     if (o.userId) body.user_id = o.userId;
     if (o.tenantId !== undefined) body.tenant_id = o.tenantId;
     const { results } = await this.client.recall(body, o.requestOptions);
@@ -331,6 +334,7 @@ export class AgentMemRetriever extends BaseRetriever {
             score: h.score,
             created_at: h.created_at,
             ...(h.source ? { source: h.source } : {}),
+            ...(h.shared ? { shared: true } : {}),
             ...(h.session_id ? { session_id: h.session_id, seq: h.seq, role: h.role } : {}),
           },
         }),

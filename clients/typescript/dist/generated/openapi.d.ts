@@ -192,7 +192,9 @@ export interface paths {
          *       cheap, stable estimate for budgeting, not a tokenizer count.
          *     - `memories`: when `query` is non-empty and `recall_k` > 0, the top `recall_k` long-term
          *       memories of the user for this agent (this agent's and agent-less ones) ranked exactly as
-         *       `recall` in `hybrid` mode, without filter and with `min_score` 0. Otherwise `[]`.
+         *       `recall` in `hybrid` mode, without filter and with `min_score` 0, the tenant's shared
+         *       memories among them (marked `shared: true`) unless `include_shared` is false.
+         *       Otherwise `[]`.
          *     - `user_memory`: the user's key/value memory as an object (keys to JSON objects), `{}`
          *       when empty. `state`: the user's mode string, or null. `notes`: the agent's long-term
          *       Markdown notes for this user, or null. `user_memory` and `state` belong to the user
@@ -272,9 +274,10 @@ export interface paths {
         put?: never;
         /**
          * Rank the user's long-term memories, past messages, or both, against a query.
-         * @description Searches only this user's unexpired long-term memories (in the caller's tenant). With
-         *     `agent`, only that agent's memories and agent-less ones; without `agent`, the memories of
-         *     every agent of the user.
+         * @description Searches only this user's unexpired long-term memories (in the caller's tenant) and,
+         *     unless `include_shared` is false, the shared memories of that tenant (see `memories`),
+         *     marked `shared: true`. With `agent`, only that agent's memories and agent-less ones;
+         *     without `agent`, the memories of every agent of the user.
          *
          *     **Source.** `source` chooses what is searched: `memories` (the default, as above),
          *     `messages` (the user's unexpired messages of every session, only that agent's sessions
@@ -294,9 +297,10 @@ export interface paths {
          *       into an OR of its words' lexemes (stop words dropped), so a memory matches when it
          *       shares any word with the query; only matching memories are returned. `score` is
          *       BM25 (k1 1.2, b 0.75) with the statistics of the caller's own scope (their unexpired
-         *       rows of the tenant, and of `agent` when given: how many there are, their average
-         *       length in lexemes, and how many hold each word), so a word most of them hold weighs
-         *       little and another user's rows never change a ranking. A message's speaker (`name`)
+         *       rows of the tenant, with the tenant's shared memories when they are searched, and of
+         *       `agent` when given: how many there are, their average length in lexemes, and how many
+         *       hold each word), so a word most of them hold weighs little and another user's rows
+         *       never change a ranking. A message's speaker (`name`)
          *       is searchable and a word of it counts three times. Over messages, a matching message
          *       also gets half the score of the matching question just before it (its answer ranks
          *       beside it) and, when neither is a question, half the score of the matching reply
@@ -815,6 +819,22 @@ export interface paths {
          *
          *     Storing the same fact again through `commit-turn` or `create` keeps one row per (user,
          *     agent) and refreshes it, so a list never shows a fact twice for one agent.
+         *
+         *     **Shared memories.** Memories of no user, per tenant: written by service callers, recalled
+         *     by every user of their tenant beside their own (`recall`, `get-context`), marked
+         *     `"shared": true` wherever they are shown (absent on a user's own memories). Every
+         *     operation takes `shared: true` to act on them instead of a user's, without `user_id`
+         *     (400 naming it). A service caller names the tenant with `tenant_id`; without it, the
+         *     shared memories of no tenant, which only the users without a tenant recall (the whole
+         *     deployment when it has no tenants): a user of a tenant never sees another tenant's
+         *     shared memories, nor those of no tenant. `create` with `shared: true` stores under
+         *     `agent` when given, else for every agent, and merges only with the same tenant's shared
+         *     memories of that agent. A user may `list` and `get` (`shared: true`) their own tenant's
+         *     shared memories; `get` without it also finds one; every write of theirs is 403
+         *     `forbidden` (`create`/`update`/`delete` with `shared: true`, or `update`/`delete` of a
+         *     shared memory's id, also by a service acting for a user) and changes nothing; another
+         *     tenant's shared memory is 404. `forget-user` never erases shared memories; they expire
+         *     with `ttl_seconds` (default the retention) as any memory.
          */
         post: operations["memories"];
         delete?: never;
@@ -1403,6 +1423,11 @@ export interface components {
              * @default false
              */
             user_context?: boolean;
+            /**
+             * @description Recall the shared memories of the user's tenant (see `memories`) beside the user's own for `query`, each marked `shared: true`; false leaves them out.
+             * @default true
+             */
+            include_shared?: boolean;
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
@@ -1547,6 +1572,11 @@ export interface components {
             /** @description The memory's metadata, `{}` when none. */
             metadata: Record<string, unknown>;
             created_at: components["schemas"]["Timestamp"];
+            /**
+             * @description A shared memory of the user's tenant (see `memories`); absent on the user's own.
+             * @constant
+             */
+            shared?: true;
         };
         Usage: {
             /** @description Number of stored messages the answer carries (in `anthropic`, before merging). */
@@ -1848,6 +1878,11 @@ export interface components {
             neighbours?: number;
             /** @description Absent (default): results in the ranking's order. Given: the answer is diversified by maximal marginal relevance among the best max(4k, 20) (at most 200) results: each next result maximises lambda x relevance - (1 - lambda) x its greatest cosine similarity to the results already chosen (relevance is the score divided by the best one). 1 keeps the ranking's order; lower values prefer results unlike those above them. Scores are the ranking's, so they need not decrease. */
             mmr_lambda?: number;
+            /**
+             * @description Rank the shared memories of the user's tenant (see `memories`) beside the user's own, as one corpus, each marked `shared: true`; false leaves them out.
+             * @default true
+             */
+            include_shared?: boolean;
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
@@ -1871,6 +1906,11 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** @enum {string} */
             source: "memory" | "message";
+            /**
+             * @description A shared memory of the user's tenant (see `memories`), ranked with the user's own; absent on the user's own memories and on messages.
+             * @constant
+             */
+            shared?: true;
             /**
              * @description Absent for what agentmem stores. `mem0`: a memory of Mem0 merged in by `MEM0_RECALL` (`source` is `memory`); its `id` is Mem0's id (or, when that is no UUID, a UUID derived from it), its `metadata` Mem0's with `mem0_id` (Mem0's id as given), its `score` Mem0's, on a scale of its own. Read-only: the memories function does not know it.
              * @enum {string}
@@ -2351,6 +2391,11 @@ export interface components {
              *     this one.
              */
             ttl_seconds?: number;
+            /**
+             * @description Service callers only (a user: 403): store a shared memory of the tenant (`tenant_id`, or none) instead of a user's, without `user_id`. Without `agent` it is every agent's.
+             * @default false
+             */
+            shared?: boolean;
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
@@ -2384,6 +2429,11 @@ export interface components {
             /** @default 20 */
             limit?: number;
             cursor?: components["schemas"]["Cursor"];
+            /**
+             * @description List the tenant's shared memories instead of a user's, without `user_id`: a service caller's of `tenant_id` (or of no tenant), a user's of their own tenant.
+             * @default false
+             */
+            shared?: boolean;
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
@@ -2394,6 +2444,11 @@ export interface components {
              */
             op: "get" | "delete";
             id: components["schemas"]["UUID"];
+            /**
+             * @description `id` names a shared memory of the tenant, without `user_id`. `delete`: service callers only (a user: 403). Without it, a user's `get` also finds a shared memory of their tenant, and a user's `delete` of one is 403.
+             * @default false
+             */
+            shared?: boolean;
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
@@ -2417,6 +2472,11 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+            /**
+             * @description Service callers only (a user: 403): `id` names a shared memory of the tenant (`tenant_id`, or none), without `user_id`.
+             * @default false
+             */
+            shared?: boolean;
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
@@ -2431,6 +2491,11 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
             expires_at: components["schemas"]["Timestamp"];
+            /**
+             * @description A shared memory of the tenant, which belongs to no user; absent on a user's own.
+             * @constant
+             */
+            shared?: true;
         };
         MemoryList: {
             items: components["schemas"]["MemoryItem"][];
@@ -2856,6 +2921,22 @@ export interface components {
          *     anonymous user's token when `AUTH_ALLOW_ANONYMOUS=false`.
          */
         ForbiddenActingFor: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description `forbidden`: a user token naming a `user_id` or `tenant_id` other than its own, an
+         *     anonymous user's token when `AUTH_ALLOW_ANONYMOUS=false`, or a write of a shared memory
+         *     by a user (`create`, `update` or `delete` with `shared: true`, or `update` or `delete`
+         *     of a shared memory of their tenant; also for a service caller acting for a user). Nothing
+         *     changes.
+         */
+        ForbiddenMemories: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -3991,7 +4072,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
-            403: components["responses"]["ForbiddenActingFor"];
+            403: components["responses"]["ForbiddenMemories"];
             404: components["responses"]["MemoryNotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["SameFactConflict"];

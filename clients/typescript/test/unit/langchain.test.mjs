@@ -12,7 +12,7 @@ import { RunnableLambda, RunnableWithMessageHistory } from "@langchain/core/runn
 
 import { AgentMemClient } from "../../dist/index.js";
 import { AgentMemChatMessageHistory, AgentMemRetriever, SESSION_NAMESPACE, sessionIdFor } from "../../dist/langchain.js";
-import { newUser, serviceToken, url } from "../helpers.mjs";
+import { mint, newUser, serviceToken, url } from "../helpers.mjs";
 
 // shape keeps what a chat history must keep of a message.
 const shape = (m) => ({
@@ -172,6 +172,25 @@ test("the retriever finds memories by recall", async () => {
     [["I live in Lyon and I love cycling.", "message", 1, "user"]]);
   const both = await new AgentMemRetriever({ client, k: 5, source: "all", mode: "text" }).invoke("Lyon");
   assert.deepEqual(both.map((d) => d.metadata.source).sort(), ["memory", "message"]);
+});
+
+test("the retriever gives the tenant's shared memories beside the user's own, marked shared", async () => {
+  const tenant = `lc-${randomUUID()}`;
+  const sub = randomUUID();
+  const client = new AgentMemClient({ url, token: mint({ sub, tenant }) });
+  await client.memories.create({ content: "The user rides to work in Lyon." });
+  const service = new AgentMemClient({ url, token: serviceToken() });
+  const shared = await service.memories.create({ shared: true, tenant_id: tenant, content: "Lyon's office has bicycle parking." });
+
+  const docs = await new AgentMemRetriever({ client, k: 5 }).invoke("Lyon bicycle");
+  assert.deepEqual(docs.map((d) => [d.pageContent, d.metadata.shared]).sort(),
+    [["Lyon's office has bicycle parking.", true], ["The user rides to work in Lyon.", undefined]]);
+  assert.equal(docs.find((d) => d.metadata.shared).id, shared.id);
+  const own = await new AgentMemRetriever({ client, k: 5, includeShared: false }).invoke("Lyon bicycle");
+  assert.deepEqual(own.map((d) => d.pageContent), ["The user rides to work in Lyon."]);
+  const elsewhere = await new AgentMemRetriever({ client: { url, token: mint({ sub: randomUUID(), tenant: `lc-${randomUUID()}` }) } })
+    .invoke("Lyon bicycle");
+  assert.deepEqual(elsewhere, [], "another tenant's shared memories are never found");
 });
 
 test("messages with LangChain's own ids are stored once however often the state is saved", async () => {
