@@ -230,7 +230,11 @@ type Event struct {
 	OccurredAt time.Time `json:"occurred_at"`
 	// TenantID is nil for a change of the user in every tenant (an erasure of a person).
 	TenantID *string `json:"tenant_id"`
-	UserID   string  `json:"user_id"`
+	// UserID is memory.SharedUserID ("") for a change of the tenant's shared memories (Shared).
+	UserID string `json:"user_id"`
+	// Shared marks a change of the tenant's shared memories, which belong to no user: no
+	// user's copy of anything changed. Absent for every other change.
+	Shared bool `json:"shared,omitempty"`
 	// Agent is nil for a change of the user as a whole.
 	Agent     *string    `json:"agent"`
 	SessionID *uuid.UUID `json:"session_id"`

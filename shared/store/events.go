@@ -37,7 +37,8 @@ func (s *Store) LoadEvents(ctx context.Context, j ClaimedJob) ([]adapter.Event, 
 		}
 	}
 	ev := adapter.Event{ID: j.EventID, Type: j.Intent, OccurredAt: j.CreatedAt, UserID: j.UserID,
-		SessionID: j.SessionID, Messages: []memory.Message{}, Memories: []adapter.Memory{}, Metadata: map[string]any{}}
+		Shared: j.UserID == memory.SharedUserID, SessionID: j.SessionID, Messages: []memory.Message{},
+		Memories: []adapter.Memory{}, Metadata: map[string]any{}}
 	tenant := j.TenantID
 	ev.TenantID = &tenant
 	if j.Agent != "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentmem/agentmem/shared/adapter"
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
@@ -529,5 +530,43 @@ func TestAScopeWithoutAUserIsRefused(t *testing.T) {
 	}
 	if got := s.own(t, memory.SharedScope("A", "")); len(got) != 1 {
 		t.Errorf("A's shared memories after the refused calls: %v", got)
+	}
+}
+
+// A change of a shared memory writes its jobs as any change of a memory does, under the shared
+// owner: its events say shared, name no user and carry the memory; a user's memory's events
+// do not say shared.
+func TestSharedMemoryEventsSayShared(t *testing.T) {
+	t.Parallel()
+	e := storetest.New(t, storetest.MaxConns(2), storetest.Adapters(adapter.Webhook))
+	ctx := context.Background()
+	shared := storetest.Memory(t, e.Store, memory.SharedScope("A", ""), "The office is closed on Fridays", nil)
+	own := storetest.Memory(t, e.Store, memory.Scope{TenantID: "A", UserID: "auth0|alice", Agent: memory.DefaultAgent}, "I work on Fridays", nil)
+	claimed, _, err := e.Store.ClaimJobs(ctx, store.ClaimJobsParams{Limit: 10, Lease: time.Minute, MaxAttempts: 3})
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claimed %d jobs, %v; want 2", len(claimed), err)
+	}
+	seen := map[uuid.UUID]bool{}
+	for _, j := range claimed {
+		evs, err := e.Store.LoadEvents(ctx, j)
+		if err != nil || len(evs) != 1 || len(evs[0].Memories) != 1 {
+			t.Fatalf("events of %+v: %+v, %v", j, evs, err)
+		}
+		ev := evs[0]
+		id := ev.Memories[0].ID
+		seen[id] = true
+		switch id {
+		case shared.ID:
+			if !ev.Shared || ev.UserID != memory.SharedUserID || ev.TenantID == nil || *ev.TenantID != "A" || ev.Agent != nil {
+				t.Errorf("the shared memory's event: %+v", ev)
+			}
+		case own.ID:
+			if ev.Shared || ev.UserID != "auth0|alice" {
+				t.Errorf("alice's memory's event: %+v", ev)
+			}
+		}
+	}
+	if !seen[shared.ID] || !seen[own.ID] {
+		t.Errorf("events of %v, want both memories", seen)
 	}
 }

@@ -1387,14 +1387,12 @@ class EventPage(TypedDict):
     of: int
 
 
-class Event(TypedDict):
-    """Event: What an adapter receives for a job: the body of the webhook adapter's POST."""
-
+class _EventRequired(TypedDict):
     id: UUID
     type: str
     occurred_at: Timestamp
     tenant_id: Optional[str]
-    user_id: UUID
+    user_id: str
     agent: Optional[str]
     session_id: Optional[str]
     seq_from: Optional[int]
@@ -1406,6 +1404,12 @@ class Event(TypedDict):
     page: Optional[EventPage]
     pii_scrubbed: bool
     metadata: Dict[str, Any]
+
+
+class Event(_EventRequired, total=False):
+    """Event: What an adapter receives for a job: the body of the webhook adapter's POST."""
+
+    shared: Literal[True]
 
 
 KnowledgeTenantID = TenantID

@@ -2852,7 +2852,13 @@ export interface components {
             occurred_at: components["schemas"]["Timestamp"];
             /** @description Null for an erasure of the user in every tenant. */
             tenant_id: string | null;
-            user_id: components["schemas"]["UUID"];
+            /** @description The user's id; `""` for a change of the tenant's shared memories (`shared`). */
+            user_id: string;
+            /**
+             * @description A change of the tenant's shared memories (see `memories`), which belong to no user; absent for every other change.
+             * @constant
+             */
+            shared?: true;
             /** @description Null for a change of the user as a whole, or a memory every agent recalls. */
             agent: string | null;
             /** Format: uuid */
