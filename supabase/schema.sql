@@ -1070,8 +1070,8 @@ $function$;
 grant execute on function agentmem.memory_owners(text,boolean) to agentmem_caller;
 grant execute on function agentmem.memory_owners(text,boolean) to service_role;
 
--- Function agentmem.memory_scope_is_small(text,text,integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.memory_scope_is_small(p_user_id text, p_tenant_id text, exact_limit integer, with_shared boolean DEFAULT false)
+-- Function agentmem.memory_scope_is_small(text,text,integer)
+CREATE OR REPLACE FUNCTION agentmem.memory_scope_is_small(p_user_id text, p_tenant_id text, exact_limit integer)
  RETURNS boolean
  LANGUAGE plpgsql
  STABLE
@@ -1080,12 +1080,11 @@ AS $function$
 begin
   return (select pg_catalog.count(*) < exact_limit
           from (select 1 from agentmem.memories m
-                where m.user_id = any(agentmem.memory_owners(p_user_id, with_shared)) and m.tenant_id = p_tenant_id
-                limit exact_limit) s);
+                where m.user_id = p_user_id and m.tenant_id = p_tenant_id limit exact_limit) s);
 end
 $function$;
-grant execute on function agentmem.memory_scope_is_small(text,text,integer,boolean) to agentmem_caller;
-grant execute on function agentmem.memory_scope_is_small(text,text,integer,boolean) to service_role;
+grant execute on function agentmem.memory_scope_is_small(text,text,integer) to agentmem_caller;
+grant execute on function agentmem.memory_scope_is_small(text,text,integer) to service_role;
 
 -- Function agentmem.memory_text_form(text)
 CREATE OR REPLACE FUNCTION agentmem.memory_text_form(t text)
@@ -1422,9 +1421,13 @@ CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embeddin
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 declare
-  -- one count for both sides
-  exact boolean := agentmem.memory_scope_is_small(
-    p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit, with_shared => with_shared);
+  -- one count per owner for both sides
+  own_exact boolean := agentmem.memory_scope_is_small(
+    p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+  shared_exact boolean := case when with_shared and p_user_id <> ''
+    then agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit)
+    else true end;
+  exact boolean := own_exact and shared_exact;
 begin
   return query
     with
@@ -1436,14 +1439,15 @@ begin
              n => candidates, exact => exact, with_shared => with_shared) t
     ),
     -- the nearest of the user's and, with_shared, of the tenant's shared memories: each owner's
-    -- nearest, then the nearest of both
+    -- nearest, exactly when the owner's rows are few, then the nearest of both
     near as (
       select v.id, v.distance
       from pg_catalog.unnest(agentmem.memory_owners(p_user_id, with_shared)) o(owner),
         lateral agentmem.memory_neighbours(
              p_user_id => o.owner, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
              p_since => p_since, p_until => p_until, query_embedding => case when p_mode <> 'text' then query_embedding end,
-             query_model => query_model, n => candidates, exact => exact) v
+             query_model => query_model, n => candidates,
+             exact => case when o.owner = p_user_id then own_exact else shared_exact end) v
       order by v.distance, v.id
       limit candidates
     ),
@@ -1493,13 +1497,19 @@ declare
   with_messages boolean := p_source in ('messages', 'all');
   terms text[] := case when p_mode <> 'vector' then agentmem.query_terms(p_query) end;
   qv extensions.vector := case when p_mode <> 'text' then query_embedding end;
-  -- one count per source for both sides
+  -- one count per source (and owner of memories) for both sides
   memories_exact boolean;
+  own_exact boolean;
+  shared_exact boolean;
   messages_exact boolean;
 begin
   if with_memories then
-    memories_exact := agentmem.memory_scope_is_small(
-      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit, with_shared => with_shared);
+    own_exact := agentmem.memory_scope_is_small(
+      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+    shared_exact := case when with_shared and p_user_id <> ''
+      then agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit)
+      else true end;
+    memories_exact := own_exact and shared_exact;
   end if;
   if with_messages then
     messages_exact := agentmem.message_scope_is_small(
@@ -1532,7 +1542,8 @@ begin
         lateral agentmem.memory_neighbours(
              p_user_id => o.owner, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
              p_since => p_since, p_until => p_until, query_embedding => case when with_memories then qv end,
-             query_model => query_model, n => candidates, exact => memories_exact) v
+             query_model => query_model, n => candidates,
+             exact => case when o.owner = p_user_id then own_exact else shared_exact end) v
       order by v.distance, v.id
       limit candidates)
       union all

@@ -8,8 +8,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 )
 
 // The benchmarks below time the calls of one statement or a few, whose cost is mostly round
@@ -118,4 +120,44 @@ func BenchmarkSearchKnowledge(b *testing.B) {
 			b.Fatalf("%d hits", len(hits))
 		}
 	}
+}
+
+// BenchmarkRecallSharedMemories recalls (hybrid, k 10) for a user of 3,000 memories, more than
+// the exact limit (the index path), without the shared memories (own), with them when none is
+// stored (shared-none), and with 500 stored (shared-500): what including the tenant's shared
+// memories costs.
+func BenchmarkRecallSharedMemories(b *testing.B) {
+	e := storetest.New(b, storetest.MaxConns(2))
+	conn := e.Admin(b)
+	user := uuid.NewString()
+	texts := func(prefix string, n int) ([]string, []string) {
+		t, m := make([]string, n), make([]string, n)
+		for i := range t {
+			t[i], m[i] = prefix+" "+benchFact(i), "{}"
+		}
+		return t, m
+	}
+	own, md := texts("User", 3000)
+	storetest.SeedMemories(b, conn, user, memory.DefaultAgent, own, md)
+	sc := memory.Scope{UserID: user, Agent: memory.DefaultAgent}
+	query := "prefers " + benchFact(7)
+	v := storetest.HashLiteral(query)
+	run := func(b *testing.B, shared bool) {
+		ctx := context.Background()
+		for b.Loop() {
+			hits, err := e.Store.Recall(ctx, store.RecallParams{Scope: sc, Query: query, K: 10, QueryVector: &v,
+				Model: embedding.Hash{}.Model(), IncludeShared: shared})
+			if err != nil || len(hits) == 0 {
+				b.Fatalf("recall: %d hits, %v", len(hits), err)
+			}
+		}
+	}
+	b.Run("own", func(b *testing.B) { run(b, false) })
+	b.Run("shared-none", func(b *testing.B) { run(b, true) })
+	shared, smd := texts("Everyone", 500)
+	storetest.SeedMemories(b, conn, memory.SharedUserID, "", shared, smd)
+	if _, err := conn.Exec(context.Background(), "analyze agentmem.memories"); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("shared-500", func(b *testing.B) { run(b, true) })
 }

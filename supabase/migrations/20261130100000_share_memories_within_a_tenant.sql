@@ -24,9 +24,12 @@
 --   take_writes_from_client_roles).
 -- - Recall: agentmem.recall_memories and agentmem.recall_sources take with_shared (default
 --   false) and return shared. With it, the user's memories and the tenant's shared ones are one
---   corpus for BM25 (agentmem.memory_bm25_hits and memory_scope_is_small take with_shared too),
---   and the vector side is the nearest of each owner's nearest (agentmem.memory_neighbours per
---   owner, the user's and '', whose body the later migration search_wider_graphs owns).
+--   corpus for BM25 (agentmem.memory_bm25_hits takes with_shared too), and the vector side is
+--   the nearest of each owner's nearest (agentmem.memory_neighbours per owner, the user's and
+--   '', whose body the later migration search_wider_graphs owns). Each owner's rows are counted
+--   once (agentmem.memory_scope_is_small) and ranked exactly when they are few, so that a tenant
+--   without shared memories adds no index scan searching the graph for rows that are not
+--   there; BM25 ranks exactly when both owners' rows are few.
 -- - Merging (agentmem.store_memories, unchanged) works within (user_id, tenant_id, agent): a
 --   shared fact merges only with the shared memories of its tenant and agent.
 -- - agentmem.erase_user('') erases nothing: '' is no user, and an erasure never reaches the
@@ -53,7 +56,6 @@ as $$
   select case when with_shared and p_user_id <> '' then array[p_user_id, ''] else array[p_user_id] end
 $$;
 
-drop function agentmem.memory_scope_is_small(text, text, integer);
 drop function agentmem.memory_bm25_hits(text, text, text, jsonb, timestamptz, timestamptz, text[], integer, boolean);
 drop function agentmem.recall_memories(text, extensions.vector, text, text, text, text, jsonb, text, integer,
   double precision, double precision, integer, double precision, integer, integer, boolean, timestamptz,
@@ -122,20 +124,6 @@ begin
   values (pg_catalog.gen_random_uuid(), pg_catalog.gen_random_uuid(), '', p_user_id, '',
           'onUserForgotten', 'fanout', '{"all_tenants": true}');
   return deleted;
-end
-$function$;
-
-create function agentmem.memory_scope_is_small(p_user_id text, p_tenant_id text, exact_limit integer, with_shared boolean DEFAULT false)
- RETURNS boolean
- LANGUAGE plpgsql
- STABLE
- SET search_path TO ''
-AS $function$
-begin
-  return (select pg_catalog.count(*) < exact_limit
-          from (select 1 from agentmem.memories m
-                where m.user_id = any(agentmem.memory_owners(p_user_id, with_shared)) and m.tenant_id = p_tenant_id
-                limit exact_limit) s);
 end
 $function$;
 
@@ -254,9 +242,13 @@ create function agentmem.recall_memories(p_query text, query_embedding extension
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 declare
-  -- one count for both sides
-  exact boolean := agentmem.memory_scope_is_small(
-    p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit, with_shared => with_shared);
+  -- one count per owner for both sides
+  own_exact boolean := agentmem.memory_scope_is_small(
+    p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+  shared_exact boolean := case when with_shared and p_user_id <> ''
+    then agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit)
+    else true end;
+  exact boolean := own_exact and shared_exact;
 begin
   return query
     with
@@ -268,14 +260,15 @@ begin
              n => candidates, exact => exact, with_shared => with_shared) t
     ),
     -- the nearest of the user's and, with_shared, of the tenant's shared memories: each owner's
-    -- nearest, then the nearest of both
+    -- nearest, exactly when the owner's rows are few, then the nearest of both
     near as (
       select v.id, v.distance
       from pg_catalog.unnest(agentmem.memory_owners(p_user_id, with_shared)) o(owner),
         lateral agentmem.memory_neighbours(
              p_user_id => o.owner, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
              p_since => p_since, p_until => p_until, query_embedding => case when p_mode <> 'text' then query_embedding end,
-             query_model => query_model, n => candidates, exact => exact) v
+             query_model => query_model, n => candidates,
+             exact => case when o.owner = p_user_id then own_exact else shared_exact end) v
       order by v.distance, v.id
       limit candidates
     ),
@@ -322,13 +315,19 @@ declare
   with_messages boolean := p_source in ('messages', 'all');
   terms text[] := case when p_mode <> 'vector' then agentmem.query_terms(p_query) end;
   qv extensions.vector := case when p_mode <> 'text' then query_embedding end;
-  -- one count per source for both sides
+  -- one count per source (and owner of memories) for both sides
   memories_exact boolean;
+  own_exact boolean;
+  shared_exact boolean;
   messages_exact boolean;
 begin
   if with_memories then
-    memories_exact := agentmem.memory_scope_is_small(
-      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit, with_shared => with_shared);
+    own_exact := agentmem.memory_scope_is_small(
+      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+    shared_exact := case when with_shared and p_user_id <> ''
+      then agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit)
+      else true end;
+    memories_exact := own_exact and shared_exact;
   end if;
   if with_messages then
     messages_exact := agentmem.message_scope_is_small(
@@ -361,7 +360,8 @@ begin
         lateral agentmem.memory_neighbours(
              p_user_id => o.owner, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
              p_since => p_since, p_until => p_until, query_embedding => case when with_memories then qv end,
-             query_model => query_model, n => candidates, exact => memories_exact) v
+             query_model => query_model, n => candidates,
+             exact => case when o.owner = p_user_id then own_exact else shared_exact end) v
       order by v.distance, v.id
       limit candidates)
       union all
@@ -417,7 +417,6 @@ declare
 begin
   foreach f in array array[
     'agentmem.memory_owners(text, boolean)',
-    'agentmem.memory_scope_is_small(text, text, integer, boolean)',
     'agentmem.memory_bm25_hits(text, text, text, jsonb, timestamptz, timestamptz, text[], integer, boolean, boolean)',
     'agentmem.recall_memories(text, extensions.vector, text, text, text, text, jsonb, text, integer, double precision, double precision, integer, double precision, integer, integer, boolean, timestamptz, timestamptz, double precision, double precision, double precision, boolean)',
     'agentmem.recall_sources(text, text, extensions.vector, text, text, text, text, jsonb, text, integer, double precision, double precision, integer, double precision, integer, integer, boolean, timestamptz, timestamptz, text, text, double precision, double precision, double precision, double precision, boolean)'
