@@ -83,3 +83,28 @@ func TestAnswersOnly(t *testing.T) {
 		t.Errorf("tokens %d, want %d re-estimated without the calls", got[1].Tokens, want)
 	}
 }
+
+// A turn about to be stored keeps the same answers as one read back.
+func TestAnswersOnlyNewMessages(t *testing.T) {
+	t.Parallel()
+	call := []memory.ToolCall{{ID: "c1", Type: "function", Function: memory.FunctionCall{Name: "f"}}}
+	id := func(s string) *string { return &s }
+	in := []memory.NewMessage{
+		{ID: id("s"), Role: memory.RoleSystem, Content: "Be brief."},
+		{ID: id("u"), Role: memory.RoleUser, Content: "Hi."},
+		{ID: id("a1"), Role: memory.RoleAssistant, ToolCalls: call},
+		{ID: id("t1"), Role: memory.RoleTool, Content: "{}", ToolCallID: id("c1")},
+		{ID: id("a2"), Role: memory.RoleAssistant, Content: "Looking.", ToolCalls: call},
+		{ID: id("a3"), Role: memory.RoleAssistant, Content: "Done."},
+	}
+	var ids []string
+	for _, m := range memory.NewAnswersOnly(in) {
+		ids = append(ids, *m.ID)
+		if m.ToolCalls != nil {
+			t.Errorf("%s keeps its tool calls", *m.ID)
+		}
+	}
+	if want := []string{"s", "u", "a2", "a3"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("kept %v, want %v", ids, want)
+	}
+}

@@ -47,9 +47,14 @@ const windowSQL = `
 	from agentmem.messages
 	where session_id = $1 and user_id = $2 and tenant_id = $3 and agent = $4 and expires_at > now()
 	  and ($6::timestamptz is null or created_at >= $6::timestamptz)
-	  and (not $7::boolean or (role <> 'tool' and not (role = 'assistant' and content = '')))
+	  and (not $7::boolean or ` + answerSQL + `)
 	order by seq desc
 	limit $5`
+
+// answerSQL is memory.IsAnswer in SQL: the stored messages answers_only keeps. get-context's
+// window and history's pages filter with it in the statement, so that the messages left out
+// take no place of a window or a page; memory.AnswersOnly then strips what is read.
+const answerSQL = `(role <> 'tool' and not (role = 'assistant' and content = ''))`
 
 // windowSQL's statements: the window's messages, and when the first of them expires.
 const (

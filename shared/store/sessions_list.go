@@ -169,8 +169,7 @@ func answersOnlySQL(q string, on bool) string {
 	if !on {
 		return q
 	}
-	return strings.Replace(q, "expires_at > now()",
-		"expires_at > now() and role <> 'tool' and not (role = 'assistant' and content = '')", 1)
+	return strings.Replace(q, "expires_at > now()", "expires_at > now() and "+answerSQL, 1)
 }
 
 // historyCountSQL counts a session's unexpired messages; historyCountSinceSQL those created at

@@ -307,6 +307,7 @@ class AsyncChatSession(SessionBase):
         memories: Optional[Sequence[MemoryIn]] = None,
         ttl_seconds: Optional[int] = None,
         extract: Optional[bool] = None,
+        answers_only: Optional[bool] = None,
         idempotency_key: Optional[str] = None,
         options: Optional[RequestOptions] = None,
     ) -> CommitResult:
@@ -318,6 +319,7 @@ class AsyncChatSession(SessionBase):
             memories=list(memories) if memories is not None else None,
             ttl_seconds=ttl_seconds,
             extract=extract,
+            answers_only=answers_only,
             idempotency_key=idempotency_key,
             options=options,
             **self._scope,

@@ -340,6 +340,7 @@ export declare class ChatSession {
     commit(messages: MessageIn[], extra?: {
         memories?: MemoryIn[];
         ttl_seconds?: number;
+        answers_only?: boolean;
     }, opts?: RequestOptions): Promise<CommitResult>;
     /** context answers get-context for the session. */
     context<F extends ContextFormat | undefined = undefined>(req?: Omit<GetContextRequest, "session_id" | "agent"> & {

@@ -418,7 +418,7 @@ export class ChatSession {
   /** commit appends one turn to the session (with an Idempotency-Key reused by its retries). */
   async commit(
     messages: MessageIn[],
-    extra: { memories?: MemoryIn[]; ttl_seconds?: number } = {},
+    extra: { memories?: MemoryIn[]; ttl_seconds?: number; answers_only?: boolean } = {},
     opts?: RequestOptions,
   ): Promise<CommitResult> {
     const session_id = await this.sessionId(opts);

@@ -1371,7 +1371,11 @@ export interface components {
         };
         CommitResult: {
             session_id: components["schemas"]["UUID"];
-            /** @description One entry per message of the request, in the same order (for a message already stored under its client id, where it was stored). */
+            /**
+             * @description One entry per message of the request, in the same order (for a message already stored
+             *     under its client id, where it was stored). With `answers_only`, one entry per message
+             *     kept, in the request's order: a message left out has none.
+             */
             messages: components["schemas"]["StoredMessage"][];
             /** @description One entry per memory of the request, in the same order; the same fact answers the same id. */
             memories: {
