@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/auth"
@@ -15,6 +16,9 @@ type ActiveSessionInput struct {
 	Agent     *string `json:"agent"`
 	SessionID *string `json:"session_id"`
 	Mode      *string `json:"mode"`
+	// Metadata is the metadata of a session this call creates (a JSON object); a session that
+	// exists keeps its own (sessions set_metadata changes it).
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // ActiveSession resolves, activates or starts the active session of (user, agent): see
@@ -30,9 +34,10 @@ func (a *App) ActiveSession(ctx context.Context, pr auth.Principal, req ActiveSe
 	if mode == store.ModeNew && req.SessionID != nil {
 		f.Add("session_id", "must not be given with mode new: a new session gets a new id")
 	}
+	md := objectField(&f, "metadata", req.Metadata, maxMetadataBytes)
 	if err := f.Err(); err != nil {
 		return memory.ActiveSession{}, err
 	}
 	return a.store.ActiveSession(ctx, store.ActiveSessionParams{Scope: sc, Mode: mode, SessionID: id, TTL: a.cfg.DefaultRetention,
-		TTLIsDefault: true})
+		TTLIsDefault: true, Metadata: md})
 }

@@ -33,6 +33,9 @@ type CommitTurnInput struct {
 	// KeepMessages sets how many of the session's messages stay live (0: all), over the
 	// deployment's HISTORY_KEEP_MESSAGES; service callers only (see store.HistoryCap).
 	KeepMessages *int64 `json:"keep_messages"`
+	// SessionMetadata is the metadata of the session when this turn creates it (a JSON
+	// object); a session that exists keeps its own.
+	SessionMetadata json.RawMessage `json:"session_metadata"`
 	// Idempotency is the request's Idempotency-Key, nil without one.
 	Idempotency *IdempotencyKey `json:"-"`
 }
@@ -126,6 +129,7 @@ func (a *App) CommitTurn(ctx context.Context, pr auth.Principal, req CommitTurnI
 		}
 	}
 	p.KeepMessages = keepMessagesField(&f, pr, req.KeepMessages)
+	p.SessionMetadata = objectField(&f, "session_metadata", req.SessionMetadata, maxMetadataBytes)
 	p.Idempotency = idempotencyOf(&f, pr, "commit-turn", req.Idempotency)
 	if err := f.Err(); err != nil {
 		return CommitTurnOutput{}, err

@@ -37,6 +37,7 @@ const (
 	SessionsOpDelete        = "delete"
 	SessionsOpDeleteMessage = "delete_message"
 	SessionsOpSetTitle      = "set_title"
+	SessionsOpSetMetadata   = "set_metadata"
 	SessionsOpClear         = "clear"
 )
 
@@ -342,6 +343,44 @@ func (a *App) SetSessionTitle(ctx context.Context, pr auth.Principal, req SetSes
 		return SessionTitle{}, err
 	}
 	return SessionTitle{SessionID: id, Title: title}, nil
+}
+
+// SetSessionMetadataInput is the request of set_metadata.
+type SetSessionMetadataInput struct {
+	ActingFor
+	Op        *string         `json:"op"`
+	SessionID *string         `json:"session_id"`
+	Agent     *string         `json:"agent"`
+	Metadata  json.RawMessage `json:"metadata"`
+}
+
+// SessionMetadata is the answer of set_metadata.
+type SessionMetadata struct {
+	SessionID uuid.UUID       `json:"session_id"`
+	Metadata  json.RawMessage `json:"metadata"`
+}
+
+// SetSessionMetadata replaces a session's metadata with a JSON object of at most 16 KiB, as a
+// message's metadata is bounded; {} clears it. The object is required: an absent or null one is
+// a mistake, not a clear.
+func (a *App) SetSessionMetadata(ctx context.Context, pr auth.Principal, req SetSessionMetadataInput) (SessionMetadata, error) {
+	var f apierror.Fields
+	sc, id, err := sessionOf(pr, req.ActingFor, req.Agent, req.SessionID, &f)
+	if err != nil {
+		return SessionMetadata{}, err
+	}
+	before := len(f)
+	md := objectField(&f, "metadata", req.Metadata, maxMetadataBytes)
+	if md == nil && len(f) == before {
+		f.Add("metadata", "is required: a JSON object ({} clears the metadata)")
+	}
+	if err := f.Err(); err != nil {
+		return SessionMetadata{}, err
+	}
+	if err := a.store.SetSessionMetadata(ctx, sc, id, md); err != nil {
+		return SessionMetadata{}, err
+	}
+	return SessionMetadata{SessionID: id, Metadata: md}, nil
 }
 
 // sessionOf validates whose session a request names.

@@ -12,12 +12,14 @@ import (
 )
 
 type ctActive struct {
-	SessionID    string `json:"session_id"`
-	Agent        string `json:"agent"`
-	Created      bool   `json:"created"`
-	Matched      bool   `json:"matched"`
-	LastActiveAt string `json:"last_active_at"`
-	CreatedAt    string `json:"created_at"`
+	SessionID    string          `json:"session_id"`
+	Agent        string          `json:"agent"`
+	Created      bool            `json:"created"`
+	Matched      bool            `json:"matched"`
+	LastActiveAt string          `json:"last_active_at"`
+	CreatedAt    string          `json:"created_at"`
+	Metadata     json.RawMessage `json:"metadata"`
+	LastSyncedAt *string         `json:"last_synced_at"`
 }
 
 // ctSession calls active-session, requires status and checks the answer's shape.
@@ -25,12 +27,17 @@ func ctSession(t *testing.T, e *env, token string, body any, status int) ctActiv
 	t.Helper()
 	r := e.call(token, "active-session", body).must(t, status)
 	a := ctStrict[ctActive](t, r.raw)
-	ctKeys(t, "active-session", r.body, "session_id", "agent", "created", "matched", "last_active_at", "created_at")
+	ctKeys(t, "active-session", r.body, "session_id", "agent", "created", "matched", "last_active_at", "created_at",
+		"metadata", "last_synced_at")
 	if _, err := uuid.Parse(a.SessionID); err != nil {
 		t.Errorf("session_id %q is not a UUID", a.SessionID)
 	}
-	ctUTC(t, "last_active_at", a.LastActiveAt)
-	ctUTC(t, "created_at", a.CreatedAt)
+	if created, active := ctUTC(t, "created_at", a.CreatedAt), ctUTC(t, "last_active_at", a.LastActiveAt); active.Before(created) {
+		t.Errorf("last_active_at %s before created_at %s", a.LastActiveAt, a.CreatedAt)
+	}
+	if !strings.HasPrefix(string(a.Metadata), "{") {
+		t.Errorf("metadata %s is not an object", a.Metadata)
+	}
 	if a.Created != (status == http.StatusCreated) {
 		t.Errorf("created %v with status %d", a.Created, status)
 	}

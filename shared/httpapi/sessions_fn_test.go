@@ -246,10 +246,11 @@ func TestSessionsListFieldsAndDefaults(t *testing.T) {
 		slices.Sort(ks)
 		return ks
 	}
-	if want := []string{"agent", "created_at", "last_active_at", "message_count", "session_id", "title"}; !slices.Equal(keys(newest), want) {
+	if want := []string{"agent", "created_at", "last_active_at", "last_synced_at", "message_count", "metadata", "session_id", "title"}; !slices.Equal(keys(newest), want) {
 		t.Errorf("session fields %v, want %v", keys(newest), want)
 	}
-	if newest["session_id"] != s2.String() || newest["agent"] != "bot" || newest["title"] != nil || newest["message_count"] != float64(1) {
+	if newest["session_id"] != s2.String() || newest["agent"] != "bot" || newest["title"] != nil || newest["message_count"] != float64(1) ||
+		len(obj(newest["metadata"])) != 0 || newest["metadata"] == nil || newest["last_synced_at"] != nil {
 		t.Errorf("newest %v", newest)
 	}
 	if older["session_id"] != s1.String() || older["agent"] != "default" || older["title"] != "Trip to Oslo" || older["message_count"] != float64(2) {

@@ -56,6 +56,9 @@ type CommitParams struct {
 	// KeepMessages, when set, is the session's own history cap from now on (see HistoryCap;
 	// 0: none).
 	KeepMessages *int
+	// SessionMetadata is the metadata of the session when this turn creates it (a JSON object;
+	// nil for {}). A session that exists keeps its own.
+	SessionMetadata json.RawMessage
 }
 
 // CommitTurn appends a turn to a session, creating the session on first use, all or nothing.
@@ -102,13 +105,13 @@ func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res memory.Comm
 // appendSQL creates the session or locks it, takes the next numbers for the new messages and
 // stores them (with their vectors, of model $17, where they have one), in one statement. A
 // message is created at the time given for it ($18, imported histories) or at the commit's
-// time; the session's activity and every expiry count from the commit's time. It
-// stores nothing, and returns no row, when the session belongs to another agent; another user's
-// session fails it with a row-level security error.
+// time; the session's activity and every expiry count from the commit's time. A session it
+// creates takes the metadata $19. It stores nothing, and returns no row, when the session
+// belongs to another agent; another user's session fails it with a row-level security error.
 const appendSQL = `
 with sess as (
-  insert into agentmem.sessions as s (id, tenant_id, user_id, agent, last_seq, expires_at)
-  values ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::float8))
+  insert into agentmem.sessions as s (id, tenant_id, user_id, agent, last_seq, expires_at, metadata)
+  values ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::float8), coalesce($19::jsonb, '{}'::jsonb))
   on conflict (id) do update
     set last_seq = s.last_seq + excluded.last_seq,
         last_active_at = now(),
@@ -178,7 +181,7 @@ func appendArgs(p CommitParams, n newMessages) []any {
 	sc := p.Scope
 	return []any{p.SessionID, sc.TenantID, sc.UserID, sc.Agent, len(n.ids), p.TTL.Seconds(),
 		n.ids, n.roles, n.contents, n.names, n.toolCalls, n.toolCallIDs, n.metas, n.tokens, n.parts,
-		n.embeds, p.Model, n.times}
+		n.embeds, p.Model, n.times, rawOrNil(p.SessionMetadata)}
 }
 
 // turnVectors are the vectors of a turn (CommitParams.MemoryVectors and MessageVectors).
@@ -247,13 +250,13 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 	// that concurrent retries of the same messages store them once.
 	var lastSeq int64
 	err := tx.QueryRow(ctx, `
-		insert into agentmem.sessions as s (id, tenant_id, user_id, agent, expires_at)
-		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8))
+		insert into agentmem.sessions as s (id, tenant_id, user_id, agent, expires_at, metadata)
+		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8), coalesce($6::jsonb, '{}'::jsonb))
 		on conflict (id) do update
 		  set last_active_at = now(), expires_at = greatest(s.expires_at, excluded.expires_at)
 		  where s.agent = excluded.agent
 		returning last_seq`,
-		p.SessionID, sc.TenantID, sc.UserID, sc.Agent, p.TTL.Seconds()).Scan(&lastSeq)
+		p.SessionID, sc.TenantID, sc.UserID, sc.Agent, p.TTL.Seconds(), rawOrNil(p.SessionMetadata)).Scan(&lastSeq)
 	if errors.Is(err, pgx.ErrNoRows) || isRLSViolation(err) {
 		// Another agent's session, or (row-level security says) another user's.
 		return res, apierror.New(apierror.NotFound, "session not found")

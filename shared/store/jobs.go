@@ -270,8 +270,37 @@ type JobResult struct {
 	Error *string
 }
 
+// lockSyncSQL takes, in a consistent order, a lock of each session that the adapter jobs $1
+// ($2 the enabled adapters' names: the internal work does not count) belong to, for the rest of the transaction: a worker recording a
+// session's jobs waits for another recording jobs of the same session, and so reads its outcomes
+// when it decides whether the session is in sync (syncSessionsSQL). Without it, two workers
+// recording the last two jobs of a change at once would each see the other's as running.
+const lockSyncSQL = `
+	select count(pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(x.session_id::text, 7215)))
+	from (select distinct session_id from agentmem.jobs
+	      where id = any($1::uuid[]) and session_id is not null and adapter = any($2::text[])
+	      order by session_id) x`
+
+// syncSessionsSQL sets last_synced_at of the sessions whose adapters have caught up with them,
+// as the jobs $1 (of the adapters $2) were recorded done: a session is in sync when none of its
+// adapter jobs is pending or running, nor dead for the change of a job just done or a later one
+// (a later change supersedes a change an adapter never got). The jobs it looks for are read
+// through jobs_undelivered_owner_idx. The time only moves forward.
+const syncSessionsSQL = `
+	update agentmem.sessions s set last_synced_at = greatest(s.last_synced_at, now())
+	where s.id in (
+	  select d.session_id from agentmem.jobs d
+	  where d.id = any($1::uuid[]) and d.status = 'done' and d.session_id is not null
+	    and d.adapter = any($2::text[])
+	    and not exists (
+	      select 1 from agentmem.jobs o
+	      where o.user_id = d.user_id and o.adapter = any($2::text[]) and o.status <> 'done'
+	        and o.session_id = d.session_id
+	        and (o.status <> 'dead' or o.created_at >= d.created_at)))`
+
 // RecordJobs records the outcomes of delivered jobs in one statement, and says how many were
-// still the worker's to record.
+// still the worker's to record. A session whose adapters caught up with it, as these outcomes
+// say, gets its last_synced_at (syncSessionsSQL), in the same transaction.
 func (s *Store) RecordJobs(ctx context.Context, results []JobResult) (int64, error) {
 	if len(results) == 0 {
 		return 0, nil
@@ -281,11 +310,19 @@ func (s *Store) RecordJobs(ctx context.Context, results []JobResult) (int64, err
 	statuses := make([]string, len(results))
 	errs := make([]*string, len(results))
 	delays := make([]float64, len(results))
+	var done []uuid.UUID
 	for i, r := range results {
 		ids[i], attempts[i], statuses[i], errs[i], delays[i] = r.ID, int32(r.Attempts), r.Status, r.Error, r.Delay.Seconds()
+		if r.Status == JobDone && s.outboxOn() {
+			done = append(done, r.ID)
+		}
 	}
+	adapters := s.adapters
 	var n int64
 	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+		if done != nil {
+			b.Queue(lockSyncSQL, done, adapters)
+		}
 		b.Queue(`
 			update agentmem.jobs j set status = r.status, last_error = r.err,
 			  next_attempt_at = now() + make_interval(secs => r.delay), updated_at = now()
@@ -295,6 +332,9 @@ func (s *Store) RecordJobs(ctx context.Context, results []JobResult) (int64, err
 			n = tag.RowsAffected()
 			return nil
 		})
+		if done != nil {
+			b.Queue(syncSessionsSQL, done, adapters)
+		}
 	})
 	return n, err
 }

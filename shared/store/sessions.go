@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -32,6 +33,9 @@ type ActiveSessionParams struct {
 	// TTLIsDefault says TTL is the deployment's default retention (no ttl_seconds): the rows
 	// written record it, and follow a later change of the default (see retention.go).
 	TTLIsDefault bool
+	// Metadata is the metadata of a session created here (a JSON object; nil for {}). A
+	// session that exists keeps its own.
+	Metadata json.RawMessage
 }
 
 // ActiveSession resolves, activates or starts the current session of a scope.
@@ -49,7 +53,7 @@ func (s *Store) ActiveSession(ctx context.Context, p ActiveSessionParams) (memor
 			if err = lockScope(ctx, tx, p.Scope); err != nil {
 				return err
 			}
-			out, err = createActive(ctx, tx, p.Scope, uuid.New(), p.TTL)
+			out, err = createActive(ctx, tx, p, uuid.New())
 		default:
 			out, err = resolve(ctx, tx, p)
 		}
@@ -59,27 +63,34 @@ func (s *Store) ActiveSession(ctx context.Context, p ActiveSessionParams) (memor
 		return memory.ActiveSession{}, err
 	}
 	out.Agent = p.Scope.Agent
-	out.LastActiveAt = out.LastActiveAt.UTC()
-	out.CreatedAt = out.CreatedAt.UTC()
+	out.CreatedAt, out.LastActiveAt, out.LastSyncedAt = out.CreatedAt.UTC(), out.LastActiveAt.UTC(), utcOrNil(out.LastSyncedAt)
 	if p.SessionID != nil && *p.SessionID == out.SessionID {
 		out.Matched = true
 	}
 	return out, nil
 }
 
-// touchActive finds the scope's unexpired active session and marks it active now (a resolve is
-// activity, as an upsert of the session is).
-const touchActive = `
-	update agentmem.sessions s set last_active_at = now()
+// touchActiveSQL finds the active session of a scope ($1 user, $2 tenant, $3 agent) and
+// refreshes its last activity: a resolve is activity, as a commit is. greatest keeps the time
+// from going back when a commit that started later wrote first.
+const touchActiveSQL = `
+	update agentmem.sessions s set last_active_at = greatest(s.last_active_at, now())
 	from agentmem.active_sessions a
 	where a.user_id = $1 and a.tenant_id = $2 and a.agent = $3
 	  and s.id = a.session_id and s.expires_at > now()
-	returning s.id, s.last_active_at, s.created_at`
+	returning ` + activeColumns
+
+// activeColumns are the columns of a session scanActive reads, of a statement naming it s.
+const activeColumns = `s.id, s.created_at, s.last_active_at, s.metadata, s.last_synced_at`
+
+func scanActive(row pgx.Row, out *memory.ActiveSession) error {
+	return row.Scan(&out.SessionID, &out.CreatedAt, &out.LastActiveAt, &out.Metadata, &out.LastSyncedAt)
+}
 
 func resolve(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (memory.ActiveSession, error) {
 	sc := p.Scope
 	var out memory.ActiveSession
-	err := tx.QueryRow(ctx, touchActive, sc.UserID, sc.TenantID, sc.Agent).Scan(&out.SessionID, &out.LastActiveAt, &out.CreatedAt)
+	err := scanActive(tx.QueryRow(ctx, touchActiveSQL, sc.UserID, sc.TenantID, sc.Agent), &out)
 	if err == nil {
 		return out, nil
 	}
@@ -91,14 +102,23 @@ func resolve(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (memory.Acti
 	if err := lockScope(ctx, tx, sc); err != nil {
 		return out, err
 	}
-	err = tx.QueryRow(ctx, touchActive, sc.UserID, sc.TenantID, sc.Agent).Scan(&out.SessionID, &out.LastActiveAt, &out.CreatedAt)
+	err = scanActive(tx.QueryRow(ctx, touchActiveSQL, sc.UserID, sc.TenantID, sc.Agent), &out)
 	if err == nil {
 		return out, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return out, fmt.Errorf("select active session: %w", err)
 	}
-	return createActive(ctx, tx, sc, uuid.New(), p.TTL)
+	return createActive(ctx, tx, p, uuid.New())
+}
+
+// utcOrNil is t in UTC, nil for nil.
+func utcOrNil(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
 }
 
 func lockScope(ctx context.Context, tx pgx.Tx, sc memory.Scope) error {
@@ -110,12 +130,13 @@ func lockScope(ctx context.Context, tx pgx.Tx, sc memory.Scope) error {
 	return nil
 }
 
-func createActive(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID, ttl time.Duration) (memory.ActiveSession, error) {
-	out := memory.ActiveSession{SessionID: id, Created: true}
-	err := tx.QueryRow(ctx, `
-		insert into agentmem.sessions (id, tenant_id, user_id, agent, expires_at)
-		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8))
-		returning last_active_at, created_at`, id, sc.TenantID, sc.UserID, sc.Agent, ttl.Seconds()).Scan(&out.LastActiveAt, &out.CreatedAt)
+func createActive(ctx context.Context, tx pgx.Tx, p ActiveSessionParams, id uuid.UUID) (memory.ActiveSession, error) {
+	sc := p.Scope
+	out := memory.ActiveSession{Created: true}
+	err := scanActive(tx.QueryRow(ctx, `
+		insert into agentmem.sessions as s (id, tenant_id, user_id, agent, expires_at, metadata)
+		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8), coalesce($6::jsonb, '{}'::jsonb))
+		returning `+activeColumns, id, sc.TenantID, sc.UserID, sc.Agent, p.TTL.Seconds(), rawOrNil(p.Metadata)), &out)
 	if err != nil {
 		return out, fmt.Errorf("insert session: %w", err)
 	}
@@ -145,21 +166,22 @@ func activate(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (memory.Act
 	// A new id starts a session; the caller's own session of this agent is kept (an expired one
 	// comes back for the retention, as a commit to it would). Another agent's session returns
 	// no row, and another user's fails row-level security: both look like a missing session.
-	out := memory.ActiveSession{SessionID: id}
+	var out memory.ActiveSession
 	err := tx.QueryRow(ctx, `
-		insert into agentmem.sessions as s (id, tenant_id, user_id, agent, expires_at)
-		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8))
+		insert into agentmem.sessions as s (id, tenant_id, user_id, agent, expires_at, metadata)
+		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8), coalesce($6::jsonb, '{}'::jsonb))
 		on conflict (id) do update
-		  set expires_at = greatest(s.expires_at, excluded.expires_at), last_active_at = now()
+		  set expires_at = greatest(s.expires_at, excluded.expires_at),
+		      last_active_at = greatest(s.last_active_at, now())
 		  where s.agent = excluded.agent
-		returning xmax = 0, last_active_at, created_at`,
-		id, sc.TenantID, sc.UserID, sc.Agent, p.TTL.Seconds()).Scan(&out.Created, &out.LastActiveAt, &out.CreatedAt)
+		returning xmax = 0, `+activeColumns,
+		id, sc.TenantID, sc.UserID, sc.Agent, p.TTL.Seconds(), rawOrNil(p.Metadata)).Scan(&out.Created,
+		&out.SessionID, &out.CreatedAt, &out.LastActiveAt, &out.Metadata, &out.LastSyncedAt)
 	if errors.Is(err, pgx.ErrNoRows) || isRLSViolation(err) {
 		return out, apierror.New(apierror.NotFound, "session not found")
 	}
 	if err != nil {
 		return out, fmt.Errorf("upsert session: %w", err)
 	}
-	out.LastActiveAt = out.LastActiveAt.UTC()
 	return out, setActive(ctx, tx, sc, id)
 }

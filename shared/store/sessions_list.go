@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -48,9 +49,9 @@ const listSessionsSQL = `
 select p.id, p.agent, p.title,
        (select count(*) from agentmem.messages m
          where m.session_id = p.id and m.expires_at > now()) as message_count,
-       p.created_at, p.last_active_at
+       p.created_at, p.last_active_at, p.metadata, p.last_synced_at
 from (
-  select s.id, s.agent, s.title, s.created_at, s.last_active_at
+  select s.id, s.agent, s.title, s.created_at, s.last_active_at, s.metadata, s.last_synced_at
   from agentmem.sessions s
   where s.user_id = $1 and s.tenant_id = $2 and s.expires_at > now() %s
     and ($3::timestamptz is null or (s.last_active_at, s.id) < ($3::timestamptz, $4::uuid))
@@ -89,8 +90,9 @@ func (s *Store) ListSessions(ctx context.Context, p ListSessionsParams) (Session
 			var err error
 			out.Sessions, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (memory.SessionSummary, error) {
 				var v memory.SessionSummary
-				err := r.Scan(&v.SessionID, &v.Agent, &v.Title, &v.MessageCount, &v.CreatedAt, &v.LastActiveAt)
-				v.CreatedAt, v.LastActiveAt = v.CreatedAt.UTC(), v.LastActiveAt.UTC()
+				err := r.Scan(&v.SessionID, &v.Agent, &v.Title, &v.MessageCount, &v.CreatedAt, &v.LastActiveAt,
+					&v.Metadata, &v.LastSyncedAt)
+				v.CreatedAt, v.LastActiveAt, v.LastSyncedAt = v.CreatedAt.UTC(), v.LastActiveAt.UTC(), utcOrNil(v.LastSyncedAt)
 				return v, err
 			})
 			if err != nil {
@@ -438,6 +440,17 @@ func (s *Store) SetSessionTitle(ctx context.Context, sc memory.Scope, id uuid.UU
 			where id = $1 and user_id = $2 and tenant_id = $3 and ($4::text = '' or agent = $4::text)
 			  and expires_at > now()
 			returning true`, id, sc.UserID, sc.TenantID, sc.Agent, title).QueryRow(oneRow("set session title", sessionNotFound))
+	})
+}
+
+// SetSessionMetadata replaces a session's metadata with md, a JSON object.
+func (s *Store) SetSessionMetadata(ctx context.Context, sc memory.Scope, id uuid.UUID, md json.RawMessage) error {
+	return s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(`
+			update agentmem.sessions set metadata = $5::jsonb
+			where id = $1 and user_id = $2 and tenant_id = $3 and ($4::text = '' or agent = $4::text)
+			  and expires_at > now()
+			returning true`, id, sc.UserID, sc.TenantID, sc.Agent, string(md)).QueryRow(oneRow("set session metadata", sessionNotFound))
 	})
 }
 

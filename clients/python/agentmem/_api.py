@@ -41,6 +41,7 @@ from .types import (
     RecallResult,
     SessionHistory,
     SessionList,
+    SessionMetadata,
     SessionTitle,
     SessionsResetResult,
     SweepResult,
@@ -510,6 +511,28 @@ class SessionsOps:
             body['tenant_id'] = tenant_id
         return cast(SessionTitle, self._call('sessions', body, repeatable=True, scoped=True, options=options))
 
+    def set_metadata(
+        self,
+        *,
+        session_id: UUID,
+        metadata: Dict[str, Any],
+        agent: Optional[Agent] = None,
+        user_id: Optional[UserID] = None,
+        tenant_id: Optional[TenantID] = None,
+        options: Optional[RequestOptions] = None,
+    ) -> SessionMetadata:
+        """set_metadata calls sessions `set_metadata`: replaces the session's metadata with `metadata`, a JSON object of at most 16 KiB (`{}` clears it); anything else is 400 and changes nothing."""
+        body: Dict[str, Any] = {"op": 'set_metadata'}
+        body['session_id'] = session_id
+        body['metadata'] = metadata
+        if agent is not None:
+            body['agent'] = agent
+        if user_id is not None:
+            body['user_id'] = user_id
+        if tenant_id is not None:
+            body['tenant_id'] = tenant_id
+        return cast(SessionMetadata, self._call('sessions', body, repeatable=True, scoped=True, options=options))
+
     def clear(
         self,
         *,
@@ -810,6 +833,7 @@ class Functions:
         agent: Optional[Agent] = None,
         session_id: Optional[UUID] = None,
         mode: Optional[Literal['resolve', 'activate', 'new']] = None,
+        metadata: Optional[Dict[str, Any]] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -822,6 +846,8 @@ class Functions:
             body['session_id'] = session_id
         if mode is not None:
             body['mode'] = mode
+        if metadata is not None:
+            body['metadata'] = metadata
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -839,6 +865,7 @@ class Functions:
         keep_messages: Optional[int] = None,
         extract: Optional[bool] = None,
         answers_only: Optional[bool] = None,
+        session_metadata: Optional[Dict[str, Any]] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         idempotency_key: Optional[str] = None,
@@ -860,6 +887,8 @@ class Functions:
             body['extract'] = extract
         if answers_only is not None:
             body['answers_only'] = answers_only
+        if session_metadata is not None:
+            body['session_metadata'] = session_metadata
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -1573,6 +1602,28 @@ class AsyncSessionsOps:
             body['tenant_id'] = tenant_id
         return cast(SessionTitle, await self._call('sessions', body, repeatable=True, scoped=True, options=options))
 
+    async def set_metadata(
+        self,
+        *,
+        session_id: UUID,
+        metadata: Dict[str, Any],
+        agent: Optional[Agent] = None,
+        user_id: Optional[UserID] = None,
+        tenant_id: Optional[TenantID] = None,
+        options: Optional[RequestOptions] = None,
+    ) -> SessionMetadata:
+        """set_metadata calls sessions `set_metadata`: replaces the session's metadata with `metadata`, a JSON object of at most 16 KiB (`{}` clears it); anything else is 400 and changes nothing."""
+        body: Dict[str, Any] = {"op": 'set_metadata'}
+        body['session_id'] = session_id
+        body['metadata'] = metadata
+        if agent is not None:
+            body['agent'] = agent
+        if user_id is not None:
+            body['user_id'] = user_id
+        if tenant_id is not None:
+            body['tenant_id'] = tenant_id
+        return cast(SessionMetadata, await self._call('sessions', body, repeatable=True, scoped=True, options=options))
+
     async def clear(
         self,
         *,
@@ -1873,6 +1924,7 @@ class AsyncFunctions:
         agent: Optional[Agent] = None,
         session_id: Optional[UUID] = None,
         mode: Optional[Literal['resolve', 'activate', 'new']] = None,
+        metadata: Optional[Dict[str, Any]] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         options: Optional[RequestOptions] = None,
@@ -1885,6 +1937,8 @@ class AsyncFunctions:
             body['session_id'] = session_id
         if mode is not None:
             body['mode'] = mode
+        if metadata is not None:
+            body['metadata'] = metadata
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:
@@ -1902,6 +1956,7 @@ class AsyncFunctions:
         keep_messages: Optional[int] = None,
         extract: Optional[bool] = None,
         answers_only: Optional[bool] = None,
+        session_metadata: Optional[Dict[str, Any]] = None,
         user_id: Optional[UserID] = None,
         tenant_id: Optional[TenantID] = None,
         idempotency_key: Optional[str] = None,
@@ -1923,6 +1978,8 @@ class AsyncFunctions:
             body['extract'] = extract
         if answers_only is not None:
             body['answers_only'] = answers_only
+        if session_metadata is not None:
+            body['session_metadata'] = session_metadata
         if user_id is not None:
             body['user_id'] = user_id
         if tenant_id is not None:

@@ -64,6 +64,7 @@ class ActiveSessionRequest(TypedDict, total=False):
     agent: Agent
     session_id: UUID
     mode: Literal['resolve', 'activate', 'new']
+    metadata: Optional[Dict[str, Any]]
     user_id: UserID
     tenant_id: TenantID
 
@@ -77,6 +78,16 @@ class ActiveSession(TypedDict):
     matched: bool
     last_active_at: Timestamp
     created_at: Timestamp
+    metadata: SessionMetadataObject
+    last_synced_at: LastSyncedAt
+
+
+SessionMetadataObject = Dict[str, Any]
+"""SessionMetadataObject: The session's metadata, `{}` when none."""
+
+
+LastSyncedAt = Optional[str]
+"""LastSyncedAt: When the enabled adapters last caught up with the session: set by `process-jobs` when it records a job of the session done while none of the session's adapter jobs is pending or running, nor dead for that change or a later one."""
 
 
 class _CommitTurnRequestRequired(TypedDict):
@@ -93,6 +104,7 @@ class CommitTurnRequest(_CommitTurnRequestRequired, total=False):
     keep_messages: int
     extract: bool
     answers_only: bool
+    session_metadata: Optional[Dict[str, Any]]
     user_id: UserID
     tenant_id: TenantID
 
@@ -1003,6 +1015,27 @@ class SessionsSetTitleRequest(_SessionsSetTitleRequestRequired, total=False):
     tenant_id: TenantID
 
 
+class _SessionsSetMetadataRequestRequired(TypedDict):
+    op: Literal['set_metadata']
+    session_id: UUID
+    metadata: Dict[str, Any]
+
+
+class SessionsSetMetadataRequest(_SessionsSetMetadataRequestRequired, total=False):
+    """SessionsSetMetadataRequest: a schema of docs/openapi.yaml."""
+
+    agent: Agent
+    user_id: UserID
+    tenant_id: TenantID
+
+
+class SessionMetadata(TypedDict):
+    """SessionMetadata: The answer of `set_metadata`."""
+
+    session_id: UUID
+    metadata: SessionMetadataObject
+
+
 class SessionSummary(TypedDict):
     """SessionSummary: a schema of docs/openapi.yaml."""
 
@@ -1012,6 +1045,8 @@ class SessionSummary(TypedDict):
     message_count: int
     created_at: Timestamp
     last_active_at: Timestamp
+    metadata: SessionMetadataObject
+    last_synced_at: LastSyncedAt
 
 
 class SessionList(TypedDict):
@@ -1440,7 +1475,7 @@ OPS: Dict[str, Tuple[str, ...]] = {
     'user-memory': ('set', 'get', 'delete', 'list', 'clear'),
     'user-state': ('set', 'get', 'delete'),
     'notes': ('read', 'clear', 'overwrite', 'append', 'prepend', 'replace_section', 'delete_section'),
-    'sessions': ('list', 'history', 'reset', 'delete', 'delete_message', 'set_title', 'clear'),
+    'sessions': ('list', 'history', 'reset', 'delete', 'delete_message', 'set_title', 'set_metadata', 'clear'),
     'memories': ('create', 'list', 'get', 'delete', 'update'),
     'knowledge': ('ingest', 'search', 'delete'),
     'jobs': ('list', 'get', 'retry', 'purge'),

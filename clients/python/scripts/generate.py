@@ -79,6 +79,7 @@ CALLS: Dict[Tuple[str, Optional[str]], Call] = {
     ("sessions", "delete"): Call("Deleted", repeatable="False"),
     ("sessions", "delete_message"): Call("Deleted", repeatable="False"),
     ("sessions", "set_title"): Call("SessionTitle"),
+    ("sessions", "set_metadata"): Call("SessionMetadata"),
     ("sessions", "clear"): Call("SessionsResetResult"),
     ("memories", "create"): Call("MemoryCreated", idempotent=True),
     ("memories", "list"): Call("MemoryList"),

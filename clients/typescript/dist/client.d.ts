@@ -172,6 +172,11 @@ export declare class AgentMemClient {
             session_id: import("./index.js").components["schemas"]["UUID"];
             title: string | null;
         }>;
+        /** setMetadata replaces the session's metadata (a JSON object; `{}` clears it). */
+        setMetadata: (body: OpBody<"sessions", "set_metadata">, opts?: RequestOptions) => Promise<{
+            session_id: import("./index.js").components["schemas"]["UUID"];
+            metadata: import("./index.js").components["schemas"]["SessionMetadataObject"];
+        }>;
         /** clear deletes every message of the caller (of `agent` when given) and keeps the sessions. */
         clear: (body?: OpBody<"sessions", "clear">, opts?: RequestOptions) => Promise<{
             deleted: number;

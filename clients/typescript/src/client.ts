@@ -44,6 +44,7 @@ import type {
   Scope,
   SessionHistory,
   SessionList,
+  SessionMetadata,
   SessionsResetResult,
   SessionTitle,
   SweepRequest,
@@ -235,6 +236,9 @@ export class AgentMemClient {
       this.#op<Deleted>("sessions", "delete_message", body, false, opts),
     setTitle: (body: OpBody<"sessions", "set_title">, opts?: RequestOptions) =>
       this.#op<SessionTitle>("sessions", "set_title", body, true, opts),
+    /** setMetadata replaces the session's metadata (a JSON object; `{}` clears it). */
+    setMetadata: (body: OpBody<"sessions", "set_metadata">, opts?: RequestOptions) =>
+      this.#op<SessionMetadata>("sessions", "set_metadata", body, true, opts),
     /** clear deletes every message of the caller (of `agent` when given) and keeps the sessions. */
     clear: (body: OpBody<"sessions", "clear"> = {}, opts?: RequestOptions) =>
       this.#op<SessionsResetResult>("sessions", "clear", body, true, opts),
@@ -296,7 +300,7 @@ const opsCovered: [
   AllOps<"user-memory", "set" | "get" | "list" | "delete" | "clear">,
   AllOps<"user-state", "set" | "get" | "delete">,
   AllOps<"notes", "read" | "overwrite" | "append" | "prepend" | "replace_section" | "delete_section" | "clear">,
-  AllOps<"sessions", "list" | "history" | "reset" | "delete" | "delete_message" | "set_title" | "clear">,
+  AllOps<"sessions", "list" | "history" | "reset" | "delete" | "delete_message" | "set_title" | "set_metadata" | "clear">,
   AllOps<"memories", "create" | "list" | "get" | "update" | "delete">,
   AllOps<"knowledge", "ingest" | "search" | "delete">,
   AllOps<"jobs", "list" | "get" | "retry" | "purge">,

@@ -93,6 +93,7 @@ export type SessionHistory = Schemas["SessionHistory"];
 export type SessionsResetResult = Schemas["SessionsResetResult"];
 export type Deleted = Schemas["Deleted"];
 export type SessionTitle = Schemas["SessionTitle"];
+export type SessionMetadata = Schemas["SessionMetadata"];
 export type MemoryItem = Schemas["MemoryItem"];
 export type MemoryList = Schemas["MemoryList"];
 export type MemoriesCreateRequest = Omit<Schemas["MemoriesCreateRequest"], "op">;

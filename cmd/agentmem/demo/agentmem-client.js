@@ -645,6 +645,8 @@ var AgentMemClient = class {
     delete: (body, opts) => this.#op("sessions", "delete", body, false, opts),
     deleteMessage: (body, opts) => this.#op("sessions", "delete_message", body, false, opts),
     setTitle: (body, opts) => this.#op("sessions", "set_title", body, true, opts),
+    /** setMetadata replaces the session's metadata (a JSON object; `{}` clears it). */
+    setMetadata: (body, opts) => this.#op("sessions", "set_metadata", body, true, opts),
     /** clear deletes every message of the caller (of `agent` when given) and keeps the sessions. */
     clear: (body = {}, opts) => this.#op("sessions", "clear", body, true, opts)
   };

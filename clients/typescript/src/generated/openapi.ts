@@ -20,8 +20,8 @@ export interface paths {
          *       `created: true`). Concurrent resolves of one scope with no active session create
          *       exactly one session: they serialise on a lock of the scope. `session_id`, when given,
          *       is only the client's remembered id: `matched` says whether it is the active one; it
-         *       never changes which session is active. Resolving an existing session does not change
-         *       its `last_active_at` or expiry.
+         *       never changes which session is active. Resolving an existing session refreshes its
+         *       `last_active_at` (as a commit does) and leaves its expiry.
          *     - `mode: "activate"`: makes `session_id` (required) the active session. It must be a
          *       session of the caller for this same agent, or an id no session uses yet, in which
          *       case a session with that id is created (201, `created: true`). The caller's own
@@ -33,7 +33,10 @@ export interface paths {
          *       `session_id` must not be given with this mode (400). `matched` is false.
          *
          *     A session created here expires after `DEFAULT_RETENTION`; commits extend its expiry.
-         *     The answer is 201 when a session was created and 200 otherwise.
+         *     It takes `metadata` (a JSON object, at most 16 KiB) when given; a session that exists
+         *     keeps its own (`sessions` `set_metadata` changes it). Activating an existing session
+         *     refreshes its `last_active_at` too. The answer is 201 when a session was created and
+         *     200 otherwise.
          */
         post: operations["activeSession"];
         delete?: never;
@@ -624,7 +627,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List the user's sessions, page through one's messages or the user's across sessions, reset, delete, delete a message, set a title, clear every message.
+         * List the user's sessions, page through one's messages or the user's across sessions, reset, delete, delete a message, set a title or the metadata, clear every message.
          * @description One operation per request, named by `op`. A field that is not one of the operation's
          *     is 400, like any unknown field. For every operation that names a `session_id`, a session
          *     that does not exist, has expired, is another user's or tenant's, or (when `agent` is
@@ -635,8 +638,8 @@ export interface paths {
          *       first (`last_active_at` descending, then `session_id` descending). With `agent`, that
          *       agent's sessions only; without it, every agent's. `limit` 1 to 100, default 20.
          *       `message_count` counts the session's unexpired live messages (not those the history
-         *       cap archived). Answer
-         *       `{sessions, next_cursor}`.
+         *       cap archived); each session also carries `created_at`, `metadata` and
+         *       `last_synced_at`. Answer `{sessions, next_cursor}`.
          *     - `history {session_id, order?, limit?, cursor?, offset?, since?}`: the session's unexpired
          *       messages in the `raw` format of `get-context` (`content` as committed: a string or
          *       content parts). `order` `newest` (default; newest first, for display) or `oldest`
@@ -687,6 +690,9 @@ export interface paths {
          *       only white space, without control characters (U+0000 to U+001F, U+007F); `null`
          *       clears it. The field is required: an absent `title` is 400, not a clear. Answer
          *       `{session_id, title}`.
+         *     - `set_metadata {session_id, metadata}`: replaces the session's metadata with
+         *       `metadata`, a JSON object of at most 16 KiB (`{}` clears it); anything else is 400 and
+         *       changes nothing. Answer `{session_id, metadata}`.
          *     - `clear {agent?}`: deletes every message of the user (of `agent`'s sessions when
          *       given) and keeps everything else: the sessions (with their titles, expiry and seq
          *       counters, so a later turn numbers on after the deleted messages), the active
@@ -696,8 +702,8 @@ export interface paths {
          *       or kept whole. Answer `{deleted: n}`, the number of unexpired messages deleted (archived
          *       ones included).
          *
-         *     `reset`, `delete_message` and `set_title` do not change `last_active_at` or the
-         *     session's expiry, so they do not move the session in `list`.
+         *     `reset`, `delete_message`, `set_title` and `set_metadata` do not change
+         *     `last_active_at` or the session's expiry, so they do not move the session in `list`.
          *
          *     **Cursors.** `next_cursor` is an opaque string, `null` on the last page (for `history`:
          *     when no further message existed when the page was read). Pass it back unchanged as
@@ -1207,6 +1213,12 @@ export interface components {
              * @enum {string}
              */
             mode?: "resolve" | "activate" | "new";
+            /**
+             * @description The metadata of a session this request creates: a JSON object of at most 16 KiB
+             *     (compacted); anything else is 400 and creates nothing. A session that exists keeps
+             *     its own. Absent or null: `{}`.
+             */
+            metadata?: Record<string, unknown> | null;
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
@@ -1221,7 +1233,19 @@ export interface components {
             last_active_at: components["schemas"]["Timestamp"];
             /** @description When the session was created. */
             created_at: components["schemas"]["Timestamp"];
+            metadata: components["schemas"]["SessionMetadataObject"];
+            last_synced_at: components["schemas"]["LastSyncedAt"];
         };
+        /** @description The session's metadata, `{}` when none. */
+        SessionMetadataObject: Record<string, unknown>;
+        /**
+         * Format: date-time
+         * @description When the enabled adapters last caught up with the session: set by `process-jobs` when
+         *     it records a job of the session done while none of the session's adapter jobs is
+         *     pending or running, nor dead for that change or a later one. `null` until then, and
+         *     when no adapter is enabled.
+         */
+        LastSyncedAt: string | null;
         CommitTurnRequest: {
             /** @description The session, chosen by the client; created on first commit. */
             session_id: components["schemas"]["UUID"];
@@ -1258,9 +1282,17 @@ export interface components {
              *     out tool messages and the tool calls of assistant messages, and an assistant message
              *     left without text. The whole turn is validated as without it. `messages` in the
              *     answer lists the messages kept, in order; a turn of tool work alone keeps none.
+             *     A message left out is never looked up by its `id`, so a retry leaves it out again
+             *     and stores the others once; a turn with nothing left still stores its `memories`
+             *     and creates or refreshes its session.
              * @default false
              */
             answers_only?: boolean;
+            /**
+             * @description The metadata of the session when this turn creates it, as `active-session`'s
+             *     `metadata`: a JSON object of at most 16 KiB; a session that exists keeps its own.
+             */
+            session_metadata?: Record<string, unknown> | null;
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
@@ -2317,6 +2349,29 @@ export interface components {
             user_id?: components["schemas"]["UserID"];
             tenant_id?: components["schemas"]["TenantID"];
         };
+        SessionsSetMetadataRequest: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            op: "set_metadata";
+            session_id: components["schemas"]["UUID"];
+            /**
+             * @description Required: the session's new metadata, replacing the old, a JSON object of at most
+             *     16 KiB (compacted); `{}` clears it. Anything else (absent, null, another JSON type,
+             *     larger) is 400 naming `metadata` and changes nothing.
+             */
+            metadata: Record<string, unknown>;
+            /** @description When given, the session must be this agent's (else 404). */
+            agent?: components["schemas"]["Agent"];
+            user_id?: components["schemas"]["UserID"];
+            tenant_id?: components["schemas"]["TenantID"];
+        };
+        /** @description The answer of `set_metadata`. */
+        SessionMetadata: {
+            session_id: components["schemas"]["UUID"];
+            metadata: components["schemas"]["SessionMetadataObject"];
+        };
         SessionSummary: {
             session_id: components["schemas"]["UUID"];
             agent: components["schemas"]["Agent"];
@@ -2324,8 +2379,10 @@ export interface components {
             /** @description The session's unexpired live messages (not those the history cap archived). */
             message_count: number;
             created_at: components["schemas"]["Timestamp"];
-            /** @description When the session was created or last committed to. */
+            /** @description When the session was last resolved, activated or committed to. */
             last_active_at: components["schemas"]["Timestamp"];
+            metadata: components["schemas"]["SessionMetadataObject"];
+            last_synced_at: components["schemas"]["LastSyncedAt"];
         };
         SessionList: {
             sessions: components["schemas"]["SessionSummary"][];
@@ -3895,14 +3952,14 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SessionsListRequest"] | components["schemas"]["SessionsHistoryRequest"] | components["schemas"]["SessionsOneRequest"] | components["schemas"]["SessionsDeleteMessageRequest"] | components["schemas"]["SessionsSetTitleRequest"] | components["schemas"]["SessionsClearRequest"];
+                "application/json": components["schemas"]["SessionsListRequest"] | components["schemas"]["SessionsHistoryRequest"] | components["schemas"]["SessionsOneRequest"] | components["schemas"]["SessionsDeleteMessageRequest"] | components["schemas"]["SessionsSetTitleRequest"] | components["schemas"]["SessionsSetMetadataRequest"] | components["schemas"]["SessionsClearRequest"];
             };
         };
         responses: {
             /**
              * @description `list`: `SessionList`. `history`: `SessionHistory`. `reset` and `clear`:
              *     `SessionsResetResult`. `delete` and `delete_message`: `Deleted`. `set_title`:
-             *     `SessionTitle`.
+             *     `SessionTitle`. `set_metadata`: `SessionMetadata`.
              */
             200: {
                 headers: {
@@ -3910,7 +3967,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionList"] | components["schemas"]["SessionHistory"] | components["schemas"]["SessionsResetResult"] | components["schemas"]["Deleted"] | components["schemas"]["SessionTitle"];
+                    "application/json": components["schemas"]["SessionList"] | components["schemas"]["SessionHistory"] | components["schemas"]["SessionsResetResult"] | components["schemas"]["Deleted"] | components["schemas"]["SessionTitle"] | components["schemas"]["SessionMetadata"];
                 };
             };
             400: components["responses"]["BadRequest"];
