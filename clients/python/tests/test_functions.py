@@ -132,8 +132,10 @@ class FunctionsTest(unittest.TestCase):
         res = self.c.commit_turn(session_id=sid, agent="demo", messages=[
             {"role": "user", "content": "one"}, {"role": "assistant", "content": "two"}, {"role": "user", "content": "three"}])
         self.assertEqual(s.set_title(session_id=sid, title="Counting")["title"], "Counting")
+        self.assertEqual(s.set_metadata(session_id=sid, metadata={"channel": "email"})["metadata"], {"channel": "email"})
         listed = s.list(agent="demo", limit=10)
         self.assertEqual(listed["sessions"][0]["title"], "Counting")
+        self.assertEqual(listed["sessions"][0]["metadata"], {"channel": "email"})
         hist = s.history(session_id=sid, order="oldest", limit=2)
         self.assertEqual([m["content"] for m in hist["messages"]], ["one", "two"])
         self.assertEqual(hist["total"], 3)

@@ -67,6 +67,8 @@ test("sessions and memories", async () => {
   const rest = await am.sessions.history({ session_id: sid, order: "newest", limit: 1, cursor: page.next_cursor });
   assert.equal(rest.messages[0].content, "first");
   assert.equal((await am.sessions.setTitle({ session_id: sid, title: "Dogs" })).title, "Dogs");
+  assert.deepEqual((await am.sessions.setMetadata({ session_id: sid, metadata: { pet: "dog" } })).metadata, { pet: "dog" });
+  assert.deepEqual((await am.sessions.list({ agent: "s" })).sessions[0].metadata, { pet: "dog" });
   await am.sessions.deleteMessage({ session_id: sid, message_id: res.messages[0].id });
   assert.equal((await am.sessions.history({ session_id: sid })).total, 1);
   await am.sessions.reset({ session_id: sid });
