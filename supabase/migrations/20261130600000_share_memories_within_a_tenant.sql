@@ -26,7 +26,7 @@
 --   false) and return shared. With it, the user's memories and the tenant's shared ones are one
 --   corpus for BM25 (agentmem.memory_bm25_hits takes with_shared too), and the vector side is
 --   the nearest of each owner's nearest (agentmem.memory_neighbours per owner, the user's and
---   '', whose body the later migration search_wider_graphs owns). Each owner's rows are counted
+--   '', as migration search_wider_graphs defines it). Each owner's rows are counted
 --   once (agentmem.memory_scope_is_small) and ranked exactly when they are few, so that a tenant
 --   without shared memories adds no index scan searching the graph for rows that are not
 --   there; BM25 ranks exactly when both owners' rows are few.
