@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentmem/agentmem/shared/config"
 )
 
 // samTemplate is what TestTemplate reads of template.yaml.
@@ -263,5 +266,121 @@ func TestBuildTags(t *testing.T) {
 		if want := `const buildTags = "` + tags + `"`; !strings.Contains(string(b), want) {
 			t.Errorf("%s does not say %s", f, want)
 		}
+	}
+}
+
+// notOnLambda are the settings of the configuration tables that the template does not set, and
+// why: each is for another way of running agentmem, or set by Lambda itself.
+var notOnLambda = map[string]string{
+	"ADDR":               "where agentmem serve listens",
+	"PORT":               "agentmem serve's port in a container",
+	"AGENTMEM_FUNCTION":  "the function the container image serves on Lambda",
+	"AWS_REGION":         "set by Lambda",
+	"JOBS_POLL_INTERVAL": "agentmem serve's own delivery loop; on Lambda a schedule runs process-jobs",
+}
+
+// Every setting in the README's configuration tables is a parameter of the template (or says
+// in notOnLambda why not), so a deployment can set each without editing the template; every
+// parameter left at its default (empty: the setting's own default) loads as if unset; and the
+// functions' environment with every default leaves more than half of Lambda's 4 KB for the
+// URLs, keys and secrets a deployment fills in.
+func TestTemplateSetsEverySetting(t *testing.T) {
+	raw, err := os.ReadFile("template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl struct {
+		Parameters map[string]struct {
+			Default string `yaml:"Default"`
+		} `yaml:"Parameters"`
+		Globals struct {
+			Function struct {
+				Environment struct {
+					Variables map[string]yaml.Node `yaml:"Variables"`
+				} `yaml:"Environment"`
+			} `yaml:"Function"`
+		} `yaml:"Globals"`
+		Resources map[string]struct {
+			Properties struct {
+				Environment struct {
+					Variables map[string]yaml.Node `yaml:"Variables"`
+				} `yaml:"Environment"`
+			} `yaml:"Properties"`
+		} `yaml:"Resources"`
+	}
+	if err := yaml.Unmarshal(raw, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	size := 0
+	for name, v := range tpl.Globals.Function.Environment.Variables {
+		if v.Tag != "!Ref" {
+			t.Errorf("%s: %s, want a !Ref of a parameter", name, v.Value)
+			continue
+		}
+		p, ok := tpl.Parameters[v.Value]
+		if !ok {
+			t.Errorf("%s: !Ref %s is no parameter", name, v.Value)
+		}
+		env[name] = p.Default
+		size += len(name) + len(p.Default)
+	}
+	if size > 2048 {
+		t.Errorf("the functions' environment takes %d bytes with every default; Lambda allows 4096 in all", size)
+	}
+	perFunction := map[string]bool{}
+	for _, r := range tpl.Resources {
+		for name := range r.Properties.Environment.Variables {
+			perFunction[name] = true
+		}
+	}
+
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := regexp.MustCompile("(?m)^\\| `([A-Z][A-Z0-9_]+)` \\|").FindAllStringSubmatch(string(readme), -1)
+	if len(rows) < 50 {
+		t.Fatalf("%d settings in the README's tables: the pattern no longer finds them", len(rows))
+	}
+	for _, m := range rows {
+		name := m[1]
+		if _, ok := env[name]; !ok && !perFunction[name] && notOnLambda[name] == "" {
+			t.Errorf("README.md documents %s, which template.yaml does not set (add a parameter, or say in notOnLambda why not)", name)
+		}
+	}
+	for name := range notOnLambda {
+		if _, ok := env[name]; ok || perFunction[name] {
+			t.Errorf("%s is in notOnLambda, yet the template sets it", name)
+		}
+	}
+
+	// An empty parameter means the setting's own default: the template's defaults load as its
+	// non-empty ones alone (the values it chooses for Lambda, such as MESSAGE_EMBEDDING commit).
+	required := map[string]string{"DATABASE_URL": "postgresql://u:p@db.example:6543/postgres", "SUPABASE_JWT_SECRET": strings.Repeat("s", 32)}
+	getenv := func(vars map[string]string) func(string) string {
+		return func(name string) string {
+			if v, ok := required[name]; ok {
+				return v
+			}
+			return vars[name]
+		}
+	}
+	fromTemplate, err := config.Load(getenv(env))
+	if err != nil {
+		t.Fatalf("the template's defaults do not load: %v", err)
+	}
+	chosen := map[string]string{}
+	for name, v := range env {
+		if v != "" {
+			chosen[name] = v
+		}
+	}
+	unset, err := config.Load(getenv(chosen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromTemplate, unset) {
+		t.Errorf("the template's defaults load as\n%+v\nwant, as with its empty ones unset,\n%+v", fromTemplate, unset)
 	}
 }
