@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentmem/agentmem/shared/config"
+	"github.com/agentmem/agentmem/shared/service"
 )
 
 // samTemplate is what TestTemplate reads of template.yaml.
@@ -382,5 +383,78 @@ func TestTemplateSetsEverySetting(t *testing.T) {
 	}
 	if !reflect.DeepEqual(fromTemplate, unset) {
 		t.Errorf("the template's defaults load as\n%+v\nwant, as with its empty ones unset,\n%+v", fromTemplate, unset)
+	}
+}
+
+// The README's list of functions ("### The functions") has one entry per functions/<name>,
+// and nothing else.
+func TestReadmeListsEveryFunction(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, "\n### The functions\n")
+	if start < 0 {
+		t.Fatal(`README.md has no "### The functions" section`)
+	}
+	section := text[start+1:]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	var listed []string
+	for _, m := range regexp.MustCompile(`(?m)^- \*\*([a-z-]+)\*\*`).FindAllStringSubmatch(section, -1) {
+		listed = append(listed, m[1])
+	}
+	dirs, err := filepath.Glob("functions/*/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fns []string
+	for _, d := range dirs {
+		fns = append(fns, filepath.Base(filepath.Dir(d)))
+	}
+	slices.Sort(listed)
+	if !slices.Equal(listed, fns) {
+		t.Errorf("README.md's functions %v, functions/ %v", listed, fns)
+	}
+}
+
+// A function takes a scheduled event in its own binary (functions/<name>/main.go sets
+// Scheduled), in the container image (service.ScheduledFunctions) and in template.yaml (a
+// Schedule event) alike, or in none of them.
+func TestScheduledEntries(t *testing.T) {
+	raw, err := os.ReadFile("template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl samTemplate
+	if err := yaml.Unmarshal(raw, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	dirs, err := filepath.Glob("functions/*/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var binaries, template []string
+	for _, d := range dirs {
+		fn := filepath.Base(filepath.Dir(d))
+		src, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(src), "Scheduled:") {
+			binaries = append(binaries, fn)
+		}
+		for _, ev := range tpl.Resources[logicalID(fn)].Props.Events {
+			if ev.Type == "Schedule" || ev.Type == "ScheduleV2" {
+				template = append(template, fn)
+				break
+			}
+		}
+	}
+	image := service.ScheduledFunctions()
+	if len(image) == 0 || !slices.Equal(binaries, image) || !slices.Equal(template, image) {
+		t.Errorf("functions with a scheduled entry: binaries %v, container image %v, template.yaml %v", binaries, image, template)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/signal"
@@ -61,6 +62,31 @@ func flushing(handler func(context.Context, json.RawMessage) (any, error), svc *
 	}
 }
 
+// scheduledEntry is a function's scheduled entry (an EventBridge rule's event), on a service.
+type scheduledEntry func(svc *Service) func(ctx context.Context, _ events.EventBridgeEvent) (any, error)
+
+// scheduledEntries are the scheduled entries of the functions that take one, as the
+// functions/<name> binaries wire them; TestScheduledEntries keeps this table, those binaries
+// and template.yaml's Schedule events in step. It is a function, not a variable, so that a
+// binary that never asks for it links neither entry.
+func scheduledEntries() map[string]scheduledEntry {
+	return map[string]scheduledEntry{
+		"sweep-expired": func(svc *Service) func(ctx context.Context, _ events.EventBridgeEvent) (any, error) {
+			return func(ctx context.Context, _ events.EventBridgeEvent) (any, error) { return svc.App.ScheduledSweep(ctx) }
+		},
+		"process-jobs": func(svc *Service) func(ctx context.Context, _ events.EventBridgeEvent) (any, error) {
+			return func(ctx context.Context, _ events.EventBridgeEvent) (any, error) {
+				return svc.App.ScheduledProcessJobs(ctx)
+			}
+		},
+	}
+}
+
+// ScheduledFunctions names the functions that take a scheduled event, sorted.
+func ScheduledFunctions() []string {
+	return slices.Sorted(maps.Keys(scheduledEntries()))
+}
+
 // EntryByName is the Entry of the named function, for the container image, which holds every
 // function and runs the one its configuration names (agentmem lambda NAME). The functions/<name>
 // binaries wire their own Entry instead, so that each links only its handler.
@@ -70,15 +96,8 @@ func EntryByName(name string) (Entry, bool) {
 	}
 	return func(svc *Service) (http.Handler, lambdaentry.Options) {
 		var opts lambdaentry.Options
-		switch name {
-		case "sweep-expired":
-			opts.Scheduled = func(ctx context.Context, _ events.EventBridgeEvent) (any, error) {
-				return svc.App.ScheduledSweep(ctx)
-			}
-		case "process-jobs":
-			opts.Scheduled = func(ctx context.Context, _ events.EventBridgeEvent) (any, error) {
-				return svc.App.ScheduledProcessJobs(ctx)
-			}
+		if scheduled, ok := scheduledEntries()[name]; ok {
+			opts.Scheduled = scheduled(svc)
 		}
 		for _, rt := range svc.Server.Routes() {
 			if rt.Name == name {
