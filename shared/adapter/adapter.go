@@ -4,9 +4,11 @@
 // change after it committed, from the outbox (agentmem.jobs), and a failing adapter never fails
 // a user's request.
 //
-// An adapter lives in a package of its own (adapter/webhook, ...) and is enabled by its name in
-// ADAPTERS. Adding one takes its name in Known, a constructor in shared/service, and nothing
-// else: the outbox writes a job per enabled name, process-jobs delivers it.
+// An adapter lives in a package of its own (adapter/webhook, ...) that reads its own settings
+// (ConfigFromEnv, through shared/envvar) and is enabled by its name in ADAPTERS. Adding one
+// takes the package, its name in Known, its settings in config.Config (read by its
+// ConfigFromEnv), a constructor in shared/service, and nothing else: the outbox writes a job per
+// enabled name, process-jobs delivers it.
 package adapter
 
 import (

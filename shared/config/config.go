@@ -23,6 +23,7 @@ import (
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/envvar"
 	"github.com/agentmem/agentmem/shared/llm"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/redact"
@@ -297,7 +298,7 @@ type Config struct {
 }
 
 // DefaultMem0Recall is MEM0_RECALL's default: recall asks only the database.
-const DefaultMem0Recall = false
+const DefaultMem0Recall = mem0.DefaultRecall
 
 // The values of JOBS_NOTIFY.
 const (
@@ -357,22 +358,12 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.JWTSecret = LocalJWTSecret
 	}
-	c.JWKSRefresh = auth.DefaultJWKSRefresh
-	if v := getenv("SUPABASE_JWKS_REFRESH"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < auth.MinJWKSRefresh {
-			return c, fmt.Errorf("SUPABASE_JWKS_REFRESH must be a Go duration of at least %s such as %s, not %q",
-				auth.MinJWKSRefresh, auth.DefaultJWKSRefresh, v)
-		}
-		c.JWKSRefresh = d
+	var err error
+	if c.JWKSRefresh, err = envvar.Duration(getenv, "SUPABASE_JWKS_REFRESH", auth.DefaultJWKSRefresh, auth.MinJWKSRefresh); err != nil {
+		return c, err
 	}
-	c.AuthAllowAnonymous = DefaultAuthAllowAnonymous
-	if v := strings.TrimSpace(getenv("AUTH_ALLOW_ANONYMOUS")); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return c, fmt.Errorf("AUTH_ALLOW_ANONYMOUS must be true or false, not %q", v)
-		}
-		c.AuthAllowAnonymous = b
+	if c.AuthAllowAnonymous, err = envvar.Bool(getenv, "AUTH_ALLOW_ANONYMOUS", DefaultAuthAllowAnonymous); err != nil {
+		return c, err
 	}
 	c.DefaultRetention = memory.DefaultRetention
 	if v := getenv("DEFAULT_RETENTION"); v != "" {
@@ -442,7 +433,6 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.MemoryMergeSimilarity = f
 	}
-	var err error
 	if c.RateLimitUserPerMinute, err = boundedInt(getenv, "RATE_LIMIT_USER_PER_MINUTE",
 		DefaultRateLimitUserPerMinute, 0, MaxRateLimitPerMinute); err != nil {
 		return c, err
@@ -481,13 +471,9 @@ func (c *Config) loadReplicas(getenv func(string) string) error {
 		{"REPLICA_MAX_LAG", &c.ReplicaMaxLag, store.DefaultReplicaMaxLag, 100 * time.Millisecond},
 		{"REPLICA_CHECK_INTERVAL", &c.ReplicaCheckInterval, store.DefaultReplicaCheckInterval, 10 * time.Millisecond},
 	} {
-		*d.to = d.def
-		if v := strings.TrimSpace(getenv(d.name)); v != "" {
-			x, err := time.ParseDuration(v)
-			if err != nil || x < d.min {
-				return fmt.Errorf("%s must be a Go duration of at least %s such as %s, not %q", d.name, d.min, d.def, v)
-			}
-			*d.to = x
+		var err error
+		if *d.to, err = envvar.Duration(func(name string) string { return envvar.String(getenv, name) }, d.name, d.def, d.min); err != nil {
+			return err
 		}
 	}
 	if c.ReplicaCheckInterval >= c.ReplicaMaxLag {
@@ -536,32 +522,16 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 		{"JOBS_LEASE", &c.Jobs.Lease, app.DefaultJobsLease, time.Second},
 		{"JOBS_DONE_RETENTION", &c.Jobs.DoneRetention, app.DefaultJobsDoneRetention, time.Second},
 		{"JOBS_POLL_INTERVAL", &c.JobsPollInterval, app.DefaultJobsPollInterval, 10 * time.Millisecond},
-		{"WEBHOOK_TIMEOUT", &c.Webhook.Timeout, webhook.DefaultTimeout, time.Millisecond},
-		{"REDIS_TTL", &c.Redis.TTL, redis.DefaultTTL, time.Second},
-		{"REDIS_TIMEOUT", &c.Redis.Timeout, redis.DefaultTimeout, time.Millisecond},
-		{"MEM0_TIMEOUT", &c.Mem0.Timeout, mem0.DefaultTimeout, time.Millisecond},
-		{"MEM0_RECALL_TIMEOUT", &c.Mem0.RecallTimeout, mem0.DefaultRecallTimeout, time.Millisecond},
 	}
 	for _, d := range durations {
-		*d.to = d.def
-		if v := getenv(d.name); v != "" {
-			x, err := time.ParseDuration(v)
-			if err != nil || x < d.min {
-				return fmt.Errorf("%s must be a Go duration of at least %s such as %s, not %q", d.name, d.min, d.def, v)
-			}
-			*d.to = x
+		if *d.to, err = envvar.Duration(getenv, d.name, d.def, d.min); err != nil {
+			return err
 		}
 	}
 	if c.Jobs.BackoffMax < c.Jobs.BackoffBase {
 		return fmt.Errorf("JOBS_BACKOFF_MAX (%s) must not be below JOBS_BACKOFF_BASE (%s)", c.Jobs.BackoffMax, c.Jobs.BackoffBase)
 	}
 	if c.Jobs.Concurrency, err = boundedInt(getenv, "JOBS_CONCURRENCY", app.DefaultJobsConcurrency, 1, 64); err != nil {
-		return err
-	}
-	if c.Redis.UserWindows, err = boundedInt(getenv, "REDIS_USER_WINDOWS", redis.DefaultUserWindows, 1, 100_000); err != nil {
-		return err
-	}
-	if c.Redis.UserBytes, err = boundedInt(getenv, "REDIS_USER_BYTES", redis.DefaultUserBytes, 1<<10, 1<<30); err != nil {
 		return err
 	}
 	c.JobsNotify = strings.TrimSpace(getenv("JOBS_NOTIFY"))
@@ -576,35 +546,16 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 		return fmt.Errorf("JOBS_NOTIFY must be process, none or lambda:<function name or ARN>, not %q", c.JobsNotify)
 	}
 
-	c.Webhook.URL = strings.TrimSpace(getenv("WEBHOOK_URL"))
-	c.Webhook.Secret = strings.TrimSpace(getenv("WEBHOOK_SECRET"))
-	c.Webhook.QStashToken = strings.TrimSpace(getenv("QSTASH_TOKEN"))
-	c.Webhook.QStashURL = strings.TrimRight(strings.TrimSpace(getenv("QSTASH_URL")), "/")
-	if c.Webhook.QStashURL == "" {
-		c.Webhook.QStashURL = webhook.DefaultQStashURL
+	// Each adapter reads its own settings, whether ADAPTERS names it or not, so that a
+	// mistyped value stops the start either way.
+	if c.Webhook, err = webhook.ConfigFromEnv(getenv); err != nil {
+		return err
 	}
-	if v := strings.TrimSpace(getenv("QSTASH_RETRIES")); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 100 {
-			return fmt.Errorf("QSTASH_RETRIES must be a number from 0 to 100, not %q", v)
-		}
-		c.Webhook.QStashRetries = &n
+	if c.Redis, err = redis.ConfigFromEnv(getenv); err != nil {
+		return err
 	}
-	c.Redis.URL = strings.TrimSpace(getenv("REDIS_URL"))
-	c.Mem0.APIKey = strings.TrimSpace(getenv("MEM0_API_KEY"))
-	c.Mem0.URL = strings.TrimRight(strings.TrimSpace(getenv("MEM0_URL")), "/")
-	if c.Mem0.URL == "" {
-		c.Mem0.URL = mem0.DefaultURL
-	}
-	c.Mem0.OrgID = strings.TrimSpace(getenv("MEM0_ORG_ID"))
-	c.Mem0.ProjectID = strings.TrimSpace(getenv("MEM0_PROJECT_ID"))
-	c.Mem0.Recall = DefaultMem0Recall
-	if v := strings.TrimSpace(getenv("MEM0_RECALL")); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("MEM0_RECALL must be true or false, not %q", v)
-		}
-		c.Mem0.Recall = b
+	if c.Mem0, err = mem0.ConfigFromEnv(getenv); err != nil {
+		return err
 	}
 	c.PIIHashSalt = getenv(redact.SaltEnv)
 	if len(c.Adapters) > 0 {
@@ -853,27 +804,11 @@ func (c *Config) loadChat(getenv func(string) string) error {
 }
 
 func positiveDuration(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
-	v := getenv(name)
-	if v == "" {
-		return def, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%s must be a positive Go duration such as %s, not %q", name, def, v)
-	}
-	return d, nil
+	return envvar.PositiveDuration(getenv, name, def)
 }
 
 func boundedInt(getenv func(string) string, name string, def, lo, hi int) (int, error) {
-	v := getenv(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("%s must be a number from %d to %d, not %q", name, lo, hi, v)
-	}
-	return n, nil
+	return envvar.Int(getenv, name, def, lo, hi)
 }
 
 // LoopbackAddr reports whether a listening address (host:port) can be reached from this
