@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"sort"
@@ -140,14 +139,14 @@ func TestFaultRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	admin.Close(ctx)
-	if err := testdb.Migrate(ctx, faultURL(t, direct, dbName), true); err != nil {
+	if err := testdb.Migrate(ctx, testdb.URLOf(direct, dbName), true); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 
 	var logs faultLog
 	bases := map[string]string{}
 	for via, u := range map[string]string{"pooler": pooled, "direct": direct} {
-		e := buildEnv(t, envConfig{url: faultURL(t, u, dbName), maxConns: 4, log: func(io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(&logs, nil)) },
+		e := buildEnv(t, envConfig{url: testdb.URLOf(u, dbName), maxConns: 4, log: func(io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(&logs, nil)) },
 			http: httpapi.Config{RequestTimeout: 5 * time.Second}})
 		hs := httptest.NewServer(e.h)
 		t.Cleanup(hs.Close)
@@ -204,7 +203,7 @@ func TestFaultRestarts(t *testing.T) {
 	}
 
 	// The ledger against what the database holds.
-	check, err := pgx.Connect(ctx, faultURL(t, direct, dbName))
+	check, err := pgx.Connect(ctx, testdb.URLOf(direct, dbName))
 	if err != nil {
 		t.Fatalf("connect to check: %v", err)
 	}
@@ -426,16 +425,6 @@ func faultCtl(ctx context.Context, ctl string, args ...string) error {
 		return fmt.Errorf("%s %s: %w: %s", ctl, strings.Join(args, " "), err, out)
 	}
 	return nil
-}
-
-func faultURL(t *testing.T, raw, db string) string {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + db
-	return u.String()
 }
 
 func faultWindows(w map[string]int) string {

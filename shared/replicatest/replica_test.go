@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -85,7 +84,7 @@ func TestReadReplicas(t *testing.T) {
 		}
 	}
 	admin.Close(ctx)
-	primaryDB, replicaDB := withDatabase(t, primaryURL, dbName), withDatabase(t, replicaURL, dbName)
+	primaryDB, replicaDB := testdb.URLOf(primaryURL, dbName), testdb.URLOf(replicaURL, dbName)
 	if err := testdb.Migrate(ctx, primaryDB, true); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
@@ -573,14 +572,4 @@ func control(ctx context.Context, ctl string, args ...string) error {
 		return fmt.Errorf("%s %s: %w: %s", ctl, strings.Join(args, " "), err, out)
 	}
 	return nil
-}
-
-func withDatabase(t *testing.T, raw, name string) string {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }

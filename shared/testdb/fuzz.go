@@ -43,5 +43,5 @@ func Fuzz(t testing.TB) DB {
 			t.Fatalf("create fuzz database: %v", err)
 		}
 	}
-	return DB{Name: name, URL: withDatabase(server, name), server: server}
+	return DB{Name: name, URL: URLOf(server, name), server: server}
 }

@@ -48,7 +48,7 @@ func (d DB) PoolerURL() string {
 	if p == "" {
 		return ""
 	}
-	return withDatabase(p, d.Name)
+	return URLOf(p, d.Name)
 }
 
 // ServerURL returns the test server's superuser URL, failing the test when it is not set.
@@ -77,7 +77,7 @@ func New(t testing.TB) DB {
 	if err := createMigrated(ctx, conn, server, name); err != nil {
 		t.Fatal(err)
 	}
-	db := DB{Name: name, URL: withDatabase(server, name), server: server}
+	db := DB{Name: name, URL: URLOf(server, name), server: server}
 	t.Cleanup(func() {
 		if err := db.Drop(); err != nil {
 			t.Logf("drop test database: %v", err)
@@ -101,12 +101,12 @@ func Create(ctx context.Context, serverURL, name string) (DB, error) {
 	if err := createMigrated(ctx, conn, serverURL, name); err != nil {
 		return DB{}, err
 	}
-	return DB{Name: name, URL: withDatabase(serverURL, name), server: serverURL}, nil
+	return DB{Name: name, URL: URLOf(serverURL, name), server: serverURL}, nil
 }
 
 // Open names an existing database on the server at serverURL, to Drop it.
 func Open(serverURL, name string) DB {
-	return DB{Name: name, URL: withDatabase(serverURL, name), server: serverURL}
+	return DB{Name: name, URL: URLOf(serverURL, name), server: serverURL}
 }
 
 // Drop removes the database, closing any connection still open to it.
@@ -215,7 +215,7 @@ func ensureTemplate(ctx context.Context, server string) (string, error) {
 	if _, err := conn.Exec(ctx, "create database "+pgx.Identifier{building}.Sanitize()+" template template0"); err != nil {
 		return "", err
 	}
-	if err := Migrate(ctx, withDatabase(server, building), true); err != nil {
+	if err := Migrate(ctx, URLOf(server, building), true); err != nil {
 		return "", err
 	}
 	if _, err := conn.Exec(ctx, fmt.Sprintf("alter database %s rename to %s",
@@ -259,7 +259,9 @@ func Migrate(ctx context.Context, url string, bootstrap bool) error {
 	return schema.Migrate(ctx, conn)
 }
 
-func withDatabase(raw, name string) string {
+// URLOf is the server URL raw with its database replaced by name (raw itself when it does not
+// parse).
+func URLOf(raw, name string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return raw
