@@ -9,6 +9,8 @@
 //	                               $AGENTMEM_FUNCTION): the container image's Lambda mode
 //	agentmem schedule [flags]      install (or remove) the pg_cron job that sweeps expired rows
 //	agentmem bootstrap             create the Supabase roles, auth helpers and auth.users a local database lacks
+//	agentmem partition [--partitions N] [--lock-timeout D]
+//	                               partition the user-owned tables by user (USER_PARTITIONS) after the migrations
 //	agentmem token [flags]         print a local HS256 access token
 //	agentmem sweep [flags]         delete expired rows now
 //	agentmem forget --user UUID [--tenant T]
@@ -67,6 +69,10 @@ commands:
   schedule    install the pg_cron job that sweeps expired rows in the database itself:
               [--cron '*/15 * * * *'] [--batch-size N] [--max-batches N] [--remove] [--show]
   bootstrap   create the Supabase roles, auth helpers and auth.users a local database lacks (DATABASE_URL)
+  partition   partition every user-owned table by hash of its user, in place, after the migrations
+              (scripts/migrate.sh runs it when USER_PARTITIONS > 1): [--partitions N] (default
+              USER_PARTITIONS, else 1: nothing changes) [--lock-timeout 10s]; idempotent; refuses
+              another number once partitioned
   token       print a local HS256 access token (SUPABASE_JWT_SECRET or the local default)
   sweep       delete expired rows now
   forget      erase everything stored for a user: --user UUID [--tenant T] (default: every tenant)
@@ -110,6 +116,8 @@ func main() {
 		err = schedule(ctx, os.Args[2:])
 	case "bootstrap":
 		err = bootstrap(ctx)
+	case "partition":
+		err = partition(ctx, os.Args[2:], os.Stdout)
 	case "token":
 		err = token(os.Args[2:])
 	case "sweep":

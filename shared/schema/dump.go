@@ -196,6 +196,8 @@ func dumpTable(ctx context.Context, conn querier, b *strings.Builder, t relation
 	cons, err := queryStrings(ctx, conn, `
 		select 'constraint ' || quote_ident(conname) || ' ' || pg_get_constraintdef(oid)
 		from pg_constraint where conrelid = $1 and contype <> 'n'
+		  -- not the copies of a foreign key to a partitioned table, one per partition
+		  and conparentid = 0
 		order by conname`, t.oid)
 	if err != nil {
 		return err

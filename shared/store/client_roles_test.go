@@ -366,6 +366,9 @@ var definerFunctions = []string{
 	// Row-level security keeps the full-text index from serving a search; the function checks
 	// the scope is the caller's own and answers only which messages match.
 	"agentmem.message_word_matches(text,text,text,tsquery)",
+	// On the partitioned layout a new session's id is looked for among every user's sessions,
+	// so that it stays unique (agentmem.partition_by_user).
+	"agentmem.keep_session_id_unique()",
 }
 
 // The functions recall and get-context rank with take the user to search as an argument, and

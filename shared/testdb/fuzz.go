@@ -19,7 +19,7 @@ func Fuzz(t testing.TB) DB {
 	server := ServerURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	tmpl, err := ensureTemplate(ctx, server)
+	tmpl, err := ensureTemplate(ctx, server, UserPartitions(t))
 	if err != nil {
 		t.Fatalf("prepare template database: %v", err)
 	}

@@ -31,6 +31,23 @@ const EnvURL = "AGENTMEM_TEST_DATABASE_URL"
 // EnvPoolerURL names the variable holding the same server behind PgBouncer in transaction mode.
 const EnvPoolerURL = "AGENTMEM_TEST_POOLER_URL"
 
+// EnvUserPartitions names the variable holding the number of partitions of the user-owned
+// tables in the databases New and Create make (agentmem.partition_by_user; default 1, the
+// migrations' layout), so that a suite runs on the partitioned layout too (make
+// test-partitioned).
+const EnvUserPartitions = "AGENTMEM_TEST_USER_PARTITIONS"
+
+// UserPartitions is the number of partitions EnvUserPartitions asks for (1 when unset),
+// failing the test when it is not a valid USER_PARTITIONS.
+func UserPartitions(t testing.TB) int {
+	t.Helper()
+	n, err := schema.ParseUserPartitions(os.Getenv(EnvUserPartitions))
+	if err != nil {
+		t.Fatalf("%s: %v", EnvUserPartitions, err)
+	}
+	return n
+}
+
 // DB is a fresh database for a test.
 type DB struct {
 	// Name is the database name.
@@ -61,8 +78,16 @@ func ServerURL(t testing.TB) string {
 	return u
 }
 
-// New creates a database with the migrations applied and drops it when the test ends.
+// New creates a database with the migrations applied and drops it when the test ends. Its
+// user-owned tables have the partitions EnvUserPartitions asks for.
 func New(t testing.TB) DB {
+	t.Helper()
+	return NewPartitioned(t, UserPartitions(t))
+}
+
+// NewPartitioned is New with the user-owned tables partitioned by user into n partitions
+// (n = 1: the migrations' layout), whatever EnvUserPartitions says.
+func NewPartitioned(t testing.TB, n int) DB {
 	t.Helper()
 	server := ServerURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -74,7 +99,7 @@ func New(t testing.TB) DB {
 		t.Fatalf("connect to test server: %v", err)
 	}
 	defer conn.Close(ctx)
-	if err := createMigrated(ctx, conn, server, name); err != nil {
+	if err := createMigrated(ctx, conn, server, name, n); err != nil {
 		t.Fatal(err)
 	}
 	db := DB{Name: name, URL: URLOf(server, name), server: server}
@@ -89,7 +114,12 @@ func New(t testing.TB) DB {
 // Create makes the database name on the server at serverURL (a superuser URL) from the
 // template of the current migration set, replacing a database of that name, and returns its
 // URL. It is New for tests outside Go (the TypeScript client's): the caller drops it with Drop.
+// The user-owned tables have the partitions EnvUserPartitions asks for.
 func Create(ctx context.Context, serverURL, name string) (DB, error) {
+	n, err := schema.ParseUserPartitions(os.Getenv(EnvUserPartitions))
+	if err != nil {
+		return DB{}, fmt.Errorf("%s: %w", EnvUserPartitions, err)
+	}
 	conn, err := pgx.Connect(ctx, serverURL)
 	if err != nil {
 		return DB{}, fmt.Errorf("connect to test server: %w", err)
@@ -98,7 +128,7 @@ func Create(ctx context.Context, serverURL, name string) (DB, error) {
 	if _, err := conn.Exec(ctx, "drop database if exists "+pgx.Identifier{name}.Sanitize()+" with (force)"); err != nil {
 		return DB{}, err
 	}
-	if err := createMigrated(ctx, conn, serverURL, name); err != nil {
+	if err := createMigrated(ctx, conn, serverURL, name, n); err != nil {
 		return DB{}, err
 	}
 	return DB{Name: name, URL: URLOf(serverURL, name), server: serverURL}, nil
@@ -128,9 +158,11 @@ func (d DB) Drop() error {
 // createMigrated creates the database name from the template of the current migration set,
 // building the template first where it is missing. A checkout with other migrations that
 // builds its own template on the same server drops ours; the template is then built again.
-func createMigrated(ctx context.Context, conn *pgx.Conn, server, name string) error {
+// partitions is the number of partitions of the user-owned tables (1: as the migrations make
+// them); each number has a template of its own.
+func createMigrated(ctx context.Context, conn *pgx.Conn, server, name string, partitions int) error {
 	for attempt := 0; ; attempt++ {
-		tmpl, err := ensureTemplate(ctx, server)
+		tmpl, err := ensureTemplate(ctx, server, partitions)
 		if err != nil {
 			return fmt.Errorf("prepare template database: %w", err)
 		}
@@ -159,8 +191,9 @@ func createFromTemplate(ctx context.Context, conn *pgx.Conn, name, tmpl string) 
 	return err
 }
 
-// ensureTemplate creates the template database for the current migration set once per server.
-func ensureTemplate(ctx context.Context, server string) (string, error) {
+// ensureTemplate creates the template database for the current migration set (and number of
+// partitions) once per server.
+func ensureTemplate(ctx context.Context, server string, partitions int) (string, error) {
 	migs, err := agentmem.Migrations()
 	if err != nil {
 		return "", err
@@ -171,7 +204,12 @@ func ensureTemplate(ctx context.Context, server string) (string, error) {
 		h.Write([]byte(m.Name))
 		h.Write([]byte(m.SQL))
 	}
-	tmpl := "agentmem_template_" + hex.EncodeToString(h.Sum(nil))[:16]
+	// The templates of one migration set share this prefix; one partitioned into n ends in _p<n>.
+	prefix := "agentmem_template_" + hex.EncodeToString(h.Sum(nil))[:16]
+	tmpl := prefix
+	if partitions > 1 {
+		tmpl = fmt.Sprintf("%s_p%d", prefix, partitions)
+	}
 
 	conn, err := pgx.Connect(ctx, server)
 	if err != nil {
@@ -218,6 +256,11 @@ func ensureTemplate(ctx context.Context, server string) (string, error) {
 	if err := Migrate(ctx, URLOf(server, building), true); err != nil {
 		return "", err
 	}
+	if partitions > 1 {
+		if err := partition(ctx, URLOf(server, building), partitions); err != nil {
+			return "", err
+		}
+	}
 	if _, err := conn.Exec(ctx, fmt.Sprintf("alter database %s rename to %s",
 		pgx.Identifier{building}.Sanitize(), pgx.Identifier{tmpl}.Sanitize())); err != nil {
 		return "", err
@@ -225,9 +268,10 @@ func ensureTemplate(ctx context.Context, server string) (string, error) {
 	if _, err := conn.Exec(ctx, "alter database "+pgx.Identifier{tmpl}.Sanitize()+" is_template true"); err != nil {
 		return "", err
 	}
-	// Templates of earlier migration sets are of no further use.
+	// Templates of earlier migration sets are of no further use; those of this set with
+	// another number of partitions are.
 	rows, err := conn.Query(ctx, `select datname from pg_database
-		where datname like 'agentmem\_template\_%' and datname <> $1`, tmpl)
+		where datname like 'agentmem\_template\_%' and datname not like $1`, prefix+"%")
 	if err != nil {
 		return "", err
 	}
@@ -257,6 +301,17 @@ func Migrate(ctx context.Context, url string, bootstrap bool) error {
 		}
 	}
 	return schema.Migrate(ctx, conn)
+}
+
+// partition partitions the user-owned tables of the database at url into n.
+func partition(ctx context.Context, url string, n int) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	_, err = schema.PartitionByUser(ctx, conn, n, 0)
+	return err
 }
 
 // URLOf is the server URL raw with its database replaced by name (raw itself when it does not
