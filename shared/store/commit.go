@@ -112,7 +112,7 @@ const appendSQL = `
 with sess as (
   insert into agentmem.sessions as s (id, tenant_id, user_id, agent, last_seq, expires_at, metadata)
   values ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::float8), coalesce($19::jsonb, '{}'::jsonb))
-  on conflict (id) do update
+  on conflict on constraint sessions_pkey do update
     set last_seq = s.last_seq + excluded.last_seq,
         last_active_at = now(),
         expires_at = greatest(s.expires_at, excluded.expires_at)
@@ -252,7 +252,7 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 	err := tx.QueryRow(ctx, `
 		insert into agentmem.sessions as s (id, tenant_id, user_id, agent, expires_at, metadata)
 		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8), coalesce($6::jsonb, '{}'::jsonb))
-		on conflict (id) do update
+		on conflict on constraint sessions_pkey do update
 		  set last_active_at = now(), expires_at = greatest(s.expires_at, excluded.expires_at)
 		  where s.agent = excluded.agent
 		returning last_seq`,
@@ -279,15 +279,16 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 		rows, err := tx.Query(ctx, `
 			with expired as (
 			  delete from agentmem.messages
-			  where session_id = $1 and id = any($2::text[]) and expires_at <= now()),
+			  where user_id = $3 and session_id = $1 and id = any($2::text[]) and expires_at <= now()),
 			expired_archived as (
 			  delete from agentmem.messages_archive
-			  where session_id = $1 and id = any($2::text[]) and expires_at <= now())
+			  where user_id = $3 and session_id = $1 and id = any($2::text[]) and expires_at <= now())
 			select id, seq, created_at from agentmem.messages
-			where session_id = $1 and id = any($2::text[]) and expires_at > now()
+			where user_id = $3 and session_id = $1 and id = any($2::text[]) and expires_at > now()
 			union all
 			select id, seq, created_at from agentmem.messages_archive
-			where session_id = $1 and id = any($2::text[]) and expires_at > now()`, p.SessionID, clientIDs)
+			where user_id = $3 and session_id = $1 and id = any($2::text[]) and expires_at > now()`,
+			p.SessionID, clientIDs, sc.UserID)
 		if err != nil {
 			return res, fmt.Errorf("select stored messages: %w", err)
 		}

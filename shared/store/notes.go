@@ -80,12 +80,13 @@ func (s *Store) EditNotes(ctx context.Context, p EditNotesParams) (EditedNotes, 
 	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
 		// One statement creates the notes empty when absent and locks them either way (the
 		// conflict's update takes the row lock, as a first insert holds its new row), and
-		// reads the current text. xmax is 0 on a freshly inserted row.
+		// reads the current text, and whether it made them.
 		var current string
 		err := tx.QueryRow(ctx, `
 			insert into agentmem.notes as n (tenant_id, user_id, agent, content) values ($1, $2, $3, '')
 			on conflict (user_id, tenant_id, agent) do update set content = n.content
-			returning n.content, (n.xmax = 0)`, sc.TenantID, sc.UserID, sc.Agent).Scan(&current, &out.Created)
+			returning n.content, `+insertedSQL("n", "notes", "p.user_id = $2 and p.tenant_id = $1 and p.agent = $3"),
+			sc.TenantID, sc.UserID, sc.Agent).Scan(&current, &out.Created)
 		if err != nil {
 			return fmt.Errorf("lock notes: %w", err)
 		}

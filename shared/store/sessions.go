@@ -77,7 +77,7 @@ const touchActiveSQL = `
 	update agentmem.sessions s set last_active_at = greatest(s.last_active_at, now())
 	from agentmem.active_sessions a
 	where a.user_id = $1 and a.tenant_id = $2 and a.agent = $3
-	  and s.id = a.session_id and s.expires_at > now()
+	  and s.user_id = $1 and s.id = a.session_id and s.expires_at > now()
 	returning ` + activeColumns
 
 // activeColumns are the columns of a session scanActive reads, of a statement naming it s.
@@ -170,11 +170,11 @@ func activate(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (memory.Act
 	err := tx.QueryRow(ctx, `
 		insert into agentmem.sessions as s (id, tenant_id, user_id, agent, expires_at, metadata)
 		values ($1, $2, $3, $4, now() + make_interval(secs => $5::float8), coalesce($6::jsonb, '{}'::jsonb))
-		on conflict (id) do update
+		on conflict on constraint sessions_pkey do update
 		  set expires_at = greatest(s.expires_at, excluded.expires_at),
 		      last_active_at = greatest(s.last_active_at, now())
 		  where s.agent = excluded.agent
-		returning xmax = 0, `+activeColumns,
+		returning `+insertedSQL("s", "sessions", "p.user_id = $3 and p.id = $1")+`, `+activeColumns,
 		id, sc.TenantID, sc.UserID, sc.Agent, p.TTL.Seconds(), rawOrNil(p.Metadata)).Scan(&out.Created,
 		&out.SessionID, &out.CreatedAt, &out.LastActiveAt, &out.Metadata, &out.LastSyncedAt)
 	if errors.Is(err, pgx.ErrNoRows) || isRLSViolation(err) {

@@ -48,7 +48,7 @@ type SessionPage struct {
 const listSessionsSQL = `
 select p.id, p.agent, p.title,
        (select count(*) from agentmem.messages m
-         where m.session_id = p.id and m.expires_at > now()) as message_count,
+         where m.user_id = $1 and m.session_id = p.id and m.expires_at > now()) as message_count,
        p.created_at, p.last_active_at, p.metadata, p.last_synced_at
 from (
   select s.id, s.agent, s.title, s.created_at, s.last_active_at, s.metadata, s.last_synced_at
@@ -284,7 +284,7 @@ func (s *Store) ResetSession(ctx context.Context, sc memory.Scope, id uuid.UUID)
 		if err != nil {
 			return fmt.Errorf("delete messages: %w", err)
 		}
-		if _, err := tx.Exec(ctx, deleteSummarySQL, id, 0); err != nil {
+		if _, err := tx.Exec(ctx, deleteSummarySQL, sc.UserID, id, 0); err != nil {
 			return fmt.Errorf("delete summary: %w", err)
 		}
 		if !s.outboxOn() {
@@ -394,8 +394,8 @@ func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, session *uui
 		var seq *int64
 		if s.outboxOn() {
 			// The deleted message's place, for the adapters.
-			if err := tx.QueryRow(ctx, `select seq from agentmem.messages where session_id = $1 and id = $2`,
-				sessionID, messageID).Scan(&seq); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			if err := tx.QueryRow(ctx, `select seq from agentmem.messages where user_id = $1 and session_id = $2 and id = $3`,
+				sc.UserID, sessionID, messageID).Scan(&seq); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("select message: %w", err)
 			}
 		}
@@ -416,7 +416,7 @@ func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, session *uui
 			return fmt.Errorf("delete message: %w", err)
 		}
 		// A summary that tells of the message goes with it (the next one is made afresh).
-		if _, err := tx.Exec(ctx, deleteSummarySQL, sessionID, deleted); err != nil {
+		if _, err := tx.Exec(ctx, deleteSummarySQL, sc.UserID, sessionID, deleted); err != nil {
 			return fmt.Errorf("delete summary: %w", err)
 		}
 		if !s.outboxOn() {

@@ -134,7 +134,7 @@ func (s *Store) SaveSummary(ctx context.Context, p SaveSummaryParams) (memory.Su
 				select s.id, s.tenant_id, s.user_id, s.agent, $5, $6, $7, $8, $9, $10
 				from agentmem.sessions s
 				where s.id = $1 and s.user_id = $2 and s.tenant_id = $3 and s.agent = $4
-				on conflict (session_id) do nothing
+				on conflict on constraint session_summaries_pkey do nothing
 				returning through_seq, updated_at`,
 				p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.Content, p.ThroughSeq, p.Prompt, p.Model,
 				p.InputTokens, p.OutputTokens).Scan(&out.ThroughSeq, &out.UpdatedAt)
@@ -161,5 +161,6 @@ func (s *Store) SaveSummary(ctx context.Context, p SaveSummaryParams) (memory.Su
 	return out, err
 }
 
-// deleteSummarySQL deletes a session's summary when it covers seq $2 or later (0: any).
-const deleteSummarySQL = `delete from agentmem.session_summaries where session_id = $1 and through_seq >= $2`
+// deleteSummarySQL deletes the summary of user $1's session $2 when it covers seq $3 or later
+// (0: any).
+const deleteSummarySQL = `delete from agentmem.session_summaries where user_id = $1 and session_id = $2 and through_seq >= $3`

@@ -40,44 +40,44 @@ var sweepSteps = []struct {
 	{
 		func(c *memory.SweepCounts) *int64 { return &c.Messages },
 		`with doomed as (
-		   select ctid from agentmem.messages where expires_at <= now() limit $1 for update skip locked)
-		 delete from agentmem.messages m using doomed where m.ctid = doomed.ctid`,
+		   select tableoid, ctid from agentmem.messages where expires_at <= now() limit $1 for update skip locked)
+		 delete from agentmem.messages m using doomed where m.tableoid = doomed.tableoid and m.ctid = doomed.ctid`,
 		`agentmem.messages where expires_at <= now()`,
 	},
 	{
 		func(c *memory.SweepCounts) *int64 { return &c.ArchivedMessages },
 		`with doomed as (
-		   select ctid from agentmem.messages_archive where expires_at <= now() limit $1 for update skip locked)
-		 delete from agentmem.messages_archive m using doomed where m.ctid = doomed.ctid`,
+		   select tableoid, ctid from agentmem.messages_archive where expires_at <= now() limit $1 for update skip locked)
+		 delete from agentmem.messages_archive m using doomed where m.tableoid = doomed.tableoid and m.ctid = doomed.ctid`,
 		`agentmem.messages_archive where expires_at <= now()`,
 	},
 	{
 		func(c *memory.SweepCounts) *int64 { return &c.Memories },
 		`with doomed as (
-		   select id from agentmem.memories where expires_at <= now() limit $1 for update skip locked)
-		 delete from agentmem.memories m using doomed where m.id = doomed.id`,
+		   select user_id, id from agentmem.memories where expires_at <= now() limit $1 for update skip locked)
+		 delete from agentmem.memories m using doomed where m.user_id = doomed.user_id and m.id = doomed.id`,
 		`agentmem.memories where expires_at <= now()`,
 	},
 	{
 		func(c *memory.SweepCounts) *int64 { return &c.Sessions },
 		`with doomed as (
-		   select s.id from agentmem.sessions s
+		   select s.user_id, s.id from agentmem.sessions s
 		   where s.expires_at <= now()
-		     and not exists (select 1 from agentmem.messages m where m.session_id = s.id)
-		     and not exists (select 1 from agentmem.messages_archive a where a.session_id = s.id)
+		     and not exists (select 1 from agentmem.messages m where m.user_id = s.user_id and m.session_id = s.id)
+		     and not exists (select 1 from agentmem.messages_archive a where a.user_id = s.user_id and a.session_id = s.id)
 		   limit $1 for update of s skip locked)
-		 delete from agentmem.sessions s using doomed where s.id = doomed.id`,
+		 delete from agentmem.sessions s using doomed where s.user_id = doomed.user_id and s.id = doomed.id`,
 		`agentmem.sessions s where s.expires_at <= now()
-		   and not exists (select 1 from agentmem.messages m where m.session_id = s.id
+		   and not exists (select 1 from agentmem.messages m where m.user_id = s.user_id and m.session_id = s.id
 		                   and m.expires_at > now())
-		   and not exists (select 1 from agentmem.messages_archive a where a.session_id = s.id
+		   and not exists (select 1 from agentmem.messages_archive a where a.user_id = s.user_id and a.session_id = s.id
 		                   and a.expires_at > now())`,
 	},
 	{
 		func(c *memory.SweepCounts) *int64 { return &c.IdempotencyKeys },
 		`with doomed as (
-		   select ctid from agentmem.idempotency_keys where expires_at <= now() limit $1 for update skip locked)
-		 delete from agentmem.idempotency_keys k using doomed where k.ctid = doomed.ctid`,
+		   select tableoid, ctid from agentmem.idempotency_keys where expires_at <= now() limit $1 for update skip locked)
+		 delete from agentmem.idempotency_keys k using doomed where k.tableoid = doomed.tableoid and k.ctid = doomed.ctid`,
 		`agentmem.idempotency_keys where expires_at <= now()`,
 	},
 	{

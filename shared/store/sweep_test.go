@@ -122,3 +122,63 @@ func TestMaintenanceAsALoginThatOwnsNoTable(t *testing.T) {
 		t.Errorf("%d memories still pending", pending)
 	}
 }
+
+// On tables partitioned by user, each partition numbers its own rows: the sweep, the service's
+// and the database's own (agentmem.sweep_expired), deletes the expired rows and none of the
+// live rows that sit at the same place in other partitions.
+func TestSweepOfPartitionedTablesKeepsLiveRows(t *testing.T) {
+	t.Parallel()
+	for _, sweeper := range []string{"store", "sweep_expired"} {
+		t.Run(sweeper, func(t *testing.T) {
+			t.Parallel()
+			db := testdb.NewPartitioned(t, 4)
+			ctx := context.Background()
+			admin := storetest.Admin(t, db.URL)
+			// The expired rows first: each is the first row of its partition, as is each of
+			// the live rows of the users that follow in the other partitions.
+			if _, err := admin.Exec(ctx, `
+				insert into agentmem.sessions (id, user_id, agent, expires_at)
+				values ('00000000-0000-0000-0000-000000000001', 'gone', 'bot', now() + interval '1 hour');
+				insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
+				values ('00000000-0000-0000-0000-000000000001', 1, 'm', 'gone', 'bot', 'user', 'old', 1, now() - interval '1 minute');
+				insert into agentmem.idempotency_keys (user_id, caller_role, function, key, request_hash, response_status,
+				  response_body, expires_at)
+				values ('gone', 'authenticated', 'commit-turn', 'k', '\x00', 201, '{}', now() - interval '1 minute');
+				insert into agentmem.sessions (id, user_id, agent, expires_at)
+				select gen_random_uuid(), 'live-' || i, 'bot', now() + interval '1 hour' from generate_series(1, 16) i;
+				insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
+				select s.id, 1, 'm', s.user_id, 'bot', 'user', 'new', 1, now() + interval '1 hour'
+				from agentmem.sessions s where s.user_id like 'live-%';
+				insert into agentmem.idempotency_keys (user_id, caller_role, function, key, request_hash, response_status,
+				  response_body, expires_at)
+				select 'live-' || i, 'authenticated', 'commit-turn', 'k', '\x00', 201, '{}', now() + interval '1 hour'
+				from generate_series(1, 16) i`); err != nil {
+				t.Fatal(err)
+			}
+			var places int
+			if err := admin.QueryRow(ctx, `select count(distinct tableoid) from agentmem.messages where ctid = '(0,1)'`).Scan(&places); err != nil || places < 2 {
+				t.Fatalf("rows at (0,1) in %d partitions (%v): the test needs them in several", places, err)
+			}
+			if sweeper == "store" {
+				st := storetest.Open(t, db)
+				if _, err := st.Sweep(ctx, store.SweepParams{BatchSize: 100, Deadline: time.Now().Add(time.Minute)}); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := admin.Exec(ctx, `select agentmem.sweep_expired()`); err != nil {
+				t.Fatal(err)
+			}
+			var messages, keys, gone int
+			if err := admin.QueryRow(ctx, `select
+				(select count(*) from agentmem.messages where user_id like 'live-%'),
+				(select count(*) from agentmem.idempotency_keys where user_id like 'live-%'),
+				(select count(*) from agentmem.messages where user_id = 'gone')
+				  + (select count(*) from agentmem.idempotency_keys where user_id = 'gone')`).Scan(&messages, &keys, &gone); err != nil {
+				t.Fatal(err)
+			}
+			if messages != 16 || keys != 16 || gone != 0 {
+				t.Errorf("after the sweep: %d of 16 live messages, %d of 16 live idempotency records, %d expired rows left",
+					messages, keys, gone)
+			}
+		})
+	}
+}

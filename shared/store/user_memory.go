@@ -26,14 +26,12 @@ type SetUserMemoryParams struct {
 func (s *Store) SetUserMemory(ctx context.Context, p SetUserMemoryParams) (item memory.UserMemoryItem, created bool, err error) {
 	sc := p.Scope
 	err = s.batchInScope(ctx, sc, func(b *pgx.Batch) {
-		// xmax is 0 on a freshly inserted row and the locking transaction's id on one the
-		// conflict clause updated.
 		b.Queue(`
 			insert into agentmem.user_memory as m (tenant_id, user_id, key, value)
 			values ($1, $2, $3, $4::jsonb)
 			on conflict (user_id, tenant_id, key)
 			do update set value = excluded.value, updated_at = now()
-			returning m.value, m.updated_at, (m.xmax = 0)`,
+			returning m.value, m.updated_at, `+insertedSQL("m", "user_memory", "p.user_id = $2 and p.tenant_id = $1 and p.key = $3"),
 			sc.TenantID, sc.UserID, p.Key, string(p.Value)).QueryRow(func(row pgx.Row) error {
 			var value []byte
 			if err := row.Scan(&value, &item.UpdatedAt, &created); err != nil {

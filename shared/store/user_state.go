@@ -15,13 +15,12 @@ import (
 // none. Scope.Agent is not used.
 func (s *Store) SetUserState(ctx context.Context, sc memory.Scope, mode string) (st memory.UserState, created bool, err error) {
 	err = s.batchInScope(ctx, sc, func(b *pgx.Batch) {
-		// xmax is 0 on a freshly inserted row, not on one the conflict clause updated.
 		b.Queue(`
 			insert into agentmem.user_state as u (tenant_id, user_id, mode)
 			values ($1, $2, $3)
 			on conflict (user_id, tenant_id)
 			do update set mode = excluded.mode, updated_at = now()
-			returning u.mode, u.updated_at, (u.xmax = 0)`,
+			returning u.mode, u.updated_at, `+insertedSQL("u", "user_state", "p.user_id = $2 and p.tenant_id = $1"),
 			sc.TenantID, sc.UserID, mode).QueryRow(func(row pgx.Row) error {
 			if err := row.Scan(&st.Mode, &st.UpdatedAt, &created); err != nil {
 				return fmt.Errorf("upsert user state: %w", err)
