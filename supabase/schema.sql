@@ -161,30 +161,23 @@ create table agentmem.memories (
   updated_at timestamp with time zone default now() not null,
   expires_at timestamp with time zone not null,
   embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
-  default_retention interval,
   constraint memories_embedding_model_check CHECK (((embedding IS NULL) OR (embedding_model IS NOT NULL))),
   constraint memories_pkey PRIMARY KEY (id),
   constraint memories_user_id_tenant_id_agent_content_key_key UNIQUE (user_id, tenant_id, agent, content_key)
 );
 alter table agentmem.memories set (toast_tuple_target=8160);
-CREATE INDEX memories_default_retention_idx ON agentmem.memories USING btree (default_retention) WHERE (default_retention IS NOT NULL);
 CREATE INDEX memories_embedding_09d9585ef0cc_idx ON agentmem.memories USING hnsw (((embedding)::extensions.vector(384)) extensions.vector_cosine_ops) WHERE ((embedding_model = 'agentmem-hash-384-v2'::text) AND (embedding_dims = 384));
 CREATE INDEX memories_embedding_model_idx ON agentmem.memories USING btree (embedding_model);
 CREATE INDEX memories_embedding_pending_idx ON agentmem.memories USING btree (id) WHERE (embedding IS NULL);
 CREATE INDEX memories_expires_idx ON agentmem.memories USING btree (expires_at);
 CREATE INDEX memories_fts_idx ON agentmem.memories USING gin (fts);
 CREATE INDEX memories_owner_created_idx ON agentmem.memories USING btree (user_id, tenant_id, created_at DESC, id DESC);
-CREATE TRIGGER memories_stamp_default_retention BEFORE INSERT OR UPDATE OF expires_at ON agentmem.memories FOR EACH ROW EXECUTE FUNCTION agentmem.stamp_default_retention();
 alter table agentmem.memories enable row level security;
 create policy caller_owner on agentmem.memories as permissive for all to agentmem_caller
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
-create policy caller_reads_shared on agentmem.memories as permissive for select to agentmem_caller
-  using (((user_id = ''::text) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant)) AND (( SELECT agentmem.current_user_id() AS current_user_id) IS NOT NULL)));
 create policy client_reads_own on agentmem.memories as permissive for select to authenticated
   using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
-create policy client_reads_shared on agentmem.memories as permissive for select to authenticated
-  using (((user_id = ''::text) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant)) AND (( SELECT (auth.jwt() ->> 'sub'::text)) IS NOT NULL)));
 grant delete, insert, select, update on table agentmem.memories to agentmem_caller;
 grant select on table agentmem.memories to authenticated;
 grant delete, insert, select, update on table agentmem.memories to service_role;
@@ -249,7 +242,6 @@ create table agentmem.messages (
   embedding_model text,
   embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
   fts tsvector generated always as ((setweight(to_tsvector('english'::regconfig, COALESCE(name, ''::text)), 'A'::"char") || to_tsvector('english'::regconfig, content))) stored,
-  default_retention interval,
   constraint messages_embedding_model_check CHECK (((embedding IS NULL) OR (embedding_model IS NOT NULL))),
   constraint messages_parts_check CHECK (((parts IS NULL) OR ((jsonb_typeof(parts) = 'array'::text) AND ((jsonb_array_length(parts) >= 1) AND (jsonb_array_length(parts) <= 100))))) NOT VALID,
   constraint messages_pkey PRIMARY KEY (session_id, seq),
@@ -258,19 +250,16 @@ create table agentmem.messages (
   constraint messages_session_id_id_key UNIQUE (session_id, id)
 );
 alter table agentmem.messages set (toast_tuple_target=8160);
-CREATE INDEX messages_default_retention_idx ON agentmem.messages USING btree (default_retention) WHERE (default_retention IS NOT NULL);
 CREATE INDEX messages_embedding_09d9585ef0cc_idx ON agentmem.messages USING hnsw (((embedding)::extensions.vector(384)) extensions.vector_cosine_ops) WHERE ((embedding_model = 'agentmem-hash-384-v2'::text) AND (embedding_dims = 384));
 CREATE INDEX messages_embedding_model_idx ON agentmem.messages USING btree (embedding_model);
 CREATE INDEX messages_embedding_pending_idx ON agentmem.messages USING btree (session_id, seq) WHERE ((embedding IS NULL) AND (role <> 'tool'::text) AND (content <> ''::text));
 CREATE INDEX messages_expires_idx ON agentmem.messages USING btree (expires_at);
 CREATE INDEX messages_fts_idx ON agentmem.messages USING gin (fts);
-CREATE INDEX messages_id_owner_idx ON agentmem.messages USING btree (id, user_id, tenant_id);
 CREATE INDEX messages_owner_created_idx ON agentmem.messages USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at);
 CREATE INDEX messages_session_expiry_idx ON agentmem.messages USING btree (session_id, expires_at) INCLUDE (user_id, tenant_id);
 CREATE TRIGGER messages_count_deleted_words AFTER DELETE ON agentmem.messages REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION agentmem.count_message_words();
 CREATE TRIGGER messages_count_inserted_words AFTER INSERT ON agentmem.messages REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION agentmem.count_message_words();
 CREATE TRIGGER messages_count_updated_words AFTER UPDATE OF content, name, user_id, tenant_id, agent ON agentmem.messages FOR EACH ROW WHEN (((old.fts IS DISTINCT FROM new.fts) OR (old.user_id <> new.user_id) OR (old.tenant_id <> new.tenant_id) OR (old.agent <> new.agent))) EXECUTE FUNCTION agentmem.recount_message_words();
-CREATE TRIGGER messages_stamp_default_retention BEFORE INSERT OR UPDATE OF expires_at ON agentmem.messages FOR EACH ROW EXECUTE FUNCTION agentmem.stamp_default_retention();
 CREATE TRIGGER messages_truncate_words AFTER TRUNCATE ON agentmem.messages FOR EACH STATEMENT EXECUTE FUNCTION agentmem.truncate_message_words();
 alter table agentmem.messages enable row level security;
 create policy caller_owner on agentmem.messages as permissive for all to agentmem_caller
@@ -281,47 +270,6 @@ create policy client_reads_own on agentmem.messages as permissive for select to 
 grant delete, insert, select, update on table agentmem.messages to agentmem_caller;
 grant select on table agentmem.messages to authenticated;
 grant delete, insert, select, update on table agentmem.messages to service_role;
-
--- Table agentmem.messages_archive
-create table agentmem.messages_archive (
-  session_id uuid not null,
-  seq bigint not null,
-  id text collate "C" not null,
-  tenant_id text default ''::text not null,
-  user_id text collate "C" not null,
-  agent text not null,
-  role text not null,
-  content text not null,
-  parts jsonb,
-  name text,
-  tool_calls jsonb,
-  tool_call_id text,
-  metadata jsonb,
-  token_estimate integer not null,
-  created_at timestamp with time zone not null,
-  expires_at timestamp with time zone not null,
-  archived_at timestamp with time zone default now() not null,
-  default_retention interval,
-  constraint messages_archive_pkey PRIMARY KEY (session_id, seq),
-  constraint messages_archive_session_id_fkey FOREIGN KEY (session_id) REFERENCES agentmem.sessions(id) ON DELETE CASCADE,
-  constraint messages_archive_session_id_id_key UNIQUE (session_id, id)
-);
-alter table agentmem.messages_archive set (toast_tuple_target=8160);
-CREATE INDEX messages_archive_default_retention_idx ON agentmem.messages_archive USING btree (default_retention) WHERE (default_retention IS NOT NULL);
-CREATE INDEX messages_archive_expires_idx ON agentmem.messages_archive USING btree (expires_at);
-CREATE INDEX messages_archive_id_owner_idx ON agentmem.messages_archive USING btree (id, user_id, tenant_id);
-CREATE INDEX messages_archive_owner_created_idx ON agentmem.messages_archive USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at);
-CREATE TRIGGER messages_archive_stamp_default_retention BEFORE INSERT OR UPDATE OF expires_at ON agentmem.messages_archive FOR EACH ROW EXECUTE FUNCTION agentmem.stamp_default_retention();
-alter table agentmem.messages_archive enable row level security;
-create policy caller_owner on agentmem.messages_archive as permissive for all to agentmem_caller
-  using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
-  with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
-create policy client_reads_own on agentmem.messages_archive as permissive for select to authenticated
-  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
-grant delete, select on table agentmem.messages_archive to agentmem_caller;
-grant select on table agentmem.messages_archive to authenticated;
-grant delete, insert, select, update on table agentmem.messages_archive to service_role;
-comment on table agentmem.messages_archive is 'Messages moved out of agentmem.messages by the sweep''s history cap: see migration archive_old_history.';
 
 -- Table agentmem.notes
 create table agentmem.notes (
@@ -397,22 +345,12 @@ create table agentmem.sessions (
   created_at timestamp with time zone default now() not null,
   last_active_at timestamp with time zone default now() not null,
   expires_at timestamp with time zone not null,
-  keep_messages integer,
-  history_checked_seq bigint default 0 not null,
-  default_retention interval,
-  metadata jsonb default '{}'::jsonb not null,
-  last_synced_at timestamp with time zone,
   constraint sessions_agent_check CHECK ((agent ~ '^[A-Za-z0-9_.:-]{1,64}$'::text)),
-  constraint sessions_keep_messages_check CHECK (((keep_messages IS NULL) OR (keep_messages = 0) OR ((keep_messages >= 500) AND (keep_messages <= 1000000)))) NOT VALID,
-  constraint sessions_metadata_check CHECK ((jsonb_typeof(metadata) = 'object'::text)) NOT VALID,
   constraint sessions_pkey PRIMARY KEY (id)
 );
-CREATE INDEX sessions_default_retention_idx ON agentmem.sessions USING btree (default_retention) WHERE (default_retention IS NOT NULL);
 CREATE INDEX sessions_expires_idx ON agentmem.sessions USING btree (expires_at);
-CREATE INDEX sessions_history_unchecked_idx ON agentmem.sessions USING btree (keep_messages) WHERE ((last_seq - history_checked_seq) >= 100);
 CREATE INDEX sessions_owner_activity_idx ON agentmem.sessions USING btree (user_id, tenant_id, last_active_at DESC, id DESC);
 CREATE INDEX sessions_owner_idx ON agentmem.sessions USING btree (user_id, tenant_id, agent, last_active_at DESC);
-CREATE TRIGGER sessions_stamp_default_retention BEFORE INSERT OR UPDATE OF expires_at ON agentmem.sessions FOR EACH ROW EXECUTE FUNCTION agentmem.stamp_default_retention();
 alter table agentmem.sessions enable row level security;
 create policy caller_owner on agentmem.sessions as permissive for all to agentmem_caller
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
@@ -550,43 +488,50 @@ begin
       end if;
     end loop;
   else
-    with unpended as (
-      delete from agentmem.message_words_pending p
-      using removed r
-      where p.user_id = r.user_id and p.tenant_id = r.tenant_id and p.agent = r.agent
-        and p.session_id = r.session_id and p.seq = r.seq
-      returning p.session_id, p.seq
-    )
-    select pg_catalog.array_agg(u.session_id), pg_catalog.array_agg(u.seq) into gone_sessions, gone_seqs
-    from unpended u;
-    with counted as (
-      select r.* from removed r
-        left join rows from (pg_catalog.unnest(coalesce(gone_sessions, '{}')), pg_catalog.unnest(coalesce(gone_seqs, '{}'))) g(session_id, seq)
-          on g.session_id = r.session_id and g.seq = r.seq
-      where g.session_id is null
-    ),
-    c as (
-      select r.user_id, r.tenant_id, r.agent, u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
-      from counted r, pg_catalog.unnest(r.fts) u
-      group by 1, 2, 3, 4
-      union all
-      select r.user_id, r.tenant_id, r.agent, '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(r.fts))
-      from counted r
-      group by 1, 2, 3
-    ),
-    locked as (
-      select w.user_id, w.tenant_id, w.agent, w.lexeme from agentmem.message_words w
-      join c using (user_id, tenant_id, agent, lexeme)
-      order by 1, 2, 3, 4
-      for update of w
-    )
-    update agentmem.message_words w
-    set docs = w.docs - c.docs, length = w.length - c.length
-    from c join locked l using (user_id, tenant_id, agent, lexeme)
-    where (w.user_id, w.tenant_id, w.agent, w.lexeme) = (c.user_id, c.tenant_id, c.agent, c.lexeme);
-    delete from agentmem.message_words w
-    using (select distinct r.user_id, r.tenant_id, r.agent from removed r) s
-    where w.user_id = s.user_id and w.tenant_id = s.tenant_id and w.agent = s.agent and w.docs <= 0;
+    -- scope by scope, in key order: each statement names its scope
+    for sc in
+      select distinct r.user_id, r.tenant_id, r.agent from removed r order by 1, 2, 3
+    loop
+      with unpended as (
+        delete from agentmem.message_words_pending p
+        using removed r
+        where p.user_id = sc.user_id and p.tenant_id = sc.tenant_id and p.agent = sc.agent
+          and r.user_id = sc.user_id and r.tenant_id = sc.tenant_id and r.agent = sc.agent
+          and p.session_id = r.session_id and p.seq = r.seq
+        returning p.session_id, p.seq
+      )
+      select pg_catalog.array_agg(u.session_id), pg_catalog.array_agg(u.seq) into gone_sessions, gone_seqs
+      from unpended u;
+      with counted as (
+        select r.* from removed r
+          left join rows from (pg_catalog.unnest(coalesce(gone_sessions, '{}')), pg_catalog.unnest(coalesce(gone_seqs, '{}'))) g(session_id, seq)
+            on g.session_id = r.session_id and g.seq = r.seq
+        where g.session_id is null
+          and r.user_id = sc.user_id and r.tenant_id = sc.tenant_id and r.agent = sc.agent
+      ),
+      c as (
+        select u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
+        from counted r, pg_catalog.unnest(r.fts) u
+        group by 1
+        union all
+        select '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(r.fts))
+        from counted r
+        having pg_catalog.count(*) > 0
+      ),
+      locked as (
+        select w.lexeme from agentmem.message_words w
+        join c using (lexeme)
+        where w.user_id = sc.user_id and w.tenant_id = sc.tenant_id and w.agent = sc.agent
+        order by 1
+        for update of w
+      )
+      update agentmem.message_words w
+      set docs = w.docs - c.docs, length = w.length - c.length
+      from c join locked l using (lexeme)
+      where w.user_id = sc.user_id and w.tenant_id = sc.tenant_id and w.agent = sc.agent and w.lexeme = c.lexeme;
+      delete from agentmem.message_words w
+      where w.user_id = sc.user_id and w.tenant_id = sc.tenant_id and w.agent = sc.agent and w.docs <= 0;
+    end loop;
   end if;
   return null;
 end
@@ -632,19 +577,53 @@ grant execute on function agentmem.current_user_id() to service_role;
 -- Function agentmem.embedding_index_statements(text,integer,boolean)
 CREATE OR REPLACE FUNCTION agentmem.embedding_index_statements(model text, dims integer, build_concurrently boolean)
  RETURNS SETOF text
- LANGUAGE sql
- IMMUTABLE
+ LANGUAGE plpgsql
+ STABLE
  SET search_path TO ''
 AS $function$
-  select pg_catalog.format(
-    'create index %s if not exists %I on agentmem.%I using hnsw ((embedding::extensions.vector(%s)) '
-    'extensions.vector_cosine_ops) with (m = 16, ef_construction = 200) '
-    'where embedding_model = %L and embedding_dims = %s',
-    case when build_concurrently then 'concurrently' else '' end,
-    t || '_embedding_' || pg_catalog.left(pg_catalog.md5(model || '/' || dims), 12) || '_idx',
-    t, dims, model, dims)
-  from pg_catalog.unnest(array['memories', 'knowledge_chunks', 'messages']) as t
-  where dims between 1 and 2000
+declare
+  t text;
+  idx text;
+  rest text;
+  part record;
+begin
+  if dims is null or dims not between 1 and 2000 then
+    return;
+  end if;
+  foreach t in array array['memories', 'knowledge_chunks', 'messages'] loop
+    idx := t || '_embedding_' || pg_catalog.left(pg_catalog.md5(model || '/' || dims), 12) || '_idx';
+    rest := pg_catalog.format('using hnsw ((embedding::extensions.vector(%s)) '
+      'extensions.vector_cosine_ops) with (m = 16, ef_construction = 200) '
+      'where embedding_model = %L and embedding_dims = %s', dims, model, dims);
+    if not build_concurrently or (select c.relkind from pg_catalog.pg_class c
+                                  where c.oid = pg_catalog.to_regclass('agentmem.' || t)) is distinct from 'p' then
+      return next pg_catalog.format('create index %s if not exists %I on agentmem.%I %s',
+        case when build_concurrently then 'concurrently' else '' end, idx, t, rest);
+      continue;
+    end if;
+    return next pg_catalog.format('create index if not exists %I on only agentmem.%I %s', idx, t, rest);
+    for part in
+      select c.relname, pg_catalog.left(idx, 63 - pg_catalog.length(pg_catalog.substring(c.relname, '_p[0-9]+$')))
+               || pg_catalog.substring(c.relname, '_p[0-9]+$') as name
+      from pg_catalog.pg_inherits i join pg_catalog.pg_class c on c.oid = i.inhrelid
+      where i.inhparent = ('agentmem.' || t)::regclass
+      order by pg_catalog.length(c.relname), c.relname
+    loop
+      return next pg_catalog.format('create index concurrently if not exists %I on agentmem.%I %s',
+        coalesce(part.name, part.relname || '_embedding_idx'), part.relname, rest);
+    end loop;
+    for part in
+      select c.relname, pg_catalog.left(idx, 63 - pg_catalog.length(pg_catalog.substring(c.relname, '_p[0-9]+$')))
+               || pg_catalog.substring(c.relname, '_p[0-9]+$') as name
+      from pg_catalog.pg_inherits i join pg_catalog.pg_class c on c.oid = i.inhrelid
+      where i.inhparent = ('agentmem.' || t)::regclass
+      order by pg_catalog.length(c.relname), c.relname
+    loop
+      return next pg_catalog.format('alter index agentmem.%I attach partition agentmem.%I', idx,
+        coalesce(part.name, part.relname || '_embedding_idx'));
+    end loop;
+  end loop;
+end
 $function$;
 grant execute on function agentmem.embedding_index_statements(text,integer,boolean) to agentmem_caller;
 grant execute on function agentmem.embedding_index_statements(text,integer,boolean) to service_role;
@@ -673,8 +652,7 @@ declare
   n bigint;
   deleted jsonb := '{}'::jsonb;
 begin
-  -- '' is the owner of the shared memories, not a user: no erasure reaches them
-  if p_user_id is null or p_user_id = '' then
+  if p_user_id is null then
     return deleted;
   end if;
   perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(p_user_id::text, 7216));
@@ -748,13 +726,15 @@ begin
       limit max_rows
       for update skip locked
     ) l
-    where p.user_id = l.user_id and p.tenant_id = l.tenant_id and p.agent = l.agent
+    where (p_user_id is null or p.user_id = p_user_id)
+      and p.user_id = l.user_id and p.tenant_id = l.tenant_id and p.agent = l.agent
       and p.session_id = l.session_id and p.seq = l.seq
     returning p.user_id, p.tenant_id, p.agent, p.session_id, p.seq
   ),
   rows as (
     select b.user_id, b.tenant_id, b.agent, m.fts
-    from batch b join agentmem.messages m on m.session_id = b.session_id and m.seq = b.seq
+    from batch b join agentmem.messages m on m.user_id = b.user_id and m.session_id = b.session_id and m.seq = b.seq
+      and (p_user_id is null or m.user_id = p_user_id)
   ),
   counted as (
     insert into agentmem.message_words as w (user_id, tenant_id, agent, lexeme, docs, length)
@@ -785,6 +765,24 @@ CREATE OR REPLACE FUNCTION agentmem.fold_threshold()
  SET search_path TO ''
 AS $function$ select 256 $function$;
 grant execute on function agentmem.fold_threshold() to service_role;
+
+-- Function agentmem.keep_session_id_unique()
+CREATE OR REPLACE FUNCTION agentmem.keep_session_id_unique()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(new.id::text, 7218));
+  if exists (select 1 from agentmem.sessions s where s.id = new.id and s.user_id <> new.user_id) then
+    -- what the unpartitioned layout's conflict answers: row-level security refuses the row
+    raise exception using errcode = '42501',
+      message = 'new row violates row-level security policy for table "sessions"';
+  end if;
+  return null;
+end
+$function$;
 
 -- Function agentmem.knowledge_bm25_hits(text,text[],integer)
 CREATE OR REPLACE FUNCTION agentmem.knowledge_bm25_hits(p_tenant_id text, terms text[], n integer)
@@ -888,8 +886,8 @@ $function$;
 grant execute on function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer) to agentmem_caller;
 grant execute on function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer) to service_role;
 
--- Function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean)
-CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean, with_shared boolean DEFAULT false)
+-- Function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean)
  RETURNS TABLE(id uuid, score double precision, relevance double precision)
  LANGUAGE plpgsql
  STABLE
@@ -898,7 +896,6 @@ CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id text, p_tenant_id
 AS $function$
 declare
   q tsquery := agentmem.terms_query(terms);
-  owners text[] := agentmem.memory_owners(p_user_id, with_shared);
   docs double precision;
 begin
   if q is null or n < 1 then
@@ -917,7 +914,7 @@ begin
                     then pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', terms), '{a}')
                end as hit
         from agentmem.memories m
-        where m.user_id = any(owners) and m.tenant_id = p_tenant_id
+        where m.user_id = p_user_id and m.tenant_id = p_tenant_id
           and (p_agent = '' or m.agent in (p_agent, ''))
           and m.expires_at > pg_catalog.now()
       ),
@@ -951,7 +948,7 @@ begin
   -- the scope's rows are counted here; their average length is the matching rows' (lengths)
   select pg_catalog.count(*) into docs
   from agentmem.memories m
-  where m.user_id = any(owners) and m.tenant_id = p_tenant_id
+  where m.user_id = p_user_id and m.tenant_id = p_tenant_id
     and (p_agent = '' or m.agent in (p_agent, ''))
     and m.expires_at > pg_catalog.now();
   return query execute $q$
@@ -959,7 +956,7 @@ begin
       select m.id, pg_catalog.length(m.fts) as fts_len,
              pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
       from agentmem.memories m
-      where m.user_id = any($11) and m.tenant_id = $2
+      where m.user_id = $1 and m.tenant_id = $2
         and ($3 = '' or m.agent in ($3, ''))
         and m.expires_at > pg_catalog.now()
         and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
@@ -992,11 +989,11 @@ begin
     order by c.bm25 desc, c.id
     limit $6
     $q$
-    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, p_since, p_until, owners;
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, p_since, p_until;
 end
 $function$;
-grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean) to agentmem_caller;
-grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean) to service_role;
+grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to agentmem_caller;
+grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to service_role;
 
 -- Function agentmem.memory_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean)
 CREATE OR REPLACE FUNCTION agentmem.memory_neighbours(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer, exact boolean)
@@ -1060,18 +1057,6 @@ end
 $function$;
 grant execute on function agentmem.memory_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to agentmem_caller;
 grant execute on function agentmem.memory_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to service_role;
-
--- Function agentmem.memory_owners(text,boolean)
-CREATE OR REPLACE FUNCTION agentmem.memory_owners(p_user_id text, with_shared boolean)
- RETURNS text[]
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE
- SET search_path TO ''
-AS $function$
-  select case when with_shared and p_user_id <> '' then array[p_user_id, ''] else array[p_user_id] end
-$function$;
-grant execute on function agentmem.memory_owners(text,boolean) to agentmem_caller;
-grant execute on function agentmem.memory_owners(text,boolean) to service_role;
 
 -- Function agentmem.memory_scope_is_small(text,text,integer)
 CREATE OR REPLACE FUNCTION agentmem.memory_scope_is_small(p_user_id text, p_tenant_id text, exact_limit integer)
@@ -1400,6 +1385,404 @@ $function$;
 grant execute on function agentmem.message_word_stats(text,text,text,text[]) to agentmem_caller;
 grant execute on function agentmem.message_word_stats(text,text,text,text[]) to service_role;
 
+-- Function agentmem.name_partition_indexes(regclass)
+CREATE OR REPLACE FUNCTION agentmem.name_partition_indexes(rel regclass)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  r record;
+begin
+  for r in
+    select ci.oid::regclass as idx, ci.relname as name,
+           pg_catalog.left(pi.relname, 63 - pg_catalog.length(pg_catalog.substring(pc.relname, '_p[0-9]+$')))
+             || pg_catalog.substring(pc.relname, '_p[0-9]+$') as wanted
+    from pg_catalog.pg_index px
+    join pg_catalog.pg_class pi on pi.oid = px.indexrelid
+    join pg_catalog.pg_inherits ih on ih.inhparent = px.indexrelid
+    join pg_catalog.pg_class ci on ci.oid = ih.inhrelid
+    join pg_catalog.pg_index x on x.indexrelid = ci.oid
+    join pg_catalog.pg_class pc on pc.oid = x.indrelid
+    where px.indrelid = rel
+  loop
+    if r.wanted is not null and r.wanted <> r.name then
+      execute pg_catalog.format('alter index %s rename to %I', r.idx, r.wanted);
+    end if;
+  end loop;
+end
+$function$;
+
+-- Function agentmem.partition_by_user(integer)
+CREATE OR REPLACE FUNCTION agentmem.partition_by_user(n integer)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  r record;
+  todo regclass[];
+  keys name[];
+  fks text[] := '{}';
+  def text;
+  src_key name;
+  dst_key name;
+  converted integer := 0;
+begin
+  if n is null or n < 1 or n > 256 then
+    raise exception using errcode = '22023',
+      message = pg_catalog.format('partitions: %s is not between 1 and 256', coalesce(n::text, 'null'));
+  end if;
+  -- one conversion at a time
+  perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('agentmem.partition_by_user', 0));
+
+  for r in select * from agentmem.user_owned_tables() u where u.partitions > 1 or n = 1 loop
+    if r.partitions <> n then
+      raise exception using errcode = '55000',
+        message = pg_catalog.format('%s is partitioned into %s, not %s: changing the number of partitions is not supported',
+          r.rel, r.partitions, n);
+    end if;
+  end loop;
+  for r in
+    select u.rel from agentmem.user_owned_tables() u
+    join pg_catalog.pg_partitioned_table pt on pt.partrelid = u.rel
+    join pg_catalog.pg_attribute a on a.attrelid = u.rel and a.attname = u.key_column
+    where not (pt.partstrat = 'h' and pt.partnatts = 1 and pt.partattrs[0] = a.attnum)
+  loop
+    raise exception using errcode = '55000',
+      message = pg_catalog.format('%s is partitioned, but not by hash of its user', r.rel);
+  end loop;
+  if n = 1 then
+    return 0;
+  end if;
+
+  select pg_catalog.array_agg(u.rel order by u.rel::text), pg_catalog.array_agg(u.key_column order by u.rel::text)
+  into todo, keys
+  from agentmem.user_owned_tables() u where u.partitions = 1;
+
+  if todo is not null then
+    execute 'lock table ' || (select pg_catalog.string_agg(t::text, ', ') from pg_catalog.unnest(todo) t)
+      || ' in access exclusive mode';
+
+    -- The foreign keys from or to the tables converted go, and come back with the user column
+    -- on both sides where both tables are user-owned.
+    for r in
+      select con.oid, con.conname, con.conrelid::regclass as src, con.confrelid::regclass as dst,
+             con.conkey, con.confkey, con.confdeltype, pg_catalog.pg_get_constraintdef(con.oid) as def,
+             pg_catalog.obj_description(con.oid, 'pg_constraint') as note
+      from pg_catalog.pg_constraint con
+      -- (a key that references a partitioned table has a copy per partition: those go with it)
+      where con.contype = 'f' and con.conparentid = 0 and (con.conrelid = any (todo) or con.confrelid = any (todo))
+      order by con.conrelid::regclass::text, con.conname
+    loop
+      select u.key_column into src_key from agentmem.user_owned_tables() u where u.rel = r.src;
+      select u.key_column into dst_key from agentmem.user_owned_tables() u where u.rel = r.dst;
+      def := r.def;
+      if dst_key is not null and not exists (
+           select 1 from pg_catalog.pg_attribute a
+           where a.attrelid = r.dst and a.attname = dst_key and a.attnum = any (r.confkey)) then
+        if src_key is null then
+          raise exception using errcode = '55000',
+            message = pg_catalog.format('%s references the user-owned %s without a user column', r.src, r.dst);
+        end if;
+        def := pg_catalog.regexp_replace(def, '^FOREIGN KEY \(', 'FOREIGN KEY (' || pg_catalog.quote_ident(src_key) || ', ');
+        def := pg_catalog.regexp_replace(def, ' REFERENCES ([^(]+)\(', ' REFERENCES \1(' || pg_catalog.quote_ident(dst_key) || ', ');
+        -- SET NULL or SET DEFAULT must leave the user column alone
+        if r.confdeltype in ('n', 'd') and def !~ 'ON DELETE SET (NULL|DEFAULT) \(' then
+          def := pg_catalog.regexp_replace(def, 'ON DELETE SET (NULL|DEFAULT)', 'ON DELETE SET \1 (' ||
+            (select pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' order by k.i)
+             from pg_catalog.unnest(r.conkey) with ordinality k(num, i)
+             join pg_catalog.pg_attribute a on a.attrelid = r.src and a.attnum = k.num) || ')');
+        end if;
+      end if;
+      fks := fks || pg_catalog.format('alter table %s add constraint %I %s', r.src, r.conname, def);
+      if r.note is not null then
+        fks := fks || pg_catalog.format('comment on constraint %I on %s is %L', r.conname, r.src, r.note);
+      end if;
+      execute pg_catalog.format('alter table %s drop constraint %I', r.src, r.conname);
+    end loop;
+
+    for i in 1 .. pg_catalog.array_length(todo, 1) loop
+      perform agentmem.partition_table(todo[i], keys[i], n);
+      converted := converted + 1;
+    end loop;
+    foreach def in array fks loop
+      execute def;
+    end loop;
+  end if;
+
+  -- Session ids stay unique across users (see agentmem.keep_session_id_unique).
+  if to_regclass('agentmem.sessions') is not null
+     and (select u.partitions from agentmem.user_owned_tables() u where u.rel = 'agentmem.sessions'::regclass) > 1 then
+    create index if not exists sessions_id_idx on agentmem.sessions (id);
+    perform agentmem.name_partition_indexes('agentmem.sessions'::regclass);
+    if not exists (select 1 from pg_catalog.pg_trigger t
+                   where t.tgrelid = 'agentmem.sessions'::regclass and t.tgname = 'sessions_keep_id_unique') then
+      create trigger sessions_keep_id_unique after insert on agentmem.sessions
+        for each row execute function agentmem.keep_session_id_unique();
+    end if;
+  end if;
+  return converted;
+end
+$function$;
+comment on function agentmem.partition_by_user(integer) is 'Partitions every user-owned table by hash of its user into n partitions, in place (n = 1: nothing changes). See migration partition_tables_by_user.';
+
+-- Function agentmem.partition_table(regclass,name,integer)
+CREATE OR REPLACE FUNCTION agentmem.partition_table(rel regclass, key_column name, n integer)
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  nsp text;
+  tbl text;
+  qualified text;
+  old_name text;
+  owner_name text;
+  opts text[];
+  rls boolean;
+  force_rls boolean;
+  replident "char";
+  key_num smallint;
+  cols text;
+  always_identity boolean;
+  pre text[] := '{}';
+  post text[] := '{}';
+  drop_first text[] := '{}';
+  s text;
+  r record;
+  def text;
+  part text;
+  copied bigint;
+  started timestamptz := pg_catalog.clock_timestamp();
+begin
+  select ns.nspname, c.relname, pg_catalog.quote_ident(o.rolname), c.reloptions, c.relrowsecurity,
+         c.relforcerowsecurity, c.relreplident
+  into nsp, tbl, owner_name, opts, rls, force_rls, replident
+  from pg_catalog.pg_class c
+  join pg_catalog.pg_namespace ns on ns.oid = c.relnamespace
+  join pg_catalog.pg_roles o on o.oid = c.relowner
+  where c.oid = rel;
+  qualified := pg_catalog.format('%I.%I', nsp, tbl);
+  old_name := tbl || '__unpartitioned';
+  if pg_catalog.length(tbl || '_p' || (n - 1)) > 63 or pg_catalog.length(old_name) > 63 then
+    raise exception 'partition %: the name is too long for its partitions', qualified;
+  end if;
+  select a.attnum into key_num from pg_catalog.pg_attribute a where a.attrelid = rel and a.attname = key_column;
+
+  -- Constraints: keys and exclusions with the user column, checks as they are.
+  for r in
+    select con.conname, con.contype, pg_catalog.pg_get_constraintdef(con.oid) as def, con.conkey,
+           con.convalidated, con.connoinherit, pg_catalog.obj_description(con.oid, 'pg_constraint') as note
+    from pg_catalog.pg_constraint con
+    where con.conrelid = rel and con.contype in ('p', 'u', 'x', 'c')
+    order by con.contype desc, con.conname
+  loop
+    def := r.def;
+    if r.contype in ('p', 'u') and not (key_num = any (r.conkey)) then
+      def := pg_catalog.regexp_replace(def, '^(PRIMARY KEY|UNIQUE NULLS NOT DISTINCT|UNIQUE) \(',
+        '\1 (' || pg_catalog.quote_ident(key_column) || ', ');
+    elsif r.contype = 'x' and not (key_num = any (r.conkey)) then
+      raise exception 'partition %: exclusion constraint % does not include %', qualified, r.conname, key_column;
+    elsif r.contype = 'c' and r.connoinherit then
+      raise exception 'partition %: check constraint % is NO INHERIT', qualified, r.conname;
+    end if;
+    s := pg_catalog.format('alter table %s add constraint %I %s', qualified, r.conname, def);
+    -- a valid check goes on before the rows (checked as they come), a NOT VALID one after
+    if r.contype = 'c' and r.convalidated then
+      pre := pre || s;
+    else
+      post := post || s;
+    end if;
+    if r.note is not null then
+      post := post || pg_catalog.format('comment on constraint %I on %s is %L', r.conname, qualified, r.note);
+    end if;
+  end loop;
+
+  -- Indexes of their own (not a constraint's), unique ones with the user column.
+  for r in
+    select ic.relname, pg_catalog.pg_get_indexdef(i.indexrelid) as def, i.indisunique, i.indisvalid,
+           i.indkey::smallint[] as keys, pg_catalog.obj_description(i.indexrelid, 'pg_class') as note
+    from pg_catalog.pg_index i
+    join pg_catalog.pg_class ic on ic.oid = i.indexrelid
+    where i.indrelid = rel
+      and not exists (select 1 from pg_catalog.pg_constraint k where k.conindid = i.indexrelid and k.conrelid = rel)
+    order by ic.relname
+  loop
+    if not r.indisvalid then
+      -- an interrupted CREATE INDEX CONCURRENTLY: nothing to keep
+      raise notice 'partition %: leaving out invalid index %', qualified, r.relname;
+      continue;
+    end if;
+    def := r.def;
+    if r.indisunique and not (key_num = any (r.keys)) then
+      def := pg_catalog.regexp_replace(def, ' USING (\w+) \(', ' USING \1 (' || pg_catalog.quote_ident(key_column) || ', ');
+    end if;
+    post := post || def;
+    if r.note is not null then
+      post := post || pg_catalog.format('comment on index %I.%I is %L', nsp, r.relname, r.note);
+    end if;
+  end loop;
+
+  -- Triggers, with their enabled state.
+  for r in
+    select t.tgname, pg_catalog.pg_get_triggerdef(t.oid) as def, t.tgenabled,
+           pg_catalog.obj_description(t.oid, 'pg_trigger') as note
+    from pg_catalog.pg_trigger t
+    where t.tgrelid = rel and not t.tgisinternal
+    order by t.tgname
+  loop
+    post := post || r.def;
+    if r.tgenabled <> 'O' then
+      post := post || pg_catalog.format('alter table %s %s trigger %I', qualified,
+        case r.tgenabled when 'D' then 'disable' when 'R' then 'enable replica' else 'enable always' end, r.tgname);
+    end if;
+    if r.note is not null then
+      post := post || pg_catalog.format('comment on trigger %I on %s is %L', r.tgname, qualified, r.note);
+    end if;
+  end loop;
+
+  -- Row-level security and its policies.
+  if rls then
+    post := post || pg_catalog.format('alter table %s enable row level security', qualified);
+  end if;
+  if force_rls then
+    post := post || pg_catalog.format('alter table %s force row level security', qualified);
+  end if;
+  for r in
+    select pg_catalog.format('create policy %I on %s as %s for %s to %s', p.polname, qualified,
+             case when p.polpermissive then 'permissive' else 'restrictive' end,
+             case p.polcmd when 'r' then 'select' when 'a' then 'insert' when 'w' then 'update'
+                           when 'd' then 'delete' else 'all' end,
+             (select pg_catalog.string_agg(case when x = 0 then 'public' else pg_catalog.quote_ident(x::regrole::text) end, ', ')
+              from pg_catalog.unnest(p.polroles) x))
+           || coalesce(' using (' || pg_catalog.pg_get_expr(p.polqual, p.polrelid) || ')', '')
+           || coalesce(' with check (' || pg_catalog.pg_get_expr(p.polwithcheck, p.polrelid) || ')', '') as def
+    from pg_catalog.pg_policy p where p.polrelid = rel order by p.polname
+  loop
+    post := post || r.def;
+  end loop;
+
+  -- Privileges of the table and of its columns, but the owner's.
+  for r in
+    select pg_catalog.format('grant %s on table %s to %s%s',
+             pg_catalog.string_agg(a.privilege_type, ', ' order by a.privilege_type), qualified,
+             case when a.grantee = 0 then 'public' else pg_catalog.quote_ident(a.grantee::regrole::text) end,
+             case when a.is_grantable then ' with grant option' else '' end) as def
+    from pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+    where c.oid = rel and a.grantee <> c.relowner
+    group by a.grantee, a.is_grantable
+  loop
+    post := post || r.def;
+  end loop;
+  for r in
+    select pg_catalog.format('grant %s (%I) on table %s to %s%s',
+             pg_catalog.string_agg(x.privilege_type, ', ' order by x.privilege_type), a.attname, qualified,
+             case when x.grantee = 0 then 'public' else pg_catalog.quote_ident(x.grantee::regrole::text) end,
+             case when x.is_grantable then ' with grant option' else '' end) as def
+    from pg_catalog.pg_attribute a, pg_catalog.aclexplode(a.attacl) x
+    where a.attrelid = rel and a.attnum > 0 and not a.attisdropped and a.attacl is not null
+    group by a.attname, x.grantee, x.is_grantable
+  loop
+    post := post || r.def;
+  end loop;
+
+  -- Comment, publications, statistics targets and options of columns, owned sequences.
+  if pg_catalog.obj_description(rel, 'pg_class') is not null then
+    post := post || pg_catalog.format('comment on table %s is %L', qualified, pg_catalog.obj_description(rel, 'pg_class'));
+  end if;
+  for r in
+    select p.pubname from pg_catalog.pg_publication_rel pr
+    join pg_catalog.pg_publication p on p.oid = pr.prpubid
+    where pr.prrelid = rel order by p.pubname
+  loop
+    post := post || pg_catalog.format('alter publication %I add table %s', r.pubname, qualified);
+  end loop;
+  for r in
+    select a.attname, a.attstattarget, a.attoptions from pg_catalog.pg_attribute a
+    where a.attrelid = rel and a.attnum > 0 and not a.attisdropped
+      and (coalesce(a.attstattarget, -1) >= 0 or a.attoptions is not null)
+  loop
+    if coalesce(r.attstattarget, -1) >= 0 then
+      post := post || pg_catalog.format('alter table %s alter column %I set statistics %s', qualified, r.attname, r.attstattarget);
+    end if;
+    if r.attoptions is not null then
+      post := post || pg_catalog.format('alter table %s alter column %I set (%s)', qualified, r.attname,
+        pg_catalog.array_to_string(r.attoptions, ', '));
+    end if;
+  end loop;
+  for r in
+    select d.objid::regclass::text as seq, a.attname
+    from pg_catalog.pg_depend d
+    join pg_catalog.pg_class sq on sq.oid = d.objid and sq.relkind = 'S'
+    join pg_catalog.pg_attribute a on a.attrelid = d.refobjid and a.attnum = d.refobjsubid
+    where d.classid = 'pg_catalog.pg_class'::regclass and d.refobjid = rel and d.deptype = 'a'
+  loop
+    drop_first := drop_first || pg_catalog.format('alter sequence %s owned by none', r.seq);
+    post := post || pg_catalog.format('alter sequence %s owned by %s.%I', r.seq, qualified, r.attname);
+  end loop;
+  for r in
+    select a.attname, pg_catalog.pg_sequence_last_value(pg_catalog.pg_get_serial_sequence(qualified, a.attname)::regclass) as last
+    from pg_catalog.pg_attribute a
+    where a.attrelid = rel and a.attnum > 0 and not a.attisdropped and a.attidentity <> ''
+  loop
+    if r.last is not null then
+      post := post || pg_catalog.format('select pg_catalog.setval(pg_catalog.pg_get_serial_sequence(%L, %L), %s)',
+        qualified, r.attname, r.last);
+    end if;
+  end loop;
+  select pg_catalog.string_agg(pg_catalog.quote_ident(a.attname), ', ' order by a.attnum),
+         coalesce(pg_catalog.bool_or(a.attidentity = 'a'), false)
+  into cols, always_identity
+  from pg_catalog.pg_attribute a
+  where a.attrelid = rel and a.attnum > 0 and not a.attisdropped and a.attgenerated = '';
+
+  -- The partitioned table beside the old one, its partitions, the rows, then the rest.
+  foreach s in array drop_first loop
+    execute s;
+  end loop;
+  execute pg_catalog.format('alter table %s rename to %I', qualified, old_name);
+  execute pg_catalog.format('create table %s (like %I.%I including defaults including generated including identity '
+    'including storage including compression including comments including statistics) partition by hash (%I)',
+    qualified, nsp, old_name, key_column);
+  execute pg_catalog.format('alter table %s owner to %s', qualified, owner_name);
+  perform agentmem.revoke_all_but_owner(qualified::regclass);
+  for i in 0 .. n - 1 loop
+    part := pg_catalog.format('%I.%I', nsp, tbl || '_p' || i);
+    execute pg_catalog.format('create table %s partition of %s for values with (modulus %s, remainder %s)',
+      part, qualified, n, i);
+    execute pg_catalog.format('alter table %s owner to %s', part, owner_name);
+    perform agentmem.revoke_all_but_owner(part::regclass);
+    -- reachable only through the parent: no privileges, and no policy should one be granted
+    execute pg_catalog.format('alter table %s enable row level security', part);
+    if opts is not null then
+      execute pg_catalog.format('alter table %s set (%s)', part, pg_catalog.array_to_string(opts, ', '));
+    end if;
+    if replident = 'f' then
+      execute pg_catalog.format('alter table %s replica identity full', part);
+    end if;
+  end loop;
+  if replident = 'f' then
+    execute pg_catalog.format('alter table %s replica identity full', qualified);
+  end if;
+  foreach s in array pre loop
+    execute s;
+  end loop;
+  execute pg_catalog.format('insert into %s (%s) %s select %s from %I.%I', qualified, cols,
+    case when always_identity then 'overriding system value' else '' end, cols, nsp, old_name);
+  get diagnostics copied = row_count;
+  execute pg_catalog.format('drop table %I.%I', nsp, old_name);
+  foreach s in array post loop
+    execute s;
+  end loop;
+  perform agentmem.name_partition_indexes(qualified::regclass);
+  execute pg_catalog.format('analyze %s', qualified);
+  raise notice 'partitioned %: % rows into % partitions in % s', qualified, copied, n,
+    pg_catalog.round(extract(epoch from pg_catalog.clock_timestamp() - started)::numeric, 1);
+  return copied;
+end
+$function$;
+
 -- Function agentmem.query_terms(text)
 CREATE OR REPLACE FUNCTION agentmem.query_terms(query text)
  RETURNS text[]
@@ -1415,22 +1798,18 @@ $function$;
 grant execute on function agentmem.query_terms(text) to agentmem_caller;
 grant execute on function agentmem.query_terms(text) to service_role;
 
--- Function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision,boolean)
-CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0, with_shared boolean DEFAULT false)
- RETURNS TABLE(id uuid, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector, shared boolean)
+-- Function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision)
+CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0)
+ RETURNS TABLE(id uuid, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 declare
-  -- one count per owner for both sides
-  own_exact boolean := agentmem.memory_scope_is_small(
+  -- one count for both sides
+  exact boolean := agentmem.memory_scope_is_small(
     p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
-  shared_exact boolean := case when with_shared and p_user_id <> ''
-    then agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit)
-    else true end;
-  exact boolean := own_exact and shared_exact;
 begin
   return query
     with
@@ -1439,24 +1818,14 @@ begin
       from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
              p_since => p_since, p_until => p_until, terms => case when p_mode <> 'vector' then agentmem.query_terms(p_query) end,
-             n => candidates, exact => exact, with_shared => with_shared) t
-    ),
-    -- the nearest of the user's and, with_shared, of the tenant's shared memories: each owner's
-    -- nearest, exactly when the owner's rows are few, then the nearest of both
-    near as (
-      select v.id, v.distance
-      from pg_catalog.unnest(agentmem.memory_owners(p_user_id, with_shared)) o(owner),
-        lateral agentmem.memory_neighbours(
-             p_user_id => o.owner, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             p_since => p_since, p_until => p_until, query_embedding => case when p_mode <> 'text' then query_embedding end,
-             query_model => query_model, n => candidates,
-             exact => case when o.owner = p_user_id then own_exact else shared_exact end) v
-      order by v.distance, v.id
-      limit candidates
+             n => candidates, exact => exact) t
     ),
     vector_hits as (
       select v.id, 1 - v.distance as score, pg_catalog.row_number() over (order by v.distance, v.id) as rank
-      from near v
+      from agentmem.memory_neighbours(
+             p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+             p_since => p_since, p_until => p_until, query_embedding => case when p_mode <> 'text' then query_embedding end,
+             query_model => query_model, n => candidates, exact => exact) v
     ),
     fused as (
       select coalesce(t.id, v.id) as id,
@@ -1477,18 +1846,17 @@ begin
     )
     select f.id, m.content, f.score, m.metadata, m.created_at, f.relevance,
            case when with_vectors and m.embedding_model = query_model
-                 and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding end,
-           m.user_id = ''
-    from best f join agentmem.memories m on m.id = f.id
+                 and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding end
+    from best f join agentmem.memories m on m.user_id = p_user_id and m.id = f.id
     order by f.score desc, f.id;
 end
 $function$;
-grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision,boolean) to agentmem_caller;
-grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision,boolean) to service_role;
+grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision) to agentmem_caller;
+grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision) to service_role;
 
--- Function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean)
-CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0, with_shared boolean DEFAULT false)
- RETURNS TABLE(source text, id text, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector, shared boolean)
+-- Function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision)
+CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0)
+ RETURNS TABLE(source text, id text, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
@@ -1500,19 +1868,13 @@ declare
   with_messages boolean := p_source in ('messages', 'all');
   terms text[] := case when p_mode <> 'vector' then agentmem.query_terms(p_query) end;
   qv extensions.vector := case when p_mode <> 'text' then query_embedding end;
-  -- one count per source (and owner of memories) for both sides
+  -- one count per source for both sides
   memories_exact boolean;
-  own_exact boolean;
-  shared_exact boolean;
   messages_exact boolean;
 begin
   if with_memories then
-    own_exact := agentmem.memory_scope_is_small(
+    memories_exact := agentmem.memory_scope_is_small(
       p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
-    shared_exact := case when with_shared and p_user_id <> ''
-      then agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit)
-      else true end;
-    memories_exact := own_exact and shared_exact;
   end if;
   if with_messages then
     messages_exact := agentmem.message_scope_is_small(
@@ -1524,8 +1886,7 @@ begin
       select 'memory'::text as src, t.id as k1, 0::bigint as k2, t.score, t.relevance
       from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             p_since => p_since, p_until => p_until, terms => case when with_memories then terms end, n => candidates, exact => memories_exact,
-             with_shared => with_shared) t
+             p_since => p_since, p_until => p_until, terms => case when with_memories then terms end, n => candidates, exact => memories_exact) t
       union all
       select 'message'::text, t.session_id, t.seq, t.score, t.relevance
       from agentmem.message_bm25_hits(
@@ -1540,15 +1901,11 @@ begin
       from text_found t
     ),
     vector_found as (
-      (select 'memory'::text as src, v.id as k1, 0::bigint as k2, v.distance
-      from pg_catalog.unnest(agentmem.memory_owners(p_user_id, with_shared)) o(owner),
-        lateral agentmem.memory_neighbours(
-             p_user_id => o.owner, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+      select 'memory'::text as src, v.id as k1, 0::bigint as k2, v.distance
+      from agentmem.memory_neighbours(
+             p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
              p_since => p_since, p_until => p_until, query_embedding => case when with_memories then qv end,
-             query_model => query_model, n => candidates,
-             exact => case when o.owner = p_user_id then own_exact else shared_exact end) v
-      order by v.distance, v.id
-      limit candidates)
+             query_model => query_model, n => candidates, exact => memories_exact) v
       union all
       select 'message'::text, v.session_id, v.seq, v.distance
       from agentmem.message_neighbours(
@@ -1584,17 +1941,16 @@ begin
            case when with_vectors and m.embedding_model = query_model
                  and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding
                 when with_vectors and g.embedding_model = query_model
-                 and g.embedding_dims = extensions.vector_dims(query_embedding) then g.embedding end,
-           coalesce(m.user_id = '', false)
+                 and g.embedding_dims = extensions.vector_dims(query_embedding) then g.embedding end
     from best b
-      left join agentmem.memories m on b.src = 'memory' and m.id = b.k1
-      left join agentmem.messages g on b.src = 'message' and g.session_id = b.k1 and g.seq = b.k2
+      left join agentmem.memories m on b.src = 'memory' and m.user_id = p_user_id and m.id = b.k1
+      left join agentmem.messages g on b.src = 'message' and g.user_id = p_user_id and g.session_id = b.k1 and g.seq = b.k2
     where m.id is not null or g.session_id is not null -- only rows the caller may read, as an inner join
     order by b.score desc, b.src, b.k1, b.k2;
 end
 $function$;
-grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean) to agentmem_caller;
-grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean) to service_role;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision) to agentmem_caller;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision) to service_role;
 
 -- Function agentmem.recount_message_words()
 CREATE OR REPLACE FUNCTION agentmem.recount_message_words()
@@ -1625,6 +1981,26 @@ begin
   on conflict (user_id, tenant_id, agent, lexeme) do update
     set docs = w.docs + excluded.docs, length = w.length + excluded.length;
   return null;
+end
+$function$;
+
+-- Function agentmem.revoke_all_but_owner(regclass)
+CREATE OR REPLACE FUNCTION agentmem.revoke_all_but_owner(rel regclass)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  r record;
+begin
+  for r in
+    select distinct a.grantee from pg_catalog.pg_class c,
+      pg_catalog.aclexplode(coalesce(c.relacl, pg_catalog.acldefault('r', c.relowner))) a
+    where c.oid = rel and a.grantee <> c.relowner
+  loop
+    execute pg_catalog.format('revoke all on table %s from %s', rel,
+      case when r.grantee = 0 then 'public' else pg_catalog.quote_ident(r.grantee::regrole::text) end);
+  end loop;
 end
 $function$;
 
@@ -1666,32 +2042,6 @@ begin
     using 'agentmem-sweep-expired', schedule,
           format('select agentmem.sweep_expired(%s, %s)', batch_size, max_batches);
   return job;
-end
-$function$;
-
--- Function agentmem.stamp_default_retention()
-CREATE OR REPLACE FUNCTION agentmem.stamp_default_retention()
- RETURNS trigger
- LANGUAGE plpgsql
- SET search_path TO ''
-AS $function$
-declare
-  d interval := nullif(pg_catalog.current_setting('agentmem.default_retention', true), '')::interval;
-begin
-  if tg_op = 'UPDATE' and new.expires_at is not distinct from old.expires_at then
-    return new;
-  end if;
-  if d is not null
-     and new.expires_at between pg_catalog.now() + d - interval '1 millisecond'
-                            and pg_catalog.now() + d + interval '1 millisecond' then
-    new.default_retention := d;
-  elsif tg_op = 'INSERT' or new.default_retention is not distinct from old.default_retention then
-    -- An explicit expiry; on insert, a row copied as it was (the archive) keeps its own.
-    if tg_op = 'UPDATE' or d is not null then
-      new.default_retention := null;
-    end if;
-  end if;
-  return new;
 end
 $function$;
 
@@ -1844,7 +2194,6 @@ declare
   b integer;
   batches integer := 0;
   deleted_messages bigint := 0;
-  deleted_archived bigint := 0;
   deleted_memories bigint := 0;
   deleted_sessions bigint := 0;
   deleted_keys bigint := 0;
@@ -1858,8 +2207,8 @@ begin
   b := 0;
   loop
     with doomed as (
-      select ctid from agentmem.messages where expires_at <= now() limit batch_size for update skip locked)
-    delete from agentmem.messages m using doomed where m.ctid = doomed.ctid;
+      select tableoid, ctid from agentmem.messages where expires_at <= now() limit batch_size for update skip locked)
+    delete from agentmem.messages m using doomed where m.tableoid = doomed.tableoid and m.ctid = doomed.ctid;
     get diagnostics n = row_count;
     deleted_messages := deleted_messages + n; b := b + 1; batches := batches + 1;
     exit when n < batch_size;
@@ -1869,19 +2218,8 @@ begin
   b := 0;
   loop
     with doomed as (
-      select ctid from agentmem.messages_archive where expires_at <= now() limit batch_size for update skip locked)
-    delete from agentmem.messages_archive m using doomed where m.ctid = doomed.ctid;
-    get diagnostics n = row_count;
-    deleted_archived := deleted_archived + n; b := b + 1; batches := batches + 1;
-    exit when n < batch_size;
-    if b >= max_batches then more := true; exit; end if;
-  end loop;
-
-  b := 0;
-  loop
-    with doomed as (
-      select id from agentmem.memories where expires_at <= now() limit batch_size for update skip locked)
-    delete from agentmem.memories m using doomed where m.id = doomed.id;
+      select user_id, id from agentmem.memories where expires_at <= now() limit batch_size for update skip locked)
+    delete from agentmem.memories m using doomed where m.user_id = doomed.user_id and m.id = doomed.id;
     get diagnostics n = row_count;
     deleted_memories := deleted_memories + n; b := b + 1; batches := batches + 1;
     exit when n < batch_size;
@@ -1891,12 +2229,11 @@ begin
   b := 0;
   loop
     with doomed as (
-      select s.id from agentmem.sessions s
+      select s.user_id, s.id from agentmem.sessions s
       where s.expires_at <= now()
-        and not exists (select 1 from agentmem.messages m where m.session_id = s.id)
-        and not exists (select 1 from agentmem.messages_archive a where a.session_id = s.id)
+        and not exists (select 1 from agentmem.messages m where m.user_id = s.user_id and m.session_id = s.id)
       limit batch_size for update of s skip locked)
-    delete from agentmem.sessions s using doomed where s.id = doomed.id;
+    delete from agentmem.sessions s using doomed where s.user_id = doomed.user_id and s.id = doomed.id;
     get diagnostics n = row_count;
     deleted_sessions := deleted_sessions + n; b := b + 1; batches := batches + 1;
     exit when n < batch_size;
@@ -1906,8 +2243,8 @@ begin
   b := 0;
   loop
     with doomed as (
-      select ctid from agentmem.idempotency_keys where expires_at <= now() limit batch_size for update skip locked)
-    delete from agentmem.idempotency_keys k using doomed where k.ctid = doomed.ctid;
+      select tableoid, ctid from agentmem.idempotency_keys where expires_at <= now() limit batch_size for update skip locked)
+    delete from agentmem.idempotency_keys k using doomed where k.tableoid = doomed.tableoid and k.ctid = doomed.ctid;
     get diagnostics n = row_count;
     deleted_keys := deleted_keys + n; b := b + 1; batches := batches + 1;
     exit when n < batch_size;
@@ -1915,9 +2252,8 @@ begin
   end loop;
 
   return jsonb_build_object(
-    'deleted', jsonb_build_object('messages', deleted_messages, 'archived_messages', deleted_archived,
-                                  'memories', deleted_memories, 'sessions', deleted_sessions,
-                                  'idempotency_keys', deleted_keys),
+    'deleted', jsonb_build_object('messages', deleted_messages, 'memories', deleted_memories,
+                                  'sessions', deleted_sessions, 'idempotency_keys', deleted_keys),
     'batches', batches,
     'more', more);
 end
@@ -2043,6 +2379,27 @@ begin
   return true;
 end
 $function$;
+
+-- Function agentmem.user_owned_tables()
+CREATE OR REPLACE FUNCTION agentmem.user_owned_tables()
+ RETURNS TABLE(rel regclass, key_column name, partitions integer)
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+AS $function$
+  select c.oid::regclass, a.attname,
+         case when c.relkind = 'p'
+              then (select pg_catalog.count(*)::integer from pg_catalog.pg_inherits i where i.inhparent = c.oid)
+              else 1 end
+  from pg_catalog.pg_class c
+  join pg_catalog.pg_namespace ns on ns.oid = c.relnamespace
+  join pg_catalog.pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+    -- cache_generations names its user owner on purpose (it outlives an erasure)
+    and (a.attname = 'user_id' or (c.relname = 'cache_generations' and a.attname = 'owner'))
+  where ns.nspname = 'agentmem' and c.relkind in ('r', 'p') and not c.relispartition
+  order by c.relname
+$function$;
+grant execute on function agentmem.user_owned_tables() to service_role;
 
 -- Function agentmem.vector_relevance(double precision,double precision)
 CREATE OR REPLACE FUNCTION agentmem.vector_relevance(similarity double precision, baseline double precision)

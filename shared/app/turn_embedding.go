@@ -185,7 +185,7 @@ func (a *App) embedLater(p store.CommitParams, res memory.CommitResult) {
 	for i, m := range p.Messages {
 		if i < len(res.Messages) && memory.EmbedsMessage(m.Role, m.Content) &&
 			(i >= len(p.MessageVectors) || p.MessageVectors[i] == nil) {
-			todo = append(todo, store.MessageVector{SessionID: res.SessionID, Seq: res.Messages[i].Seq, Content: m.Content})
+			todo = append(todo, store.MessageVector{UserID: p.Scope.UserID, SessionID: res.SessionID, Seq: res.Messages[i].Seq, Content: m.Content})
 		}
 	}
 	if len(todo) > 0 {

@@ -217,6 +217,9 @@ type PendingKey struct {
 type PendingRow struct {
 	Key     PendingKey
 	Content string
+	// user is the row's user ("" for a knowledge chunk): storing its vector names the user, so
+	// that the write reads the user's partition only (agentmem.partition_by_user).
+	user string
 }
 
 // CountPending counts the rows of a scope that wait for a vector of model m: what a backfill
@@ -266,11 +269,15 @@ func (s *Store) ReadPending(ctx context.Context, m VectorModel, sc PendingScope,
 		return nil, err
 	}
 	q := newPendingQuery(m, sc)
-	sel, args := `select id, 0::bigint, content from agentmem.`+t.name+`
+	user := "''::text"
+	if t.ofUsers {
+		user = "user_id"
+	}
+	sel, args := `select id, 0::bigint, content, `+user+` from agentmem.`+t.name+`
 		where `+q.where(t)+` and id > $5
 		order by id limit $6`, q.args(after.id, n)
 	if t.bySeq {
-		sel, args = `select session_id, seq, content from agentmem.`+t.name+`
+		sel, args = `select session_id, seq, content, `+user+` from agentmem.`+t.name+`
 			where `+q.where(t)+` and (session_id, seq) > ($5, $7::bigint)
 			order by session_id, seq limit $6`, q.args(after.id, n, after.seq)
 	}
@@ -278,7 +285,7 @@ func (s *Store) ReadPending(ctx context.Context, m VectorModel, sc PendingScope,
 	err = s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		b.Queue(sel, args...).Query(func(rows pgx.Rows) error {
 			var r PendingRow
-			_, err := pgx.ForEachRow(rows, []any{&r.Key.id, &r.Key.seq, &r.Content}, func() error {
+			_, err := pgx.ForEachRow(rows, []any{&r.Key.id, &r.Key.seq, &r.Content, &r.user}, func() error {
 				out = append(out, r)
 				return nil
 			})
@@ -305,24 +312,28 @@ func (s *Store) StorePending(ctx context.Context, m VectorModel, table PendingTa
 	}
 	var ids []uuid.UUID
 	var seqs []int64
-	var texts, vecs []string
+	var texts, vecs, users []string
 	for i, r := range rows {
 		if i >= len(vectors) || vectors[i] == nil {
 			continue
 		}
 		ids, seqs = append(ids, r.Key.id), append(seqs, r.Key.seq)
 		texts, vecs = append(texts, r.Content), append(vecs, *vectors[i])
+		users = append(users, r.user)
 	}
 	if len(ids) == 0 {
 		return 0, nil
 	}
 	args := []any{m.Name, ids, texts, vecs, m.Dims}
+	if t.ofUsers {
+		args = append(args, users)
+	}
 	if t.bySeq {
 		args = append(args, seqs)
 	}
 	var n int64
 	err = s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
-		b.Queue(storePendingSQL(t), args...).Exec(func(tag pgconn.CommandTag) error {
+		b.Queue(storePendingSQL(t, false), args...).Exec(func(tag pgconn.CommandTag) error {
 			n = tag.RowsAffected()
 			return nil
 		})
@@ -334,8 +345,10 @@ func (s *Store) StorePending(ctx context.Context, m VectorModel, table PendingTa
 }
 
 // storePendingSQL stores the vectors ($4) of the texts ($3) of rows ($2: ids, or session ids
-// with the seqs $6) of t, as embedded by model $1 at dimension $5, where the row still holds that
-// text and has no vector of that model and dimension.
+// with the seqs $7; of the users $6 where the rows are users') of t, as embedded by model $1 at
+// dimension $5, where the row still holds that text and has no vector of that model and
+// dimension. A row is found by its whole key, its user first, so that on tables partitioned by
+// user each row is looked for in its user's partition only.
 //
 // It never waits for a row lock: rows another transaction holds are skipped (skip locked) and
 // keep waiting for a vector, which the next embed-pending run gives them if they are still
@@ -345,12 +358,26 @@ func (s *Store) StorePending(ctx context.Context, m VectorModel, table PendingTa
 // cycle with them (a deadlock, which fails one side). Skipping, the writer waits for nobody,
 // and the deletions only ever wait for its one short statement to end. What a writer skips is
 // mostly being deleted, or being embedded by another writer, anyway.
-func storePendingSQL(t pendingTable) string {
+//
+// oneUser writes a statement for the rows of one user, $6 (a text, not an array), which reads
+// that user's partition alone.
+func storePendingSQL(t pendingTable, oneUser bool) string {
 	cols, rows, join := `r.id`, `unnest($2::uuid[], $3::text[], $4::text[]) as x(id, content, embedding)`, `r.id = x.id`
 	match := `r.id = l.id`
-	if t.bySeq {
-		cols, rows = `r.session_id, r.seq`, `unnest($2::uuid[], $3::text[], $4::text[], $6::bigint[]) as x(id, content, embedding, seq)`
-		join, match = `r.session_id = x.id and r.seq = x.seq`, `r.session_id = l.session_id and r.seq = l.seq`
+	switch {
+	case t.bySeq && oneUser:
+		cols, rows = `r.user_id, r.session_id, r.seq`,
+			`unnest($2::uuid[], $3::text[], $4::text[], $7::bigint[]) as x(id, content, embedding, seq)`
+		join = `r.user_id = $6::text and r.session_id = x.id and r.seq = x.seq`
+		match = `r.user_id = $6::text and r.session_id = l.session_id and r.seq = l.seq`
+	case t.bySeq:
+		cols, rows = `r.user_id, r.session_id, r.seq`,
+			`unnest($2::uuid[], $3::text[], $4::text[], $6::text[], $7::bigint[]) as x(id, content, embedding, user_id, seq)`
+		join = `r.user_id = x.user_id and r.session_id = x.id and r.seq = x.seq`
+		match = `r.user_id = l.user_id and r.session_id = l.session_id and r.seq = l.seq`
+	case t.ofUsers:
+		cols, rows = `r.user_id, r.id`, `unnest($2::uuid[], $3::text[], $4::text[], $6::text[]) as x(id, content, embedding, user_id)`
+		join, match = `r.user_id = x.user_id and r.id = x.id`, `r.user_id = l.user_id and r.id = l.id`
 	}
 	return `with l as (
 		  select ` + cols + `, x.embedding
@@ -385,6 +412,8 @@ var ErrVectorSize = errors.New("a vector of the wrong size")
 // MessageVector is the vector of a stored message, embedded after its commit: the message is
 // (SessionID, Seq), Content the text that was embedded (the whole text, as stored).
 type MessageVector struct {
+	// UserID is the message's user.
+	UserID    string
 	SessionID uuid.UUID
 	Seq       int64
 	Content   string
@@ -402,20 +431,34 @@ func (s *Store) StoreMessageVectors(ctx context.Context, m VectorModel, vs []Mes
 	if len(vs) == 0 {
 		return 0, nil
 	}
-	ids := make([]uuid.UUID, len(vs))
-	seqs := make([]int64, len(vs))
-	texts := make([]string, len(vs))
-	vecs := make([]string, len(vs))
-	for i, v := range vs {
-		ids[i], seqs[i], texts[i], vecs[i] = v.SessionID, v.Seq, v.Content, v.Vector
+	// One statement per user (in one round trip), each of which names its user.
+	type rows struct {
+		ids         []uuid.UUID
+		seqs        []int64
+		texts, vecs []string
+	}
+	var users []string
+	byUser := map[string]*rows{}
+	for _, v := range vs {
+		r := byUser[v.UserID]
+		if r == nil {
+			r = &rows{}
+			byUser[v.UserID] = r
+			users = append(users, v.UserID)
+		}
+		r.ids, r.seqs = append(r.ids, v.SessionID), append(r.seqs, v.Seq)
+		r.texts, r.vecs = append(r.texts, v.Content), append(r.vecs, v.Vector)
 	}
 	var n int64
 	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
-		b.Queue(storePendingSQL(messagesPending), m.Name, ids, texts, vecs, m.Dims, seqs).
-			Exec(func(tag pgconn.CommandTag) error {
-				n = tag.RowsAffected()
-				return nil
-			})
+		for _, u := range users {
+			r := byUser[u]
+			b.Queue(storePendingSQL(messagesPending, true), m.Name, r.ids, r.texts, r.vecs, m.Dims, u, r.seqs).
+				Exec(func(tag pgconn.CommandTag) error {
+					n += tag.RowsAffected()
+					return nil
+				})
+		}
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store message embeddings: %w", err)

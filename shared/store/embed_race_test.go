@@ -60,7 +60,7 @@ func TestEmbeddingWritersRacingDeletionsDoNotDeadlock(t *testing.T) {
 				res := storetest.Commit(t, st, sc, ids[s], msgs)
 				var vs []store.MessageVector
 				for i, m := range res.Messages {
-					vs = append(vs, store.MessageVector{SessionID: ids[s], Seq: m.Seq, Content: msgs[i].Content,
+					vs = append(vs, store.MessageVector{UserID: sc.UserID, SessionID: ids[s], Seq: m.Seq, Content: msgs[i].Content,
 						Vector: storetest.HashLiteral(msgs[i].Content)})
 				}
 				committed[s] = append(committed[s], vs)

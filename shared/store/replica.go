@@ -201,6 +201,9 @@ func openReplicas(ctx context.Context, cfg Config, primary *pgxpool.Pool) (*repl
 			rs.close()
 			return nil, fmt.Errorf("read url: %w", err)
 		}
+		if cfg.ConnConfig != nil {
+			cfg.ConnConfig(pc.ConnConfig)
+		}
 		pool, err := pgxpool.NewWithConfig(ctx, pc)
 		if err != nil {
 			rs.close()

@@ -62,6 +62,11 @@ type Config struct {
 	ReplicaCheckInterval time.Duration
 	// Log receives what happens to the replicas (left out, back in use); default none.
 	Log *slog.Logger
+	// ConnConfig, when set, adjusts the configuration of each pool's connections (the
+	// primary's, the replicas') before the pool opens (a tracer, a notice handler, server
+	// settings): tests watch every statement and the plans the server reports with it. Default
+	// none.
+	ConnConfig func(*pgx.ConnConfig)
 }
 
 // DefaultMaxConns caps the pool of a store whose Config leaves MaxConns unset: enough for one
@@ -93,6 +98,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	pc, err := poolConfig(cfg.DatabaseURL, cfg.MaxConns)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.ConnConfig != nil {
+		cfg.ConnConfig(pc.ConnConfig)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
