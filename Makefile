@@ -23,6 +23,10 @@ dev: ## Run every function locally on http://127.0.0.1:9000/v1/<name> (ADDR=host
 test: ## Run all tests: local stack, migrations, advisors, go vet, go test, client and browser tests, Python client (ARGS=-run ...)
 	@scripts/test.sh $(ARGS)
 
+.PHONY: test-partitioned
+test-partitioned: ## Run the store's and use cases' tests on tables partitioned by user (AGENTMEM_TEST_USER_PARTITIONS, default 4)
+	@scripts/test-partitioned.sh $(ARGS)
+
 .PHONY: test-js
 test-js: ## Run the TypeScript client's tests and the demo page's browser test (Chromium)
 	@scripts/localdb.sh && scripts/test-js.sh

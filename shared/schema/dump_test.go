@@ -22,10 +22,10 @@ const schemaFile = "../../supabase/schema.sql"
 var update = flag.Bool("update", false, "write supabase/schema.sql from the migrations (make schema)")
 
 // dumpMigrated describes the schema of a database made by the migrations (a copy of the test
-// template).
+// template), its tables of one piece whatever AGENTMEM_TEST_USER_PARTITIONS says.
 func dumpMigrated(t *testing.T) string {
 	t.Helper()
-	return dumpURL(t, testdb.New(t).URL)
+	return dumpURL(t, testdb.NewPartitioned(t, 1).URL)
 }
 
 func dumpURL(t *testing.T, dbURL string) string {

@@ -272,7 +272,8 @@ func TestClientRolesCannotWrite(t *testing.T) {
 		  case when has_table_privilege($1, c.oid, 'references') then 'references' end,
 		  case when has_table_privilege($1, c.oid, 'trigger') then 'trigger' end)
 		from pg_class c join pg_namespace n on n.oid = c.relnamespace
-		where n.nspname = 'agentmem' and c.relkind in ('r', 'p')`, store.CallerRole)
+		-- a partition is reached through its table alone: it holds no privilege
+		where n.nspname = 'agentmem' and c.relkind in ('r', 'p') and not c.relispartition`, store.CallerRole)
 	if err != nil {
 		t.Fatal(err)
 	}

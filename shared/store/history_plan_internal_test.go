@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,22 @@ func explainInScope(t *testing.T, st *Store, sc memory.Scope, opts, q string, ar
 	if err := json.Unmarshal(raw, &plans); err != nil || len(plans) != 1 {
 		t.Fatalf("explain: %v: %s", err, raw)
 	}
-	return plans[0].Plan
+	return plans[0].Plan.ofTables()
+}
+
+// partitionSuffix ends the name of a partition of a table partitioned by user, and of its
+// indexes (agentmem.partition_by_user names them so).
+var partitionSuffix = regexp.MustCompile(`_p\d+$`)
+
+// ofTables names the partitions of a plan, and their indexes, by their table's: a plan of
+// messages_p2 through messages_pkey_p2 reads messages through messages_pkey, on either layout.
+func (n planNode) ofTables() planNode {
+	n.RelationName = partitionSuffix.ReplaceAllString(n.RelationName, "")
+	n.IndexName = partitionSuffix.ReplaceAllString(n.IndexName, "")
+	for i, c := range n.Plans {
+		n.Plans[i] = c.ofTables()
+	}
+	return n
 }
 
 func (n planNode) walk(fn func(planNode)) {
@@ -216,6 +232,11 @@ func TestUserHistoryAndClearUseTheOwnerIndex(t *testing.T) {
 			q, args := clearMessagesAllSQL, []any{user, ""}
 			if agent != "" {
 				q, args = clearMessagesAgentSQL, append(args, agent)
+			}
+			if testdb.UserPartitions(t) > 1 {
+				// Partitioned, the user's rows are a larger share of their partition (a fifth
+				// of it here), which a scan of the partition may delete best.
+				t.Skip("a premise of one table: the user's rows a small share of it")
 			}
 			check(t, explain(t, false, q, args...), false)
 		})

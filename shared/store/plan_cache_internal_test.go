@@ -190,6 +190,12 @@ func TestSessionHistoryPagesRunGenericPlansFromTheCursor(t *testing.T) {
 	if g, c := plansOf(t, s, historyCountSQL); c < 5 {
 		t.Errorf("the count ran %d generic and %d custom plans, want at least 5 custom", g, c)
 	}
+	if testdb.UserPartitions(t) > 1 {
+		// EXPLAIN (GENERIC_PLAN) plans without the user's value, over every partition of a
+		// partitioned messages; which partition a statement reads, TestStatementsReadOnePartition
+		// checks in shared/app.
+		return
+	}
 	for sql, want := range map[string]string{
 		historyOldestAfterSQL: "((session_id = $1) AND (seq > $4))",
 		historyNewestAfterSQL: "((session_id = $1) AND (seq < $4))",
