@@ -13,6 +13,11 @@
 #
 # It never asks (--yes): running it is the confirmation. Quiet on success, the CLI's whole output
 # on failure; quick when everything is applied.
+#
+# USER_PARTITIONS (default 1) above 1 then partitions every user-owned table by hash of its user
+# into that many partitions (`agentmem partition`, see docs/deploy.md): once, in place, holding
+# the tables' locks while it copies them; later runs convert only tables new migrations added,
+# and refuse another number.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,9 +48,18 @@ pending() {
 	echo "${out# }"
 }
 
+# partition runs `agentmem partition` when USER_PARTITIONS asks for more than one partition.
+partition() {
+	local n=${USER_PARTITIONS:-1}
+	[[ "$n" =~ ^[0-9]+$ ]] || die "USER_PARTITIONS=$n: want a whole number from 1 to 256"
+	[ "$n" -gt 1 ] || return 0
+	go run ./cmd/agentmem partition --partitions "$n" >&2 || die "agentmem partition failed"
+}
+
 todo=$(pending)
 if [ -z "$todo" ]; then
 	log "up to date ($(find supabase/migrations -maxdepth 1 -name '*.sql' | wc -l) migrations)"
+	partition
 	exit 0
 fi
 
@@ -74,3 +88,4 @@ out=$(node_modules/.bin/supabase "${args[@]}" 2>&1) || {
 }
 applied=$(grep -c '^Applying migration' <<<"$out" || true)
 log "applied $applied migration(s)"
+partition
