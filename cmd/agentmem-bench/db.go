@@ -30,8 +30,9 @@ type benchDB struct {
 }
 
 // createDatabase drops and creates the database name on the server of serverURL, then applies
-// the local bootstrap and the migrations, as shared/testdb does for the tests.
-func createDatabase(ctx context.Context, serverURL, name string) (*benchDB, error) {
+// the local bootstrap and the migrations, as shared/testdb does for the tests, and partitions
+// the user-owned tables into partitions when more than 1.
+func createDatabase(ctx context.Context, serverURL, name string, partitions int) (*benchDB, error) {
 	conn, err := pgx.Connect(ctx, serverURL)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", redact(serverURL), err)
@@ -55,6 +56,11 @@ func createDatabase(ctx context.Context, serverURL, name string) (*benchDB, erro
 	}
 	if err := schema.Migrate(ctx, c); err != nil {
 		return nil, err
+	}
+	if partitions > 1 {
+		if _, err := schema.PartitionByUser(ctx, c, partitions, 0); err != nil {
+			return nil, err
+		}
 	}
 	return db, nil
 }
@@ -236,7 +242,7 @@ func loadMemories(ctx context.Context, db *benchDB, corpus *bench.Corpus, from i
 	}
 	for _, name := range memoryIndexes {
 		var def string
-		if err := c.QueryRow(ctx, `select indexdef from pg_indexes where schemaname = 'agentmem' and indexname = $1`, name).Scan(&def); err != nil {
+		if err := c.QueryRow(ctx, `select replace(indexdef, ' ON ONLY ', ' ON ') from pg_indexes where schemaname = 'agentmem' and indexname = $1`, name).Scan(&def); err != nil {
 			return fmt.Errorf("read definition of %s: %w", name, err)
 		}
 		defs[name] = def
@@ -294,7 +300,8 @@ func prewarm(ctx context.Context, c *pgx.Conn, relations ...string) error {
 		return nil
 	}
 	for _, r := range relations {
-		if _, err := c.Exec(ctx, "select pg_prewarm($1::regclass)", r); err != nil {
+		// A partitioned table or index has no pages of its own: its partitions' are read.
+		if _, err := c.Exec(ctx, `select pg_prewarm(t.relid) from pg_partition_tree($1::regclass) t where t.isleaf`, r); err != nil {
 			return fmt.Errorf("prewarm %s: %w", r, err)
 		}
 	}

@@ -37,6 +37,7 @@ import (
 
 	"github.com/agentmem/agentmem/cmd/agentmem-bench/internal/bench"
 	"github.com/agentmem/agentmem/shared/config"
+	"github.com/agentmem/agentmem/shared/schema"
 )
 
 // The workloads, as -only names them.
@@ -64,6 +65,9 @@ type Config struct {
 	// lambda.norpc,grpcnotrace -trimpath -ldflags=-s -w, CGO_ENABLED=0); otherwise plain go
 	// build, which reuses the test build cache.
 	DeployBuild bool
+	// Partitions is the number of partitions of each user-owned table (agentmem.partition_by_user);
+	// 1, the default, leaves them as the migrations make them.
+	Partitions int
 	// Runs is how many times the compared workloads (W1, W2, W2-growth, W3) run, with the
 	// peers after each; the other workloads run once.
 	Runs int
@@ -149,6 +153,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	render := flag.String("render", "", "write results.md and the charts again from DIR/results.json, and run nothing")
 	plainBuild := flag.Bool("plain-build", false, "build W6's binaries with plain go build rather than the deployment's flags")
+	partitions := flag.Int("partitions", 1, "partition each user-owned table by user into this many partitions (USER_PARTITIONS; 1: one table each)")
 	nRuns := flag.Int("runs", 1, "run W1, W2, W2-growth and W3 (and the peers) this many times; ratios and targets use the medians")
 	peers := flag.String("peers", "", "directory of the peer harness (Node): run it against the same server after agentmem in every run and report agentmem / peer ratios")
 	peerSet := flag.String("peer-set", strings.Join(DefaultPeers, ","), "comma-separated peers to run with -peers: "+strings.Join(allPeers, ","))
@@ -167,6 +172,10 @@ func main() {
 	cfg := Config{Mode: "full", Database: *dbName, Keep: *keep, Large: *large, Log: os.Stderr, DeployBuild: !*plainBuild, Runs: *nRuns}
 	if cfg.Runs < 1 {
 		fail(fmt.Errorf("-runs %d: at least 1", cfg.Runs))
+	}
+	cfg.Partitions = *partitions
+	if cfg.Partitions < 1 || cfg.Partitions > schema.MaxUserPartitions {
+		fail(fmt.Errorf("-partitions %d: from 1 to %d", cfg.Partitions, schema.MaxUserPartitions))
 	}
 	if *peers != "" {
 		cfg.Peers = PeersConfig{Dir: *peers, Reuse: *peersReuse, CacheDir: *peersCache}

@@ -67,7 +67,7 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 	}
 
 	cfg.logf("creating database %s", cfg.Database)
-	db, err := createDatabase(ctx, cfg.ServerURL, cfg.Database)
+	db, err := createDatabase(ctx, cfg.ServerURL, cfg.Database, cfg.Partitions)
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +84,7 @@ func Run(ctx context.Context, cfg Config) (*bench.Results, error) {
 		return nil, err
 	}
 	res.Env.Connection = "directly (no pooler), pool of 16 connections"
+	res.Env.UserPartitions = cfg.Partitions
 
 	// The history workload's user is one among the chat data's, as a user is among others.
 	needChat := cfg.runs("w1") || cfg.runs("w2") || cfg.runs("w2growth") || cfg.runs("w4") || cfg.runs("w5") || cfg.runs("w6") ||

@@ -39,7 +39,8 @@ func loadSources(ctx context.Context, db *benchDB, c *bench.SourcesCorpus, repla
 		return out, err
 	}
 	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `select indexname, indexdef from pg_indexes where schemaname = 'agentmem'
+	// A partitioned table's index is written ON ONLY it; made again ON it, every partition gets one.
+	rows, err := conn.Query(ctx, `select indexname, replace(indexdef, ' ON ONLY ', ' ON ') from pg_indexes where schemaname = 'agentmem'
 		and tablename in ('memories', 'messages') and (indexdef like '%USING hnsw%' or indexname = any($1))`, rebuiltIndexes)
 	if err != nil {
 		return out, fmt.Errorf("list indexes: %w", err)

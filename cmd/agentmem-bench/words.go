@@ -126,7 +126,7 @@ func loadWords(ctx context.Context, db *benchDB, emb embedding.Hash, user []benc
 	defer conn.Close(ctx)
 	// The HNSW indexes are dropped for the load and made again after it: inserting into them
 	// row by row takes minutes.
-	rows0, err := conn.Query(ctx, `select indexname, indexdef from pg_indexes where schemaname = 'agentmem'
+	rows0, err := conn.Query(ctx, `select indexname, replace(indexdef, ' ON ONLY ', ' ON ') from pg_indexes where schemaname = 'agentmem'
 		and tablename in ('memories', 'messages') and indexdef like '%USING hnsw%'`)
 	if err != nil {
 		return fmt.Errorf("list indexes: %w", err)

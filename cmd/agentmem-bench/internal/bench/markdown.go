@@ -19,6 +19,9 @@ func Markdown(r *Results, charts []string) string {
 	m := r.Env.Machine
 	p("Machine: %d cores (%s), %.1f GiB, %s/%s, load average %.2f at start. Go %s, PostgreSQL %s, pgvector %s; store connects %s.\n\n",
 		m.Cores, m.CPUModel, float64(m.MemoryBytes)/(1<<30), m.OS, m.Arch, m.LoadAvg1, r.Env.Go, r.Env.PostgreSQL, r.Env.Pgvector, r.Env.Connection)
+	if r.Env.UserPartitions > 1 {
+		p("User-owned tables partitioned by user into %d partitions each (USER_PARTITIONS).\n\n", r.Env.UserPartitions)
+	}
 	if len(r.Env.PGSettings) > 0 {
 		keys := make([]string, 0, len(r.Env.PGSettings))
 		for k := range r.Env.PGSettings {

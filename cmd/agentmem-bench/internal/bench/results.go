@@ -95,6 +95,9 @@ type Env struct {
 	PGSettings map[string]string `json:"pg_settings"`
 	// Connection describes how the store reaches the database (direct or through a pooler).
 	Connection string `json:"connection"`
+	// UserPartitions is the number of partitions of each user-owned table (1: one table each,
+	// as the migrations make them; see agentmem.partition_by_user).
+	UserPartitions int `json:"user_partitions,omitempty"`
 }
 
 // Machine describes the host.
