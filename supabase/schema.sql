@@ -1511,9 +1511,13 @@ begin
     end loop;
   end if;
 
-  -- Session ids stay unique across users (see agentmem.keep_session_id_unique).
-  if to_regclass('agentmem.sessions') is not null
-     and (select u.partitions from agentmem.user_owned_tables() u where u.rel = 'agentmem.sessions'::regclass) > 1 then
+  -- Rows found by their id alone: sessions (a client's id, unique across users: see
+  -- agentmem.keep_session_id_unique) and jobs (the jobs function's get and retry).
+  if (select u.partitions from agentmem.user_owned_tables() u where u.rel = 'agentmem.jobs'::regclass) > 1 then
+    create index if not exists jobs_id_idx on agentmem.jobs (id);
+    perform agentmem.name_partition_indexes('agentmem.jobs'::regclass);
+  end if;
+  if (select u.partitions from agentmem.user_owned_tables() u where u.rel = 'agentmem.sessions'::regclass) > 1 then
     create index if not exists sessions_id_idx on agentmem.sessions (id);
     perform agentmem.name_partition_indexes('agentmem.sessions'::regclass);
     if not exists (select 1 from pg_catalog.pg_trigger t

@@ -534,7 +534,7 @@ func (a *App) deliverAll(ctx context.Context, claimed []store.ClaimedJob, deadli
 
 // deliverOne delivers one claimed job: its events read now, redacted, handed to its adapter.
 func (a *App) deliverOne(ctx context.Context, j store.ClaimedJob, deadline time.Time, jc JobsConfig) store.JobResult {
-	res := store.JobResult{ID: j.ID, Attempts: j.Attempts, Status: store.JobDone}
+	res := store.JobResult{ID: j.ID, UserID: j.UserID, Attempts: j.Attempts, Status: store.JobDone}
 	// The lease was taken at the claim: leave a margin so the result is recorded within it.
 	end := j.NextAttemptAt.Add(-jc.Lease / 10)
 	if deadline.Before(end) {

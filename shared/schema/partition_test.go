@@ -107,7 +107,8 @@ func withoutPartitions(dump string) string {
 // A populated database partitioned by user keeps every row, and every table keeps what the
 // migrations gave it: the dump of the schema differs only where a key takes the user (primary
 // keys, unique constraints and foreign keys, user_id in front), the storage options that went
-// to the partitions, and the index and trigger that keep session ids unique across users.
+// to the partitions, the indexes of sessions and jobs by id alone, and the trigger that keeps
+// session ids unique across users.
 // The partitions are reached through their table only. A second call changes nothing, and
 // another number of partitions is refused.
 func TestPartitionByUserInPlace(t *testing.T) {
@@ -155,7 +156,8 @@ func TestPartitionByUserInPlace(t *testing.T) {
 	for _, l := range added {
 		switch {
 		case keyWithUser.MatchString(l):
-		case strings.HasPrefix(l, "CREATE INDEX sessions_id_idx ON agentmem.sessions USING btree (id);"):
+		case strings.HasPrefix(l, "CREATE INDEX sessions_id_idx ON agentmem.sessions USING btree (id);"),
+			strings.HasPrefix(l, "CREATE INDEX jobs_id_idx ON agentmem.jobs USING btree (id);"):
 		case strings.HasPrefix(l, "CREATE TRIGGER sessions_keep_id_unique AFTER INSERT ON agentmem.sessions"):
 		default:
 			t.Errorf("the conversion added %q", l)

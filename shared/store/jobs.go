@@ -163,12 +163,12 @@ func (s *Store) PurgeJobs(ctx context.Context, p PurgeJobsParams) (int64, error)
 	err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
 		b.Queue(`
 			with doomed as (
-			  select ctid from agentmem.jobs
+			  select tableoid, ctid from agentmem.jobs
 			  where status = $1 and status in ('done', 'dead') and updated_at <= now() - make_interval(secs => $2::float8)
 			    and not (coalesce(adapter = any($4::text[]), false) and updated_at > now() - make_interval(secs => $5::float8))
 			  order by updated_at limit $3
 			  for update skip locked)
-			delete from agentmem.jobs j using doomed where j.ctid = doomed.ctid`,
+			delete from agentmem.jobs j using doomed where j.tableoid = doomed.tableoid and j.ctid = doomed.ctid`,
 			p.Status, p.OlderThan.Seconds(), p.Limit, p.KeepAdapters, p.KeepFor.Seconds()).Exec(func(tag pgconn.CommandTag) error {
 			n = tag.RowsAffected()
 			return nil
@@ -205,7 +205,7 @@ type ClaimJobsParams struct {
 // attempt ($3) goes dead instead.
 const claimSQL = `
 with due as (
-  select id from agentmem.jobs
+  select user_id, id from agentmem.jobs
   where status in ('pending', 'running') and next_attempt_at <= now()
   order by next_attempt_at
   limit $1
@@ -219,7 +219,7 @@ update agentmem.jobs j set
                          else now() + make_interval(secs => $2::float8) end,
   updated_at = now()
 from due
-where j.id = due.id
+where j.user_id = due.user_id and j.id = due.id
 returning j.id, j.intent, j.adapter, j.status, j.attempts, j.next_attempt_at, j.last_error, j.created_at,
   j.updated_at, j.session_id, j.user_id, j.event_id, j.tenant_id, j.agent, j.refs`
 
@@ -259,6 +259,8 @@ func (s *Store) ClaimJobs(ctx context.Context, p ClaimJobsParams) (claimed, dead
 // JobResult is the outcome of one claimed job's delivery.
 type JobResult struct {
 	ID uuid.UUID
+	// UserID is the job's user: the job is found by (UserID, ID), its key.
+	UserID string
 	// Attempts is the job's attempts as claimed: a result is recorded only while the job is
 	// still that claim's (a worker whose lease passed and whose job was claimed again records
 	// nothing).
@@ -288,8 +290,8 @@ const lockSyncSQL = `
 // through jobs_undelivered_owner_idx. The time only moves forward.
 const syncSessionsSQL = `
 	update agentmem.sessions s set last_synced_at = greatest(s.last_synced_at, now())
-	where s.id in (
-	  select d.session_id from agentmem.jobs d
+	where (s.user_id, s.id) in (
+	  select d.user_id, d.session_id from agentmem.jobs d
 	  where d.id = any($1::uuid[]) and d.status = 'done' and d.session_id is not null
 	    and d.adapter = any($2::text[])
 	    and not exists (
@@ -306,13 +308,14 @@ func (s *Store) RecordJobs(ctx context.Context, results []JobResult) (int64, err
 		return 0, nil
 	}
 	ids := make([]uuid.UUID, len(results))
+	users := make([]string, len(results))
 	attempts := make([]int32, len(results))
 	statuses := make([]string, len(results))
 	errs := make([]*string, len(results))
 	delays := make([]float64, len(results))
 	var done []uuid.UUID
 	for i, r := range results {
-		ids[i], attempts[i], statuses[i], errs[i], delays[i] = r.ID, int32(r.Attempts), r.Status, r.Error, r.Delay.Seconds()
+		ids[i], users[i], attempts[i], statuses[i], errs[i], delays[i] = r.ID, r.UserID, int32(r.Attempts), r.Status, r.Error, r.Delay.Seconds()
 		if r.Status == JobDone && s.outboxOn() {
 			done = append(done, r.ID)
 		}
@@ -326,9 +329,9 @@ func (s *Store) RecordJobs(ctx context.Context, results []JobResult) (int64, err
 		b.Queue(`
 			update agentmem.jobs j set status = r.status, last_error = r.err,
 			  next_attempt_at = now() + make_interval(secs => r.delay), updated_at = now()
-			from unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::float8[]) as r(id, attempts, status, err, delay)
-			where j.id = r.id and j.status = 'running' and j.attempts = r.attempts`,
-			ids, attempts, statuses, errs, delays).Exec(func(tag pgconn.CommandTag) error {
+			from unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::float8[], $6::text[]) as r(id, attempts, status, err, delay, user_id)
+			where j.user_id = r.user_id and j.id = r.id and j.status = 'running' and j.attempts = r.attempts`,
+			ids, attempts, statuses, errs, delays, users).Exec(func(tag pgconn.CommandTag) error {
 			n = tag.RowsAffected()
 			return nil
 		})
@@ -356,12 +359,12 @@ func (s *Store) ExpandFanout(ctx context.Context, j ClaimedJob) error {
 		b.Queue(`
 			with f as (
 			  update agentmem.jobs set status = 'done', last_error = null, updated_at = now()
-			  where id = $1 and status = 'running' and attempts = $2
+			  where user_id = $5 and id = $1 and status = 'running' and attempts = $2
 			  returning event_id, tenant_id, user_id, agent, session_id, intent, refs)
 			insert into agentmem.jobs (id, event_id, tenant_id, user_id, agent, session_id, intent, adapter, refs)
 			select a.id, f.event_id, f.tenant_id, f.user_id, f.agent, f.session_id, f.intent, a.adapter, f.refs
 			from f cross join unnest($3::text[], $4::uuid[]) as a(adapter, id)`,
-			j.ID, int32(j.Attempts), s.adapters, s.jobIDs())
+			j.ID, int32(j.Attempts), s.adapters, s.jobIDs(), j.UserID)
 	})
 }
 

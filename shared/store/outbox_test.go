@@ -401,11 +401,11 @@ func TestClaimLeaseAndRecord(t *testing.T) {
 	}
 	// The first worker wakes up and records: nothing happens.
 	msg := "late"
-	if n, err := st.RecordJobs(ctx, []store.JobResult{{ID: first[0].ID, Attempts: 1, Status: store.JobDone}}); err != nil || n != 0 {
+	if n, err := st.RecordJobs(ctx, []store.JobResult{{ID: first[0].ID, UserID: first[0].UserID, Attempts: 1, Status: store.JobDone}}); err != nil || n != 0 {
 		t.Fatalf("late record: %d rows, %v", n, err)
 	}
 	// The second fails; retried later.
-	if n, err := st.RecordJobs(ctx, []store.JobResult{{ID: second[0].ID, Attempts: 2, Status: store.JobPending,
+	if n, err := st.RecordJobs(ctx, []store.JobResult{{ID: second[0].ID, UserID: second[0].UserID, Attempts: 2, Status: store.JobPending,
 		Delay: time.Hour, Error: &msg}}); err != nil || n != 1 {
 		t.Fatalf("record: %d rows, %v", n, err)
 	}
@@ -486,5 +486,36 @@ func TestClaimLeaseAndRecord(t *testing.T) {
 	}
 	if _, err := st.GetJob(ctx, uuid.New()); apierror.As(err).Code != apierror.NotFound {
 		t.Errorf("get of no job: %v", err)
+	}
+}
+
+// On tables partitioned by user, purging finished jobs deletes them and none of the jobs that
+// sit at the same place in other partitions.
+func TestPurgeJobsOfPartitionedTablesKeepsOthers(t *testing.T) {
+	t.Parallel()
+	db := testdb.NewPartitioned(t, 4)
+	ctx := t.Context()
+	admin := storetest.Admin(t, db.URL)
+	// The finished job first, the first row of its partition, as are the pending jobs of the
+	// users that follow in the other partitions.
+	if _, err := admin.Exec(ctx, `
+		insert into agentmem.jobs (id, event_id, user_id, intent, adapter, status, updated_at)
+		values (gen_random_uuid(), gen_random_uuid(), 'done-user', 'onTurnCommitted', 'webhook', 'done', now() - interval '1 day');
+		insert into agentmem.jobs (id, event_id, user_id, intent, adapter)
+		select gen_random_uuid(), gen_random_uuid(), 'user-' || i, 'onTurnCommitted', 'webhook' from generate_series(1, 16) i`); err != nil {
+		t.Fatal(err)
+	}
+	var places int
+	if err := admin.QueryRow(ctx, `select count(distinct tableoid) from agentmem.jobs where ctid = '(0,1)'`).Scan(&places); err != nil || places < 2 {
+		t.Fatalf("jobs at (0,1) in %d partitions (%v): the test needs them in several", places, err)
+	}
+	st := storetest.Open(t, db)
+	n, err := st.PurgeJobs(ctx, store.PurgeJobsParams{Status: store.JobDone, Limit: 100})
+	if err != nil || n != 1 {
+		t.Fatalf("purge: %d jobs, %v; want 1", n, err)
+	}
+	var pending int
+	if err := admin.QueryRow(ctx, `select count(*) from agentmem.jobs where status = 'pending'`).Scan(&pending); err != nil || pending != 16 {
+		t.Errorf("after the purge: %d of 16 pending jobs (%v)", pending, err)
 	}
 }

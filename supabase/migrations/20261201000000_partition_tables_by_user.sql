@@ -24,7 +24,10 @@
 --
 -- On the partitioned layout session ids are unique per user by key; a trigger keeps them unique
 -- across users (agentmem.keep_session_id_unique), so that another user's session still looks
--- missing (404) rather than becoming a second session of the same id.
+-- missing (404) rather than becoming a second session of the same id. Sessions and jobs keep
+-- an index on their id alone (sessions_id_idx, jobs_id_idx): that trigger, and the jobs
+-- function, which reads and retries a job by its id, find a row without its user in one probe
+-- of each partition.
 --
 -- It is idempotent: tables already partitioned into n are left alone (a table a later
 -- migration adds is converted by the next call), and a call with another n than the tables
@@ -501,9 +504,13 @@ begin
     end loop;
   end if;
 
-  -- Session ids stay unique across users (see agentmem.keep_session_id_unique).
-  if to_regclass('agentmem.sessions') is not null
-     and (select u.partitions from agentmem.user_owned_tables() u where u.rel = 'agentmem.sessions'::regclass) > 1 then
+  -- Rows found by their id alone: sessions (a client's id, unique across users: see
+  -- agentmem.keep_session_id_unique) and jobs (the jobs function's get and retry).
+  if (select u.partitions from agentmem.user_owned_tables() u where u.rel = 'agentmem.jobs'::regclass) > 1 then
+    create index if not exists jobs_id_idx on agentmem.jobs (id);
+    perform agentmem.name_partition_indexes('agentmem.jobs'::regclass);
+  end if;
+  if (select u.partitions from agentmem.user_owned_tables() u where u.rel = 'agentmem.sessions'::regclass) > 1 then
     create index if not exists sessions_id_idx on agentmem.sessions (id);
     perform agentmem.name_partition_indexes('agentmem.sessions'::regclass);
     if not exists (select 1 from pg_catalog.pg_trigger t
