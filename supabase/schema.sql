@@ -161,17 +161,20 @@ create table agentmem.memories (
   updated_at timestamp with time zone default now() not null,
   expires_at timestamp with time zone not null,
   embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
+  default_retention interval,
   constraint memories_embedding_model_check CHECK (((embedding IS NULL) OR (embedding_model IS NOT NULL))),
   constraint memories_pkey PRIMARY KEY (id),
   constraint memories_user_id_tenant_id_agent_content_key_key UNIQUE (user_id, tenant_id, agent, content_key)
 );
 alter table agentmem.memories set (toast_tuple_target=8160);
+CREATE INDEX memories_default_retention_idx ON agentmem.memories USING btree (default_retention) WHERE (default_retention IS NOT NULL);
 CREATE INDEX memories_embedding_09d9585ef0cc_idx ON agentmem.memories USING hnsw (((embedding)::extensions.vector(384)) extensions.vector_cosine_ops) WHERE ((embedding_model = 'agentmem-hash-384-v2'::text) AND (embedding_dims = 384));
 CREATE INDEX memories_embedding_model_idx ON agentmem.memories USING btree (embedding_model);
 CREATE INDEX memories_embedding_pending_idx ON agentmem.memories USING btree (id) WHERE (embedding IS NULL);
 CREATE INDEX memories_expires_idx ON agentmem.memories USING btree (expires_at);
 CREATE INDEX memories_fts_idx ON agentmem.memories USING gin (fts);
 CREATE INDEX memories_owner_created_idx ON agentmem.memories USING btree (user_id, tenant_id, created_at DESC, id DESC);
+CREATE TRIGGER memories_stamp_default_retention BEFORE INSERT OR UPDATE OF expires_at ON agentmem.memories FOR EACH ROW EXECUTE FUNCTION agentmem.stamp_default_retention();
 alter table agentmem.memories enable row level security;
 create policy caller_owner on agentmem.memories as permissive for all to agentmem_caller
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
@@ -242,6 +245,7 @@ create table agentmem.messages (
   embedding_model text,
   embedding_dims integer generated always as (extensions.vector_dims(embedding)) stored,
   fts tsvector generated always as ((setweight(to_tsvector('english'::regconfig, COALESCE(name, ''::text)), 'A'::"char") || to_tsvector('english'::regconfig, content))) stored,
+  default_retention interval,
   constraint messages_embedding_model_check CHECK (((embedding IS NULL) OR (embedding_model IS NOT NULL))),
   constraint messages_parts_check CHECK (((parts IS NULL) OR ((jsonb_typeof(parts) = 'array'::text) AND ((jsonb_array_length(parts) >= 1) AND (jsonb_array_length(parts) <= 100))))) NOT VALID,
   constraint messages_pkey PRIMARY KEY (session_id, seq),
@@ -250,16 +254,19 @@ create table agentmem.messages (
   constraint messages_session_id_id_key UNIQUE (session_id, id)
 );
 alter table agentmem.messages set (toast_tuple_target=8160);
+CREATE INDEX messages_default_retention_idx ON agentmem.messages USING btree (default_retention) WHERE (default_retention IS NOT NULL);
 CREATE INDEX messages_embedding_09d9585ef0cc_idx ON agentmem.messages USING hnsw (((embedding)::extensions.vector(384)) extensions.vector_cosine_ops) WHERE ((embedding_model = 'agentmem-hash-384-v2'::text) AND (embedding_dims = 384));
 CREATE INDEX messages_embedding_model_idx ON agentmem.messages USING btree (embedding_model);
 CREATE INDEX messages_embedding_pending_idx ON agentmem.messages USING btree (session_id, seq) WHERE ((embedding IS NULL) AND (role <> 'tool'::text) AND (content <> ''::text));
 CREATE INDEX messages_expires_idx ON agentmem.messages USING btree (expires_at);
 CREATE INDEX messages_fts_idx ON agentmem.messages USING gin (fts);
+CREATE INDEX messages_id_owner_idx ON agentmem.messages USING btree (id, user_id, tenant_id);
 CREATE INDEX messages_owner_created_idx ON agentmem.messages USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at);
 CREATE INDEX messages_session_expiry_idx ON agentmem.messages USING btree (session_id, expires_at) INCLUDE (user_id, tenant_id);
 CREATE TRIGGER messages_count_deleted_words AFTER DELETE ON agentmem.messages REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION agentmem.count_message_words();
 CREATE TRIGGER messages_count_inserted_words AFTER INSERT ON agentmem.messages REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION agentmem.count_message_words();
 CREATE TRIGGER messages_count_updated_words AFTER UPDATE OF content, name, user_id, tenant_id, agent ON agentmem.messages FOR EACH ROW WHEN (((old.fts IS DISTINCT FROM new.fts) OR (old.user_id <> new.user_id) OR (old.tenant_id <> new.tenant_id) OR (old.agent <> new.agent))) EXECUTE FUNCTION agentmem.recount_message_words();
+CREATE TRIGGER messages_stamp_default_retention BEFORE INSERT OR UPDATE OF expires_at ON agentmem.messages FOR EACH ROW EXECUTE FUNCTION agentmem.stamp_default_retention();
 CREATE TRIGGER messages_truncate_words AFTER TRUNCATE ON agentmem.messages FOR EACH STATEMENT EXECUTE FUNCTION agentmem.truncate_message_words();
 alter table agentmem.messages enable row level security;
 create policy caller_owner on agentmem.messages as permissive for all to agentmem_caller
@@ -270,6 +277,47 @@ create policy client_reads_own on agentmem.messages as permissive for select to 
 grant delete, insert, select, update on table agentmem.messages to agentmem_caller;
 grant select on table agentmem.messages to authenticated;
 grant delete, insert, select, update on table agentmem.messages to service_role;
+
+-- Table agentmem.messages_archive
+create table agentmem.messages_archive (
+  session_id uuid not null,
+  seq bigint not null,
+  id text collate "C" not null,
+  tenant_id text default ''::text not null,
+  user_id text collate "C" not null,
+  agent text not null,
+  role text not null,
+  content text not null,
+  parts jsonb,
+  name text,
+  tool_calls jsonb,
+  tool_call_id text,
+  metadata jsonb,
+  token_estimate integer not null,
+  created_at timestamp with time zone not null,
+  expires_at timestamp with time zone not null,
+  archived_at timestamp with time zone default now() not null,
+  default_retention interval,
+  constraint messages_archive_pkey PRIMARY KEY (session_id, seq),
+  constraint messages_archive_session_id_fkey FOREIGN KEY (session_id) REFERENCES agentmem.sessions(id) ON DELETE CASCADE,
+  constraint messages_archive_session_id_id_key UNIQUE (session_id, id)
+);
+alter table agentmem.messages_archive set (toast_tuple_target=8160);
+CREATE INDEX messages_archive_default_retention_idx ON agentmem.messages_archive USING btree (default_retention) WHERE (default_retention IS NOT NULL);
+CREATE INDEX messages_archive_expires_idx ON agentmem.messages_archive USING btree (expires_at);
+CREATE INDEX messages_archive_id_owner_idx ON agentmem.messages_archive USING btree (id, user_id, tenant_id);
+CREATE INDEX messages_archive_owner_created_idx ON agentmem.messages_archive USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at);
+CREATE TRIGGER messages_archive_stamp_default_retention BEFORE INSERT OR UPDATE OF expires_at ON agentmem.messages_archive FOR EACH ROW EXECUTE FUNCTION agentmem.stamp_default_retention();
+alter table agentmem.messages_archive enable row level security;
+create policy caller_owner on agentmem.messages_archive as permissive for all to agentmem_caller
+  using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
+  with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+create policy client_reads_own on agentmem.messages_archive as permissive for select to authenticated
+  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+grant delete, select on table agentmem.messages_archive to agentmem_caller;
+grant select on table agentmem.messages_archive to authenticated;
+grant delete, insert, select, update on table agentmem.messages_archive to service_role;
+comment on table agentmem.messages_archive is 'Messages moved out of agentmem.messages by the sweep''s history cap: see migration archive_old_history.';
 
 -- Table agentmem.notes
 create table agentmem.notes (
@@ -345,12 +393,19 @@ create table agentmem.sessions (
   created_at timestamp with time zone default now() not null,
   last_active_at timestamp with time zone default now() not null,
   expires_at timestamp with time zone not null,
+  keep_messages integer,
+  history_checked_seq bigint default 0 not null,
+  default_retention interval,
   constraint sessions_agent_check CHECK ((agent ~ '^[A-Za-z0-9_.:-]{1,64}$'::text)),
+  constraint sessions_keep_messages_check CHECK (((keep_messages IS NULL) OR (keep_messages = 0) OR ((keep_messages >= 500) AND (keep_messages <= 1000000)))) NOT VALID,
   constraint sessions_pkey PRIMARY KEY (id)
 );
+CREATE INDEX sessions_default_retention_idx ON agentmem.sessions USING btree (default_retention) WHERE (default_retention IS NOT NULL);
 CREATE INDEX sessions_expires_idx ON agentmem.sessions USING btree (expires_at);
+CREATE INDEX sessions_history_unchecked_idx ON agentmem.sessions USING btree (keep_messages) WHERE ((last_seq - history_checked_seq) >= 100);
 CREATE INDEX sessions_owner_activity_idx ON agentmem.sessions USING btree (user_id, tenant_id, last_active_at DESC, id DESC);
 CREATE INDEX sessions_owner_idx ON agentmem.sessions USING btree (user_id, tenant_id, agent, last_active_at DESC);
+CREATE TRIGGER sessions_stamp_default_retention BEFORE INSERT OR UPDATE OF expires_at ON agentmem.sessions FOR EACH ROW EXECUTE FUNCTION agentmem.stamp_default_retention();
 alter table agentmem.sessions enable row level security;
 create policy caller_owner on agentmem.sessions as permissive for all to agentmem_caller
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
@@ -2049,6 +2104,32 @@ begin
 end
 $function$;
 
+-- Function agentmem.stamp_default_retention()
+CREATE OR REPLACE FUNCTION agentmem.stamp_default_retention()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  d interval := nullif(pg_catalog.current_setting('agentmem.default_retention', true), '')::interval;
+begin
+  if tg_op = 'UPDATE' and new.expires_at is not distinct from old.expires_at then
+    return new;
+  end if;
+  if d is not null
+     and new.expires_at between pg_catalog.now() + d - interval '1 millisecond'
+                            and pg_catalog.now() + d + interval '1 millisecond' then
+    new.default_retention := d;
+  elsif tg_op = 'INSERT' or new.default_retention is not distinct from old.default_retention then
+    -- An explicit expiry; on insert, a row copied as it was (the archive) keeps its own.
+    if tg_op = 'UPDATE' or d is not null then
+      new.default_retention := null;
+    end if;
+  end if;
+  return new;
+end
+$function$;
+
 -- Function agentmem.store_memories(text,text,text,uuid,text[],text[],text[],text[],text,double precision,double precision)
 CREATE OR REPLACE FUNCTION agentmem.store_memories(p_tenant_id text, p_user_id text, p_agent text, p_session_id uuid, p_contents text[], p_keys text[], p_metadata text[], p_embeddings text[], p_model text, p_ttl_seconds double precision, min_similarity double precision)
  RETURNS TABLE(fact_key text, memory_id uuid, merged boolean, content_changed boolean)
@@ -2198,6 +2279,7 @@ declare
   b integer;
   batches integer := 0;
   deleted_messages bigint := 0;
+  deleted_archived bigint := 0;
   deleted_memories bigint := 0;
   deleted_sessions bigint := 0;
   deleted_keys bigint := 0;
@@ -2222,6 +2304,17 @@ begin
   b := 0;
   loop
     with doomed as (
+      select tableoid, ctid from agentmem.messages_archive where expires_at <= now() limit batch_size for update skip locked)
+    delete from agentmem.messages_archive m using doomed where m.tableoid = doomed.tableoid and m.ctid = doomed.ctid;
+    get diagnostics n = row_count;
+    deleted_archived := deleted_archived + n; b := b + 1; batches := batches + 1;
+    exit when n < batch_size;
+    if b >= max_batches then more := true; exit; end if;
+  end loop;
+
+  b := 0;
+  loop
+    with doomed as (
       select user_id, id from agentmem.memories where expires_at <= now() limit batch_size for update skip locked)
     delete from agentmem.memories m using doomed where m.user_id = doomed.user_id and m.id = doomed.id;
     get diagnostics n = row_count;
@@ -2236,6 +2329,7 @@ begin
       select s.user_id, s.id from agentmem.sessions s
       where s.expires_at <= now()
         and not exists (select 1 from agentmem.messages m where m.user_id = s.user_id and m.session_id = s.id)
+        and not exists (select 1 from agentmem.messages_archive a where a.user_id = s.user_id and a.session_id = s.id)
       limit batch_size for update of s skip locked)
     delete from agentmem.sessions s using doomed where s.user_id = doomed.user_id and s.id = doomed.id;
     get diagnostics n = row_count;
@@ -2256,8 +2350,9 @@ begin
   end loop;
 
   return jsonb_build_object(
-    'deleted', jsonb_build_object('messages', deleted_messages, 'memories', deleted_memories,
-                                  'sessions', deleted_sessions, 'idempotency_keys', deleted_keys),
+    'deleted', jsonb_build_object('messages', deleted_messages, 'archived_messages', deleted_archived,
+                                  'memories', deleted_memories, 'sessions', deleted_sessions,
+                                  'idempotency_keys', deleted_keys),
     'batches', batches,
     'more', more);
 end

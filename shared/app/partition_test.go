@@ -21,6 +21,7 @@ import (
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/redact"
+	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
@@ -87,6 +88,7 @@ func TestStatementsReadOnePartition(t *testing.T) {
 			a := app.New(e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)), app.Config{
 				Adapters: map[string]adapter.Adapter{adapter.Redis: cache}, Redactor: red,
 				RateLimit:   app.RateLimit{User: 1000, Tenant: 1000},
+				History:     store.HistoryCap{Keep: memory.MinHistoryKeep},
 				CacheSettle: time.Millisecond,
 				Jobs:        app.JobsConfig{BackoffBase: time.Millisecond, BackoffMax: time.Millisecond}})
 
@@ -148,7 +150,7 @@ func checkPlans(t *testing.T, plans []storetest.Plan) {
 	}
 	for _, tb := range []string{"sessions", "messages", "memories", "active_sessions", "user_memory", "user_state",
 		"notes", "idempotency_keys", "jobs", "message_words", "message_words_pending", "request_rates", "cache_generations",
-		"session_summaries"} {
+		"session_summaries", "messages_archive"} {
 		if !read[tb] {
 			t.Errorf("no flow read agentmem.%s: the check saw none of its statements", tb)
 		}
@@ -216,8 +218,9 @@ func runFlows(t *testing.T, a *app.App, plans *storetest.Plans) {
 			must("commit", err)
 		}
 		// Turns of many messages: the scope's pending words pass the threshold at which a commit
-		// counts them (agentmem.fold_message_words).
-		for range 3 {
+		// counts them (agentmem.fold_message_words), and the session passes the history cap,
+		// past which the sweep moves its oldest messages to the archive.
+		for range 6 {
 			var many []app.MessageInput
 			for i := range 100 {
 				many = append(many, msg("user", fmt.Sprintf("Tea number %d was green", i)))
@@ -234,7 +237,8 @@ func runFlows(t *testing.T, a *app.App, plans *storetest.Plans) {
 			must("commit with an idempotency key", err)
 		}
 		a.WaitEmbedded()
-		// The sweep counts the turns' words, so that deleting messages later subtracts counts.
+		// The sweep counts the turns' words, so that deleting messages later subtracts counts,
+		// and archives the oldest messages of the session.
 		plans.Flow("sweep")
 		_, err = a.SweepExpired(ctx, service, app.SweepInput{})
 		must("sweep", err)
@@ -343,6 +347,8 @@ func runFlows(t *testing.T, a *app.App, plans *storetest.Plans) {
 		flow("sessions")
 		sessions, err := a.ListSessions(ctx, caller.pr, app.ListSessionsInput{ActingFor: caller.as, Limit: ptr(int64(1))})
 		must("sessions list", err)
+		_, err = a.ListSessions(ctx, caller.pr, app.ListSessionsInput{ActingFor: caller.as, Limit: ptr(int64(1)), Offset: ptr(int64(1))})
+		must("sessions list by offset", err)
 		if sessions.NextCursor != nil {
 			_, err = a.ListSessions(ctx, caller.pr, app.ListSessionsInput{ActingFor: caller.as, Agent: agent,
 				Limit: ptr(int64(1)), Cursor: sessions.NextCursor})
@@ -357,6 +363,12 @@ func runFlows(t *testing.T, a *app.App, plans *storetest.Plans) {
 					Agent: agent, Order: &order, Limit: ptr(int64(3)), Cursor: page.NextCursor})
 				must("history of a session, page 2", err)
 			}
+			_, err = a.SessionHistory(ctx, caller.pr, app.SessionHistoryInput{ActingFor: caller.as, SessionID: &sid,
+				Order: &order, Limit: ptr(int64(3)), Offset: ptr(int64(5)), IncludeArchived: ptr(true), AnswersOnly: ptr(true)})
+			must("history of a session with its archive", err)
+			_, err = a.SessionHistory(ctx, caller.pr, app.SessionHistoryInput{ActingFor: caller.as, Order: &order,
+				Limit: ptr(int64(3)), IncludeArchived: ptr(true)})
+			must("history of the user with the archive", err)
 			page, err = a.SessionHistory(ctx, caller.pr, app.SessionHistoryInput{ActingFor: caller.as, Order: &order,
 				Limit: ptr(int64(3)), Since: str(time.Now().Add(-time.Hour).UTC().Format(time.RFC3339))})
 			must("history of the user", err)
@@ -372,6 +384,11 @@ func runFlows(t *testing.T, a *app.App, plans *storetest.Plans) {
 		_, err = a.DeleteMessage(ctx, caller.pr, app.SessionChangeInput{ActingFor: caller.as, SessionID: &sid, Agent: agent,
 			MessageID: &id})
 		must("delete_message", err)
+		_, err = a.CommitTurn(ctx, caller.pr, app.CommitTurnInput{ActingFor: caller.as, SessionID: &sid, Agent: agent,
+			Messages: []app.MessageInput{{ID: &id, Role: str("user"), Content: json.RawMessage(`"Lisbon again"`)}}})
+		must("commit with a client id again", err)
+		_, err = a.DeleteMessage(ctx, caller.pr, app.SessionChangeInput{ActingFor: caller.as, MessageID: &id})
+		must("delete_message by its id alone", err)
 		_, err = a.ResetSession(ctx, caller.pr, app.SessionChangeInput{ActingFor: caller.as, SessionID: &sid, Agent: agent})
 		must("reset", err)
 		_, err = a.DeleteSession(ctx, caller.pr, app.SessionChangeInput{ActingFor: caller.as, SessionID: &chosen, Agent: agent})

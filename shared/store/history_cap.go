@@ -54,14 +54,14 @@ type HistoryCap struct {
 // it skipped a message a request held: the next sweep takes it).
 var capHistorySQL = `
 with cand as (
-  select s.id, coalesce(s.keep_messages, $1::int) as keep, s.last_seq
+  select s.user_id, s.id, coalesce(s.keep_messages, $1::int) as keep, s.last_seq
   from agentmem.sessions s
   where s.last_seq - s.history_checked_seq >= 100 and ($1::int > 0 or s.keep_messages > 0)
   limit $2
   for update of s skip locked
 ),
 bound as (
-  select c.id, c.last_seq, c.keep > 0 and k.n >= c.keep as over,
+  select c.user_id, c.id, c.last_seq, c.keep > 0 and k.n >= c.keep as over,
          least(k.floor_seq, a.floor_seq) as below_seq,
          least(k.floor_exp, a.floor_exp) as expires_by,
          coalesce(x.through_seq, case when $4::boolean then 0 else 9223372036854775807 end) as through_seq
@@ -69,34 +69,35 @@ bound as (
   cross join lateral (
     select count(*) as n, min(k0.seq) as floor_seq, min(k0.expires_at) as floor_exp from (
       select m.seq, m.expires_at from agentmem.messages m
-      where m.session_id = c.id and m.expires_at > now()
+      where m.user_id = c.user_id and m.session_id = c.id and m.expires_at > now()
       order by m.seq desc limit c.keep) k0) k
   cross join lateral (
     select min(a0.seq) as floor_seq, min(a0.expires_at) as floor_exp from (
       select m.seq, m.expires_at from agentmem.messages m
-      where m.session_id = c.id and m.expires_at > now()
+      where m.user_id = c.user_id and m.session_id = c.id and m.expires_at > now()
         and m.role <> 'tool' and not (m.role = 'assistant' and m.content = '')
       order by m.seq desc limit ` + strconv.Itoa(memory.MaxContextMessages) + `) a0) a
-  left join agentmem.session_summaries x on x.session_id = c.id
+  left join agentmem.session_summaries x on x.user_id = c.user_id and x.session_id = c.id
 ),
 eligible as (
-  select m.session_id, m.seq from bound b
+  select m.user_id, m.session_id, m.seq from bound b
   cross join lateral (
-    select m.session_id, m.seq from agentmem.messages m
-    where b.over and m.session_id = b.id and m.seq < b.below_seq and m.seq <= b.through_seq
+    select m.user_id, m.session_id, m.seq from agentmem.messages m
+    where b.over and m.user_id = b.user_id and m.session_id = b.id and m.seq < b.below_seq and m.seq <= b.through_seq
       and m.expires_at > now() and m.expires_at <= b.expires_by
-      and not exists (select 1 from agentmem.messages_archive a where a.session_id = m.session_id and a.id = m.id)
+      and not exists (select 1 from agentmem.messages_archive a
+                      where a.user_id = m.user_id and a.session_id = m.session_id and a.id = m.id)
     order by m.seq
     limit $3) m
 ),
 doomed as (
-  select m.session_id, m.seq from agentmem.messages m
-  where (m.session_id, m.seq) in (select session_id, seq from eligible)
+  select m.user_id, m.session_id, m.seq from agentmem.messages m
+  where (m.user_id, m.session_id, m.seq) in (select user_id, session_id, seq from eligible)
   for update of m skip locked
 ),
 moved as (
   delete from agentmem.messages m using doomed d
-  where m.session_id = d.session_id and m.seq = d.seq
+  where m.user_id = d.user_id and m.session_id = d.session_id and m.seq = d.seq
   returning m.*
 ),
 archived as (
@@ -110,7 +111,7 @@ archived as (
 checked as (
   update agentmem.sessions s set history_checked_seq = b.last_seq
   from bound b
-  where s.id = b.id
+  where s.user_id = b.user_id and s.id = b.id
     and (select count(*) from eligible e where e.session_id = b.id) < $3
     and (select count(*) from eligible e where e.session_id = b.id) = (select count(*) from doomed d where d.session_id = b.id)
   returning 1

@@ -58,15 +58,16 @@ var restampSteps = []struct {
 	{func(c *memory.RestampCounts) *int64 { return &c.Sessions }, "sessions"},
 }
 
-// restampSQL is a batch of restampSteps for table %s.
+// restampSQL is a batch of restampSteps for table %s. Rows are told apart by (tableoid, ctid):
+// each partition of a table partitioned by user numbers its own.
 const restampSQL = `
 	with doomed as (
-	  select ctid from agentmem.%[1]s
+	  select tableoid, ctid from agentmem.%[1]s
 	  where default_retention < $2::interval or default_retention > $2::interval
 	  limit $1 for update skip locked)
 	update agentmem.%[1]s t
 	set expires_at = t.expires_at - t.default_retention + $2::interval, default_retention = $2::interval
-	from doomed where t.ctid = doomed.ctid`
+	from doomed where t.tableoid = doomed.tableoid and t.ctid = doomed.ctid`
 
 // restampLeftSQL says whether table %s holds a row of another default retention than $1.
 const restampLeftSQL = `select exists (select 1 from agentmem.%s

@@ -182,3 +182,47 @@ func TestSweepOfPartitionedTablesKeepsLiveRows(t *testing.T) {
 		})
 	}
 }
+
+// On tables partitioned by user, the sweep re-stamps the rows of another default retention
+// and leaves alone those at the same place in other partitions (here rows of an expiry of
+// their own, which have no default retention to re-stamp from).
+func TestRestampOfPartitionedTablesKeepsOtherRows(t *testing.T) {
+	t.Parallel()
+	db := testdb.NewPartitioned(t, 4)
+	ctx := t.Context()
+	admin := storetest.Admin(t, db.URL)
+	if _, err := admin.Exec(ctx, `
+		insert into agentmem.sessions (id, user_id, agent, expires_at)
+		values ('00000000-0000-0000-0000-000000000001', 'stamped', 'bot', now() + interval '1 day');
+		insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at,
+		  default_retention)
+		values ('00000000-0000-0000-0000-000000000001', 1, 'm', 'stamped', 'bot', 'user', 'old', 1,
+		  now() + interval '1 hour', interval '1 hour');
+		insert into agentmem.sessions (id, user_id, agent, expires_at)
+		select gen_random_uuid(), 'own-' || i, 'bot', now() + interval '1 day' from generate_series(1, 16) i;
+		insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
+		select s.id, 1, 'm', s.user_id, 'bot', 'user', 'new', 1, now() + interval '3 hours'
+		from agentmem.sessions s where s.user_id like 'own-%'`); err != nil {
+		t.Fatal(err)
+	}
+	var places int
+	if err := admin.QueryRow(ctx, `select count(distinct tableoid) from agentmem.messages where ctid = '(0,1)'`).Scan(&places); err != nil || places < 2 {
+		t.Fatalf("rows at (0,1) in %d partitions (%v): the test needs them in several", places, err)
+	}
+	st := storetest.Open(t, db)
+	if _, err := st.Sweep(ctx, store.SweepParams{BatchSize: 100, Deadline: time.Now().Add(time.Minute),
+		DefaultRetention: 2 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	var restamped, kept int
+	if err := admin.QueryRow(ctx, `select
+		(select count(*) from agentmem.messages where user_id = 'stamped' and default_retention = interval '2 hours'
+		   and expires_at > now() + interval '110 minutes'),
+		(select count(*) from agentmem.messages where user_id like 'own-%' and default_retention is null
+		   and expires_at > now() + interval '170 minutes')`).Scan(&restamped, &kept); err != nil {
+		t.Fatal(err)
+	}
+	if restamped != 1 || kept != 16 {
+		t.Errorf("after the sweep: %d of 1 message re-stamped, %d of 16 messages of their own expiry kept", restamped, kept)
+	}
+}
