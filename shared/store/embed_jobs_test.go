@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -480,6 +481,57 @@ func TestEmbedPendingHoldsNoLockWhileTheProviderWorks(t *testing.T) {
 		})
 		if !near {
 			t.Errorf("memory %q does not hold the vector of its text", text)
+		}
+	}
+}
+
+// On tables partitioned by user, a model's HNSW indexes are built without blocking writes: on
+// the parent only, then concurrently on each partition, each attached to the parent's, which is
+// then valid; a second run builds nothing, and a plain build (within a transaction) works too.
+func TestEmbeddingIndexesOnPartitionedTables(t *testing.T) {
+	t.Parallel()
+	db := testdb.NewPartitioned(t, 4)
+	ctx := t.Context()
+	conn := storetest.Admin(t, db.URL)
+	for _, c := range []struct {
+		model        store.VectorModel
+		concurrently bool
+	}{{store.VectorModel{Name: "a-model", Dims: 8}, true}, {store.VectorModel{Name: "another-model", Dims: 8}, false}} {
+		stmts, err := store.EnsureEmbeddingIndexes(ctx, conn, c.model, c.concurrently)
+		if err != nil {
+			t.Fatalf("%s: %v", c.model.Name, err)
+		}
+		concurrent := 0
+		for _, s := range stmts {
+			if strings.Contains(s, "concurrently") {
+				concurrent++
+			}
+		}
+		// knowledge_chunks is not a user's table: one build of its own; memories and messages: one
+		// per partition
+		if want := map[bool]int{true: 1 + 2*4, false: 0}[c.concurrently]; concurrent != want {
+			t.Errorf("%s: %d concurrent builds, want %d:\n%s", c.model.Name, concurrent, want, strings.Join(stmts, "\n"))
+		}
+		var parents, valid, parts int
+		if err := conn.QueryRow(ctx, `select count(*), count(*) filter (where i.indisvalid),
+			  sum((select count(*) from pg_inherits h where h.inhparent = i.indexrelid))
+			from pg_index i join pg_class c on c.oid = i.indexrelid
+			where c.relname like '%\_embedding\_%\_idx' and pg_get_indexdef(i.indexrelid) like '%' || $1 || '%'`,
+			c.model.Name).Scan(&parents, &valid, &parts); err != nil {
+			t.Fatal(err)
+		}
+		if parents != 3 || valid != 3 || parts != 8 {
+			t.Errorf("%s: %d indexes on the tables (%d valid) with %d on their partitions, want 3, 3 and 8",
+				c.model.Name, parents, valid, parts)
+		}
+		again, err := store.EnsureEmbeddingIndexes(ctx, conn, c.model, c.concurrently)
+		if err != nil || len(again) != len(stmts) {
+			t.Fatalf("%s again: %d statements, %v", c.model.Name, len(again), err)
+		}
+		var n int
+		if err := conn.QueryRow(ctx, `select count(*) from pg_class where relname like '%\_embedding\_%' and relkind = 'i'
+			and pg_get_indexdef(oid) like '%' || $1 || '%'`, c.model.Name).Scan(&n); err != nil || n != 1+8 {
+			t.Errorf("%s: %d indexes with pages after a second run (%v), want 9", c.model.Name, n, err)
 		}
 	}
 }
