@@ -63,6 +63,11 @@ func populate(t *testing.T, db testdb.DB) {
 		t.Fatal(err)
 	}
 	storetest.Commit(t, st, memory.Scope{UserID: "user-0", Agent: "bot"}, uuid.New(), storetest.Messages(2, "more tea"))
+	// The first messages of each session, archived as the history cap archives them.
+	storetest.Exec(t, db.URL, `insert into agentmem.messages_archive (session_id, seq, id, tenant_id, user_id, agent, role,
+		  content, token_estimate, created_at, expires_at)
+		select session_id, seq, id, tenant_id, user_id, agent, role, content, token_estimate, created_at, expires_at
+		from agentmem.messages where seq <= 2`)
 }
 
 // snapshot is every user-owned table's rows, as text in a stable order.

@@ -506,13 +506,16 @@ begin
 
   -- Rows found by their id alone: sessions (a client's id, unique across users: see
   -- agentmem.keep_session_id_unique) and jobs (the jobs function's get and retry).
-  if (select u.partitions from agentmem.user_owned_tables() u where u.rel = 'agentmem.jobs'::regclass) > 1 then
-    create index if not exists jobs_id_idx on agentmem.jobs (id);
+  if (select u.partitions from agentmem.user_owned_tables() u where u.rel = 'agentmem.jobs'::regclass) > 1
+     and pg_catalog.to_regclass('agentmem.jobs_id_idx') is null then
+    create index jobs_id_idx on agentmem.jobs (id);
     perform agentmem.name_partition_indexes('agentmem.jobs'::regclass);
   end if;
   if (select u.partitions from agentmem.user_owned_tables() u where u.rel = 'agentmem.sessions'::regclass) > 1 then
-    create index if not exists sessions_id_idx on agentmem.sessions (id);
-    perform agentmem.name_partition_indexes('agentmem.sessions'::regclass);
+    if pg_catalog.to_regclass('agentmem.sessions_id_idx') is null then
+      create index sessions_id_idx on agentmem.sessions (id);
+      perform agentmem.name_partition_indexes('agentmem.sessions'::regclass);
+    end if;
     if not exists (select 1 from pg_catalog.pg_trigger t
                    where t.tgrelid = 'agentmem.sessions'::regclass and t.tgname = 'sessions_keep_id_unique') then
       create trigger sessions_keep_id_unique after insert on agentmem.sessions
