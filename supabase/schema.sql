@@ -179,8 +179,12 @@ alter table agentmem.memories enable row level security;
 create policy caller_owner on agentmem.memories as permissive for all to agentmem_caller
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+create policy caller_reads_shared on agentmem.memories as permissive for select to agentmem_caller
+  using (((user_id = ''::text) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant)) AND (( SELECT agentmem.current_user_id() AS current_user_id) IS NOT NULL)));
 create policy client_reads_own on agentmem.memories as permissive for select to authenticated
   using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+create policy client_reads_shared on agentmem.memories as permissive for select to authenticated
+  using (((user_id = ''::text) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant)) AND (( SELECT (auth.jwt() ->> 'sub'::text)) IS NOT NULL)));
 grant delete, insert, select, update on table agentmem.memories to agentmem_caller;
 grant select on table agentmem.memories to authenticated;
 grant delete, insert, select, update on table agentmem.memories to service_role;
@@ -707,7 +711,8 @@ declare
   n bigint;
   deleted jsonb := '{}'::jsonb;
 begin
-  if p_user_id is null then
+  -- '' is the owner of the shared memories, not a user: no erasure reaches them
+  if p_user_id is null or p_user_id = '' then
     return deleted;
   end if;
   perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(p_user_id::text, 7216));
@@ -941,8 +946,8 @@ $function$;
 grant execute on function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer) to agentmem_caller;
 grant execute on function agentmem.knowledge_neighbours(text,extensions.vector,text,integer,integer) to service_role;
 
--- Function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean)
-CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean)
+-- Function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean)
+CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean, with_shared boolean DEFAULT false)
  RETURNS TABLE(id uuid, score double precision, relevance double precision)
  LANGUAGE plpgsql
  STABLE
@@ -951,6 +956,8 @@ CREATE OR REPLACE FUNCTION agentmem.memory_bm25_hits(p_user_id text, p_tenant_id
 AS $function$
 declare
   q tsquery := agentmem.terms_query(terms);
+  -- '' with_shared, else the user again: the owners as a list, which prunes partitions
+  shared_owner text := case when with_shared and p_user_id <> '' then '' else p_user_id end;
   docs double precision;
 begin
   if q is null or n < 1 then
@@ -969,7 +976,7 @@ begin
                     then pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', terms), '{a}')
                end as hit
         from agentmem.memories m
-        where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+        where m.user_id in (p_user_id, shared_owner) and m.tenant_id = p_tenant_id
           and (p_agent = '' or m.agent in (p_agent, ''))
           and m.expires_at > pg_catalog.now()
       ),
@@ -1003,7 +1010,7 @@ begin
   -- the scope's rows are counted here; their average length is the matching rows' (lengths)
   select pg_catalog.count(*) into docs
   from agentmem.memories m
-  where m.user_id = p_user_id and m.tenant_id = p_tenant_id
+  where m.user_id in (p_user_id, shared_owner) and m.tenant_id = p_tenant_id
     and (p_agent = '' or m.agent in (p_agent, ''))
     and m.expires_at > pg_catalog.now();
   return query execute $q$
@@ -1011,7 +1018,7 @@ begin
       select m.id, pg_catalog.length(m.fts) as fts_len,
              pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
       from agentmem.memories m
-      where m.user_id = $1 and m.tenant_id = $2
+      where m.user_id in ($1, $11) and m.tenant_id = $2
         and ($3 = '' or m.agent in ($3, ''))
         and m.expires_at > pg_catalog.now()
         and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
@@ -1044,11 +1051,11 @@ begin
     order by c.bm25 desc, c.id
     limit $6
     $q$
-    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, p_since, p_until;
+    using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, p_since, p_until, shared_owner;
 end
 $function$;
-grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to agentmem_caller;
-grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean) to service_role;
+grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean) to agentmem_caller;
+grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean) to service_role;
 
 -- Function agentmem.memory_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean)
 CREATE OR REPLACE FUNCTION agentmem.memory_neighbours(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer, exact boolean)
@@ -1112,6 +1119,18 @@ end
 $function$;
 grant execute on function agentmem.memory_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to agentmem_caller;
 grant execute on function agentmem.memory_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to service_role;
+
+-- Function agentmem.memory_owners(text,boolean)
+CREATE OR REPLACE FUNCTION agentmem.memory_owners(p_user_id text, with_shared boolean)
+ RETURNS text[]
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+  select case when with_shared and p_user_id <> '' then array[p_user_id, ''] else array[p_user_id] end
+$function$;
+grant execute on function agentmem.memory_owners(text,boolean) to agentmem_caller;
+grant execute on function agentmem.memory_owners(text,boolean) to service_role;
 
 -- Function agentmem.memory_scope_is_small(text,text,integer)
 CREATE OR REPLACE FUNCTION agentmem.memory_scope_is_small(p_user_id text, p_tenant_id text, exact_limit integer)
@@ -1860,18 +1879,24 @@ $function$;
 grant execute on function agentmem.query_terms(text) to agentmem_caller;
 grant execute on function agentmem.query_terms(text) to service_role;
 
--- Function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision)
-CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0)
- RETURNS TABLE(id uuid, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
+-- Function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision,boolean)
+CREATE OR REPLACE FUNCTION agentmem.recall_memories(p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0, with_shared boolean DEFAULT false)
+ RETURNS TABLE(id uuid, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector, shared boolean)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 declare
-  -- one count for both sides
-  exact boolean := agentmem.memory_scope_is_small(
+  -- one count per owner for both sides
+  own_exact boolean := agentmem.memory_scope_is_small(
     p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+  shared_exact boolean := case when with_shared and p_user_id <> ''
+    then agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit)
+    else true end;
+  exact boolean := own_exact and shared_exact;
+  -- '' with_shared, else the user again: the owners as a list, which prunes partitions
+  shared_owner text := case when with_shared and p_user_id <> '' then '' else p_user_id end;
 begin
   return query
     with
@@ -1880,14 +1905,24 @@ begin
       from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
              p_since => p_since, p_until => p_until, terms => case when p_mode <> 'vector' then agentmem.query_terms(p_query) end,
-             n => candidates, exact => exact) t
+             n => candidates, exact => exact, with_shared => with_shared) t
+    ),
+    -- the nearest of the user's and, with_shared, of the tenant's shared memories: each owner's
+    -- nearest, exactly when the owner's rows are few, then the nearest of both
+    near as (
+      select v.id, v.distance
+      from pg_catalog.unnest(agentmem.memory_owners(p_user_id, with_shared)) o(owner),
+        lateral agentmem.memory_neighbours(
+             p_user_id => o.owner, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+             p_since => p_since, p_until => p_until, query_embedding => case when p_mode <> 'text' then query_embedding end,
+             query_model => query_model, n => candidates,
+             exact => case when o.owner = p_user_id then own_exact else shared_exact end) v
+      order by v.distance, v.id
+      limit candidates
     ),
     vector_hits as (
       select v.id, 1 - v.distance as score, pg_catalog.row_number() over (order by v.distance, v.id) as rank
-      from agentmem.memory_neighbours(
-             p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             p_since => p_since, p_until => p_until, query_embedding => case when p_mode <> 'text' then query_embedding end,
-             query_model => query_model, n => candidates, exact => exact) v
+      from near v
     ),
     fused as (
       select coalesce(t.id, v.id) as id,
@@ -1908,17 +1943,19 @@ begin
     )
     select f.id, m.content, f.score, m.metadata, m.created_at, f.relevance,
            case when with_vectors and m.embedding_model = query_model
-                 and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding end
-    from best f join agentmem.memories m on m.user_id = p_user_id and m.id = f.id
+                 and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding end,
+           m.user_id = ''
+    from best f join agentmem.memories m
+      on m.user_id in (p_user_id, shared_owner) and m.id = f.id
     order by f.score desc, f.id;
 end
 $function$;
-grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision) to agentmem_caller;
-grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision) to service_role;
+grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision,boolean) to agentmem_caller;
+grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision,boolean) to service_role;
 
--- Function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision)
-CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0)
- RETURNS TABLE(source text, id text, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector)
+-- Function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean)
+CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0, with_shared boolean DEFAULT false)
+ RETURNS TABLE(source text, id text, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector, shared boolean)
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
@@ -1930,13 +1967,21 @@ declare
   with_messages boolean := p_source in ('messages', 'all');
   terms text[] := case when p_mode <> 'vector' then agentmem.query_terms(p_query) end;
   qv extensions.vector := case when p_mode <> 'text' then query_embedding end;
-  -- one count per source for both sides
+  -- one count per source (and owner of memories) for both sides
   memories_exact boolean;
+  own_exact boolean;
+  shared_exact boolean;
   messages_exact boolean;
+  -- '' with_shared, else the user again: the owners as a list, which prunes partitions
+  shared_owner text := case when with_shared and p_user_id <> '' then '' else p_user_id end;
 begin
   if with_memories then
-    memories_exact := agentmem.memory_scope_is_small(
+    own_exact := agentmem.memory_scope_is_small(
       p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+    shared_exact := case when with_shared and p_user_id <> ''
+      then agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit)
+      else true end;
+    memories_exact := own_exact and shared_exact;
   end if;
   if with_messages then
     messages_exact := agentmem.message_scope_is_small(
@@ -1948,7 +1993,8 @@ begin
       select 'memory'::text as src, t.id as k1, 0::bigint as k2, t.score, t.relevance
       from agentmem.memory_bm25_hits(
              p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
-             p_since => p_since, p_until => p_until, terms => case when with_memories then terms end, n => candidates, exact => memories_exact) t
+             p_since => p_since, p_until => p_until, terms => case when with_memories then terms end, n => candidates, exact => memories_exact,
+             with_shared => with_shared) t
       union all
       select 'message'::text, t.session_id, t.seq, t.score, t.relevance
       from agentmem.message_bm25_hits(
@@ -1963,11 +2009,15 @@ begin
       from text_found t
     ),
     vector_found as (
-      select 'memory'::text as src, v.id as k1, 0::bigint as k2, v.distance
-      from agentmem.memory_neighbours(
-             p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+      (select 'memory'::text as src, v.id as k1, 0::bigint as k2, v.distance
+      from pg_catalog.unnest(agentmem.memory_owners(p_user_id, with_shared)) o(owner),
+        lateral agentmem.memory_neighbours(
+             p_user_id => o.owner, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
              p_since => p_since, p_until => p_until, query_embedding => case when with_memories then qv end,
-             query_model => query_model, n => candidates, exact => memories_exact) v
+             query_model => query_model, n => candidates,
+             exact => case when o.owner = p_user_id then own_exact else shared_exact end) v
+      order by v.distance, v.id
+      limit candidates)
       union all
       select 'message'::text, v.session_id, v.seq, v.distance
       from agentmem.message_neighbours(
@@ -2003,16 +2053,18 @@ begin
            case when with_vectors and m.embedding_model = query_model
                  and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding
                 when with_vectors and g.embedding_model = query_model
-                 and g.embedding_dims = extensions.vector_dims(query_embedding) then g.embedding end
+                 and g.embedding_dims = extensions.vector_dims(query_embedding) then g.embedding end,
+           coalesce(m.user_id = '', false)
     from best b
-      left join agentmem.memories m on b.src = 'memory' and m.user_id = p_user_id and m.id = b.k1
+      left join agentmem.memories m on b.src = 'memory'
+        and m.user_id in (p_user_id, shared_owner) and m.id = b.k1
       left join agentmem.messages g on b.src = 'message' and g.user_id = p_user_id and g.session_id = b.k1 and g.seq = b.k2
     where m.id is not null or g.session_id is not null -- only rows the caller may read, as an inner join
     order by b.score desc, b.src, b.k1, b.k2;
 end
 $function$;
-grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision) to agentmem_caller;
-grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision) to service_role;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean) to agentmem_caller;
+grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean) to service_role;
 
 -- Function agentmem.recount_message_words()
 CREATE OR REPLACE FUNCTION agentmem.recount_message_words()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,11 +48,14 @@ var crossUserStatements = map[string]string{
 // database partitioned by user into 4: the use cases run with auto_explain logging each
 // statement's executed plan (the statements functions and triggers run included), and a
 // statement that read two partitions of a table fails the test, unless its flow or the
-// statement itself is one of the cross-user ones above. The flows run three times: with the
-// server's choice of plans (custom plans for a statement's first runs); with generic plans
-// forced, where the user is known only when the executor starts; and so again with row-level
-// security off, where the statement's own condition on the user is all that prunes, as a
-// distributed Postgres needs to send it to one shard.
+// statement itself is one of the cross-user ones above, or it read the user's memories and the
+// tenant's shared memories: those are two partitions of agentmem.memories at most, the user's
+// and that of memory.SharedUserID (the user is chosen to hash elsewhere, so that both are seen
+// read, and a recall without the shared memories is seen to read the user's alone). The flows
+// run three times: with the server's choice of plans (custom plans for a statement's first
+// runs); with generic plans forced, where the user is known only when the executor starts; and
+// so again with row-level security off, where the statement's own condition on the user is all
+// that prunes, as a distributed Postgres needs to send it to one shard.
 func TestStatementsReadOnePartition(t *testing.T) {
 	t.Parallel()
 	withPolicies := testdb.NewPartitioned(t, 4)
@@ -92,22 +96,52 @@ func TestStatementsReadOnePartition(t *testing.T) {
 				CacheSettle: time.Millisecond,
 				Jobs:        app.JobsConfig{BackoffBase: time.Millisecond, BackoffMax: time.Millisecond}})
 
-			runFlows(t, a, plans)
-			checkPlans(t, plans.Taken())
+			shared := partitionOf(t, db.URL, "memories", memory.SharedUserID)
+			runFlows(t, a, plans, func(user string) bool { return partitionOf(t, db.URL, "memories", user) != shared })
+			checkPlans(t, plans.Taken(), shared)
 		})
 	}
 }
 
+// partitionOf is the partition of agentmem.<table> that holds the rows of user.
+func partitionOf(t *testing.T, url, table, user string) string {
+	t.Helper()
+	var part string
+	if err := storetest.Admin(t, url).QueryRow(context.Background(), `
+		select c.relname::text from pg_inherits i
+		join pg_class c on c.oid = i.inhrelid,
+		  regexp_match(pg_get_expr(c.relpartbound, c.oid), 'modulus (\d+), remainder (\d+)') b
+		where i.inhparent = format('agentmem.%I', $1::text)::regclass
+		  and satisfies_hash_partition(i.inhparent, b[1]::int, b[2]::int, $2::text)`,
+		table, user).Scan(&part); err != nil {
+		t.Fatalf("partition of %s for user %q: %v", table, user, err)
+	}
+	return part
+}
+
 // checkPlans fails for every plan of a user's flow that read more than one partition of a
-// table, and checks that the flows read every user-owned table and that the check catches a
-// statement without its user.
-func checkPlans(t *testing.T, plans []storetest.Plan) {
+// table, but for the user's memories beside the tenant's shared ones (partition shared of
+// agentmem.memories), and checks that the flows read every user-owned table, that the user's
+// and the shared memories were read together and a recall without the shared ones left them
+// alone, and that the check catches a statement without its user.
+func checkPlans(t *testing.T, plans []storetest.Plan, shared string) {
 	t.Helper()
 	read := map[string]bool{}
 	used := map[string]bool{}
-	caught := false
+	caught, withShared := false, false
 	for _, pl := range plans {
-		fanned := pl.FannedOut()
+		if strings.HasSuffix(pl.Flow, " recall without shared") && slices.Contains(pl.Partitions["memories"], shared) {
+			t.Errorf("flow %q: a statement read the shared memories' partition %s:\n%s", pl.Flow, shared, pl.Query)
+		}
+		var fanned []string
+		for _, f := range pl.FannedOut() {
+			if parts := pl.Partitions["memories"]; strings.HasPrefix(f, "memories: ") && len(parts) == 2 &&
+				slices.Contains(parts, shared) {
+				withShared = true // the user's partition and the shared memories'
+				continue
+			}
+			fanned = append(fanned, f)
+		}
 		for parent := range pl.Partitions {
 			read[parent] = true
 		}
@@ -148,6 +182,9 @@ func checkPlans(t *testing.T, plans []storetest.Plan) {
 	if !caught {
 		t.Error("the statement without its user was not seen reading every partition: the check checks nothing")
 	}
+	if !withShared {
+		t.Errorf("no statement read a user's memories and the shared memories (%s) together: the exception for them checks nothing", shared)
+	}
 	for _, tb := range []string{"sessions", "messages", "memories", "active_sessions", "user_memory", "user_state",
 		"notes", "idempotency_keys", "jobs", "message_words", "message_words_pending", "request_rates", "cache_generations",
 		"session_summaries", "messages_archive"} {
@@ -158,8 +195,8 @@ func checkPlans(t *testing.T, plans []storetest.Plan) {
 }
 
 // runFlows runs every use case of a user, as that user and as a service acting for them, then
-// the cross-user ones; plans gets each flow's name.
-func runFlows(t *testing.T, a *app.App, plans *storetest.Plans) {
+// the cross-user ones; plans gets each flow's name. The user is one for whom apart says true.
+func runFlows(t *testing.T, a *app.App, plans *storetest.Plans, apart func(user string) bool) {
 	t.Helper()
 	ctx := context.Background()
 	must := func(what string, err error) {
@@ -184,10 +221,38 @@ func runFlows(t *testing.T, a *app.App, plans *storetest.Plans) {
 	_, err := a.KnowledgeIngest(ctx, auth.Principal{Role: auth.RoleService}, app.KnowledgeIngestInput{Op: "ingest",
 		TenantID: str("t1"), Source: str("returns.md"), Content: str("Refunds are paid within five days.")})
 	must("knowledge ingest", err)
+	service := auth.Principal{Role: auth.RoleService}
+	yes, no := true, false
+	// Shared memories of the user's tenant, of another, and of no tenant, written and read by a
+	// service caller: all in the partition of user ''.
+	plans.Flow("service shared memories")
+	for _, tenant := range []string{"t1", "t2", ""} {
+		of := app.ActingFor{TenantID: str(tenant)}
+		for _, content := range []string{"The office is closed on Fridays", "Prices are in metric units", "Ask before refunds"} {
+			_, err = a.CreateMemory(ctx, service, app.CreateMemoryInput{ActingFor: of, Shared: &yes, Content: str(content)})
+			must("shared memories create", err)
+		}
+		sharedList, err := a.ListMemories(ctx, service, app.ListMemoriesInput{ActingFor: of, Shared: &yes})
+		must("shared memories list", err)
+		if len(sharedList.Items) == 0 {
+			t.Fatalf("tenant %q lists no shared memory", tenant)
+		}
+		sid := sharedList.Items[0].ID.String()
+		_, err = a.GetMemory(ctx, service, app.OneMemoryInput{ActingFor: of, Shared: &yes, ID: &sid})
+		must("shared memories get", err)
+		_, err = a.UpdateMemory(ctx, service, app.UpdateMemoryInput{ActingFor: of, Shared: &yes, ID: &sid,
+			Content: str("The office is closed on Fridays and Saturdays, in metric units, " + uuid.NewString())})
+		must("shared memories update", err)
+	}
 	a.WaitEmbedded()
 
-	u := auth.Principal{Role: auth.RoleUser, UserID: "auth0|" + uuid.NewString(), TenantID: "t1"}
-	service := auth.Principal{Role: auth.RoleService}
+	var u auth.Principal
+	for {
+		u = auth.Principal{Role: auth.RoleUser, UserID: "auth0|" + uuid.NewString(), TenantID: "t1"}
+		if apart(u.UserID) {
+			break
+		}
+	}
 	forU := app.ActingFor{UserID: &u.UserID, TenantID: str("t1")}
 	agent := str("bot")
 	for _, caller := range []struct {
@@ -268,6 +333,19 @@ func runFlows(t *testing.T, a *app.App, plans *storetest.Plans) {
 		_, err = a.Recall(ctx, caller.pr, app.RecallInput{ActingFor: caller.as, Query: str("metric"),
 			Filter: json.RawMessage(`{"kind":"x"}`), MMRLambda: ptr(0.5)})
 		must("recall with a filter", err)
+		_, err = a.ListMemories(ctx, caller.pr, app.ListMemoriesInput{ActingFor: app.ActingFor{TenantID: caller.as.TenantID},
+			Shared: &yes})
+		must("list of the tenant's shared memories", err)
+
+		flow("recall without shared")
+		for _, source := range []string{"memories", "all"} {
+			_, err = a.Recall(ctx, caller.pr, app.RecallInput{ActingFor: caller.as, Query: str("metric units"),
+				Agent: agent, Source: &source, IncludeShared: &no})
+			must("recall without shared "+source, err)
+		}
+		_, err = a.GetContext(ctx, caller.pr, app.GetContextInput{ActingFor: caller.as, SessionID: &sid, Agent: agent,
+			Query: str("which units?"), IncludeShared: &no})
+		must("get-context without shared", err)
 
 		flow("memories")
 		created, err := a.CreateMemory(ctx, caller.pr, app.CreateMemoryInput{ActingFor: caller.as, Agent: agent,

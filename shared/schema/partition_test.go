@@ -58,6 +58,11 @@ func populate(t *testing.T, db testdb.DB) {
 			t.Fatal(err)
 		}
 	}
+	// Shared memories of tenant t1 and of no tenant: rows of user ''.
+	for _, tenant := range []string{"t1", ""} {
+		storetest.Memory(t, st, memory.SharedScope(tenant, ""), "The office is closed on Fridays", nil)
+		storetest.Memory(t, st, memory.SharedScope(tenant, "bot"), "Refunds take five days", nil)
+	}
 	// The sweep counts the messages' words; the next turn's wait to be counted.
 	if _, err := st.Sweep(ctx, store.SweepParams{BatchSize: 1000, Deadline: time.Now().Add(time.Minute)}); err != nil {
 		t.Fatal(err)
@@ -114,8 +119,9 @@ func withoutPartitions(dump string) string {
 // keys, unique constraints and foreign keys, user_id in front), the storage options that went
 // to the partitions, the indexes of sessions and jobs by id alone, and the trigger that keeps
 // session ids unique across users.
-// The partitions are reached through their table only. A second call changes nothing, and
-// another number of partitions is refused.
+// The shared memories (memory.SharedUserID) are in its partition, and a user of their tenant
+// recalls them. The partitions are reached through their table only. A second call changes nothing,
+// and another number of partitions is refused.
 func TestPartitionByUserInPlace(t *testing.T) {
 	t.Parallel()
 	db := testdb.NewPartitioned(t, 1)
@@ -210,6 +216,32 @@ func TestPartitionByUserInPlace(t *testing.T) {
 	if seen != len(before) {
 		t.Errorf("%d tables have partitions, want %d", seen, len(before))
 	}
+	// The shared memories: all in the partition that hash of '' chooses, recalled by a user of t1.
+	var sharedParts []string
+	if err := conn.QueryRow(ctx, `
+		select coalesce(array_agg(distinct m.tableoid::regclass::text), '{}') from agentmem.memories m
+		join pg_class c on c.oid = m.tableoid
+		where m.user_id = '' and satisfies_hash_partition('agentmem.memories'::regclass, 4,
+		  (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'remainder (\d+)'))[1]::int, ''::text)`).Scan(&sharedParts); err != nil {
+		t.Fatal(err)
+	}
+	var sharedRows int
+	if err := conn.QueryRow(ctx, `select count(*) from agentmem.memories where user_id = ''`).Scan(&sharedRows); err != nil {
+		t.Fatal(err)
+	}
+	if len(sharedParts) != 1 || sharedRows != 4 {
+		t.Errorf("the 4 shared memories: %d rows, in partitions %v that hash of '' chooses; want 4 in one", sharedRows, sharedParts)
+	}
+	st := storetest.Open(t, db)
+	hits, err := st.Recall(ctx, store.RecallParams{Scope: memory.Scope{UserID: "user-1", TenantID: "t1", Agent: "bot"},
+		IncludeShared: true, Query: "office closed Fridays", Mode: memory.ModeText, K: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(hits, func(h memory.Hit) bool { return h.Shared && h.Content == "The office is closed on Fridays" }) {
+		t.Errorf("a user of t1 recalls %v after the conversion, want the tenant's shared memory", hits)
+	}
+
 	var toast string
 	if err := conn.QueryRow(ctx, `select array_to_string(reloptions, ',') from pg_class where relname = 'messages_p2'`).Scan(&toast); err != nil ||
 		!strings.Contains(toast, "toast_tuple_target=8160") {

@@ -6,6 +6,9 @@
 -- distributed Postgres would have to send to every shard. These functions joined so:
 --
 -- - recall_memories and recall_sources read the ranked memories and messages back by id;
+-- - memory_bm25_hits read the memories of its owners (the user's, and with_shared the tenant's
+--   shared memories, user '') through an array in a variable, which the planner cannot prune
+--   partitions by (it prunes by a list it can read, or by a constant array);
 -- - fold_message_words read the messages it counts by session and seq, and deleted the
 --   pending rows it counted by a join alone;
 -- - count_message_words (the trigger of deleted messages) subtracted the deleted messages'
@@ -13,7 +16,10 @@
 --   (in the same order, so two deletions still lock the counts in one order).
 --
 -- Each now names the user (row-level security already kept every other user's rows out; the
--- results do not change). The functions are patched where they join, not written out again, so
+-- results do not change). Where shared memories may be read, the owners are named as a list,
+-- m.user_id in (p_user_id, shared_owner), shared_owner being '' with_shared and the user again
+-- without: a statement reads the user's partition and, with_shared, the partition of '' where
+-- every tenant's shared memories are, and no other. The functions are patched where they join, not written out again, so
 -- that a change another migration made to the rest of a function stays: a patch whose text is
 -- not found once fails the migration.
 --
@@ -34,17 +40,63 @@ end
 $$;
 
 select pg_temp.patch_function(
-  'agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision)',
+  'agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision,boolean)',
   'from best f join agentmem.memories m on m.id = f.id',
-  'from best f join agentmem.memories m on m.user_id = p_user_id and m.id = f.id');
+  'from best f join agentmem.memories m
+      on m.user_id in (p_user_id, shared_owner) and m.id = f.id');
 
 select pg_temp.patch_function(
-  'agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision)',
+  'agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean)',
   'left join agentmem.memories m on b.src = ''memory'' and m.id = b.k1',
-  'left join agentmem.memories m on b.src = ''memory'' and m.user_id = p_user_id and m.id = b.k1');
+  'left join agentmem.memories m on b.src = ''memory''
+        and m.user_id in (p_user_id, shared_owner) and m.id = b.k1');
 
 select pg_temp.patch_function(
-  'agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision)',
+  'agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean)',
+  'from agentmem.memories m
+        where m.user_id = any(owners) and',
+  'from agentmem.memories m
+        where m.user_id in (p_user_id, shared_owner) and');
+
+select pg_temp.patch_function(
+  'agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean)',
+  'from agentmem.memories m
+  where m.user_id = any(owners) and',
+  'from agentmem.memories m
+  where m.user_id in (p_user_id, shared_owner) and');
+
+select pg_temp.patch_function(
+  'agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean)',
+  'where m.user_id = any($11) and',
+  'where m.user_id in ($1, $11) and');
+
+select pg_temp.patch_function(
+  'agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean)',
+  'using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, p_since, p_until, owners;',
+  'using p_user_id, p_tenant_id, p_agent, p_filter, q, n, terms, docs, p_since, p_until, shared_owner;');
+
+select pg_temp.patch_function(
+  'agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean)',
+  '  owners text[] := agentmem.memory_owners(p_user_id, with_shared);',
+  '  -- '''' with_shared, else the user again: the owners as a list, which prunes partitions
+  shared_owner text := case when with_shared and p_user_id <> '''' then '''' else p_user_id end;');
+
+select pg_temp.patch_function(
+  'agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision,boolean)',
+  '  exact boolean := own_exact and shared_exact;',
+  '  exact boolean := own_exact and shared_exact;
+  -- '''' with_shared, else the user again: the owners as a list, which prunes partitions
+  shared_owner text := case when with_shared and p_user_id <> '''' then '''' else p_user_id end;');
+
+select pg_temp.patch_function(
+  'agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean)',
+  '  messages_exact boolean;',
+  '  messages_exact boolean;
+  -- '''' with_shared, else the user again: the owners as a list, which prunes partitions
+  shared_owner text := case when with_shared and p_user_id <> '''' then '''' else p_user_id end;');
+
+select pg_temp.patch_function(
+  'agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean)',
   'left join agentmem.messages g on b.src = ''message'' and g.session_id = b.k1 and g.seq = b.k2',
   'left join agentmem.messages g on b.src = ''message'' and g.user_id = p_user_id and g.session_id = b.k1 and g.seq = b.k2');
 
