@@ -20,7 +20,10 @@
 -- both sides (messages (user_id, session_id) references sessions (user_id, id)): each
 -- partition then enforces its own, and a user's rows only ever refer to the same user's rows.
 -- The partitions have no privileges and row-level security without policies: every access goes
--- through the parent and its policies.
+-- through the parent and its policies. The rows of user '' (the tenants' shared memories, the
+-- rate limiter's tenant-wide counters) are rows of one more user: they all go to the partition
+-- the hash of '' chooses, and a recall with the shared memories reads two partitions of
+-- memories, the user's and that one (migration name_the_user_in_every_join).
 --
 -- On the partitioned layout session ids are unique per user by key; a trigger keeps them unique
 -- across users (agentmem.keep_session_id_unique), so that another user's session still looks
