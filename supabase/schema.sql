@@ -400,8 +400,11 @@ create table agentmem.sessions (
   keep_messages integer,
   history_checked_seq bigint default 0 not null,
   default_retention interval,
+  metadata jsonb default '{}'::jsonb not null,
+  last_synced_at timestamp with time zone,
   constraint sessions_agent_check CHECK ((agent ~ '^[A-Za-z0-9_.:-]{1,64}$'::text)),
   constraint sessions_keep_messages_check CHECK (((keep_messages IS NULL) OR (keep_messages = 0) OR ((keep_messages >= 500) AND (keep_messages <= 1000000)))) NOT VALID,
+  constraint sessions_metadata_check CHECK ((jsonb_typeof(metadata) = 'object'::text)) NOT VALID,
   constraint sessions_pkey PRIMARY KEY (id)
 );
 CREATE INDEX sessions_default_retention_idx ON agentmem.sessions USING btree (default_retention) WHERE (default_retention IS NOT NULL);
