@@ -270,7 +270,8 @@ func runFlows(t *testing.T, a *app.App, plans *storetest.Plans, apart func(user 
 		_, err = a.ActiveSession(ctx, caller.pr, app.ActiveSessionInput{ActingFor: caller.as, Agent: agent,
 			Mode: str("activate"), SessionID: &chosen})
 		must("activate", err)
-		_, err = a.ActiveSession(ctx, caller.pr, app.ActiveSessionInput{ActingFor: caller.as, Agent: agent, Mode: str("new")})
+		_, err = a.ActiveSession(ctx, caller.pr, app.ActiveSessionInput{ActingFor: caller.as, Agent: agent, Mode: str("new"),
+			Metadata: json.RawMessage(`{"channel":"web"}`)})
 		must("new", err)
 		sid := as.SessionID.String()
 
@@ -459,6 +460,9 @@ func runFlows(t *testing.T, a *app.App, plans *storetest.Plans, apart func(user 
 		_, err = a.SetSessionTitle(ctx, caller.pr, app.SetSessionTitleInput{ActingFor: caller.as, SessionID: &sid, Agent: agent,
 			Title: json.RawMessage(`"Units"`)})
 		must("set_title", err)
+		_, err = a.SetSessionMetadata(ctx, caller.pr, app.SetSessionMetadataInput{ActingFor: caller.as, SessionID: &sid,
+			Agent: agent, Metadata: json.RawMessage(`{"topic":"units"}`)})
+		must("set_metadata", err)
 		_, err = a.DeleteMessage(ctx, caller.pr, app.SessionChangeInput{ActingFor: caller.as, SessionID: &sid, Agent: agent,
 			MessageID: &id})
 		must("delete_message", err)
