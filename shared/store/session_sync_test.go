@@ -45,7 +45,7 @@ func TestLastSyncedAtWaitsForEveryAdapter(t *testing.T) {
 	}
 	record := func(j store.ClaimedJob, status string) {
 		t.Helper()
-		if n, err := st.RecordJobs(ctx, []store.JobResult{{ID: j.ID, Attempts: j.Attempts, Status: status}}); err != nil || n != 1 {
+		if n, err := st.RecordJobs(ctx, []store.JobResult{{ID: j.ID, UserID: j.UserID, Attempts: j.Attempts, Status: status}}); err != nil || n != 1 {
 			t.Fatalf("record %s: %d, %v", status, n, err)
 		}
 	}
@@ -70,7 +70,7 @@ func TestLastSyncedAtWaitsForEveryAdapter(t *testing.T) {
 		var wg sync.WaitGroup
 		for _, j := range jobs {
 			wg.Go(func() {
-				if _, err := st.RecordJobs(ctx, []store.JobResult{{ID: j.ID, Attempts: j.Attempts, Status: store.JobDone}}); err != nil {
+				if _, err := st.RecordJobs(ctx, []store.JobResult{{ID: j.ID, UserID: j.UserID, Attempts: j.Attempts, Status: store.JobDone}}); err != nil {
 					t.Error(err)
 				}
 			})
