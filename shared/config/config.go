@@ -433,15 +433,15 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.MemoryMergeSimilarity = f
 	}
-	if c.RateLimitUserPerMinute, err = boundedInt(getenv, "RATE_LIMIT_USER_PER_MINUTE",
+	if c.RateLimitUserPerMinute, err = envvar.Int(getenv, "RATE_LIMIT_USER_PER_MINUTE",
 		DefaultRateLimitUserPerMinute, 0, MaxRateLimitPerMinute); err != nil {
 		return c, err
 	}
-	if c.RateLimitTenantPerMinute, err = boundedInt(getenv, "RATE_LIMIT_TENANT_PER_MINUTE",
+	if c.RateLimitTenantPerMinute, err = envvar.Int(getenv, "RATE_LIMIT_TENANT_PER_MINUTE",
 		DefaultRateLimitTenantPerMinute, 0, MaxRateLimitPerMinute); err != nil {
 		return c, err
 	}
-	if c.RateLimitBackfillPerHour, err = boundedInt(getenv, "RATE_LIMIT_BACKFILL_PER_HOUR",
+	if c.RateLimitBackfillPerHour, err = envvar.Int(getenv, "RATE_LIMIT_BACKFILL_PER_HOUR",
 		DefaultRateLimitBackfillPerHour, 0, MaxRateLimitBackfillPerHour); err != nil {
 		return c, err
 	}
@@ -509,7 +509,7 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 	if c.Adapters, err = adapter.ParseNames(getenv("ADAPTERS")); err != nil {
 		return fmt.Errorf("ADAPTERS: %w", err)
 	}
-	if c.Jobs.MaxAttempts, err = boundedInt(getenv, "JOBS_MAX_ATTEMPTS", app.DefaultJobsMaxAttempts, 1, 100); err != nil {
+	if c.Jobs.MaxAttempts, err = envvar.Int(getenv, "JOBS_MAX_ATTEMPTS", app.DefaultJobsMaxAttempts, 1, 100); err != nil {
 		return err
 	}
 	durations := []struct {
@@ -531,7 +531,7 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 	if c.Jobs.BackoffMax < c.Jobs.BackoffBase {
 		return fmt.Errorf("JOBS_BACKOFF_MAX (%s) must not be below JOBS_BACKOFF_BASE (%s)", c.Jobs.BackoffMax, c.Jobs.BackoffBase)
 	}
-	if c.Jobs.Concurrency, err = boundedInt(getenv, "JOBS_CONCURRENCY", app.DefaultJobsConcurrency, 1, 64); err != nil {
+	if c.Jobs.Concurrency, err = envvar.Int(getenv, "JOBS_CONCURRENCY", app.DefaultJobsConcurrency, 1, 64); err != nil {
 		return err
 	}
 	c.JobsNotify = strings.TrimSpace(getenv("JOBS_NOTIFY"))
@@ -708,16 +708,16 @@ func (c *Config) loadEmbedding(getenv func(string) string) error {
 		}
 	}
 	var err error
-	if c.EmbeddingTimeout, err = positiveDuration(getenv, "EMBEDDING_TIMEOUT", 10*time.Second); err != nil {
+	if c.EmbeddingTimeout, err = envvar.PositiveDuration(getenv, "EMBEDDING_TIMEOUT", 10*time.Second); err != nil {
 		return err
 	}
-	if c.EmbeddingMaxRetryTime, err = positiveDuration(getenv, "EMBEDDING_MAX_RETRY_TIME", 20*time.Second); err != nil {
+	if c.EmbeddingMaxRetryTime, err = envvar.PositiveDuration(getenv, "EMBEDDING_MAX_RETRY_TIME", 20*time.Second); err != nil {
 		return err
 	}
-	if c.EmbeddingBatchSize, err = boundedInt(getenv, "EMBEDDING_BATCH_SIZE", 64, 1, 2048); err != nil {
+	if c.EmbeddingBatchSize, err = envvar.Int(getenv, "EMBEDDING_BATCH_SIZE", 64, 1, 2048); err != nil {
 		return err
 	}
-	if c.EmbeddingConcurrency, err = boundedInt(getenv, "EMBEDDING_CONCURRENCY", 4, 1, 64); err != nil {
+	if c.EmbeddingConcurrency, err = envvar.Int(getenv, "EMBEDDING_CONCURRENCY", 4, 1, 64); err != nil {
 		return err
 	}
 	c.AWSRegion = strings.TrimSpace(getenv("AWS_REGION"))
@@ -759,13 +759,13 @@ func (c *Config) loadChat(getenv func(string) string) error {
 			llm.ResponseFormatJSONObject, ch.ResponseFormat)
 	}
 	var err error
-	if ch.Timeout, err = positiveDuration(getenv, "CHAT_TIMEOUT", llm.DefaultTimeout); err != nil {
+	if ch.Timeout, err = envvar.PositiveDuration(getenv, "CHAT_TIMEOUT", llm.DefaultTimeout); err != nil {
 		return err
 	}
-	if ch.MaxRetryTime, err = positiveDuration(getenv, "CHAT_MAX_RETRY_TIME", llm.DefaultMaxRetryTime); err != nil {
+	if ch.MaxRetryTime, err = envvar.PositiveDuration(getenv, "CHAT_MAX_RETRY_TIME", llm.DefaultMaxRetryTime); err != nil {
 		return err
 	}
-	if ch.MaxOutputTokens, err = boundedInt(getenv, "CHAT_MAX_OUTPUT_TOKENS", llm.DefaultMaxOutputTokens, 1,
+	if ch.MaxOutputTokens, err = envvar.Int(getenv, "CHAT_MAX_OUTPUT_TOKENS", llm.DefaultMaxOutputTokens, 1,
 		llm.MaxOutputTokensLimit); err != nil {
 		return err
 	}
@@ -788,27 +788,19 @@ func (c *Config) loadChat(getenv func(string) string) error {
 		}
 	}
 	s := &c.Summary
-	if s.TriggerTokens, err = boundedInt(getenv, "SUMMARY_TRIGGER_TOKENS", memory.DefaultSummaryTriggerTokens, 1, 10_000_000); err != nil {
+	if s.TriggerTokens, err = envvar.Int(getenv, "SUMMARY_TRIGGER_TOKENS", memory.DefaultSummaryTriggerTokens, 1, 10_000_000); err != nil {
 		return err
 	}
-	if s.KeepTokens, err = boundedInt(getenv, "SUMMARY_KEEP_TOKENS", memory.DefaultSummaryKeepTokens, 0, 10_000_000); err != nil {
+	if s.KeepTokens, err = envvar.Int(getenv, "SUMMARY_KEEP_TOKENS", memory.DefaultSummaryKeepTokens, 0, 10_000_000); err != nil {
 		return err
 	}
-	if s.MaxInputTokens, err = boundedInt(getenv, "SUMMARY_MAX_INPUT_TOKENS", memory.DefaultSummaryMaxInputTokens, 0, 10_000_000); err != nil {
+	if s.MaxInputTokens, err = envvar.Int(getenv, "SUMMARY_MAX_INPUT_TOKENS", memory.DefaultSummaryMaxInputTokens, 0, 10_000_000); err != nil {
 		return err
 	}
 	if err := s.Check(); err != nil {
 		return fmt.Errorf("SUMMARY_KEEP_TOKENS (%d) must be below SUMMARY_TRIGGER_TOKENS (%d): %w", s.KeepTokens, s.TriggerTokens, err)
 	}
 	return nil
-}
-
-func positiveDuration(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
-	return envvar.PositiveDuration(getenv, name, def)
-}
-
-func boundedInt(getenv func(string) string, name string, def, lo, hi int) (int, error) {
-	return envvar.Int(getenv, name, def, lo, hi)
 }
 
 // LoopbackAddr reports whether a listening address (host:port) can be reached from this
