@@ -534,6 +534,10 @@ declare
   sc record;
   gone_sessions uuid[];
   gone_seqs bigint[];
+  gone_lexemes text[];
+  gone_docs bigint[];
+  gone_lengths bigint[];
+  emptied text[];
 begin
   if tg_op = 'INSERT' then
     insert into agentmem.message_words_pending (user_id, tenant_id, agent, session_id, seq)
@@ -579,20 +583,32 @@ begin
         select '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(r.fts))
         from counted r
         having pg_catalog.count(*) > 0
-      ),
-      locked as (
-        select w.lexeme from agentmem.message_words w
-        join c using (lexeme)
-        where w.user_id = sc.user_id and w.tenant_id = sc.tenant_id and w.agent = sc.agent
-        order by 1
-        for update of w
       )
-      update agentmem.message_words w
-      set docs = w.docs - c.docs, length = w.length - c.length
-      from c join locked l using (lexeme)
-      where w.user_id = sc.user_id and w.tenant_id = sc.tenant_id and w.agent = sc.agent and w.lexeme = c.lexeme;
-      delete from agentmem.message_words w
-      where w.user_id = sc.user_id and w.tenant_id = sc.tenant_id and w.agent = sc.agent and w.docs <= 0;
+      select pg_catalog.array_agg(c.lexeme order by c.lexeme), pg_catalog.array_agg(c.docs order by c.lexeme),
+             pg_catalog.array_agg(c.length order by c.lexeme)
+      into gone_lexemes, gone_docs, gone_lengths
+      from c;
+      continue when gone_lexemes is null;
+      -- in lexeme order, so that two deletions lock the counts in one order
+      perform from agentmem.message_words w
+      where w.user_id = sc.user_id and w.tenant_id = sc.tenant_id and w.agent = sc.agent
+        and w.lexeme = any(gone_lexemes)
+      order by w.lexeme
+      for update of w;
+      with subtracted as (
+        update agentmem.message_words w
+        set docs = w.docs - x.docs, length = w.length - x.length
+        from rows from (pg_catalog.unnest(gone_lexemes), pg_catalog.unnest(gone_docs), pg_catalog.unnest(gone_lengths)) x(lexeme, docs, length)
+        where w.user_id = sc.user_id and w.tenant_id = sc.tenant_id and w.agent = sc.agent
+          and w.lexeme = any(gone_lexemes) and w.lexeme = x.lexeme
+        returning w.lexeme, w.docs
+      )
+      select pg_catalog.array_agg(s.lexeme) into emptied from subtracted s where s.docs <= 0;
+      if emptied is not null then
+        delete from agentmem.message_words w
+        where w.user_id = sc.user_id and w.tenant_id = sc.tenant_id and w.agent = sc.agent
+          and w.lexeme = any(emptied) and w.docs <= 0;
+      end if;
     end loop;
   end if;
   return null;
@@ -2076,6 +2092,8 @@ CREATE OR REPLACE FUNCTION agentmem.recount_message_words()
  SECURITY DEFINER
  SET search_path TO ''
 AS $function$
+declare
+  emptied text[];
 begin
   delete from agentmem.message_words_pending p
   where p.user_id = old.user_id and p.tenant_id = old.tenant_id and p.agent = old.agent
@@ -2085,12 +2103,19 @@ begin
     values (new.user_id, new.tenant_id, new.agent, new.session_id, new.seq);
     return null;
   end if;
-  update agentmem.message_words w
-  set docs = w.docs - 1, length = w.length - case when w.lexeme = '' then pg_catalog.length(old.fts) else 0 end
-  where w.user_id = old.user_id and w.tenant_id = old.tenant_id and w.agent = old.agent
-    and w.lexeme in (select u.lexeme from pg_catalog.unnest(old.fts) u union all select '');
-  delete from agentmem.message_words w
-  where w.user_id = old.user_id and w.tenant_id = old.tenant_id and w.agent = old.agent and w.docs <= 0;
+  with subtracted as (
+    update agentmem.message_words w
+    set docs = w.docs - 1, length = w.length - case when w.lexeme = '' then pg_catalog.length(old.fts) else 0 end
+    where w.user_id = old.user_id and w.tenant_id = old.tenant_id and w.agent = old.agent
+      and w.lexeme = any(pg_catalog.array_append(pg_catalog.tsvector_to_array(old.fts), ''))
+    returning w.lexeme, w.docs
+  )
+  select pg_catalog.array_agg(s.lexeme) into emptied from subtracted s where s.docs <= 0;
+  if emptied is not null then
+    delete from agentmem.message_words w
+    where w.user_id = old.user_id and w.tenant_id = old.tenant_id and w.agent = old.agent
+      and w.lexeme = any(emptied) and w.docs <= 0;
+  end if;
   insert into agentmem.message_words as w (user_id, tenant_id, agent, lexeme, docs, length)
   select new.user_id, new.tenant_id, new.agent, x.lexeme, 1, case when x.lexeme = '' then pg_catalog.length(new.fts) else 0 end
   from (select u.lexeme from pg_catalog.unnest(new.fts) u union all select '') x

@@ -366,3 +366,74 @@ func TestMessageWordMatchesAnswerTheCallersOwnScope(t *testing.T) {
 		}
 	}
 }
+
+// Deleting or rewriting a message changes the word counts of its own words and reads no others:
+// the rows of agentmem.message_words it reads are a few per word, however many words its scope
+// holds (it read the whole vocabulary of the scope, a quarter of a second a statement for
+// 50,000 words). The work is counted by the index's reads in the transaction, not timed.
+func TestMessageWordsChangeByTheirOwnWords(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	const words = 3000
+	sid := uuid.New()
+	tx, err := e.conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := tx.Exec(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`insert into agentmem.sessions (id, user_id, agent, expires_at) values ($1, 'user_big', 'chat', now() + interval '1 day')`, sid)
+	// Each message has a word of its own (its number), so the scope holds some 3,000 words,
+	// all counted: the threshold is passed in the statement.
+	exec(`insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
+		select $1, g, gen_random_uuid(), 'user_big', 'chat', 'user', 'note ' || g, 2, now() + interval '1 day'
+		from generate_series(1, $2::int) g`, sid, words)
+	var pending, counted int
+	if err := tx.QueryRow(ctx, `select (select count(*) from agentmem.message_words_pending),
+		(select count(*) from agentmem.message_words where user_id = 'user_big')`).Scan(&pending, &counted); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 0 || counted < words {
+		t.Fatalf("%d messages pending and %d words counted, want none pending and %d or more counted", pending, counted, words)
+	}
+	exec(`set local role service_role`)
+	reads := func() int64 {
+		t.Helper()
+		var n int64
+		// Each partition's too, where the table is partitioned by user.
+		if err := tx.QueryRow(ctx, `select sum(pg_stat_get_xact_tuples_returned(t.relid)) from (
+			select 'agentmem.message_words_pkey'::regclass as relid
+			union select relid from pg_partition_tree('agentmem.message_words_pkey')
+			union select 'agentmem.message_words'::regclass
+			union select relid from pg_partition_tree('agentmem.message_words')) t`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, step := range []struct{ name, sql string }{
+		{"deleting three messages", `delete from agentmem.messages where session_id = $1 and seq in (5, 6, 7)`},
+		{"rewriting a message", `update agentmem.messages set content = 'note rewritten' where session_id = $1 and seq = 9`},
+	} {
+		before := reads()
+		exec(step.sql, sid)
+		// Three messages of two words, and the scope's totals: a lock, an update and a delete
+		// of each count at most.
+		if n := reads() - before; n > 40 {
+			t.Errorf("%s read %d word counts of a scope of %d words, want 40 or fewer", step.name, n, counted)
+		}
+	}
+	exec(`reset role`)
+	var n int
+	if err := tx.QueryRow(ctx, messageWordsDriftSQL).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("after deleting and rewriting: %d word counts differ from the stored messages'", n)
+	}
+}
