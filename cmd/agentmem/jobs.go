@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/service"
@@ -127,8 +126,8 @@ func processJobs(ctx context.Context, args []string) error {
 // problemText is a use case's error as the terminal shows it: the detail of an error the
 // request caused and the fields it names; the server's own errors with their cause.
 func problemText(err error) error {
-	var ae *apierror.Error
-	if !errors.As(err, &ae) || !ae.Code.CallerFault() {
+	ae := app.Problem(err)
+	if !ae.Code.CallerFault() {
 		return err
 	}
 	parts := []string{ae.Detail}

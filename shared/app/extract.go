@@ -346,5 +346,5 @@ func codeOf(err error) apierror.Code {
 	if err == nil {
 		return ""
 	}
-	return apierror.As(err).Code
+	return Problem(err).Code
 }

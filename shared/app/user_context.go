@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -55,11 +54,10 @@ func (a *App) UserContext(ctx context.Context, pr auth.Principal, in UserContext
 	}
 	var state *string
 	st, err := a.store.GetUserState(ctx, sc)
-	var ae *apierror.Error
 	switch {
 	case err == nil:
 		state = &st.Mode
-	case errors.As(err, &ae) && ae.Code == apierror.NotFound:
+	case Problem(err).Code == apierror.NotFound:
 	default:
 		return UserContext{}, err
 	}

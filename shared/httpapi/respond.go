@@ -8,8 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentmem/agentmem/shared/apierror"
-	"github.com/agentmem/agentmem/shared/embedding"
-	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/app"
 )
 
 // problem is an RFC 9457 problem details body.
@@ -62,9 +61,9 @@ func retryAfter(e *apierror.Error) int {
 	switch {
 	case e.RetryAfter > 0:
 		return e.RetryAfter
-	case errors.Is(e, store.ErrConnectionLost):
+	case errors.Is(e, app.ErrDatabaseLost):
 		return retryAfterDatabaseDown
-	case errors.Is(e, embedding.ErrUnavailable):
+	case errors.Is(e, app.ErrEmbeddingUnavailable):
 		return retryAfterEmbeddingDown
 	}
 	return retryAfterBusy

@@ -202,7 +202,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, rid string, fn fu
 	}
 	status, body, ans, err := s.handle(r, rid, fn, span)
 	if err != nil {
-		ae := apierror.As(err)
+		ae := app.Problem(err)
 		code = ae.Code
 		if !ae.Code.CallerFault() {
 			s.log.ErrorContext(r.Context(), "request failed", "fn", name,

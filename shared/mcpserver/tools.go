@@ -117,7 +117,7 @@ func (s *server) toolHandler(t mcpTool) mcp.ToolHandler {
 			s.log.InfoContext(ctx, "tool call", attrs...)
 		}()
 		if err != nil {
-			ae := apierror.As(err)
+			ae := app.Problem(err)
 			code = ae.Code
 			return s.toolError(ctx, t.Name, ae)
 		}
@@ -265,15 +265,17 @@ func runManageNotes(s *server, ctx context.Context, t *mcpTool, p auth.Principal
 	out, err := s.app.EditNotes(ctx, p, op, n)
 	if err != nil {
 		// The notes function names the section field "section"; the tool calls it section_header.
-		if ae := apierror.As(err); ae.Code == apierror.InvalidRequest {
+		ae := app.Problem(err)
+		if ae.Code == apierror.InvalidRequest {
 			for i := range ae.Fields {
 				if ae.Fields[i].Field == "section" {
 					ae.Fields[i].Field = "section_header"
 				}
 			}
 		}
+		return out, ae
 	}
-	return out, err
+	return out, nil
 }
 
 // commitTurnInput is the input of commit_turn: commit-turn's body, with the Idempotency-Key

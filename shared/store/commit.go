@@ -14,9 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -197,7 +195,7 @@ func placeAppended(rows pgx.Rows, n newMessages, res *memory.CommitResult) error
 	}
 	if len(stored) != len(n.ids) {
 		// Another agent's session: the statement stored nothing.
-		return apierror.New(apierror.NotFound, "session not found")
+		return notFound("session not found")
 	}
 	sort.Slice(stored, func(a, b int) bool { return stored[a].Seq < stored[b].Seq })
 	for k, st := range stored {
@@ -237,10 +235,8 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors turnVect
 			b.Queue(setKeepMessagesSQL, keepMessagesArgs(p)...)
 		}
 	})
-	if isRLSViolation(err) {
-		return res, apierror.New(apierror.NotFound, "session not found")
-	}
-	return res, err
+	// Row-level security refuses another user's session.
+	return res, notFoundAs(err, "session not found")
 }
 
 func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors turnVectors) (memory.CommitResult, error) {
@@ -257,9 +253,9 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 		  where s.agent = excluded.agent
 		returning last_seq`,
 		p.SessionID, sc.TenantID, sc.UserID, sc.Agent, p.TTL.Seconds(), rawOrNil(p.SessionMetadata)).Scan(&lastSeq)
-	if errors.Is(err, pgx.ErrNoRows) || isRLSViolation(err) {
+	if err = interpret(err); errors.Is(err, ErrNotFound) {
 		// Another agent's session, or (row-level security says) another user's.
-		return res, apierror.New(apierror.NotFound, "session not found")
+		return res, notFoundAs(err, "session not found")
 	}
 	if err != nil {
 		return res, fmt.Errorf("lock session: %w", err)
@@ -494,7 +490,7 @@ func (s *Store) claimKey(ctx context.Context, tx pgx.Tx, sc memory.Scope, k Idem
 		return nil, false, fmt.Errorf("select idempotency key: %w", err)
 	}
 	if !bytes.Equal(hash, k.RequestHash) {
-		return nil, false, apierror.New(apierror.Conflict, "Idempotency-Key was already used with a different request")
+		return nil, false, conflict("Idempotency-Key was already used with a different request")
 	}
 	return []byte(body), true, nil
 }
@@ -522,7 +518,7 @@ func (s *Store) findResponse(ctx context.Context, sc memory.Scope, k Idempotency
 			  and expires_at > now()`,
 			sc.UserID, sc.TenantID, k.CallerRole, k.Function, k.Key).QueryRow(func(row pgx.Row) error {
 			err := row.Scan(&hash, &body)
-			if errors.Is(err, pgx.ErrNoRows) {
+			if isNotFound(err) {
 				return nil
 			}
 			found = err == nil
@@ -533,7 +529,7 @@ func (s *Store) findResponse(ctx context.Context, sc memory.Scope, k Idempotency
 		return nil, false, err
 	}
 	if !bytes.Equal(hash, k.RequestHash) {
-		return nil, false, apierror.New(apierror.Conflict, "Idempotency-Key was already used with a different request")
+		return nil, false, conflict("Idempotency-Key was already used with a different request")
 	}
 	return body, true, nil
 }
@@ -551,11 +547,6 @@ func (s *Store) saveResponse(ctx context.Context, tx pgx.Tx, sc memory.Scope, k 
 		return fmt.Errorf("save idempotent response: %w", err)
 	}
 	return nil
-}
-
-func isRLSViolation(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "42501"
 }
 
 func hasClientIDs(msgs []memory.NewMessage) bool {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
@@ -183,8 +182,7 @@ func TestIdempotentRetriesSkipEmbeddingAndKeysExpire(t *testing.T) {
 	}
 	other := p
 	other.Idempotency = &store.Idempotency{CallerRole: "authenticated", Function: "commit-turn", Key: "k1", RequestHash: []byte("h2")}
-	var ae *apierror.Error
-	if _, _, err := commitTurn(st, ctx, other); !errors.As(err, &ae) || ae.Code != apierror.Conflict {
+	if _, _, err := commitTurn(st, ctx, other); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("same key, other request: %v", err)
 	}
 

@@ -14,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/store/storetest"
@@ -104,8 +103,7 @@ func (r *relay) url(t *testing.T, u string) string {
 // wantUnavailable fails unless err is unavailable (HTTP's policy gives it its Retry-After).
 func wantUnavailable(t *testing.T, what string, err error) {
 	t.Helper()
-	var ae *apierror.Error
-	if !errors.As(err, &ae) || ae.Code != apierror.Unavailable {
+	if !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("%s: %v (%T), want unavailable", what, err, err)
 	}
 }

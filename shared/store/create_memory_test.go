@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/store/storetest"
@@ -130,8 +129,7 @@ func TestCreateMemoryIdempotency(t *testing.T) {
 	}
 	// Same key, another request: a conflict, nothing stored.
 	_, _, err = createMemory(st, ctx, store.CreateMemoryParams{Scope: sc, Content: cat, TTL: time.Hour, Idempotency: key("k1", "other")})
-	var ae *apierror.Error
-	if !errors.As(err, &ae) || ae.Code != apierror.Conflict {
+	if !errors.Is(err, store.ErrConflict) {
 		t.Errorf("same key, other request: %v, want a conflict", err)
 	}
 	if n := len(e.rows(sc)); n != 1 {
@@ -251,7 +249,7 @@ func TestUpdateMemoryIfUnchanged(t *testing.T) {
 	next := "User prefers coffee."
 	stale := cur.UpdatedAt.Add(-time.Microsecond)
 	_, err = e.Store.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: sc, ID: id, Content: &next, IfUpdatedAt: &stale})
-	if apierror.As(err).Code != apierror.Conflict || !errors.Is(err, store.ErrMemoryChanged) {
+	if !errors.Is(err, store.ErrConflict) || !errors.Is(err, store.ErrMemoryChanged) {
 		t.Fatalf("update on a stale read: %v, want a conflict", err)
 	}
 	if got, err := e.Store.GetMemory(ctx, sc, id); err != nil || got.Content != cur.Content || !got.UpdatedAt.Equal(cur.UpdatedAt) {

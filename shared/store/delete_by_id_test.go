@@ -2,13 +2,14 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/shared/adapter"
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -65,7 +66,7 @@ func TestDeleteMessageByIDKeepsJobsAndWordCounts(t *testing.T) {
 		t.Fatalf("messages left: %v", left)
 	}
 	// Gone: not found again, and no job written for it.
-	if err := st.DeleteMessage(ctx, sc, nil, id); apierror.As(err).Code != apierror.NotFound {
+	if err := st.DeleteMessage(ctx, sc, nil, id); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("delete again: %v", err)
 	}
 	if n := len(obJobs(t, conn, sc.UserID)); n != before+1 {

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/embedding/embeddingtest"
 	"github.com/agentmem/agentmem/shared/memory"
@@ -188,8 +189,7 @@ func TestMemoriesOutliveAnEmbeddingOutage(t *testing.T) {
 		t.Errorf("get-context during the outage recalled %v, want %v", hitIDs(got.Memories), ids[1:])
 	}
 	_, err = recall(e.st, ctx, store.RecallParams{Scope: sc, Query: "metric units", K: 5, Mode: memory.ModeVector})
-	var ae *apierror.Error
-	if !errors.As(err, &ae) || ae.Code != apierror.Unavailable {
+	if app.Problem(err).Code != apierror.Unavailable {
 		// The store names no wait: HTTP's policy gives an unavailable answer its Retry-After.
 		t.Errorf("vector recall during the outage: %v, want unavailable", err)
 	}

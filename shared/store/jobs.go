@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -96,8 +95,6 @@ func (s *Store) ListJobs(ctx context.Context, p ListJobsParams) (JobPage, error)
 	return out, nil
 }
 
-func jobNotFound() error { return apierror.New(apierror.NotFound, "job not found") }
-
 // GetJob reads one job.
 func (s *Store) GetJob(ctx context.Context, id uuid.UUID) (memory.Job, error) {
 	var out memory.Job
@@ -105,10 +102,7 @@ func (s *Store) GetJob(ctx context.Context, id uuid.UUID) (memory.Job, error) {
 		b.Queue(`select `+jobColumns+` from agentmem.jobs where id = $1`, id).Query(func(rows pgx.Rows) error {
 			var err error
 			out, err = pgx.CollectExactlyOneRow(rows, scanJob)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return jobNotFound()
-			}
-			return err
+			return notFoundAs(err, "job not found")
 		})
 	})
 	return out, err
@@ -127,18 +121,15 @@ func (s *Store) RetryJob(ctx context.Context, id uuid.UUID) (memory.Job, error) 
 			return fmt.Errorf("retry job: %w", err)
 		}
 		out, err = pgx.CollectExactlyOneRow(rows, scanJob)
-		if !errors.Is(err, pgx.ErrNoRows) {
+		if !isNotFound(err) {
 			return err
 		}
 		var status string
 		err = tx.QueryRow(ctx, `select status from agentmem.jobs where id = $1`, id).Scan(&status)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return jobNotFound()
-		}
-		if err != nil {
+		if err = notFoundAs(err, "job not found"); err != nil {
 			return fmt.Errorf("retry job: %w", err)
 		}
-		return apierror.Newf(apierror.Conflict, "job is %s; only a dead job can be retried", status)
+		return conflictf("job is %s; only a dead job can be retried", status)
 	})
 	return out, err
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -127,7 +126,7 @@ func (s *Store) DeleteKnowledge(ctx context.Context, tenant, source string) (int
 		}
 		n = tag.RowsAffected()
 		if n == 0 {
-			return apierror.New(apierror.NotFound, "source not found")
+			return notFound("source not found")
 		}
 		return nil
 	})

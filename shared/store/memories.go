@@ -9,10 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentmem/agentmem/shared/adapter"
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -122,7 +120,7 @@ const sharedMemoryWriteSQL = `select exists (select 1 from agentmem.memories
 // recall) and may not change it; only the shared scope of a service caller does. Any other
 // error, and notFound for a memory the user does not see, is returned as it is.
 func (s *Store) refuseSharedWrite(ctx context.Context, sc memory.Scope, id uuid.UUID, notFound error) error {
-	if sc.Shared || apierror.As(notFound).Code != apierror.NotFound {
+	if sc.Shared || !errors.Is(notFound, ErrNotFound) {
 		return notFound
 	}
 	var shared bool
@@ -133,8 +131,8 @@ func (s *Store) refuseSharedWrite(ctx context.Context, sc memory.Scope, id uuid.
 	case err != nil:
 		return err
 	case shared:
-		return fmt.Errorf("%w: %w", ErrSharedMemoryWrite, apierror.New(apierror.Forbidden,
-			"this is a shared memory of the tenant: only a service caller changes it, with shared: true and no user_id"))
+		return &Error{Kind: ErrForbidden, Err: ErrSharedMemoryWrite,
+			Detail: "this is a shared memory of the tenant: only a service caller changes it, with shared: true and no user_id"}
 	}
 	return notFound
 }
@@ -158,10 +156,7 @@ func selectMemory(ctx context.Context, tx pgx.Tx, sc memory.Scope, id uuid.UUID,
 // collectMemory reads the one row of selectMemorySQL; none is not found.
 func collectMemory(rows pgx.Rows) (memory.MemoryItem, error) {
 	m, err := pgx.CollectExactlyOneRow(rows, scanMemoryItem)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return m, memoryNotFound()
-	}
-	if err != nil {
+	if err = notFoundAs(err, memoryNotFound); err != nil {
 		return m, fmt.Errorf("select memory: %w", err)
 	}
 	return m, nil
@@ -212,7 +207,7 @@ func (s *Store) UpdateMemory(ctx context.Context, p UpdateMemoryParams) (memory.
 			return err
 		}
 		if p.IfUpdatedAt != nil && !cur.UpdatedAt.Equal(*p.IfUpdatedAt) {
-			return fmt.Errorf("%w: %w", ErrMemoryChanged, apierror.New(apierror.Conflict, "the memory changed since it was read"))
+			return &Error{Kind: ErrConflict, Detail: "the memory changed since it was read", Err: ErrMemoryChanged}
 		}
 		agent := ""
 		if cur.Agent != nil {
@@ -265,7 +260,7 @@ func clearContentKey(ctx context.Context, tx pgx.Tx, sc memory.Scope, agent, key
 		select id, expires_at <= now() from agentmem.memories
 		where user_id = $1 and tenant_id = $2 and agent = $3 and content_key = $4 and id <> $5
 		for update`, sc.UserID, sc.TenantID, agent, key, self).Scan(&other, &expired)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if isNotFound(err) {
 		return nil
 	}
 	if err != nil {
@@ -282,11 +277,9 @@ func clearContentKey(ctx context.Context, tx pgx.Tx, sc memory.Scope, agent, key
 
 func sameFactConflict(other *uuid.UUID) error {
 	if other == nil {
-		return apierror.New(apierror.Conflict,
-			"another memory of this user and agent already holds the same content; update or delete that one instead")
+		return conflict("another memory of this user and agent already holds the same content; update or delete that one instead")
 	}
-	return apierror.Newf(apierror.Conflict,
-		"memory %s of this user and agent already holds the same content; update or delete that one instead", other)
+	return conflictf("memory %s of this user and agent already holds the same content; update or delete that one instead", other)
 }
 
 // DeleteMemory deletes one unexpired memory of the user (or, for a shared scope, a shared
@@ -328,13 +321,11 @@ select true from gone`
 
 // memoryNotFound answers for a memory that is missing, expired or (row-level security hides
 // it) another user's.
-func memoryNotFound() error { return apierror.New(apierror.NotFound, "memory not found") }
+const memoryNotFound = "memory not found"
 
-// memoryKeyTaken reports a unique violation: another row took the content key meanwhile.
-func memoryKeyTaken(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23505"
-}
+// memoryKeyTaken reports a unique violation (interpret's ErrConflict): another row took the
+// content key meanwhile.
+func memoryKeyTaken(err error) bool { return errors.Is(interpret(err), ErrConflict) }
 
 // CreateMemoryParams is one long-term fact to remember without a turn.
 type CreateMemoryParams struct {

@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
@@ -529,8 +528,7 @@ func TestARefusedTurnMergesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.tryCommit(st, other, sid, time.Hour, fact{lisbonHome, ""}, fact{cat, `{"x":1}`})
-	var ae *apierror.Error
-	if !errors.As(err, &ae) || ae.Code != apierror.NotFound {
+	if !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("commit to another agent's session: %v", err)
 	}
 	if rows := e.rows(sc); len(rows) != 1 || rows[0].Content != lisbon {

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 	pgvector "github.com/pgvector/pgvector-go"
 
 	"github.com/agentmem/agentmem/shared/apierror"
+	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
@@ -426,8 +426,7 @@ func TestMessagesOutliveAnEmbeddingOutage(t *testing.T) {
 		t.Fatalf("hybrid recall during the outage: %v, %v; want the three messages that say Lisbon, by text", contents(hits), err)
 	}
 	p.Mode = memory.ModeVector
-	var ae *apierror.Error
-	if _, err := recall(e.st, ctx, p); !errors.As(err, &ae) || ae.Code != apierror.Unavailable {
+	if _, err := recall(e.st, ctx, p); app.Problem(err).Code != apierror.Unavailable {
 		t.Errorf("vector recall during the outage: %v, want unavailable", err)
 	}
 	if c, err := countPending(e.st, ctx, store.PendingScope{UserID: &sc.UserID}); err != nil || c.Messages != 2 {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -52,7 +51,7 @@ func (s *Store) ReadNotes(ctx context.Context, sc memory.Scope) (Notes, error) {
 			where user_id = $1 and tenant_id = $2 and agent = $3`, sc.UserID, sc.TenantID, sc.Agent).QueryRow(func(row pgx.Row) error {
 			var at time.Time
 			err := row.Scan(&n.Content, &at)
-			if errors.Is(err, pgx.ErrNoRows) {
+			if isNotFound(err) {
 				return nil
 			}
 			if err != nil {
@@ -92,7 +91,7 @@ func (s *Store) EditNotes(ctx context.Context, p EditNotesParams) (EditedNotes, 
 		}
 		next, sectionCreated, err := p.Edit.Apply(current)
 		if errors.Is(err, memory.ErrSectionNotFound) {
-			return apierror.New(apierror.NotFound, "the notes have no such section")
+			return notFound("the notes have no such section")
 		}
 		if err != nil {
 			return err
@@ -128,7 +127,7 @@ func (s *Store) ClearNotes(ctx context.Context, sc memory.Scope) (deleted bool, 
 		b.Queue(`delete from agentmem.notes where user_id = $1 and tenant_id = $2 and agent = $3 returning true`,
 			sc.UserID, sc.TenantID, sc.Agent).QueryRow(func(row pgx.Row) error {
 			err := row.Scan(&deleted)
-			if errors.Is(err, pgx.ErrNoRows) {
+			if isNotFound(err) {
 				return nil
 			}
 			if err != nil {
@@ -145,6 +144,5 @@ func (s *Store) ClearNotes(ctx context.Context, sc memory.Scope) (deleted bool, 
 // limit.
 func NotesTooLong(chars, limit int) error {
 	msg := fmt.Sprintf("would make the notes %d characters long; the limit is %d characters", chars, limit)
-	return &apierror.Error{Code: apierror.InvalidRequest, Detail: "content " + msg,
-		Fields: []apierror.FieldError{{Field: "content", Message: msg}}}
+	return invalidField("content", msg, "content "+msg, nil)
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -86,7 +85,7 @@ func (s *Store) userHistorySkip(ctx context.Context, p UserHistoryParams) (*Mess
 		b.Queue(fmt.Sprintf(userHistorySkipSQL, page, dir), args...).QueryRow(func(row pgx.Row) error {
 			err := row.Scan(&k.CreatedAt, &k.SessionID, &k.Seq)
 			found = true // set afresh: a read a replica failed runs again on the primary
-			if errors.Is(err, pgx.ErrNoRows) {
+			if isNotFound(err) {
 				found = false
 				return nil
 			}
@@ -132,7 +131,7 @@ func (s *Store) listSkip(ctx context.Context, p ListSessionsParams) (*SessionKey
 		b.Queue(q, args...).QueryRow(func(row pgx.Row) error {
 			k = none // set afresh: a read a replica failed runs again on the primary
 			err := row.Scan(&k.LastActiveAt, &k.ID)
-			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			if err != nil && !isNotFound(err) {
 				return fmt.Errorf("skip sessions: %w", err)
 			}
 			return nil

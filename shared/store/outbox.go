@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -260,10 +259,7 @@ func (s *Store) CreateIntent(ctx context.Context, p IntentParams) (IntentResult,
 		var agent string
 		var lastSeq int64
 		err := tx.QueryRow(ctx, q, p.SessionID, sc.UserID, sc.TenantID).Scan(&agent, &lastSeq)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return sessionNotFound()
-		}
-		if err != nil {
+		if err = notFoundAs(err, sessionNotFound); err != nil {
 			return fmt.Errorf("select session: %w", err)
 		}
 		c := change{intent: p.Intent, sc: memory.Scope{TenantID: sc.TenantID, UserID: sc.UserID, Agent: agent},

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -11,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/adapter"
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/store/storetest"
@@ -175,11 +175,11 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 	// Refused turns write nothing: another agent's session, another user's.
 	other := sc
 	other.Agent = "other-bot"
-	if _, _, err := commitTurn(st, ctx, obTurn(other, session, "x")); apierror.As(err).Code != apierror.NotFound {
+	if _, _, err := commitTurn(st, ctx, obTurn(other, session, "x")); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("another agent's session: %v", err)
 	}
 	stranger := memory.Scope{TenantID: "acme", UserID: uuid.NewString(), Agent: "bot"}
-	if _, _, err := commitTurn(st, ctx, obTurn(stranger, session, "x")); apierror.As(err).Code != apierror.NotFound {
+	if _, _, err := commitTurn(st, ctx, obTurn(stranger, session, "x")); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("another user's session: %v", err)
 	}
 	newJobs("refused turns", "")
@@ -206,7 +206,7 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 	if ev := event(jobs[0]); ev.Removed == nil || !slices.Equal(ev.Removed.MemoryIDs, []uuid.UUID{mem}) {
 		t.Errorf("delete event %+v", ev)
 	}
-	if err := st.DeleteMemory(ctx, userScope, mem); apierror.As(err).Code != apierror.NotFound {
+	if err := st.DeleteMemory(ctx, userScope, mem); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("delete again: %v", err)
 	}
 	newJobs("a deletion of nothing", "")
@@ -230,7 +230,7 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	newJobs("a session deletion", adapter.SessionDeleted)
-	if err := st.DeleteSession(ctx, userScope, session); apierror.As(err).Code != apierror.NotFound {
+	if err := st.DeleteSession(ctx, userScope, session); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("delete again: %v", err)
 	}
 	newJobs("a deletion of nothing", "")
@@ -250,7 +250,7 @@ func TestOutboxWritesOneJobPerAdapterWithEachChange(t *testing.T) {
 		t.Errorf("backfill job %+v, intent %v", jobs[0], ir.IntentID)
 	}
 	if _, err := st.CreateIntent(ctx, store.IntentParams{Scope: memory.Scope{TenantID: "acme", UserID: stranger.UserID},
-		SessionID: s2, Intent: adapter.SyncSession}); apierror.As(err).Code != apierror.NotFound {
+		SessionID: s2, Intent: adapter.SyncSession}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("an intent on another user's session: %v", err)
 	}
 
@@ -433,10 +433,10 @@ func TestClaimLeaseAndRecord(t *testing.T) {
 	if j, err = st.RetryJob(ctx, j.ID); err != nil || j.Status != store.JobPending || j.Attempts != 0 {
 		t.Fatalf("retry: %+v %v", j, err)
 	}
-	if _, err := st.RetryJob(ctx, j.ID); apierror.As(err).Code != apierror.Conflict {
+	if _, err := st.RetryJob(ctx, j.ID); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("retry of a pending job: %v", err)
 	}
-	if _, err := st.RetryJob(ctx, uuid.New()); apierror.As(err).Code != apierror.NotFound {
+	if _, err := st.RetryJob(ctx, uuid.New()); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("retry of no job: %v", err)
 	}
 
@@ -484,7 +484,7 @@ func TestClaimLeaseAndRecord(t *testing.T) {
 			t.Errorf("job %s claimed %d times", id, n)
 		}
 	}
-	if _, err := st.GetJob(ctx, uuid.New()); apierror.As(err).Code != apierror.NotFound {
+	if _, err := st.GetJob(ctx, uuid.New()); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("get of no job: %v", err)
 	}
 }

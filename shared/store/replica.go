@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/agentmem/agentmem/shared/apierror"
 )
 
 // Read replicas (Config.ReadURLs). The reads a use case marks with MayReadReplica go to a
@@ -443,17 +441,16 @@ func (rs *replicaSet) read(ctx context.Context, primary *pgxpool.Pool, user stri
 		return run(primary, false)
 	}
 	err := run(r.pool, true)
-	var ae *apierror.Error
 	switch {
 	case err == nil:
 		rs.replicaReads.Add(1)
 		return nil
 	case ctx.Err() != nil:
 		return err
-	case errors.As(err, &ae) && ae.Code == apierror.InvalidRequest:
+	case errors.Is(err, ErrInvalid):
 		// What the request holds: the primary would refuse it too.
 		return err
-	case errors.As(err, &ae) && ae.Code == apierror.NotFound:
+	case errors.Is(err, ErrNotFound):
 		// The replica may not have replayed what the caller learnt of elsewhere (another
 		// process, another client): the primary decides.
 		rs.primaryReads.Add(1)

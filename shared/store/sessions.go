@@ -3,14 +3,12 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -94,7 +92,7 @@ func resolve(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (memory.Acti
 	if err == nil {
 		return out, nil
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	if !isNotFound(err) {
 		return out, fmt.Errorf("select active session: %w", err)
 	}
 	// None yet: take the scope's lock and look again, so that concurrent resolves from several
@@ -106,7 +104,7 @@ func resolve(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (memory.Acti
 	if err == nil {
 		return out, nil
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	if !isNotFound(err) {
 		return out, fmt.Errorf("select active session: %w", err)
 	}
 	return createActive(ctx, tx, p, uuid.New())
@@ -177,10 +175,7 @@ func activate(ctx context.Context, tx pgx.Tx, p ActiveSessionParams) (memory.Act
 		returning `+insertedSQL("s", "sessions", "p.user_id = $3 and p.id = $1")+`, `+activeColumns,
 		id, sc.TenantID, sc.UserID, sc.Agent, p.TTL.Seconds(), rawOrNil(p.Metadata)).Scan(&out.Created,
 		&out.SessionID, &out.CreatedAt, &out.LastActiveAt, &out.Metadata, &out.LastSyncedAt)
-	if errors.Is(err, pgx.ErrNoRows) || isRLSViolation(err) {
-		return out, apierror.New(apierror.NotFound, "session not found")
-	}
-	if err != nil {
+	if err = notFoundAs(err, sessionNotFound); err != nil {
 		return out, fmt.Errorf("upsert session: %w", err)
 	}
 	return out, setActive(ctx, tx, sc, id)

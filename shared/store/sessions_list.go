@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/adapter"
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -360,12 +359,11 @@ func messageSession(ctx context.Context, tx pgx.Tx, sc memory.Scope, id string) 
 	}
 	switch len(found) {
 	case 0:
-		return uuid.Nil, apierror.New(apierror.NotFound, "message not found")
+		return uuid.Nil, notFound("message not found")
 	case 1:
 		return found[0], nil
 	}
-	return uuid.Nil, apierror.New(apierror.Conflict,
-		"several of your sessions hold a message of this id; name the session with session_id")
+	return uuid.Nil, conflict("several of your sessions hold a message of this id; name the session with session_id")
 }
 
 // deleteMessageSQL deletes message $2 of session $1 of the caller ($3, $4) when unexpired.
@@ -395,13 +393,13 @@ func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, session *uui
 		if s.outboxOn() {
 			// The deleted message's place, for the adapters.
 			if err := tx.QueryRow(ctx, `select seq from agentmem.messages where user_id = $1 and session_id = $2 and id = $3`,
-				sc.UserID, sessionID, messageID).Scan(&seq); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				sc.UserID, sessionID, messageID).Scan(&seq); err != nil && !isNotFound(err) {
 				return fmt.Errorf("select message: %w", err)
 			}
 		}
 		var deleted int64
-		err := tx.QueryRow(ctx, deleteMessageSQL, sessionID, messageID, sc.UserID, sc.TenantID).Scan(&deleted)
-		if errors.Is(err, pgx.ErrNoRows) {
+		err := interpret(tx.QueryRow(ctx, deleteMessageSQL, sessionID, messageID, sc.UserID, sc.TenantID).Scan(&deleted))
+		if errors.Is(err, ErrNotFound) {
 			// Archived by the history cap (perhaps while the statement above waited for it).
 			err = tx.QueryRow(ctx, strings.Replace(deleteMessageSQL, "agentmem.messages", "agentmem.messages_archive", 1),
 				sessionID, messageID, sc.UserID, sc.TenantID).Scan(&deleted)
@@ -409,10 +407,7 @@ func (s *Store) DeleteMessage(ctx context.Context, sc memory.Scope, session *uui
 				seq = &deleted
 			}
 		}
-		if errors.Is(err, pgx.ErrNoRows) {
-			return apierror.New(apierror.NotFound, "message not found in this session")
-		}
-		if err != nil {
+		if err = notFoundAs(err, "message not found in this session"); err != nil {
 			return fmt.Errorf("delete message: %w", err)
 		}
 		// A summary that tells of the message goes with it (the next one is made afresh).
@@ -455,15 +450,11 @@ func (s *Store) SetSessionMetadata(ctx context.Context, sc memory.Scope, id uuid
 }
 
 // oneRow reads the row a statement returns when it found what it reads or changes: no row is
-// the error notFound returns; what names the statement in other errors.
-func oneRow(what string, notFound func() error) func(pgx.Row) error {
+// a not-found error that says detail; what names the statement in other errors.
+func oneRow(what, detail string) func(pgx.Row) error {
 	return func(row pgx.Row) error {
 		var found bool
-		err := row.Scan(&found)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound()
-		}
-		if err != nil {
+		if err := notFoundAs(row.Scan(&found), detail); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		return nil
@@ -472,7 +463,7 @@ func oneRow(what string, notFound func() error) func(pgx.Row) error {
 
 // sessionNotFound is the answer for a session that is missing, expired, another agent's or
 // (row-level security hides it) another user's: the caller cannot tell them apart.
-func sessionNotFound() error { return apierror.New(apierror.NotFound, "session not found") }
+const sessionNotFound = "session not found"
 
 // selectSessionSQL finds a session of the caller ($2, $3) that is unexpired and, when $4 is
 // not empty, belongs to that agent.

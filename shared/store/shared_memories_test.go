@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/adapter"
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
@@ -390,23 +389,23 @@ func TestSharedMemoriesAreWrittenInTheirScopeOnly(t *testing.T) {
 	}{{"alice, B's shared", s.alice, s.sharedB}, {"alice, the tenant-less shared", s.alice, s.sharedNone},
 		{"carol, A's shared", s.carol, s.sharedA}, {"B's shared scope, A's", memory.SharedScope("B", ""), s.sharedA},
 		{"A's shared scope, alice's own", scopeA, s.aliceM}} {
-		if _, err := s.st.GetMemory(ctx, c.sc, c.id); apierror.As(err).Code != apierror.NotFound {
+		if _, err := s.st.GetMemory(ctx, c.sc, c.id); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%s: get error %v, want not found", c.name, err)
 		}
 		content := "Changed"
-		if _, err := s.st.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: c.sc, ID: c.id, Content: &content}); apierror.As(err).Code != apierror.NotFound {
+		if _, err := s.st.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: c.sc, ID: c.id, Content: &content}); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%s: update error %v, want not found", c.name, err)
 		}
-		if err := s.st.DeleteMemory(ctx, c.sc, c.id); apierror.As(err).Code != apierror.NotFound {
+		if err := s.st.DeleteMemory(ctx, c.sc, c.id); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%s: delete error %v, want not found", c.name, err)
 		}
 	}
 	content := "The support line opens at seven"
 	_, err = s.st.UpdateMemory(ctx, store.UpdateMemoryParams{Scope: s.alice, ID: s.sharedA, Content: &content})
-	if !errors.Is(err, store.ErrSharedMemoryWrite) || apierror.As(err).Code != apierror.Forbidden {
+	if !errors.Is(err, store.ErrSharedMemoryWrite) || !errors.Is(err, store.ErrForbidden) {
 		t.Errorf("alice updates A's shared memory: %v, want forbidden", err)
 	}
-	if err := s.st.DeleteMemory(ctx, s.alice, s.sharedA); !errors.Is(err, store.ErrSharedMemoryWrite) || apierror.As(err).Code != apierror.Forbidden {
+	if err := s.st.DeleteMemory(ctx, s.alice, s.sharedA); !errors.Is(err, store.ErrSharedMemoryWrite) || !errors.Is(err, store.ErrForbidden) {
 		t.Errorf("alice deletes A's shared memory: %v, want forbidden", err)
 	}
 	if m, err := s.st.GetMemory(ctx, scopeA, s.sharedA); err != nil || m.Content != "The support line opens at nine" || !m.UpdatedAt.Equal(m.CreatedAt) {
@@ -495,7 +494,7 @@ func TestSharedMemoriesOutliveErasuresAndExpire(t *testing.T) {
 	if got := s.recall(t, s.amy, memory.SourceMemories, true); len(got) != 0 {
 		t.Errorf("amy after A's shared memory expired: %v, want nothing", got)
 	}
-	if _, err := s.st.GetMemory(ctx, memory.SharedScope("A", ""), s.sharedA); apierror.As(err).Code != apierror.NotFound {
+	if _, err := s.st.GetMemory(ctx, memory.SharedScope("A", ""), s.sharedA); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("get of the expired shared memory: %v, want not found", err)
 	}
 	res, err := s.st.Sweep(ctx, store.SweepParams{BatchSize: 100, Deadline: time.Now().Add(time.Minute)})
@@ -520,7 +519,7 @@ func TestAScopeWithoutAUserIsRefused(t *testing.T) {
 		Content: "Planted", TTL: time.Hour}); err == nil {
 		t.Error("create with no user: no error")
 	}
-	if err := s.st.DeleteMemory(ctx, memory.Scope{TenantID: "A"}, s.sharedA); err == nil || apierror.As(err).Code == apierror.NotFound {
+	if err := s.st.DeleteMemory(ctx, memory.Scope{TenantID: "A"}, s.sharedA); err == nil || errors.Is(err, store.ErrNotFound) {
 		t.Errorf("delete with no user: %v, want an internal error", err)
 	}
 	bad := memory.SharedScope("A", "")

@@ -22,7 +22,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/puddle/v2"
 
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/telemetry"
 )
@@ -386,15 +385,19 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return err
 }
 
-// ErrConnectionLost is in the chain of an unavailable error whose connection to the database or
-// pooler failed or broke: a restart or failover, which takes longer than a busy moment.
+// ErrConnectionLost is in the chain of an ErrUnavailable error whose connection to the database
+// or pooler failed or broke: a restart or failover, which takes longer than a busy moment.
 var ErrConnectionLost = errors.New("connection to the database lost")
 
-// interpret translates database errors into the project's vocabulary: what a client can cause
-// becomes invalid_request; a database or pooler that is unreachable, restarting, overloaded or
-// that lost the connection mid-request becomes unavailable (ErrConnectionLost in the chain for
-// the last); the rest stays an internal error. How long a client should wait is the transport's
-// policy, not the store's.
+// interpret translates the database's errors into the store's kinds (see ErrNotFound), once for
+// every statement: no row, or a write row-level security refused, becomes ErrNotFound, and a
+// unique violation ErrConflict (both without a detail: the code that expects them says what was
+// not found or taken, see notFoundAs, and any other is the server's); text the database
+// cannot store becomes ErrInvalid; a database or pooler that is unreachable, restarting,
+// overloaded or that lost the connection mid-request, and a request out of time, become
+// ErrUnavailable (ErrConnectionLost in the chain for a lost connection); the rest stays an
+// error of no kind, the server's. An error the store already gave a kind passes unchanged. How
+// long a client should wait is the transport's policy, not the store's.
 //
 // A connection lost mid-request leaves the outcome unknown only for a commit already sent:
 // every request runs in one transaction (or one implicit one, a batch), so it is then either
@@ -403,28 +406,35 @@ func interpret(err error) error {
 	if err == nil {
 		return nil
 	}
-	var ae *apierror.Error
-	if errors.As(err, &ae) {
+	var se *Error
+	if errors.As(err, &se) {
 		return err
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return &apierror.Error{Code: apierror.Unavailable, Detail: "the request ran out of time; retry", Cause: err}
+		return &Error{Kind: ErrUnavailable, Detail: "the request ran out of time; retry", Err: err}
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &Error{Kind: ErrNotFound, Err: err}
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch {
+		case pgErr.Code == "42501": // insufficient_privilege: row-level security refused a write
+			return &Error{Kind: ErrNotFound, Err: err}
+		case pgErr.Code == "23505": // unique_violation: another row holds the key
+			return &Error{Kind: ErrConflict, Err: err}
 		case pgErr.Code == "57014": // query_canceled (statement timeout)
-			return &apierror.Error{Code: apierror.Unavailable, Detail: "the request ran out of time; retry", Cause: err}
+			return &Error{Kind: ErrUnavailable, Detail: "the request ran out of time; retry", Err: err}
 		case clientCaused[pgErr.Code]:
-			return &apierror.Error{Code: apierror.InvalidRequest, Detail: "the request holds text the database cannot store", Cause: err}
+			return &Error{Kind: ErrInvalid, Detail: "the request holds text the database cannot store", Err: err}
 		case serverUnavailable(pgErr):
-			return &apierror.Error{Code: apierror.Unavailable, Detail: "the database is busy or unavailable; retry", Cause: err}
+			return &Error{Kind: ErrUnavailable, Detail: "the database is busy or unavailable; retry", Err: err}
 		}
 		return fmt.Errorf("database: %w", err)
 	}
 	if connectionLost(err) {
-		return &apierror.Error{Code: apierror.Unavailable, Detail: "the database is unavailable; retry",
-			Cause: fmt.Errorf("%w: %w", ErrConnectionLost, err)}
+		return &Error{Kind: ErrUnavailable, Detail: "the database is unavailable; retry",
+			Err: fmt.Errorf("%w: %w", ErrConnectionLost, err)}
 	}
 	return err
 }

@@ -147,7 +147,7 @@ func (s *Store) SaveSummary(ctx context.Context, p SaveSummaryParams) (memory.Su
 				p.SessionID, sc.UserID, sc.TenantID, sc.Agent, p.Content, p.ThroughSeq, p.Prompt, p.Model,
 				p.InputTokens, p.OutputTokens, p.PreviousThroughSeq).Scan(&out.ThroughSeq, &out.UpdatedAt)
 		}
-		if errors.Is(err, pgx.ErrNoRows) {
+		if isNotFound(err) {
 			return ErrSummaryStale
 		}
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -54,10 +53,7 @@ func (s *Store) GetUserMemory(ctx context.Context, sc memory.Scope, key string) 
 			where user_id = $1 and tenant_id = $2 and key = $3`, sc.UserID, sc.TenantID, key).Query(func(rows pgx.Rows) error {
 			var err error
 			item, err = pgx.CollectExactlyOneRow(rows, scanUserMemoryItem)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return userMemoryNotFound()
-			}
-			if err != nil {
+			if err = notFoundAs(err, userMemoryNotFound); err != nil {
 				return fmt.Errorf("select user memory: %w", err)
 			}
 			return nil
@@ -121,9 +117,8 @@ func scanUserMemoryItem(row pgx.CollectableRow) (memory.UserMemoryItem, error) {
 	return item, nil
 }
 
-func userMemoryNotFound() error {
-	return apierror.New(apierror.NotFound, "no value is stored under this key")
-}
+// userMemoryNotFound answers for a key the user has not set.
+const userMemoryNotFound = "no value is stored under this key"
 
 // userMemoryValueError names the value in an error of the upsert that interpret answers as
 // text the database cannot store (an unpaired UTF-16 surrogate escape such as "\ud800", a
@@ -131,11 +126,9 @@ func userMemoryNotFound() error {
 // the key's length and characters first, so only the value can hold it, and the client can fix
 // it where retrying cannot.
 func userMemoryValueError(err error) error {
-	var ae *apierror.Error
-	if errors.As(interpret(err), &ae) && ae.Code == apierror.InvalidRequest {
-		return &apierror.Error{Code: apierror.InvalidRequest, Cause: err,
-			Detail: "value holds JSON the database cannot store (e.g. an unpaired surrogate escape)",
-			Fields: []apierror.FieldError{{Field: "value", Message: "holds JSON the database cannot store"}}}
+	if errors.Is(interpret(err), ErrInvalid) {
+		return invalidField("value", "holds JSON the database cannot store",
+			"value holds JSON the database cannot store (e.g. an unpaired surrogate escape)", err)
 	}
 	return err
 }

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/agentmem/agentmem/shared/apierror"
 )
 
 // The upsert's errors that interpret answers invalid_request, and a nesting too deep for the
@@ -31,9 +29,8 @@ func TestUserMemoryValueError(t *testing.T) {
 			t.Parallel()
 			cause := fmt.Errorf("upsert user memory: %w", &pgconn.PgError{Code: tt.code})
 			err := userMemoryValueError(cause)
-			var ae *apierror.Error
-			named := errors.As(err, &ae) && ae.Code == apierror.InvalidRequest &&
-				len(ae.Fields) == 1 && ae.Fields[0].Field == "value"
+			var se *Error
+			named := errors.As(err, &se) && se.Kind == ErrInvalid && se.Field == "value"
 			if named != tt.value {
 				t.Fatalf("%s: %v names the value: %v", tt.code, err, named)
 			}

@@ -2,12 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -40,10 +38,7 @@ func (s *Store) GetUserState(ctx context.Context, sc memory.Scope) (memory.UserS
 		b.Queue(`select mode, updated_at from agentmem.user_state
 			where user_id = $1 and tenant_id = $2`, sc.UserID, sc.TenantID).QueryRow(func(row pgx.Row) error {
 			err := row.Scan(&st.Mode, &st.UpdatedAt)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return userStateNotFound()
-			}
-			if err != nil {
+			if err = notFoundAs(err, userStateNotFound); err != nil {
 				return fmt.Errorf("select user state: %w", err)
 			}
 			return nil
@@ -62,6 +57,5 @@ func (s *Store) DeleteUserState(ctx context.Context, sc memory.Scope) error {
 	})
 }
 
-func userStateNotFound() error {
-	return apierror.New(apierror.NotFound, "the user has no state")
-}
+// userStateNotFound answers for a user without a mode.
+const userStateNotFound = "the user has no state"

@@ -294,14 +294,26 @@ func (s Span) EndFunction(ctx context.Context, status int, code apierror.Code) {
 	}
 }
 
+// spanCoder is an error that names its kind for a span itself: the store's, which know no
+// problem codes.
+type spanCoder interface {
+	error
+	SpanCode() string
+}
+
 // End ends a span started by StartStore, StartEmbedding, StartIntent or StartAdapter. A
-// non-nil err marks the span failed with the error's problem code only.
+// non-nil err marks the span failed with the error's problem code only (or the store's kind).
 func (s Span) End(err error) {
 	if s.span == nil {
 		return
 	}
 	if err != nil {
 		code := string(apierror.As(err).Code)
+		if _, ok := errors.AsType[*apierror.Error](err); !ok {
+			if sc, ok := errors.AsType[spanCoder](err); ok {
+				code = sc.SpanCode()
+			}
+		}
 		s.span.SetAttributes(attribute.String("agentmem.error_code", code))
 		s.span.SetStatus(codes.Error, code)
 	}
