@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -537,6 +536,5 @@ func runFlows(t *testing.T, a *app.App, plans *storetest.Plans, apart func(user 
 }
 
 func isNotFound(err error) bool {
-	var ae *apierror.Error
-	return errors.As(err, &ae) && ae.Code == apierror.NotFound
+	return err != nil && app.Problem(err).Code == apierror.NotFound
 }
