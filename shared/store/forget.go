@@ -193,7 +193,7 @@ func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (memory.ForgetRe
 		}
 		// The adapters learn of the erasure, after the user's earlier jobs went with the rest.
 		if role != "service_role" {
-			if _, err := tx.Exec(ctx, setServiceRoleSQL); err != nil {
+			if _, err := tx.Exec(ctx, setServiceRoleSQL, statementTimeout(ctx)); err != nil {
 				return fmt.Errorf("set role: %w", err)
 			}
 		}

@@ -54,7 +54,7 @@ type KnowledgeSearchParams struct {
 // service key: row-level security is bypassed, so every statement must name its tenant.
 func (s *Store) asServiceRole(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, setServiceRoleSQL); err != nil {
+		if _, err := tx.Exec(ctx, setServiceRoleSQL, statementTimeout(ctx)); err != nil {
 			return fmt.Errorf("set service role: %w", err)
 		}
 		return fn(tx)

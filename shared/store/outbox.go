@@ -293,7 +293,7 @@ const pendingBackfillsSQL = `
 // read and written as service_role (the user's role may only insert jobs), filtered by the
 // session and its owner, which the caller's own statement found under row-level security.
 func (s *Store) coalesceBackfill(ctx context.Context, tx pgx.Tx, c change) (IntentResult, error) {
-	if _, err := tx.Exec(ctx, setServiceRoleSQL); err != nil {
+	if _, err := tx.Exec(ctx, setServiceRoleSQL, statementTimeout(ctx)); err != nil {
 		return IntentResult{}, fmt.Errorf("set role: %w", err)
 	}
 	rows, err := tx.Query(ctx, pendingBackfillsSQL, *c.session, c.sc.UserID, c.sc.TenantID)

@@ -346,7 +346,7 @@ func (s *Store) batchAs(ctx context.Context, sc memory.Scope, claimsSQL string, 
 // itself would see no row unless it owned the tables.
 func (s *Store) batchAsServiceRole(ctx context.Context, queue func(b *pgx.Batch)) error {
 	b := &pgx.Batch{}
-	b.Queue(setServiceRoleSQL)
+	b.Queue(setServiceRoleSQL, statementTimeout(ctx))
 	queue(b)
 	err := s.sendBatch(ctx, b)
 	if err == nil {
@@ -356,9 +356,12 @@ func (s *Store) batchAsServiceRole(ctx context.Context, queue func(b *pgx.Batch)
 }
 
 // setServiceRoleSQL makes the rest of a transaction run as service_role, with its claims, as
-// PostgREST does for a service_role token.
+// PostgREST does for a service_role token. $1 is the statement timeout (see statementTimeout):
+// a statement cut short by the caller's deadline ends on the server too, so that its
+// transaction never commits after the caller gave up on it.
 const setServiceRoleSQL = `select set_config('role', 'service_role', true),
-	set_config('request.jwt.claims', '{"role":"service_role"}', true)`
+	set_config('request.jwt.claims', '{"role":"service_role"}', true),
+	set_config('statement_timeout', $1::text, true)`
 
 // sendBatch sends b to the primary, one implicit transaction, and interprets its error.
 func (s *Store) sendBatch(ctx context.Context, b *pgx.Batch) error {
@@ -410,7 +413,7 @@ func interpret(err error) error {
 	if errors.As(err, &se) {
 		return err
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+	if ranOutOfTime(err) {
 		return &Error{Kind: ErrUnavailable, Detail: "the request ran out of time; retry", Err: err}
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -423,8 +426,6 @@ func interpret(err error) error {
 			return &Error{Kind: ErrNotFound, Err: err}
 		case pgErr.Code == "23505": // unique_violation: another row holds the key
 			return &Error{Kind: ErrConflict, Err: err}
-		case pgErr.Code == "57014": // query_canceled (statement timeout)
-			return &Error{Kind: ErrUnavailable, Detail: "the request ran out of time; retry", Err: err}
 		case clientCaused[pgErr.Code]:
 			return &Error{Kind: ErrInvalid, Detail: "the request holds text the database cannot store", Err: err}
 		case serverUnavailable(pgErr):
@@ -500,4 +501,12 @@ func connectionLost(err error) bool {
 	}
 	// pgxpool gives up with an untyped error when every connection it tried failed its ping.
 	return strings.Contains(err.Error(), "pgxpool: too many failed attempts acquiring connection")
+}
+
+// ranOutOfTime reports whether err ended a request for want of time: its context's deadline or
+// cancellation, or the statement timeout that deadline set on the server (query_canceled).
+func ranOutOfTime(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.As(err, &pgErr) && pgErr.Code == "57014"
 }

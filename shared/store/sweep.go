@@ -97,7 +97,27 @@ var sweepSteps = []struct {
 // Sweep deletes expired rows of every user. Each statement runs as service_role, which bypasses
 // row-level security whatever login the service connects as (see batchAsServiceRole): it is for
 // trusted callers only.
+//
+// When ctx has a deadline after p.Deadline (a Lambda invocation's), a batch still running then
+// is cut short half-way through the time left between the two, so that the answer still comes
+// in time: the batch, its own transaction, is rolled back, and the sweep answers what the
+// batches before it did, with More set.
 func (s *Store) Sweep(ctx context.Context, p SweepParams) (memory.SweepResult, error) {
+	bctx := ctx
+	if end, ok := ctx.Deadline(); ok && end.After(p.Deadline) {
+		var cancel context.CancelFunc
+		bctx, cancel = context.WithDeadline(ctx, p.Deadline.Add(end.Sub(p.Deadline)/2))
+		defer cancel()
+	}
+	res, err := s.sweep(bctx, p)
+	if err != nil && bctx != ctx && ctx.Err() == nil && ranOutOfTime(err) {
+		res.More = true
+		return res, nil
+	}
+	return res, err
+}
+
+func (s *Store) sweep(ctx context.Context, p SweepParams) (memory.SweepResult, error) {
 	var res memory.SweepResult
 	if p.DryRun {
 		err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {

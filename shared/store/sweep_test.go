@@ -226,3 +226,59 @@ func TestRestampOfPartitionedTablesKeepsOtherRows(t *testing.T) {
 		t.Errorf("after the sweep: %d of 1 message re-stamped, %d of 16 messages of their own expiry kept", restamped, kept)
 	}
 }
+
+// A batch still running when the sweep's time is up, here waiting for a lock, is cut short
+// before the caller's own deadline: the sweep answers, in time, with more: true, and the cut
+// batch deleted nothing (its transaction rolled back); the next sweep deletes the rows.
+func TestSweepCutsABatchThatOutlastsItsTime(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := context.Background()
+	admin := storetest.Admin(t, db.URL)
+	if _, err := admin.Exec(ctx, `
+		insert into agentmem.sessions (id, user_id, agent, expires_at)
+		values ('00000000-0000-0000-0000-000000000001', 'held', 'bot', now() + interval '1 hour');
+		insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
+		select '00000000-0000-0000-0000-000000000001', g, 'm' || g, 'held', 'bot', 'user', 'old', 1, now() - interval '1 minute'
+		from generate_series(1, 3) g`); err != nil {
+		t.Fatal(err)
+	}
+	// Another transaction holds the rows that deleting the messages must change (their words
+	// waiting to be counted), so the sweep's first batch waits.
+	holder := storetest.Admin(t, db.URL)
+	tx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	var held int
+	if err := tx.QueryRow(ctx, `select count(*) from (select 1 from agentmem.message_words_pending
+		where user_id = 'held' for update) x`).Scan(&held); err != nil || held != 3 {
+		t.Fatalf("held %d pending rows (%v), want 3", held, err)
+	}
+	st := storetest.Open(t, db)
+	callCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	end, _ := callCtx.Deadline()
+	res, err := st.Sweep(callCtx, store.SweepParams{BatchSize: 100, Deadline: time.Now().Add(time.Second)})
+	if err != nil {
+		t.Fatalf("sweep with a batch cut short: %v", err)
+	}
+	if !time.Now().Before(end) {
+		t.Error("the sweep answered after its caller's deadline")
+	}
+	if !res.More || res.Deleted.Messages != 0 {
+		t.Errorf("sweep with a batch cut short: %+v, want more and no message deleted", res)
+	}
+	var left int
+	if err := admin.QueryRow(ctx, `select count(*) from agentmem.messages where user_id = 'held'`).Scan(&left); err != nil || left != 3 {
+		t.Fatalf("%d messages left (%v), want 3", left, err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err = st.Sweep(ctx, store.SweepParams{BatchSize: 100, Deadline: time.Now().Add(time.Minute)})
+	if err != nil || res.More || res.Deleted.Messages != 3 {
+		t.Errorf("the next sweep: %+v, %v; want the 3 messages deleted", res, err)
+	}
+}
