@@ -101,7 +101,7 @@ var sweepSteps = []struct {
 // When ctx has a deadline after p.Deadline (a Lambda invocation's), a batch still running then
 // is cut short half-way through the time left between the two, so that the answer still comes
 // in time: the batch, its own transaction, is rolled back, and the sweep answers what the
-// batches before it did, with More set.
+// batches before it did, with More set. A dry run cut short fails: its counts would be partial.
 func (s *Store) Sweep(ctx context.Context, p SweepParams) (memory.SweepResult, error) {
 	bctx := ctx
 	if end, ok := ctx.Deadline(); ok && end.After(p.Deadline) {
@@ -110,7 +110,7 @@ func (s *Store) Sweep(ctx context.Context, p SweepParams) (memory.SweepResult, e
 		defer cancel()
 	}
 	res, err := s.sweep(bctx, p)
-	if err != nil && bctx != ctx && ctx.Err() == nil && ranOutOfTime(err) {
+	if err != nil && !p.DryRun && bctx != ctx && ctx.Err() == nil && ranOutOfTime(err) {
 		res.More = true
 		return res, nil
 	}
