@@ -733,17 +733,14 @@ func TestCommitTurnAllOrNothing(t *testing.T) {
 	ctNothingStored(t, e, u.id)
 }
 
+// commit-turn's body and headers decode into the use case's input: JSON of the wrong shape,
+// unknown fields and headers out of range are 400 invalid_request naming the field, and store
+// nothing; the use case's own rules (roles, contents, tool calls, lengths, agent, retention) are
+// tested on it (shared/app TestCommitTurnValidation), a refusal of its rendered here once.
 func TestCommitTurnValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
 	long := func(n int, s string) string { return strings.Repeat(s, n) }
-	many := func(n int) []any {
-		out := make([]any, n)
-		for i := range out {
-			out[i] = ctMsg("user", fmt.Sprintf("m%d", i))
-		}
-		return out
-	}
 	with := func(sid uuid.UUID, k string, v any, msgs ...map[string]any) map[string]any {
 		if len(msgs) == 0 {
 			msgs = []map[string]any{ctMsg("user", "hi")}
@@ -758,7 +755,6 @@ func TestCommitTurnValidation(t *testing.T) {
 	}
 	msg := func(sid uuid.UUID, m map[string]any) map[string]any { return ctTurn(sid, m) }
 	drop := func(m map[string]any, k string) map[string]any { delete(m, k); return m }
-	bigMeta := map[string]any{"blob": long(16<<10, "x")}
 
 	cases := []struct {
 		name   string
@@ -767,55 +763,14 @@ func TestCommitTurnValidation(t *testing.T) {
 		status int
 		field  string
 	}{
-		{"session_id missing", func(s uuid.UUID) any { return with(s, "session_id", nil) }, nil, 400, "session_id"},
-		{"session_id not a UUID", func(s uuid.UUID) any { return with(s, "session_id", "not-a-uuid") }, nil, 400, "session_id"},
-		{"session_id as URN", func(s uuid.UUID) any { return with(s, "session_id", "urn:uuid:"+s.String()) }, nil, 400, "session_id"},
 		{"session_id a number", func(s uuid.UUID) any { return with(s, "session_id", 5) }, nil, 400, "session_id"},
-		{"messages missing", func(s uuid.UUID) any { return with(s, "messages", nil) }, nil, 400, "messages"},
 		{"messages null", func(s uuid.UUID) any { return fmt.Sprintf(`{"session_id":%q,"messages":null}`, s) }, nil, 400, "messages"},
-		{"messages empty", func(s uuid.UUID) any { return with(s, "messages", []any{}) }, nil, 400, "messages"},
-		{"101 messages", func(s uuid.UUID) any { return with(s, "messages", many(101)) }, nil, 400, "messages"},
 		{"messages a string", func(s uuid.UUID) any { return with(s, "messages", "hi") }, nil, 400, "messages"},
 		{"message not an object", func(s uuid.UUID) any { return with(s, "messages", []any{"hi"}) }, nil, 400, "messages"},
-		{"role missing", func(s uuid.UUID) any { return msg(s, drop(ctMsg("user", "hi"), "role")) }, nil, 400, "messages[0].role"},
 		{"role unknown", func(s uuid.UUID) any { return msg(s, ctMsg("robot", "hi")) }, nil, 400, "messages[0].role"},
-		{"role wrong case", func(s uuid.UUID) any { return msg(s, ctMsg("User", "hi")) }, nil, 400, "messages[0].role"},
 		{"role a number", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "role", 1)) }, nil, 400, "messages.role"},
-		{"content missing", func(s uuid.UUID) any { return msg(s, drop(ctMsg("user", ""), "content")) }, nil, 400, "messages[0].content"},
-		{"content null", func(s uuid.UUID) any { return msg(s, ctMsg("user", "", "content", nil)) }, nil, 400, "messages[0].content"},
-		{"content empty on user", func(s uuid.UUID) any { return msg(s, ctMsg("user", "")) }, nil, 400, "messages[0].content"},
-		{"content empty on assistant without tool_calls", func(s uuid.UUID) any { return msg(s, ctMsg("assistant", "")) }, nil, 400, "messages[0].content"},
-		{"content empty on tool", func(s uuid.UUID) any { return msg(s, ctMsg("tool", "", "tool_call_id", "c1")) }, nil, 400, "messages[0].content"},
 		{"content a number", func(s uuid.UUID) any { return msg(s, ctMsg("user", "", "content", 5)) }, nil, 400, "messages[0].content"},
-		{"content 100,001 characters", func(s uuid.UUID) any { return msg(s, ctMsg("user", long(100_001, "a"))) }, nil, 400, "messages[0].content"},
-		{"content 100,001 multi-byte characters", func(s uuid.UUID) any { return msg(s, ctMsg("user", long(100_001, "é"))) }, nil, 400, "messages[0].content"},
-		{"content with NUL", func(s uuid.UUID) any { return msg(s, ctMsg("user", "a\x00b")) }, nil, 400, ""},
-		{"tool without tool_call_id", func(s uuid.UUID) any { return msg(s, ctMsg("tool", "{}")) }, nil, 400, "messages[0].tool_call_id"},
-		{"tool with empty tool_call_id", func(s uuid.UUID) any { return msg(s, ctMsg("tool", "{}", "tool_call_id", "")) }, nil, 400, "messages[0].tool_call_id"},
-		{"tool_call_id on a user message", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "tool_call_id", "c1")) }, nil, 400, "messages[0].tool_call_id"},
-		{"tool_calls on a user message", func(s uuid.UUID) any {
-			return msg(s, ctMsg("user", "hi", "tool_calls", []any{ctToolCall("c1", "f", "{}")}))
-		}, nil, 400, "messages[0].tool_calls"},
-		{"empty tool_calls on a user message", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "tool_calls", []any{})) }, nil, 400, "messages[0].tool_calls"},
 		{"tool_calls an object", func(s uuid.UUID) any { return msg(s, ctMsg("assistant", "", "tool_calls", map[string]any{})) }, nil, 400, "messages.tool_calls"},
-		{"tool call without id", func(s uuid.UUID) any {
-			return msg(s, ctMsg("assistant", "", "tool_calls", []any{ctToolCall("", "f", "{}")}))
-		}, nil, 400, "messages[0].tool_calls[0].id"},
-		{"tool call of another type", func(s uuid.UUID) any {
-			tc := ctToolCall("c1", "f", "{}")
-			tc["type"] = "code"
-			return msg(s, ctMsg("assistant", "", "tool_calls", []any{tc}))
-		}, nil, 400, "messages[0].tool_calls[0].type"},
-		{"tool call without function name", func(s uuid.UUID) any {
-			return msg(s, ctMsg("assistant", "", "tool_calls", []any{ctToolCall("c1", "", "{}")}))
-		}, nil, 400, "messages[0].tool_calls[0].function.name"},
-		{"name empty", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "name", "")) }, nil, 400, "messages[0].name"},
-		{"message id not printable", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "id", "m\x011")) }, nil, 400, "messages[0].id"},
-		{"metadata a string", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "metadata", "x")) }, nil, 400, "messages[0].metadata"},
-		{"metadata an array", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "metadata", []any{1})) }, nil, 400, "messages[0].metadata"},
-		{"metadata over 16 KiB", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "metadata", bigMeta)) }, nil, 400, "messages[0].metadata"},
-		{"ttl_seconds 0", func(s uuid.UUID) any { return with(s, "ttl_seconds", 0) }, nil, 400, "ttl_seconds"},
-		{"ttl_seconds negative", func(s uuid.UUID) any { return with(s, "ttl_seconds", -60) }, nil, 400, "ttl_seconds"},
 		{"ttl_seconds fractional", func(s uuid.UUID) any { return with(s, "ttl_seconds", 1.5) }, nil, 400, "ttl_seconds"},
 		{"ttl_seconds a string", func(s uuid.UUID) any { return with(s, "ttl_seconds", "60") }, nil, 400, "ttl_seconds"},
 		{"unknown top-level field", func(s uuid.UUID) any { return with(s, "sesion_id", s.String()) }, nil, 400, "sesion_id"},
@@ -823,10 +778,6 @@ func TestCommitTurnValidation(t *testing.T) {
 		{"unknown field in a memory", func(s uuid.UUID) any {
 			return with(s, "memories", []any{map[string]any{"content": "x", "meta": map[string]any{}}})
 		}, nil, 400, "memories[0].meta"},
-		{"memory content missing", func(s uuid.UUID) any { return with(s, "memories", []any{map[string]any{}}) }, nil, 400, "memories[0].content"},
-		{"memory metadata not an object", func(s uuid.UUID) any {
-			return with(s, "memories", []any{map[string]any{"content": "x", "metadata": 3}})
-		}, nil, 400, "memories[0].metadata"},
 		{"memories an object", func(s uuid.UUID) any { return with(s, "memories", map[string]any{}) }, nil, 400, "memories"},
 		{"trailing object", func(s uuid.UUID) any { return ctJSON(t, ctTurn(s, ctMsg("user", "hi"))) + ` {}` }, nil, 400, ""},
 		{"trailing garbage", func(s uuid.UUID) any { return ctJSON(t, ctTurn(s, ctMsg("user", "hi"))) + `x` }, nil, 400, ""},
@@ -837,24 +788,12 @@ func TestCommitTurnValidation(t *testing.T) {
 		{"body a number", func(uuid.UUID) any { return `5` }, nil, 400, ""},
 		{"Idempotency-Key of 256 characters", func(s uuid.UUID) any { return ctTurn(s, ctMsg("user", "hi")) },
 			[]string{"Idempotency-Key", long(256, "k")}, 400, "Idempotency-Key"},
-		{"Idempotency-Key with a control character", func(s uuid.UUID) any { return ctTurn(s, ctMsg("user", "hi")) },
-			[]string{"Idempotency-Key", "a\x01b"}, 400, "Idempotency-Key"},
-		{"agent with a space", func(s uuid.UUID) any { return with(s, "agent", "bad agent!") }, nil, 400, "agent"},
-		{"agent of 65 characters", func(s uuid.UUID) any { return with(s, "agent", long(65, "a")) }, nil, 400, "agent"},
-		{"agent empty", func(s uuid.UUID) any { return with(s, "agent", "") }, nil, 400, "agent"},
 		{"agent a number", func(s uuid.UUID) any { return with(s, "agent", 7) }, nil, 400, "agent"},
-		{"service caller without user_id", nil, nil, 400, "user_id"},
 
 		// The edges that are valid.
-		{"100,000 multi-byte characters", func(s uuid.UUID) any { return msg(s, ctMsg("user", long(100_000, "é"))) }, nil, 201, ""},
 		{"100,000 characters of 4 bytes", func(s uuid.UUID) any { return msg(s, ctMsg("user", long(100_000, "😀"))) }, nil, 201, ""},
-		{"empty content on assistant with tool_calls", func(s uuid.UUID) any { return ctTurn(s, ctCalls("c1"), ctResult("c1")) }, nil, 201, ""},
-		{"no content on assistant with tool_calls", func(s uuid.UUID) any { return ctTurn(s, drop(ctCalls("c1"), "content"), ctResult("c1")) }, nil, 201, ""},
-		{"100 messages", func(s uuid.UUID) any { return with(s, "messages", many(100)) }, nil, 201, ""},
 		{"Idempotency-Key of 255 characters", func(s uuid.UUID) any { return ctTurn(s, ctMsg("user", "hi")) },
 			[]string{"Idempotency-Key", long(255, "k")}, 201, ""},
-		{"agent of 64 characters", func(s uuid.UUID) any { return with(s, "agent", long(60, "a")+"_.:-") }, nil, 201, ""},
-		{"metadata null", func(s uuid.UUID) any { return msg(s, ctMsg("user", "hi", "metadata", nil)) }, nil, 201, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -862,15 +801,7 @@ func TestCommitTurnValidation(t *testing.T) {
 			e := ctFor(e, t)
 			u := e.newUser("")
 			sid := uuid.New()
-			token := u.token
-			var body any
-			if tc.body == nil {
-				token = e.serviceToken()
-				body = ctTurn(sid, ctMsg("user", "hi"))
-			} else {
-				body = tc.body(sid)
-			}
-			r := e.call(token, "commit-turn", body, tc.header...)
+			r := e.call(u.token, "commit-turn", tc.body(sid), tc.header...)
 			if tc.status == http.StatusCreated {
 				r.must(t, http.StatusCreated)
 				if e.count("messages", "session_id = $1 and user_id = $2", sid, u.id) == 0 {
