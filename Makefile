@@ -23,6 +23,13 @@ dev: ## Run every function locally on http://127.0.0.1:9000/v1/<name> (ADDR=host
 test: ## Run all tests: local stack, migrations, advisors, go vet, go test, client and browser tests, Python client (ARGS=-run ...)
 	@scripts/test.sh $(ARGS)
 
+.PHONY: test-short
+test-short: ## Run the shared packages' fast tests (go test -short: no large seeds, races or long waits; ARGS=-run ...)
+	@scripts/localdb.sh && scripts/redis.sh && \
+		AGENTMEM_TEST_DATABASE_URL=$${AGENTMEM_TEST_DATABASE_URL:-$${DATABASE_URL:-postgresql://postgres:postgres@127.0.0.1:$${AGENTMEM_DB_PORT:-54322}/postgres}} \
+		AGENTMEM_TEST_REDIS_URL=$${AGENTMEM_TEST_REDIS_URL:-redis://127.0.0.1:$${AGENTMEM_REDIS_PORT:-6380}} \
+		go test -count=1 -short $(ARGS) ./shared/...
+
 .PHONY: test-partitioned
 test-partitioned: ## Run the store's and use cases' tests on tables partitioned by user (AGENTMEM_TEST_USER_PARTITIONS, default 4)
 	@scripts/test-partitioned.sh $(ARGS)

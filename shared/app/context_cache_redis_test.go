@@ -98,6 +98,9 @@ func holding(t *testing.T, c *goredis.Client, text string) []string {
 // it is never served again, the rollback costs a miss.
 func TestContextCacheServesNoWindowOfARolledBackRedis(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: waits out the cache's settle time after its deliveries")
+	}
 	r := newCacheRig(t)
 	raw := r.raw()
 	ctx := context.Background()
@@ -167,6 +170,9 @@ func TestContextCacheServesNoWindowOfARolledBackRedis(t *testing.T) {
 // REDIS_USER_BYTES bytes (their defaults here), in a fixed number of keys; the latest windows stay cached.
 func TestContextCacheBoundsWhatAUserHolds(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: waits out the cache's settle time after its deliveries")
+	}
 	r := newCacheRig(t)
 	raw := r.raw()
 	ctx := context.Background()

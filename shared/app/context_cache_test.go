@@ -181,6 +181,9 @@ func hasText(c memory.Context, text string) bool {
 // generations nothing advanced.
 func TestContextCacheReadsYourWrites(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: waits out the cache's settle time after its deliveries")
+	}
 	r := newCacheRig(t)
 	u := user()
 	session := uuid.NewString()
@@ -246,6 +249,9 @@ func TestContextCacheReadsYourWrites(t *testing.T) {
 // a message that expires leaves the cached window; requests with a query skip the cache.
 func TestContextCacheNeverServesAChangeStale(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: waits out the cache's settle time after its deliveries")
+	}
 	r := newCacheRig(t)
 	ctx := context.Background()
 	u := user()
@@ -343,6 +349,9 @@ func TestContextCacheNeverServesAChangeStale(t *testing.T) {
 // window is never served again afterwards, though no request of the user wrote a job.
 func TestContextCacheForgetsAUserDeletedInAuth(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: waits out the cache's settle time after its deliveries")
+	}
 	r := newCacheRig(t)
 	ctx := context.Background()
 	u := user()
@@ -405,6 +414,9 @@ func waitCacheReady(t *testing.T, c *redis.Cache) {
 // A window of long-lived messages is.
 func TestContextCacheKeepsNoWindowPastItsRetention(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: waits out the cache's settle time after its deliveries")
+	}
 	r := newCacheRig(t)
 	u := user()
 	commit := func(session string, ttl int64) {
@@ -440,6 +452,9 @@ func TestContextCacheKeepsNoWindowPastItsRetention(t *testing.T) {
 // died); dead jobs of other adapters, and older dead jobs of the cache, go at once.
 func TestPurgeKeepsTheCachesDeadJobsItsRetention(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: waits out the cache's settle time after its deliveries")
+	}
 	r := newCacheRig(t)
 	ctx := context.Background()
 	u := user()

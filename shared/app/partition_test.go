@@ -57,6 +57,9 @@ var crossUserStatements = map[string]string{
 // that prunes, as a distributed Postgres needs to send it to one shard.
 func TestStatementsReadOnePartition(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: explains every flow's statements three times on partitioned databases")
+	}
 	withPolicies := testdb.NewPartitioned(t, 4)
 	withoutPolicies := testdb.NewPartitioned(t, 4)
 	storetest.Exec(t, withoutPolicies.URL, `do $$

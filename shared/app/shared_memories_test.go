@@ -26,6 +26,9 @@ func sharedIn(hits []memory.Hit) (memory.Hit, bool) {
 // (of no user) are delivered like any other.
 func TestSharedMemoryChangesReachGetContextThroughTheCache(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: waits out the cache's settle time after its deliveries")
+	}
 	r := newCacheRig(t)
 	ctx := context.Background()
 	u := user()

@@ -16,6 +16,9 @@ import (
 // Retry-After while there is still time to send it, and stores nothing.
 func TestBlockedRequestAnswers503BeforeItsDeadline(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: waits out a blocked request's deadline")
+	}
 	e := newEnv(t, true) // a database of its own: the check below watches all of its backends
 	u := e.newUser("")
 	sid := uuid.New()

@@ -52,6 +52,9 @@ func capSweep(e *env) map[string]any {
 // message by id, with or without its session; another user sees none of it.
 func TestHistoryCapArchiveThroughSessions(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: commits hundreds of messages to cap")
+	}
 	e := capEnvFn(t, store.HistoryCap{Keep: 500})
 	u := e.newUser("t1")
 	sid := uuid.New()
@@ -131,6 +134,9 @@ func TestHistoryCapArchiveThroughSessions(t *testing.T) {
 // used again after a reset.
 func TestHistoryCapArchiveIsErased(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: commits hundreds of messages to cap")
+	}
 	e := capEnvFn(t, store.HistoryCap{Keep: 500})
 	u := e.newUser("")
 	reset, cleared, deleted, kept := uuid.New(), uuid.New(), uuid.New(), uuid.New()
@@ -177,6 +183,9 @@ func TestHistoryCapArchiveIsErased(t *testing.T) {
 // messages left until they expire.
 func TestHistoryCapArchiveExpires(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: commits hundreds of messages to cap")
+	}
 	e := capEnvFn(t, store.HistoryCap{Keep: 500})
 	u := e.newUser("")
 	sid := uuid.New()

@@ -462,6 +462,9 @@ func TestDeliveryRetriesWithBackoffThenDies(t *testing.T) {
 // claimed jobs and died before recording leaves them to be claimed again after the lease.
 func TestAdapterDownThenRecovered(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: delivers rounds of concurrent users' jobs to an adapter that was down")
+	}
 	e := newJobsEnv(t, app.JobsConfig{MaxAttempts: 50, BackoffBase: time.Hour, BackoffMax: time.Hour}, nil)
 	e.rec.Down(true)
 	const users, turns = 4, 10

@@ -180,6 +180,9 @@ func TestKnowledgeBadInput(t *testing.T) {
 // size, each stored and searchable.
 func TestKnowledgeLargeDocument(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: ingests a document as large as a request")
+	}
 	e := newEnv(t, false)
 	svc := e.serviceToken()
 	tenant := knTenant()

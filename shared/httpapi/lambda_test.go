@@ -254,6 +254,9 @@ func TestLambdaScheduledSweep(t *testing.T) {
 // with expired rows left over, the answer says more: true and comes before the deadline.
 func TestLambdaSweepBoundedByDeadline(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: sweeps a large seed against an invocation deadline")
+	}
 	e := newEnv(t, true)
 	db := isoAdmin(t, e)
 	const expired = 50_000

@@ -145,6 +145,9 @@ func smPageAll(e *env, token, fn string, itemsKey string, limit int, between fun
 
 func TestSessionsListPagesThroughThousandSessions(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: pages through a thousand sessions")
+	}
 	e := newEnv(t, false)
 	u := e.newUser("acme")
 	other := e.newUser("acme")

@@ -220,6 +220,9 @@ func TestSweepDeletesExactlyTheExpired(t *testing.T) {
 // A sweep stops when its time is up and says there is more; the next one goes on.
 func TestSweepTimeBudget(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: sweeps a large seed until its time budget runs out")
+	}
 	e := newEnv(t, true)
 	db := isoAdmin(t, e)
 	const n = 5000
@@ -304,6 +307,9 @@ func TestSweepValidation(t *testing.T) {
 // is emptying.
 func TestSweepDoesNotStallCommits(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: commits while a sweep deletes a large seed")
+	}
 	e := newEnv(t, true)
 	db := isoAdmin(t, e)
 	const sessions, perSession = 200, 100

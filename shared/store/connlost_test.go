@@ -114,6 +114,9 @@ func wantUnavailable(t *testing.T, what string, err error) {
 // once, in order.
 func TestConnectionLostIsUnavailable(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: breaks connections under the store (fault injection)")
+	}
 	db := testdb.New(t)
 	dbURL, err := url.Parse(db.URL)
 	if err != nil {

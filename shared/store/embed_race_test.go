@@ -31,6 +31,9 @@ import (
 // creation time).
 func TestEmbeddingWritersRacingDeletionsDoNotDeadlock(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: races embedding writers against deletions")
+	}
 	db := testdb.New(t)
 	ctx := context.Background()
 	st := storetest.Open(t, db, storetest.MaxConns(6))

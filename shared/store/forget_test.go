@@ -25,6 +25,9 @@ import (
 // commit locks the same memory row.
 func TestForgetUserRacingCommits(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: races rounds of concurrent commits")
+	}
 	db := testdb.New(t)
 	ctx := context.Background()
 	st := storetest.Open(t, db, storetest.MaxConns(8))

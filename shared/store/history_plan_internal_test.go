@@ -106,6 +106,9 @@ func (n planNode) String() string {
 // through the index. No statement scans the table.
 func TestUserHistoryAndClearUseTheOwnerIndex(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: seeds a large history to explain its plans")
+	}
 	db := testdb.New(t)
 	ctx := context.Background()
 	st, err := Open(ctx, Config{DatabaseURL: db.URL})

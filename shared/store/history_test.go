@@ -485,6 +485,9 @@ func mapsEqual(a, b map[string]int) bool {
 // meanwhile, only complete ones, numbered strictly in order, and later commits number on.
 func TestClearMessagesRacingCommits(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: races a clear against rounds of concurrent commits")
+	}
 	st, admin := historyEnv(t)
 	ctx := context.Background()
 	sc := memory.Scope{UserID: uuid.NewString(), Agent: "default"}

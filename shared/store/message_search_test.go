@@ -332,6 +332,9 @@ func (e *rankEnv) seedMessages(t *testing.T, user uuid.UUID, agent string, texts
 // exact match finds.
 func TestRecallMessagesLargeScopeUsesTheIndex(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: seeds hundreds of messages for the HNSW index path")
+	}
 	e := newRankEnv(t, store.Ranking{ExactLimit: 50})
 	ctx := context.Background()
 	user := uuid.New()

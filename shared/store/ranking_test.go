@@ -134,6 +134,9 @@ func ids(hits []memory.Hit) []uuid.UUID {
 // the exact ranking.
 func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: seeds hundreds of memories for the HNSW index path")
+	}
 	e := newRankEnv(t, store.Ranking{ExactLimit: 50})
 	ctx := context.Background()
 	user := uuid.New()

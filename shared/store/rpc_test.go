@@ -111,6 +111,9 @@ func knContents(rows []knRow) []string {
 // anon may not call them, and a user among many still gets their rows from the HNSW index.
 func TestMatchFunctions(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: seeds many users' memories for the HNSW index path")
+	}
 	db := testdb.New(t)
 	ctx := t.Context()
 	conn := storetest.Admin(t, db.URL)

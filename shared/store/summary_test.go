@@ -32,6 +32,9 @@ type liveMessage struct {
 // or max_tokens stops the window first.
 func TestGetContextNeverHasAGap(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: property test over many random histories")
+	}
 	db := testdb.New(t)
 	st := obOpen(t, db)
 	ctx := t.Context()
