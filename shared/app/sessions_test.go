@@ -298,7 +298,12 @@ func TestSessionsRefuseBadInput(t *testing.T) {
 	before := r.snapshot(t, u.UserID)
 
 	listIn := func(f func(*app.ListSessionsInput)) func() error {
-		return func() error { in := app.ListSessionsInput{}; f(&in); _, err := r.a.ListSessions(ctx, u, in); return err }
+		return func() error {
+			in := app.ListSessionsInput{}
+			f(&in)
+			_, err := r.a.ListSessions(ctx, u, in)
+			return err
+		}
 	}
 	history := func(f func(*app.SessionHistoryInput)) func() error {
 		return func() error {
@@ -309,7 +314,12 @@ func TestSessionsRefuseBadInput(t *testing.T) {
 		}
 	}
 	userHistory := func(f func(*app.SessionHistoryInput)) func() error {
-		return func() error { in := app.SessionHistoryInput{}; f(&in); _, err := r.a.SessionHistory(ctx, u, in); return err }
+		return func() error {
+			in := app.SessionHistoryInput{}
+			f(&in)
+			_, err := r.a.SessionHistory(ctx, u, in)
+			return err
+		}
 	}
 	change := func(op func(context.Context, auth.Principal, app.SessionChangeInput) error, in app.SessionChangeInput) func() error {
 		return func() error { return op(ctx, u, in) }
@@ -359,7 +369,10 @@ func TestSessionsRefuseBadInput(t *testing.T) {
 		{"user history limit", userHistory(func(in *app.SessionHistoryInput) { in.Limit = ptr(int64(201)) }), "limit"},
 		{"user history order", userHistory(func(in *app.SessionHistoryInput) { in.Order = ptr("Newest") }), "order"},
 		{"user history agent", userHistory(func(in *app.SessionHistoryInput) { in.Agent = ptr("a b") }), "agent"},
-		{"clear agent", func() error { _, err := r.a.ClearMessages(ctx, u, app.SessionsClearInput{Agent: ptr("a/b")}); return err }, "agent"},
+		{"clear agent", func() error {
+			_, err := r.a.ClearMessages(ctx, u, app.SessionsClearInput{Agent: ptr("a/b")})
+			return err
+		}, "agent"},
 		{"reset no session", change(reset, app.SessionChangeInput{}), "session_id"},
 		{"reset message_id", change(reset, app.SessionChangeInput{SessionID: ptr(sid), MessageID: ptr(mid)}), "message_id"},
 		{"reset braces uuid", change(reset, app.SessionChangeInput{SessionID: ptr("{" + sid + "}")}), "session_id"},
