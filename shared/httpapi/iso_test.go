@@ -58,15 +58,6 @@ func isoMint(t *testing.T, role, subject, tenant string) string {
 	return tok
 }
 
-// isoContents lists the content field of every object of a list.
-func isoContents(v any) []string {
-	var out []string
-	for _, x := range list(v) {
-		out = append(out, str(obj(x)["content"]))
-	}
-	return out
-}
-
 // isoSeeded is what isoSeed stored for one caller.
 type isoSeeded struct {
 	session  uuid.UUID // the session committed to, also made active
