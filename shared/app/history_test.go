@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -35,11 +34,11 @@ func newApp(t *testing.T) (*app.App, func(q string, args ...any) int) {
 	return app.New(e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)), app.Config{}), count
 }
 
-// wantField fails unless err is a 400 invalid_request naming field.
+// wantField fails unless err shows the caller (app.Problem) a 400 invalid_request naming field.
 func wantField(t *testing.T, what string, err error, field string) {
 	t.Helper()
-	var ae *apierror.Error
-	if !errors.As(err, &ae) || ae.Code != apierror.InvalidRequest {
+	ae := app.Problem(err)
+	if err == nil || ae.Code != apierror.InvalidRequest {
 		t.Errorf("%s: %v, want invalid_request", what, err)
 		return
 	}

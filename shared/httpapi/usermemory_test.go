@@ -233,6 +233,11 @@ func TestUserMemoryLimitsAccepted(t *testing.T) {
 	}
 }
 
+// user-memory's body decodes into the operation's input: a missing or unknown op, an unknown
+// field, a value of the wrong JSON type, JSON too deep or not one object is 400 invalid_request
+// (an unpaired surrogate named by its path), acting for another user is 403, and nothing changes;
+// the keys' and values' own rules are tested on the use cases (shared/app
+// TestUserMemoryRefusesBadInput).
 func TestUserMemoryBadInput(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, false)
@@ -240,7 +245,6 @@ func TestUserMemoryBadInput(t *testing.T) {
 	e.call(u.token, "user-memory", map[string]any{"op": "set", "key": "k", "value": map[string]any{"v": 1}}).must(t, http.StatusCreated)
 	before := umSnapshot(e, u)
 
-	tooBig := `{"p":"` + strings.Repeat("x", 64<<10-len(`{"p":""}`)+1) + `"}`
 	tests := []struct {
 		name, body, field string
 	}{
@@ -248,32 +252,11 @@ func TestUserMemoryBadInput(t *testing.T) {
 		{"unknown op", `{"op":"upsert","key":"k","value":{}}`, "op"},
 		{"op in the wrong case", `{"op":"SET","key":"k","value":{}}`, "op"},
 		{"op not a string", `{"op":1}`, "op"},
-		{"missing key", `{"op":"set","value":{}}`, "key"},
-		{"empty key", `{"op":"set","key":"","value":{}}`, "key"},
-		{"key too long", `{"op":"set","key":"` + strings.Repeat("k", 129) + `","value":{}}`, "key"},
-		{"blank key", `{"op":"set","key":"   ","value":{}}`, "key"},
-		{"key with surrounding space", `{"op":"set","key":" k","value":{}}`, "key"},
-		{"key with a line break", `{"op":"set","key":"a\nb","value":{}}`, "key"},
-		{"key with a control character", `{"op":"get","key":"a\u0007b"}`, "key"},
-		{"key with a line separator", `{"op":"delete","key":"a\u2028b"}`, "key"},
 		{"key not a string", `{"op":"get","key":5}`, "key"},
-		{"missing value", `{"op":"set","key":"k"}`, "value"},
 		{"null value", `{"op":"set","key":"k","value":null}`, "value"},
-		{"array value", `{"op":"set","key":"k","value":[1]}`, "value"},
-		{"string value", `{"op":"set","key":"k","value":"v"}`, "value"},
-		{"number value", `{"op":"set","key":"k","value":1}`, "value"},
-		{"value over 64 KiB", `{"op":"set","key":"k","value":` + tooBig + `}`, "value"},
 		{"unpaired surrogate in value", `{"op":"set","key":"k","value":{"s":"\ud800"}}`, "value.s"},
-		{"NUL in value", `{"op":"set","key":"k","value":{"s":"a\u0000"}}`, ""},
-		{"NUL in key", `{"op":"set","key":"a\u0000","value":{}}`, ""},
 		{"unknown field", `{"op":"set","key":"k","value":{},"vaule":{}}`, "vaule"},
-		{"agent", `{"op":"set","key":"k","value":{},"agent":"bot"}`, "agent"},
-		{"key with list", `{"op":"list","key":"k"}`, "key"},
-		{"key with clear", `{"op":"clear","key":"k"}`, "key"},
-		{"value with get", `{"op":"get","key":"k","value":{}}`, "value"},
-		{"value with delete", `{"op":"delete","key":"k","value":{"v":1}}`, "value"},
 		{"nesting deeper than JSON decoding allows", `{"op":"set","key":"k","value":{"a":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}`, ""},
-		{"number beyond numeric's range", `{"op":"set","key":"k","value":{"n":1e200000}}`, "value"},
 		{"malformed JSON", `{"op":"set","key":"k","value":{`, ""},
 		{"trailing data", `{"op":"clear"} {"op":"clear"}`, ""},
 		{"not an object", `["clear"]`, ""},
