@@ -65,8 +65,8 @@ type backfillEnv struct {
 
 func newBackfillEnv(t *testing.T) *backfillEnv {
 	t.Helper()
-	db := testdb.New(t)
-	return &backfillEnv{t: t, db: db, hash: storetest.Open(t, db)}
+	e := storetest.New(t)
+	return &backfillEnv{t: t, db: e.DB, hash: e.Store}
 }
 
 // open is a store over the same database with another embedder.

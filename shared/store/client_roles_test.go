@@ -380,10 +380,9 @@ var definerFunctions = []string{
 // rights but those listed in definerFunctions.
 func TestSearchFunctionsRankOnlyTheCallersRows(t *testing.T) {
 	t.Parallel()
-	db := testdb.New(t)
+	e := storetest.New(t, storetest.MaxConns(2))
 	ctx := t.Context()
-	conn := storetest.Admin(t, db.URL)
-	st := storetest.Open(t, db, storetest.MaxConns(2))
+	conn, st := e.Admin(t), e.Store
 	attacker, victim := owner{"t1", "user_2attacker"}, owner{"t1", "auth0|victim"}
 	for _, o := range []owner{victim, attacker} {
 		sc := memory.Scope{TenantID: o.tenant, UserID: o.user, Agent: memory.DefaultAgent}

@@ -15,7 +15,6 @@ import (
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/store/storetest"
-	"github.com/agentmem/agentmem/shared/testdb"
 )
 
 // The writers of message vectors (the background embedding of committed turns, and the
@@ -34,10 +33,9 @@ func TestEmbeddingWritersRacingDeletionsDoNotDeadlock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: races embedding writers against deletions")
 	}
-	db := testdb.New(t)
+	e := storetest.New(t, storetest.MaxConns(6))
 	ctx := context.Background()
-	st := storetest.Open(t, db, storetest.MaxConns(6))
-	admin := storetest.Admin(t, db.URL)
+	st, admin := e.Store, e.Admin(t)
 	model := store.VectorModel{Name: embedding.Hash{}.Model(), Dims: embedding.Hash{}.Dimensions()}
 	count := func(where string, args ...any) int64 {
 		t.Helper()

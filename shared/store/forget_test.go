@@ -13,7 +13,6 @@ import (
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/store/storetest"
-	"github.com/agentmem/agentmem/shared/testdb"
 )
 
 // A forget-user racing commits of the same user neither deadlocks with them nor loses count:
@@ -28,10 +27,9 @@ func TestForgetUserRacingCommits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: races rounds of concurrent commits")
 	}
-	db := testdb.New(t)
+	e := storetest.New(t, storetest.MaxConns(8))
 	ctx := context.Background()
-	st := storetest.Open(t, db, storetest.MaxConns(8))
-	admin := storetest.Admin(t, db.URL)
+	st, admin := e.Store, e.Admin(t)
 
 	const writers = 4
 	for _, tenant := range []string{"", "acme"} {
@@ -130,10 +128,9 @@ func TestForgetUserRacingCommits(t *testing.T) {
 // a lock on one of the user's notes, so the commit surely lands while it runs.
 func TestForgetUserHoldsBackACommitMeanwhile(t *testing.T) {
 	t.Parallel()
-	db := testdb.New(t)
+	e := storetest.New(t)
 	ctx := context.Background()
-	st := storetest.Open(t, db)
-	admin := storetest.Admin(t, db.URL)
+	st, admin := e.Store, e.Admin(t)
 
 	sc := storetest.Scope(memory.DefaultAgent)
 	commit := func(fact string) (memory.CommitResult, error) {
@@ -149,7 +146,7 @@ func TestForgetUserHoldsBackACommitMeanwhile(t *testing.T) {
 		values ('', $1, 'default', '# Notes')`, sc.UserID); err != nil {
 		t.Fatal(err)
 	}
-	watch, err := pgx.Connect(ctx, db.URL) // outside hold: its view of pg_stat_activity stays fresh
+	watch, err := pgx.Connect(ctx, e.DB.URL) // outside hold: its view of pg_stat_activity stays fresh
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/store/storetest"
-	"github.com/agentmem/agentmem/shared/testdb"
 )
 
 // histRow is a message as the superuser reads it: where it is and when it was made.
@@ -53,8 +52,8 @@ func histRows(t *testing.T, exec func(func(*pgx.Conn)), tenant string, user stri
 // historyEnv is a store over a database of its own, and a way to act on it as the superuser.
 func historyEnv(t *testing.T) (*store.Store, func(func(*pgx.Conn))) {
 	t.Helper()
-	db := testdb.New(t)
-	return storetest.Open(t, db, storetest.MaxConns(8)), adminExec(t, db.URL)
+	e := storetest.New(t, storetest.MaxConns(8))
+	return e.Store, adminExec(t, e.DB.URL)
 }
 
 func adminExec(t *testing.T, url string) func(func(*pgx.Conn)) {

@@ -26,8 +26,8 @@ type rateEnv struct {
 
 func newRateEnv(t *testing.T) *rateEnv {
 	t.Helper()
-	db := testdb.New(t)
-	return &rateEnv{t: t, db: db, st: storetest.Open(t, db, storetest.MaxConns(8)), admin: storetest.Admin(t, db.URL)}
+	e := storetest.New(t, storetest.MaxConns(8))
+	return &rateEnv{t: t, db: e.DB, st: e.Store, admin: e.Admin(t)}
 }
 
 func (e *rateEnv) take(p store.RequestSlotParams) store.RequestSlot {

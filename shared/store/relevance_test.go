@@ -10,7 +10,6 @@ import (
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/store/storetest"
-	"github.com/agentmem/agentmem/shared/testdb"
 )
 
 // Hybrid recall scores each result as the fusion of its text and vector ranks plus
@@ -19,9 +18,8 @@ import (
 // the same query asked in text and vector modes, over memories and over messages.
 func TestHybridScoreAndRelevance(t *testing.T) {
 	t.Parallel()
-	db := testdb.New(t)
+	st := storetest.New(t, storetest.MaxConns(2)).Store
 	ctx := t.Context()
-	st := storetest.Open(t, db, storetest.MaxConns(2))
 	sc := memory.Scope{TenantID: "t1", UserID: uuid.NewString(), Agent: memory.DefaultAgent}
 	facts := []string{
 		"Plays the violin in a string quartet on Sundays",
