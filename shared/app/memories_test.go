@@ -16,7 +16,6 @@ import (
 
 	"github.com/agentmem/agentmem/shared/apierror"
 	"github.com/agentmem/agentmem/shared/app"
-	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/store/storetest"
@@ -76,32 +75,6 @@ func TestCreateMemoryThroughTheUseCase(t *testing.T) {
 	}
 }
 
-// memoryIDs stores facts (content, and metadata as JSON text or "") as memories of u through a
-// turn of agent ("" for the default), and returns their ids in order.
-func memoryIDs(t *testing.T, a *app.App, u auth.Principal, agent string, facts ...fact) []string {
-	t.Helper()
-	in := app.CommitTurnInput{SessionID: ptr(uuid.NewString()), Messages: []app.MessageInput{msg("user", "note this")}}
-	if agent != "" {
-		in.Agent = ptr(agent)
-	}
-	for _, f := range facts {
-		m := app.MemoryInput{Content: ptr(f.content)}
-		if f.metadata != "" {
-			m.Metadata = json.RawMessage(f.metadata)
-		}
-		in.Memories = append(in.Memories, m)
-	}
-	res, err := a.CommitTurn(context.Background(), u, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, m := range res.Memories {
-		ids = append(ids, m.ID.String())
-	}
-	return ids
-}
-
 // The same fact, however written, is one memory (the latest wording and metadata); list pages
 // through the live memories of the user newest first, each once, and never another user's or
 // an expired one.
@@ -109,8 +82,8 @@ func TestListMemoriesPagesAndKeepsOneRowPerFact(t *testing.T) {
 	t.Parallel()
 	r := newSessionsRig(t)
 	a, ctx, u := r.a, context.Background(), user()
-	first := memoryIDs(t, a, u, "", fact{"User likes tea.", `{"kind":"x"}`}, fact{"Lives in Oslo", ""}, fact{"user likes TEA", ""})
-	again := memoryIDs(t, a, u, "", fact{"User   likes tea!", `{"kind":"pref"}`})
+	first := remember(t, a, u, "", fact{"User likes tea.", `{"kind":"x"}`}, fact{"Lives in Oslo", ""}, fact{"user likes TEA", ""})
+	again := remember(t, a, u, "", fact{"User   likes tea!", `{"kind":"pref"}`})
 	if first[0] != first[2] || again[0] != first[0] {
 		t.Fatalf("the same fact got several ids: %v %v", first, again)
 	}
@@ -129,7 +102,7 @@ func TestListMemoriesPagesAndKeepsOneRowPerFact(t *testing.T) {
 		for i := range 15 {
 			facts = append(facts, fact{fmt.Sprintf("fact %d of batch %d", i, batch), ""})
 		}
-		memoryIDs(t, a, u, "", facts...)
+		remember(t, a, u, "", facts...)
 	}
 	r.env.Exec(t, `insert into agentmem.memories (user_id, agent, content, content_key, expires_at)
 		select $1, 'default', 'gone ' || g, 'gone' || g, now() - interval '1 second' from generate_series(1, 3) g`, u.UserID)
@@ -175,8 +148,8 @@ func TestListMemoriesOfAnAgent(t *testing.T) {
 	t.Parallel()
 	r := newSessionsRig(t)
 	a, ctx, u := r.a, context.Background(), user()
-	memoryIDs(t, a, u, "", fact{"default agent fact", ""})
-	memoryIDs(t, a, u, "bot", fact{"bot fact", ""})
+	remember(t, a, u, "", fact{"default agent fact", ""})
+	remember(t, a, u, "bot", fact{"bot fact", ""})
 	r.env.Exec(t, `insert into agentmem.memories (user_id, agent, content, content_key, expires_at)
 		values ($1, '', 'shared fact', 'shared', now() + interval '1 day')`, u.UserID)
 	listed := func(agent *string) map[string]string {
@@ -209,7 +182,7 @@ func TestUpdateMemory(t *testing.T) {
 	t.Parallel()
 	r := newSessionsRig(t)
 	a, ctx, u := r.a, context.Background(), user()
-	id := memoryIDs(t, a, u, "", fact{"Likes green tea", `{"kind":"pref","source":"chat"}`})[0]
+	id := remember(t, a, u, "", fact{"Likes green tea", `{"kind":"pref","source":"chat"}`})[0]
 	type row struct {
 		content, key, model, vector string
 		expires, updated            time.Time
@@ -284,9 +257,9 @@ func TestUpdateMemoryToAnExistingFact(t *testing.T) {
 	t.Parallel()
 	r := newSessionsRig(t)
 	a, ctx, u := r.a, context.Background(), user()
-	ids := memoryIDs(t, a, u, "", fact{"Likes tea", ""}, fact{"Lives in Oslo", ""}, fact{"Likes coffee", ""})
+	ids := remember(t, a, u, "", fact{"Likes tea", ""}, fact{"Lives in Oslo", ""}, fact{"Likes coffee", ""})
 	tea, oslo, coffee := ids[0], ids[1], ids[2]
-	other := memoryIDs(t, a, u, "bot", fact{"Has a cat", ""})[0]
+	other := remember(t, a, u, "bot", fact{"Has a cat", ""})[0]
 	before := r.snapshot(t, u.UserID)
 	_, err := a.UpdateMemory(ctx, u, app.UpdateMemoryInput{ID: ptr(oslo), Content: ptr("likes TEA.")})
 	if p := app.Problem(err); err == nil || p.Code != apierror.Conflict || !strings.Contains(p.Detail, tea) || strings.Contains(p.Detail, "Oslo") {
@@ -305,7 +278,7 @@ func TestUpdateMemoryToAnExistingFact(t *testing.T) {
 	if n := r.count(t, `select count(*) from agentmem.memories where id = $1`, coffee); n != 0 {
 		t.Errorf("the expired memory with the same fact is still there")
 	}
-	if again := memoryIDs(t, a, u, "", fact{"likes coffee", ""}); again[0] != oslo {
+	if again := remember(t, a, u, "", fact{"likes coffee", ""}); again[0] != oslo {
 		t.Errorf("storing the fact again made %s, want the updated memory %s", again[0], oslo)
 	}
 	if l, err := a.ListMemories(ctx, u, app.ListMemoriesInput{Agent: ptr("default")}); err != nil || len(l.Items) != 2 {
@@ -318,7 +291,7 @@ func TestOneMemoryNotFound(t *testing.T) {
 	t.Parallel()
 	r := newSessionsRig(t)
 	a, ctx, u := r.a, context.Background(), user()
-	ids := memoryIDs(t, a, u, "", fact{"one", ""}, fact{"Short-lived", ""}, fact{"two", ""})
+	ids := remember(t, a, u, "", fact{"one", ""}, fact{"Short-lived", ""}, fact{"two", ""})
 	r.env.Exec(t, `update agentmem.memories set expires_at = now() - interval '1 second' where id = $1`, ids[1])
 	for _, id := range []string{ids[1], uuid.NewString()} {
 		_, err := a.GetMemory(ctx, u, app.OneMemoryInput{ID: ptr(id)})
@@ -349,7 +322,7 @@ func TestMemoriesRefuseBadInput(t *testing.T) {
 	t.Parallel()
 	r := newSessionsRig(t)
 	a, ctx, u := r.a, context.Background(), user()
-	id := ptr(memoryIDs(t, a, u, "", fact{"one", ""}, fact{"two", ""})[0])
+	id := ptr(remember(t, a, u, "", fact{"one", ""}, fact{"two", ""})[0])
 	l, err := a.ListMemories(ctx, u, app.ListMemoriesInput{Limit: ptr(int64(1))})
 	if err != nil || l.NextCursor == nil {
 		t.Fatalf("fixture has no cursor: %+v, %v", l, err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentmem/agentmem/shared/app"
+	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -25,15 +26,7 @@ func TestNotesSizeLimit(t *testing.T) {
 	if _, err := edit(memory.NotesOverwrite, app.NotesInput{Content: ptr(strings.Repeat("a", limit-11) + "\n## S\nbody\n")}); err != nil {
 		t.Fatal(err)
 	}
-	read := func() string {
-		t.Helper()
-		n, err := a.ReadNotes(ctx, u, app.NotesInput{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n.Content
-	}
-	before := read()
+	before := readNotes(t, a, u)
 	for _, tt := range []struct {
 		op    string
 		in    app.NotesInput
@@ -51,7 +44,7 @@ func TestNotesSizeLimit(t *testing.T) {
 			t.Errorf("%s: detail %q does not name both the limit %d and the size %d", tt.op, d, limit, tt.reach)
 		}
 	}
-	if read() != before {
+	if readNotes(t, a, u) != before {
 		t.Fatal("refused writes changed the notes")
 	}
 	if n, err := edit(memory.NotesDeleteSection, app.NotesInput{Section: ptr("S")}); err != nil || n.Chars != limit-10 {
@@ -68,15 +61,7 @@ func TestNotesRefuseBadInput(t *testing.T) {
 	if _, err := a.EditNotes(ctx, u, memory.NotesOverwrite, app.NotesInput{Content: ptr("## A\nx\n")}); err != nil {
 		t.Fatal(err)
 	}
-	read := func() string {
-		t.Helper()
-		n, err := a.ReadNotes(ctx, u, app.NotesInput{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n.Content
-	}
-	before := read()
+	before := readNotes(t, a, u)
 	edit := func(op string, in app.NotesInput) func() error {
 		return func() error { _, err := a.EditNotes(ctx, u, op, in); return err }
 	}
@@ -109,7 +94,17 @@ func TestNotesRefuseBadInput(t *testing.T) {
 	if _, err := a.EditNotes(ctx, u, memory.NotesAppend, app.NotesInput{Content: ptr("a\x00b")}); err == nil || app.Problem(err).Code != "invalid_request" {
 		t.Errorf("NUL in content: %v, want invalid_request", err)
 	}
-	if after := read(); after != before {
+	if after := readNotes(t, a, u); after != before {
 		t.Fatalf("bad requests changed the notes:\n%s\n%s", before, after)
 	}
+}
+
+// readNotes is the content of u's notes of the default agent.
+func readNotes(t *testing.T, a *app.App, u auth.Principal) string {
+	t.Helper()
+	n, err := a.ReadNotes(context.Background(), u, app.NotesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n.Content
 }

@@ -34,8 +34,8 @@ type fact struct {
 }
 
 // remember stores facts as memories of u through a turn in a new session of agent ("" for the
-// default agent).
-func remember(t *testing.T, a *app.App, u auth.Principal, agent string, facts ...fact) {
+// default agent), and returns their ids in order (one id for a fact given twice).
+func remember(t *testing.T, a *app.App, u auth.Principal, agent string, facts ...fact) []string {
 	t.Helper()
 	in := app.CommitTurnInput{SessionID: ptr(uuid.NewString()),
 		Messages: []app.MessageInput{{Role: ptr("user"), Content: json.RawMessage(`"remember this"`)}}}
@@ -56,6 +56,11 @@ func remember(t *testing.T, a *app.App, u auth.Principal, agent string, facts ..
 	if len(res.Memories) != len(facts) {
 		t.Fatalf("stored %d memories, want %d", len(res.Memories), len(facts))
 	}
+	ids := make([]string, len(res.Memories))
+	for i, m := range res.Memories {
+		ids[i] = m.ID.String()
+	}
+	return ids
 }
 
 // recall recalls for u and checks every result's fields and that they come best first.
