@@ -104,7 +104,7 @@ func runConversations(ctx context.Context, db *benchDB, st *store.Store, emb emb
 			}
 		}
 		cq.Systems = append(cq.Systems, bench.ScoreConversation(mode, answers))
-		cq.Matching = append(cq.Matching, bench.ScoreMatching(mode, gated, offBest, offEmpty, store.DefaultMatchRelevance))
+		cq.Matching = append(cq.Matching, bench.ScoreMatching(mode, gated, offBest, offEmpty, memory.DefaultMatchRelevance))
 	}
 	cq.Systems = append(cq.Systems, baselines...)
 	return cq, nil

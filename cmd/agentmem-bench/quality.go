@@ -113,7 +113,7 @@ func runQuality(ctx context.Context, db *benchDB, sz bench.Sizes) (*bench.Qualit
 				offBest = append(offBest, memory.BestRelevance(hits))
 			}
 		}
-		q.Matching = append(q.Matching, bench.ScoreMatching(m.mode, gated, offBest, offEmpty, store.DefaultMatchRelevance))
+		q.Matching = append(q.Matching, bench.ScoreMatching(m.mode, gated, offBest, offEmpty, memory.DefaultMatchRelevance))
 		// Every copy asks every question once: the mean over all answers is the mean of the
 		// copies' means, and the questions are counted once.
 		*m.score = bench.ScoreAnswers(answers)

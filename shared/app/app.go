@@ -25,8 +25,8 @@ type Config struct {
 	// memory.DefaultRetention.
 	DefaultRetention time.Duration
 	// History is the sweep's history cap; its zero value caps only the sessions a service gave
-	// a keep_messages of their own (see store.HistoryCap).
-	History store.HistoryCap
+	// a keep_messages of their own (see memory.HistoryCap).
+	History memory.HistoryCap
 	// NotesMaxChars is the size limit of one agent's notes about a user, in characters;
 	// default memory.DefaultNotesMaxChars (20,000).
 	NotesMaxChars int
@@ -47,7 +47,7 @@ type Config struct {
 	// result. The service sets the deployment's (RECALL_MIN_RELEVANCE).
 	MinRelevance float64
 	// MatchRelevance is the relevance recall's best result must reach for its answer to say
-	// matched; 0 means store.DefaultMatchRelevance. The service sets the deployment's
+	// matched; 0 means memory.DefaultMatchRelevance. The service sets the deployment's
 	// (RECALL_MATCH_RELEVANCE).
 	MatchRelevance float64
 	// VectorBaseline, when set, is the cosine similarity of unrelated texts' vectors of the
@@ -60,7 +60,7 @@ type Config struct {
 	// is made here, within the request's budget.
 	Embedder embedding.Embedder
 	// MessageEmbedding is when a turn's messages are embedded (MESSAGE_EMBEDDING):
-	// MessageEmbeddingDeferred (the default) or MessageEmbeddingCommit.
+	// memory.MessageEmbeddingDeferred (the default) or memory.MessageEmbeddingCommit.
 	MessageEmbedding string
 	// Prompts asks the chat model for fact extraction and rolling summaries (the
 	// adapter.Extract and adapter.Summarize jobs); nil when no chat model is configured,
@@ -124,7 +124,7 @@ func New(st *store.Store, log *slog.Logger, cfg Config) *App {
 		cfg.Embedder = embedding.Hash{}
 	}
 	if cfg.MessageEmbedding == "" {
-		cfg.MessageEmbedding = DefaultMessageEmbedding
+		cfg.MessageEmbedding = memory.DefaultMessageEmbedding
 	}
 	a := &App{store: st, log: log, cfg: cfg, cache: contextCache(st, cfg.Adapters)}
 	a.later = newLaterEmbedder(a)

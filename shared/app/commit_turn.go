@@ -31,7 +31,7 @@ type CommitTurnInput struct {
 	// messages and no tool calls. The whole turn is still validated.
 	AnswersOnly *bool `json:"answers_only"`
 	// KeepMessages sets how many of the session's messages stay live (0: all), over the
-	// deployment's HISTORY_KEEP_MESSAGES; service callers only (see store.HistoryCap).
+	// deployment's HISTORY_KEEP_MESSAGES; service callers only (see memory.HistoryCap).
 	KeepMessages *int64 `json:"keep_messages"`
 	// SessionMetadata is the metadata of the session when this turn creates it (a JSON
 	// object); a session that exists keeps its own.

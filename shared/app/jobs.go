@@ -21,19 +21,6 @@ import (
 	"github.com/agentmem/agentmem/shared/telemetry"
 )
 
-// The defaults of job delivery (JOBS_* settings). With them a job is tried 12 times over about
-// two and a half hours (5 s, 10 s, 20 s, ... capped at an hour between tries) before it goes
-// dead.
-const (
-	DefaultJobsMaxAttempts   = 12
-	DefaultJobsBackoffBase   = 5 * time.Second
-	DefaultJobsBackoffMax    = time.Hour
-	DefaultJobsLease         = 60 * time.Second
-	DefaultJobsConcurrency   = 4
-	DefaultJobsDoneRetention = 24 * time.Hour
-	DefaultJobsPollInterval  = 5 * time.Second
-)
-
 // The defaults of one process-jobs run (the function's limit and max_duration_ms, the
 // scheduled run, agentmem process-jobs).
 const (
@@ -65,22 +52,22 @@ type JobsConfig struct {
 
 func (c JobsConfig) withDefaults() JobsConfig {
 	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = DefaultJobsMaxAttempts
+		c.MaxAttempts = memory.DefaultJobsMaxAttempts
 	}
 	if c.BackoffBase <= 0 {
-		c.BackoffBase = DefaultJobsBackoffBase
+		c.BackoffBase = memory.DefaultJobsBackoffBase
 	}
 	if c.BackoffMax <= 0 {
-		c.BackoffMax = DefaultJobsBackoffMax
+		c.BackoffMax = memory.DefaultJobsBackoffMax
 	}
 	if c.Lease <= 0 {
-		c.Lease = DefaultJobsLease
+		c.Lease = memory.DefaultJobsLease
 	}
 	if c.Concurrency <= 0 {
-		c.Concurrency = DefaultJobsConcurrency
+		c.Concurrency = memory.DefaultJobsConcurrency
 	}
 	if c.DoneRetention <= 0 {
-		c.DoneRetention = DefaultJobsDoneRetention
+		c.DoneRetention = memory.DefaultJobsDoneRetention
 	}
 	return c
 }
@@ -617,7 +604,7 @@ func errorText(err error) string {
 // at the next wake-up.
 func (a *App) DeliveryLoop(ctx context.Context, kick *Kick, poll time.Duration) {
 	if poll <= 0 {
-		poll = DefaultJobsPollInterval
+		poll = memory.DefaultJobsPollInterval
 	}
 	t := time.NewTicker(poll)
 	defer t.Stop()

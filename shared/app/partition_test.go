@@ -21,7 +21,6 @@ import (
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/redact"
-	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
@@ -94,7 +93,7 @@ func TestStatementsReadOnePartition(t *testing.T) {
 			a := app.New(e.Store, slog.New(slog.NewTextHandler(io.Discard, nil)), app.Config{
 				Adapters: map[string]adapter.Adapter{adapter.Redis: cache}, Redactor: red,
 				RateLimit:   app.RateLimit{User: 1000, Tenant: 1000},
-				History:     store.HistoryCap{Keep: memory.MinHistoryKeep},
+				History:     memory.HistoryCap{Keep: memory.MinHistoryKeep},
 				CacheSettle: time.Millisecond,
 				Jobs:        app.JobsConfig{BackoffBase: time.Millisecond, BackoffMax: time.Millisecond}})
 

@@ -135,7 +135,7 @@ func (a *App) Recall(ctx context.Context, pr auth.Principal, req RecallInput) (R
 	}
 	floor := a.cfg.MatchRelevance
 	if floor <= 0 {
-		floor = store.DefaultMatchRelevance
+		floor = memory.DefaultMatchRelevance
 	}
 	matched := len(hits) > 0 && memory.BestRelevance(hits) >= floor
 	return RecallResults{Results: mergeHits(hits, extra(), p.K), Matched: matched}, nil

@@ -14,22 +14,6 @@ import (
 	"github.com/agentmem/agentmem/shared/telemetry"
 )
 
-// When a turn's messages are embedded (MESSAGE_EMBEDDING).
-const (
-	// MessageEmbeddingDeferred: commit-turn stores the messages without a vector and answers;
-	// the process embeds them right after, outside the request (see laterEmbedder). Until then
-	// recall finds them by full text (modes text and hybrid), not in mode vector.
-	MessageEmbeddingDeferred = "deferred"
-	// MessageEmbeddingCommit: the messages are embedded before the commit, in the same call of
-	// the provider as the turn's memories, and stored with their vectors.
-	MessageEmbeddingCommit = "commit"
-	// DefaultMessageEmbedding is MESSAGE_EMBEDDING's default.
-	DefaultMessageEmbedding = MessageEmbeddingDeferred
-)
-
-// MessageEmbeddings are MESSAGE_EMBEDDING's values.
-var MessageEmbeddings = []string{MessageEmbeddingDeferred, MessageEmbeddingCommit}
-
 // embedShare is the part of a request's remaining time an embedding may take: the rest is left
 // to store without the vectors when the provider is slow.
 const embedShare = 2
@@ -150,7 +134,7 @@ func (a *App) embedTurn(ctx context.Context, p *store.CommitParams) error {
 		texts = append(texts, m.Content)
 	}
 	var embedded []int // the messages embedded, in the order of texts
-	if a.cfg.MessageEmbedding == MessageEmbeddingCommit {
+	if a.cfg.MessageEmbedding == memory.MessageEmbeddingCommit {
 		for i, m := range p.Messages {
 			if memory.EmbedsMessage(m.Role, m.Content) {
 				texts = append(texts, store.EmbedText(m.Content))
@@ -178,7 +162,7 @@ func (a *App) embedTurn(ctx context.Context, p *store.CommitParams) error {
 // embedLater hands the messages of a committed turn that are embedded but got no vector to the
 // process's laterEmbedder.
 func (a *App) embedLater(p store.CommitParams, res memory.CommitResult) {
-	if a.cfg.MessageEmbedding != MessageEmbeddingDeferred {
+	if a.cfg.MessageEmbedding != memory.MessageEmbeddingDeferred {
 		return
 	}
 	var todo []store.MessageVector
@@ -297,5 +281,5 @@ func (l *laterEmbedder) embed(batch []store.MessageVector) {
 }
 
 // WaitEmbedded returns once the messages of every turn committed so far through this App are
-// embedded, or left to the scheduled embedding (see MessageEmbeddingDeferred).
+// embedded, or left to the scheduled embedding (see memory.MessageEmbeddingDeferred).
 func (a *App) WaitEmbedded() { a.later.Wait() }

@@ -20,14 +20,12 @@ import (
 	"github.com/agentmem/agentmem/shared/adapter/mem0"
 	"github.com/agentmem/agentmem/shared/adapter/redis"
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
-	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/envvar"
 	"github.com/agentmem/agentmem/shared/llm"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/redact"
-	"github.com/agentmem/agentmem/shared/store"
 )
 
 // Local defaults, the same as `supabase start` uses.
@@ -88,11 +86,11 @@ type Config struct {
 	// wrote (store.MayReadReplica); everything else uses DatabaseURL.
 	ReadURLs []string
 	// ReplicaMaxLag (REPLICA_MAX_LAG, a Go duration of at least 100ms) is how far behind the
-	// primary a replica may be and still serve reads; default store.DefaultReplicaMaxLag (5s).
+	// primary a replica may be and still serve reads; default memory.DefaultReplicaMaxLag (5s).
 	ReplicaMaxLag time.Duration
 	// ReplicaCheckInterval (REPLICA_CHECK_INTERVAL, a Go duration of at least 10ms, below
 	// REPLICA_MAX_LAG) is how often the replicas' replay positions are read; default
-	// store.DefaultReplicaCheckInterval (1s).
+	// memory.DefaultReplicaCheckInterval (1s).
 	ReplicaCheckInterval time.Duration
 	// SupabaseURL (SUPABASE_URL); default none.
 	SupabaseURL string
@@ -130,8 +128,8 @@ type Config struct {
 	DefaultRetention time.Duration
 	// History (HISTORY_KEEP_MESSAGES: how many messages of a session stay live, 0 or 500 to
 	// 1,000,000; HISTORY_OVERFLOW: archive or delete the older ones) is the sweep's history cap;
-	// default 0, off (see store.HistoryCap).
-	History store.HistoryCap
+	// default 0, off (see memory.HistoryCap).
+	History memory.HistoryCap
 	// AllowedOrigins (CORS_ALLOWED_ORIGINS, comma-separated); default "*".
 	AllowedOrigins []string
 	// LogLevel (LOG_LEVEL: debug, info, warn, error); default info.
@@ -145,7 +143,7 @@ type Config struct {
 	// 127.0.0.1:9000.
 	Addr string
 	// MessageEmbedding (MESSAGE_EMBEDDING) is when commit-turn's messages are embedded:
-	// "deferred" (default, app.DefaultMessageEmbedding: right after the answer, outside the
+	// "deferred" (default, memory.DefaultMessageEmbedding: right after the answer, outside the
 	// request) or "commit" (before the commit, in the request).
 	MessageEmbedding string
 
@@ -230,11 +228,11 @@ type Config struct {
 	// a user with more through the model's HNSW index; default 2000.
 	RecallExactLimit int
 	// RecallMinRelevance (RECALL_MIN_RELEVANCE, 0 to 1) is recall's min_relevance when a
-	// request gives none; default store.DefaultMinRelevance.
+	// request gives none; default memory.DefaultMinRelevance.
 	RecallMinRelevance float64
 	// RecallMatchRelevance (RECALL_MATCH_RELEVANCE, above 0 and at most 1) is the relevance
 	// recall's best result must reach for its answer to say matched; default
-	// store.DefaultMatchRelevance.
+	// memory.DefaultMatchRelevance.
 	RecallMatchRelevance float64
 	// RecallVectorBaseline (RECALL_VECTOR_BASELINE, 0 to 0.99), when set, is the cosine
 	// similarity of unrelated texts' vectors of the configured model, above which recall
@@ -242,7 +240,7 @@ type Config struct {
 	// (HashSimilarityBaseline for the built-in embedder, else 0).
 	RecallVectorBaseline *float64
 	// RecallFollowWeight (RECALL_FOLLOW_WEIGHT, 0 to 1) is store.Ranking.FollowWeight;
-	// default store.DefaultFollowWeight.
+	// default memory.DefaultFollowWeight.
 	RecallFollowWeight float64
 	// MemoryMergeSimilarity (MEMORY_MERGE_SIMILARITY) is the cosine similarity from which a
 	// fact stored by commit-turn merges into a near-duplicate memory of the same user, tenant
@@ -272,11 +270,11 @@ type Config struct {
 	// start.
 	Adapters []string
 	// Jobs (JOBS_MAX_ATTEMPTS, JOBS_BACKOFF_BASE, JOBS_BACKOFF_MAX, JOBS_LEASE,
-	// JOBS_CONCURRENCY, JOBS_DONE_RETENTION) configures delivery; defaults in app.JobsConfig.
-	Jobs app.JobsConfig
+	// JOBS_CONCURRENCY, JOBS_DONE_RETENTION) configures delivery; defaults memory.DefaultJobs*.
+	Jobs JobsSettings
 	// JobsPollInterval (JOBS_POLL_INTERVAL, a Go duration) is how often a long-running process
 	// (agentmem serve) looks for due jobs besides its own changes' (retries, other processes');
-	// default app.DefaultJobsPollInterval.
+	// default memory.DefaultJobsPollInterval.
 	JobsPollInterval time.Duration
 	// JobsNotify (JOBS_NOTIFY) says how delivery starts after a change wrote jobs: "process"
 	// (this process delivers at once: agentmem serve), "lambda:<function name or ARN>" (an
@@ -295,6 +293,22 @@ type Config struct {
 	// PIIHashSalt (PII_HASH_SALT) keys the hashes of the personal data redacted from events
 	// before any adapter (shared/redact); no default, required when ADAPTERS names an adapter.
 	PIIHashSalt string
+}
+
+// JobsSettings are the settings of job delivery; the service hands them to the use cases as
+// their JobsConfig, whose fields they mirror one for one.
+type JobsSettings struct {
+	// MaxAttempts (JOBS_MAX_ATTEMPTS, 1 to 100) is the attempt cap.
+	MaxAttempts int
+	// BackoffBase and BackoffMax (JOBS_BACKOFF_BASE, JOBS_BACKOFF_MAX) shape the wait before
+	// a retry.
+	BackoffBase, BackoffMax time.Duration
+	// Lease (JOBS_LEASE) is how long a claimed job stays its worker's.
+	Lease time.Duration
+	// Concurrency (JOBS_CONCURRENCY, 1 to 64) is the most deliveries in flight in one run.
+	Concurrency int
+	// DoneRetention (JOBS_DONE_RETENTION) is how long delivered jobs are kept.
+	DoneRetention time.Duration
 }
 
 // DefaultMem0Recall is MEM0_RECALL's default: recall asks only the database.
@@ -319,7 +333,7 @@ func Load(getenv func(string) string) (Config, error) {
 		AuthVerify:  strings.TrimSpace(getenv("SUPABASE_AUTH_VERIFY")),
 		AnonKey:     strings.TrimSpace(getenv("SUPABASE_ANON_KEY")),
 		Addr:        getenv("ADDR"),
-		MaxConns:    store.DefaultMaxConns,
+		MaxConns:    memory.DefaultMaxConns,
 	}
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = LocalDatabaseURL
@@ -407,10 +421,10 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.NotesMaxChars = n
 	}
-	c.MessageEmbedding = app.DefaultMessageEmbedding
+	c.MessageEmbedding = memory.DefaultMessageEmbedding
 	if v := strings.TrimSpace(getenv("MESSAGE_EMBEDDING")); v != "" {
-		if !slices.Contains(app.MessageEmbeddings, v) {
-			return c, fmt.Errorf("MESSAGE_EMBEDDING must be one of %s, not %q", strings.Join(app.MessageEmbeddings, ", "), v)
+		if !slices.Contains(memory.MessageEmbeddings, v) {
+			return c, fmt.Errorf("MESSAGE_EMBEDDING must be one of %s, not %q", strings.Join(memory.MessageEmbeddings, ", "), v)
 		}
 		c.MessageEmbedding = v
 	}
@@ -423,13 +437,13 @@ func Load(getenv func(string) string) (Config, error) {
 	if err := c.loadRanking(getenv); err != nil {
 		return c, err
 	}
-	c.MemoryMergeSimilarity = store.DefaultMergeSimilarity
+	c.MemoryMergeSimilarity = memory.DefaultMergeSimilarity
 	if v := getenv("MEMORY_MERGE_SIMILARITY"); v != "" {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 		if err != nil || !(f > 0) || math.IsInf(f, 0) {
 			return c, fmt.Errorf("MEMORY_MERGE_SIMILARITY must be a cosine similarity above 0 and at most 1 "+
 				"(default %g), or a number above 1 to turn near-duplicate merging off, not %q",
-				store.DefaultMergeSimilarity, v)
+				memory.DefaultMergeSimilarity, v)
 		}
 		c.MemoryMergeSimilarity = f
 	}
@@ -468,8 +482,8 @@ func (c *Config) loadReplicas(getenv func(string) string) error {
 		to       *time.Duration
 		def, min time.Duration
 	}{
-		{"REPLICA_MAX_LAG", &c.ReplicaMaxLag, store.DefaultReplicaMaxLag, 100 * time.Millisecond},
-		{"REPLICA_CHECK_INTERVAL", &c.ReplicaCheckInterval, store.DefaultReplicaCheckInterval, 10 * time.Millisecond},
+		{"REPLICA_MAX_LAG", &c.ReplicaMaxLag, memory.DefaultReplicaMaxLag, 100 * time.Millisecond},
+		{"REPLICA_CHECK_INTERVAL", &c.ReplicaCheckInterval, memory.DefaultReplicaCheckInterval, 10 * time.Millisecond},
 	} {
 		var err error
 		if *d.to, err = envvar.Duration(func(name string) string { return envvar.String(getenv, name) }, d.name, d.def, d.min); err != nil {
@@ -509,7 +523,7 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 	if c.Adapters, err = adapter.ParseNames(getenv("ADAPTERS")); err != nil {
 		return fmt.Errorf("ADAPTERS: %w", err)
 	}
-	if c.Jobs.MaxAttempts, err = envvar.Int(getenv, "JOBS_MAX_ATTEMPTS", app.DefaultJobsMaxAttempts, 1, 100); err != nil {
+	if c.Jobs.MaxAttempts, err = envvar.Int(getenv, "JOBS_MAX_ATTEMPTS", memory.DefaultJobsMaxAttempts, 1, 100); err != nil {
 		return err
 	}
 	durations := []struct {
@@ -517,11 +531,11 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 		to       *time.Duration
 		def, min time.Duration
 	}{
-		{"JOBS_BACKOFF_BASE", &c.Jobs.BackoffBase, app.DefaultJobsBackoffBase, time.Millisecond},
-		{"JOBS_BACKOFF_MAX", &c.Jobs.BackoffMax, app.DefaultJobsBackoffMax, time.Millisecond},
-		{"JOBS_LEASE", &c.Jobs.Lease, app.DefaultJobsLease, time.Second},
-		{"JOBS_DONE_RETENTION", &c.Jobs.DoneRetention, app.DefaultJobsDoneRetention, time.Second},
-		{"JOBS_POLL_INTERVAL", &c.JobsPollInterval, app.DefaultJobsPollInterval, 10 * time.Millisecond},
+		{"JOBS_BACKOFF_BASE", &c.Jobs.BackoffBase, memory.DefaultJobsBackoffBase, time.Millisecond},
+		{"JOBS_BACKOFF_MAX", &c.Jobs.BackoffMax, memory.DefaultJobsBackoffMax, time.Millisecond},
+		{"JOBS_LEASE", &c.Jobs.Lease, memory.DefaultJobsLease, time.Second},
+		{"JOBS_DONE_RETENTION", &c.Jobs.DoneRetention, memory.DefaultJobsDoneRetention, time.Second},
+		{"JOBS_POLL_INTERVAL", &c.JobsPollInterval, memory.DefaultJobsPollInterval, 10 * time.Millisecond},
 	}
 	for _, d := range durations {
 		if *d.to, err = envvar.Duration(getenv, d.name, d.def, d.min); err != nil {
@@ -531,7 +545,7 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 	if c.Jobs.BackoffMax < c.Jobs.BackoffBase {
 		return fmt.Errorf("JOBS_BACKOFF_MAX (%s) must not be below JOBS_BACKOFF_BASE (%s)", c.Jobs.BackoffMax, c.Jobs.BackoffBase)
 	}
-	if c.Jobs.Concurrency, err = envvar.Int(getenv, "JOBS_CONCURRENCY", app.DefaultJobsConcurrency, 1, 64); err != nil {
+	if c.Jobs.Concurrency, err = envvar.Int(getenv, "JOBS_CONCURRENCY", memory.DefaultJobsConcurrency, 1, 64); err != nil {
 		return err
 	}
 	c.JobsNotify = strings.TrimSpace(getenv("JOBS_NOTIFY"))
@@ -607,11 +621,10 @@ func (c *Config) loadJobs(getenv func(string) string) error {
 
 // loadRanking reads the RECALL_* settings.
 func (c *Config) loadRanking(getenv func(string) string) error {
-	d := store.DefaultRanking
-	c.RecallTextWeight, c.RecallVectorWeight = d.TextWeight, d.VectorWeight
-	c.RecallRRFK, c.RecallExactLimit = d.RRFK, d.ExactLimit
-	c.RecallMinRelevance, c.RecallFollowWeight = store.DefaultMinRelevance, d.FollowWeight
-	c.RecallMatchRelevance = store.DefaultMatchRelevance
+	c.RecallTextWeight, c.RecallVectorWeight = memory.DefaultTextWeight, memory.DefaultVectorWeight
+	c.RecallRRFK, c.RecallExactLimit = memory.DefaultRRFK, memory.DefaultExactLimit
+	c.RecallMinRelevance, c.RecallFollowWeight = memory.DefaultMinRelevance, memory.DefaultFollowWeight
+	c.RecallMatchRelevance = memory.DefaultMatchRelevance
 	// The weights are above 0 and at most 100; the floor and the follow weight from 0 to 1.
 	for _, w := range []struct {
 		name      string
@@ -835,8 +848,8 @@ func isLocalURL(raw string) bool {
 }
 
 // historyCap reads HISTORY_KEEP_MESSAGES and HISTORY_OVERFLOW.
-func historyCap(getenv func(string) string) (store.HistoryCap, error) {
-	var h store.HistoryCap
+func historyCap(getenv func(string) string) (memory.HistoryCap, error) {
+	var h memory.HistoryCap
 	if v := strings.TrimSpace(getenv("HISTORY_KEEP_MESSAGES")); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n != 0 && (n < memory.MinHistoryKeep || n > memory.MaxHistoryKeep) {

@@ -10,12 +10,10 @@ import (
 	"github.com/agentmem/agentmem/shared/adapter/redis"
 	"github.com/agentmem/agentmem/shared/adapter/webhook"
 	"github.com/agentmem/agentmem/shared/adapter/webhook/webhooktest"
-	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
 	"github.com/agentmem/agentmem/shared/llm"
 	"github.com/agentmem/agentmem/shared/memory"
-	"github.com/agentmem/agentmem/shared/store"
 )
 
 func env(vars map[string]string) func(string) string {
@@ -321,7 +319,7 @@ func TestRankingSettings(t *testing.T) {
 	if c.RecallMinRelevance != 0 || c.RecallFollowWeight != 0.5 {
 		t.Errorf("defaults: min relevance %v, follow weight %v", c.RecallMinRelevance, c.RecallFollowWeight)
 	}
-	if c.RecallMatchRelevance != store.DefaultMatchRelevance || c.RecallVectorBaseline != nil {
+	if c.RecallMatchRelevance != memory.DefaultMatchRelevance || c.RecallVectorBaseline != nil {
 		t.Errorf("defaults: match relevance %v, vector baseline %v", c.RecallMatchRelevance, c.RecallVectorBaseline)
 	}
 	c, err = config.Load(env(map[string]string{"RECALL_MIN_RELEVANCE": "0.3", "RECALL_FOLLOW_WEIGHT": "0"}))
@@ -469,10 +467,10 @@ func TestJobsAndAdapterSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Adapters) != 0 || c.Jobs.MaxAttempts != app.DefaultJobsMaxAttempts || c.Jobs.BackoffBase != app.DefaultJobsBackoffBase ||
-		c.Jobs.BackoffMax != app.DefaultJobsBackoffMax || c.Jobs.Lease != app.DefaultJobsLease ||
-		c.Jobs.Concurrency != app.DefaultJobsConcurrency || c.Jobs.DoneRetention != app.DefaultJobsDoneRetention ||
-		c.JobsPollInterval != app.DefaultJobsPollInterval || c.JobsNotify != config.JobsNotifyProcess ||
+	if len(c.Adapters) != 0 || c.Jobs.MaxAttempts != memory.DefaultJobsMaxAttempts || c.Jobs.BackoffBase != memory.DefaultJobsBackoffBase ||
+		c.Jobs.BackoffMax != memory.DefaultJobsBackoffMax || c.Jobs.Lease != memory.DefaultJobsLease ||
+		c.Jobs.Concurrency != memory.DefaultJobsConcurrency || c.Jobs.DoneRetention != memory.DefaultJobsDoneRetention ||
+		c.JobsPollInterval != memory.DefaultJobsPollInterval || c.JobsNotify != config.JobsNotifyProcess ||
 		c.Webhook.Timeout != webhook.DefaultTimeout || c.Webhook.QStashURL != webhook.DefaultQStashURL || c.Webhook.QStashRetries != nil ||
 		c.Redis.TTL != redis.DefaultTTL || c.Redis.UserWindows != redis.DefaultUserWindows || c.Redis.UserBytes != redis.DefaultUserBytes ||
 		c.Redis.Timeout != redis.DefaultTimeout || c.Redis.URL != "" {
@@ -634,19 +632,19 @@ func TestHistoryCapSettings(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		keep, overflow string
-		want           store.HistoryCap
+		want           memory.HistoryCap
 		fails          string
 	}{
-		{"", "", store.HistoryCap{}, ""},
-		{"0", "archive", store.HistoryCap{}, ""},
-		{"500", "", store.HistoryCap{Keep: 500}, ""},
-		{" 1000000 ", "delete", store.HistoryCap{Keep: 1_000_000, Delete: true}, ""},
-		{"499", "", store.HistoryCap{}, "HISTORY_KEEP_MESSAGES"},
-		{"1000001", "", store.HistoryCap{}, "HISTORY_KEEP_MESSAGES"},
-		{"-1", "", store.HistoryCap{}, "HISTORY_KEEP_MESSAGES"},
-		{"lots", "", store.HistoryCap{}, "HISTORY_KEEP_MESSAGES"},
-		{"", "truncate", store.HistoryCap{}, "HISTORY_OVERFLOW"},
-		{"", "Archive", store.HistoryCap{}, "HISTORY_OVERFLOW"},
+		{"", "", memory.HistoryCap{}, ""},
+		{"0", "archive", memory.HistoryCap{}, ""},
+		{"500", "", memory.HistoryCap{Keep: 500}, ""},
+		{" 1000000 ", "delete", memory.HistoryCap{Keep: 1_000_000, Delete: true}, ""},
+		{"499", "", memory.HistoryCap{}, "HISTORY_KEEP_MESSAGES"},
+		{"1000001", "", memory.HistoryCap{}, "HISTORY_KEEP_MESSAGES"},
+		{"-1", "", memory.HistoryCap{}, "HISTORY_KEEP_MESSAGES"},
+		{"lots", "", memory.HistoryCap{}, "HISTORY_KEEP_MESSAGES"},
+		{"", "truncate", memory.HistoryCap{}, "HISTORY_OVERFLOW"},
+		{"", "Archive", memory.HistoryCap{}, "HISTORY_OVERFLOW"},
 	} {
 		t.Run(tc.keep+"/"+tc.overflow, func(t *testing.T) {
 			t.Parallel()
@@ -673,7 +671,7 @@ func TestReadReplicaSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.ReadURLs) != 0 || c.ReplicaMaxLag != store.DefaultReplicaMaxLag || c.ReplicaCheckInterval != store.DefaultReplicaCheckInterval {
+	if len(c.ReadURLs) != 0 || c.ReplicaMaxLag != memory.DefaultReplicaMaxLag || c.ReplicaCheckInterval != memory.DefaultReplicaCheckInterval {
 		t.Errorf("defaults: %q, %s, %s", c.ReadURLs, c.ReplicaMaxLag, c.ReplicaCheckInterval)
 	}
 	for _, tc := range []struct {

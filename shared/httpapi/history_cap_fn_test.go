@@ -9,12 +9,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentmem/agentmem/shared/app"
-	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/memory"
 )
 
 // capEnvFn is a server whose deployment keeps 500 messages of a session live, over a
 // database of its own (the sweep caps every session in it).
-func capEnvFn(t *testing.T, h store.HistoryCap) *env {
+func capEnvFn(t *testing.T, h memory.HistoryCap) *env {
 	t.Helper()
 	return buildEnv(t, envConfig{own: true, app: app.Config{History: h}})
 }
@@ -55,7 +55,7 @@ func TestHistoryCapArchiveThroughSessions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: commits hundreds of messages to cap")
 	}
-	e := capEnvFn(t, store.HistoryCap{Keep: 500})
+	e := capEnvFn(t, memory.HistoryCap{Keep: 500})
 	u := e.newUser("t1")
 	sid := uuid.New()
 	capTurns(e, u.token, sid, 700, "c")
@@ -137,7 +137,7 @@ func TestHistoryCapArchiveIsErased(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: commits hundreds of messages to cap")
 	}
-	e := capEnvFn(t, store.HistoryCap{Keep: 500})
+	e := capEnvFn(t, memory.HistoryCap{Keep: 500})
 	u := e.newUser("")
 	reset, cleared, deleted, kept := uuid.New(), uuid.New(), uuid.New(), uuid.New()
 	capTurns(e, u.token, reset, 600, "r")
@@ -186,7 +186,7 @@ func TestHistoryCapArchiveExpires(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: commits hundreds of messages to cap")
 	}
-	e := capEnvFn(t, store.HistoryCap{Keep: 500})
+	e := capEnvFn(t, memory.HistoryCap{Keep: 500})
 	u := e.newUser("")
 	sid := uuid.New()
 	capTurns(e, u.token, sid, 600, "")

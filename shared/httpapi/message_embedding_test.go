@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/httpapi"
+	"github.com/agentmem/agentmem/shared/memory"
 )
 
 // embeddingTurn is a turn of a user message, an assistant's tool call, the tool's output and an
@@ -54,7 +55,7 @@ func TestMessagesAreEmbeddedAfterTheAnswer(t *testing.T) {
 // answers.
 func TestMessagesEmbeddedAtCommit(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, false).withConfigs(t, httpapi.Config{}, app.Config{MessageEmbedding: app.MessageEmbeddingCommit})
+	e := newEnv(t, false).withConfigs(t, httpapi.Config{}, app.Config{MessageEmbedding: memory.MessageEmbeddingCommit})
 	u := e.newUser("")
 	session := uuid.New()
 	e.call(u.token, "commit-turn", embeddingTurn(session, "narwhal")).must(t, http.StatusCreated)

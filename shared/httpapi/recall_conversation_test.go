@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/memory"
 )
 
 // recallConversation commits one conversation between Caroline (user) and Melanie
@@ -250,7 +250,7 @@ func TestRecallSaysWhenNothingMatched(t *testing.T) {
 				t.Errorf("%s: %q matched: %v", mode, q, hits)
 			}
 			for _, h := range hits {
-				if rel := h["relevance"].(float64); rel >= store.DefaultMatchRelevance {
+				if rel := h["relevance"].(float64); rel >= memory.DefaultMatchRelevance {
 					t.Errorf("%s: %q found %q of relevance %v", mode, q, h["content"], rel)
 				}
 			}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/httpapi"
-	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/memory"
 )
 
 // unreachableServer is a server over a database nobody listens on. store.Open does not
@@ -20,7 +20,7 @@ import (
 func unreachableServer(t *testing.T, origin string) *httpapi.Server {
 	t.Helper()
 	return buildEnv(t, envConfig{url: "postgresql://postgres:postgres@127.0.0.1:1/postgres?connect_timeout=1",
-		maxConns: store.DefaultMaxConns, log: discardLog,
+		maxConns: memory.DefaultMaxConns, log: discardLog,
 		http: httpapi.Config{AllowedOrigins: []string{origin}}}).srv
 }
 

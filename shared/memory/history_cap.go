@@ -17,6 +17,18 @@ const (
 	HistoryDelete  = "delete"
 )
 
+// HistoryCap is how many messages of a session stay live, and what becomes of older ones: the
+// sweep's "cap histories" step (migration archive_old_history).
+type HistoryCap struct {
+	// Keep is the deployment's cap (HISTORY_KEEP_MESSAGES): 0 (the default) caps no session
+	// but those with a keep_messages of their own; otherwise MinHistoryKeep to
+	// MaxHistoryKeep.
+	Keep int
+	// Delete deletes the messages past the cap (HISTORY_OVERFLOW=delete) instead of moving
+	// them to agentmem.messages_archive.
+	Delete bool
+}
+
 // CapCounts counts what a sweep's history cap did: the sessions it looked at, and the
 // messages it moved to the archive or deleted.
 type CapCounts struct {

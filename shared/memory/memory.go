@@ -2,7 +2,9 @@
 // memory are, independent of how they are stored or served. It also holds the values the
 // store returns and every door shows (a commit's answer, a context, a job, a sweep's counts):
 // their JSON form is the API's, so a change to how they are stored cannot change what a client
-// reads.
+// reads. And it holds the plain settings and defaults (settings.go, HistoryCap) that the
+// configuration, the store and the use cases share, so that reading the environment needs
+// neither of the latter.
 package memory
 
 import (

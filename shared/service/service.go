@@ -176,7 +176,7 @@ func NewParts(ctx context.Context, cfg config.Config, log *slog.Logger, parts Pa
 	a := app.New(st, log, app.Config{DefaultRetention: cfg.DefaultRetention, History: cfg.History, NotesMaxChars: cfg.NotesMaxChars,
 		RateLimit: app.RateLimit{User: cfg.RateLimitUserPerMinute, Tenant: cfg.RateLimitTenantPerMinute,
 			Backfill: cfg.RateLimitBackfillPerHour},
-		Jobs: cfg.Jobs, Adapters: adapters, Notifier: notifier, Redactor: redactor, RecallExtra: recallExtra,
+		Jobs: app.JobsConfig(cfg.Jobs), Adapters: adapters, Notifier: notifier, Redactor: redactor, RecallExtra: recallExtra,
 		MessageEmbedding: cfg.MessageEmbedding, Embedder: emb, MinRelevance: cfg.RecallMinRelevance,
 		MatchRelevance: cfg.RecallMatchRelevance, VectorBaseline: cfg.RecallVectorBaseline,
 		Prompts: runner, Summary: cfg.Summary, InternalJobs: cfg.ExtractFacts || cfg.Summaries})

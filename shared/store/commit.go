@@ -51,7 +51,7 @@ type CommitParams struct {
 	Idempotency *Idempotency
 	// NoExtract opts the turn out of fact extraction (commit-turn's extract: false).
 	NoExtract bool
-	// KeepMessages, when set, is the session's own history cap from now on (see HistoryCap;
+	// KeepMessages, when set, is the session's own history cap from now on (see memory.HistoryCap;
 	// 0: none).
 	KeepMessages *int
 	// SessionMetadata is the metadata of the session when this turn creates it (a JSON object;
@@ -357,11 +357,6 @@ const setKeepMessagesSQL = `
 func keepMessagesArgs(p CommitParams) []any {
 	return []any{p.SessionID, *p.KeepMessages, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent}
 }
-
-// DefaultMergeSimilarity is the cosine similarity from which a new fact merges into a memory
-// of its scope (see storeMemoriesSQL) when Config.MergeSimilarity is unset: close enough that
-// only rephrasings of one fact reach it with the usual sentence-embedding models.
-const DefaultMergeSimilarity = 0.95
 
 // storeMemoriesSQL stores the facts of a turn, or one fact remembered without a turn, in one
 // statement, agentmem.store_memories (migrations merge_near_duplicate_memories and

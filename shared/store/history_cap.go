@@ -11,18 +11,6 @@ import (
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
-// HistoryCap is how many messages of a session stay live, and what becomes of older ones: the
-// sweep's "cap histories" step (migration archive_old_history).
-type HistoryCap struct {
-	// Keep is the deployment's cap (HISTORY_KEEP_MESSAGES): 0 (the default) caps no session
-	// but those with a keep_messages of their own; otherwise memory.MinHistoryKeep to
-	// memory.MaxHistoryKeep.
-	Keep int
-	// Delete deletes the messages past the cap (HISTORY_OVERFLOW=delete) instead of moving
-	// them to agentmem.messages_archive.
-	Delete bool
-}
-
 // The rule: which messages the cap may move. A message of a session whose cap is K > 0 moves
 // (to the archive, or is deleted) only when all of these hold, in one statement's snapshot:
 //

@@ -55,7 +55,7 @@ func (e *capEnv) commitAll(t *testing.T, sc memory.Scope, sid uuid.UUID, msgs []
 	}
 }
 
-func (e *capEnv) sweep(t *testing.T, h store.HistoryCap) memory.SweepResult {
+func (e *capEnv) sweep(t *testing.T, h memory.HistoryCap) memory.SweepResult {
 	t.Helper()
 	res, err := e.st.Sweep(context.Background(), store.SweepParams{BatchSize: 5000, Deadline: time.Now().Add(time.Minute), History: h})
 	if err != nil {
@@ -140,7 +140,7 @@ func TestHistoryCapArchivesWhatNoWindowReads(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res := e.sweep(t, store.HistoryCap{Keep: 500})
+	res := e.sweep(t, memory.HistoryCap{Keep: 500})
 	if res.Capped.Archived != 600 || res.Capped.Deleted != 0 || res.Capped.Sessions != 2 {
 		t.Fatalf("capped %+v, want 600 archived of one session, two looked at", res.Capped)
 	}
@@ -180,18 +180,18 @@ func TestHistoryCapArchivesWhatNoWindowReads(t *testing.T) {
 	}
 
 	// Nothing more until 100 more messages came; the next turn numbers on.
-	if res := e.sweep(t, store.HistoryCap{Keep: 500}); res.Capped != (memory.CapCounts{}) {
+	if res := e.sweep(t, memory.HistoryCap{Keep: 500}); res.Capped != (memory.CapCounts{}) {
 		t.Errorf("a second sweep capped %+v", res.Capped)
 	}
 	r := storetest.Commit(t, e.st, sc, sid, chat(99, "more"))
 	if r.Messages[0].Seq != 1101 {
 		t.Errorf("the next turn begins at seq %d", r.Messages[0].Seq)
 	}
-	if res := e.sweep(t, store.HistoryCap{Keep: 500}); res.Capped.Sessions != 0 {
+	if res := e.sweep(t, memory.HistoryCap{Keep: 500}); res.Capped.Sessions != 0 {
 		t.Errorf("99 messages later the sweep looked at %d sessions", res.Capped.Sessions)
 	}
 	storetest.Commit(t, e.st, sc, sid, chat(1, "one more"))
-	if res := e.sweep(t, store.HistoryCap{Keep: 500}); res.Capped.Archived != 100 {
+	if res := e.sweep(t, memory.HistoryCap{Keep: 500}); res.Capped.Archived != 100 {
 		t.Errorf("100 messages later the sweep archived %d", res.Capped.Archived)
 	}
 	e.noWordDrift(t)
@@ -207,7 +207,7 @@ func TestHistoryCapKeepsTheAnswersOnlyWindow(t *testing.T) {
 	sid := uuid.New()
 	e.commitAll(t, sc, sid, toolChat(300)) // 1200 messages, 600 answers
 	before := e.windows(t, sc, sid)
-	res := e.sweep(t, store.HistoryCap{Keep: 500})
+	res := e.sweep(t, memory.HistoryCap{Keep: 500})
 	// The 500 newest answers begin with the question of group 50 (0-based), seq 201.
 	if res.Capped.Archived != 200 {
 		t.Fatalf("archived %d, want the 200 messages before seq 201", res.Capped.Archived)
@@ -245,7 +245,7 @@ func TestHistoryCapWaitsForTheSummary(t *testing.T) {
 	sc := storetest.Scope("bot")
 	sid := uuid.New()
 	e.commitAll(t, sc, sid, chat(1100, "turn"))
-	if res := e.sweep(t, store.HistoryCap{Keep: 500}); res.Capped.Archived != 0 || res.Capped.Sessions != 1 {
+	if res := e.sweep(t, memory.HistoryCap{Keep: 500}); res.Capped.Archived != 0 || res.Capped.Sessions != 1 {
 		t.Fatalf("without a summary the sweep capped %+v", res.Capped)
 	}
 	if _, err := e.conn.Exec(ctx, `update agentmem.sessions set history_checked_seq = 0 where id = $1`, sid); err != nil {
@@ -260,7 +260,7 @@ func TestHistoryCapWaitsForTheSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := e.sweep(t, store.HistoryCap{Keep: 500}); res.Capped.Archived != 250 {
+	if res := e.sweep(t, memory.HistoryCap{Keep: 500}); res.Capped.Archived != 250 {
 		t.Fatalf("with a summary through 250 the sweep archived %d", res.Capped.Archived)
 	}
 	if after := e.windows(t, sc, sid); !slices.EqualFunc(before, after, slices.Equal[[]string]) {
@@ -288,7 +288,7 @@ func TestHistoryCapKeepsWhatOutlivesTheKept(t *testing.T) {
 		where session_id = $1 and seq = 50`, sid); err != nil {
 		t.Fatal(err)
 	}
-	if res := e.sweep(t, store.HistoryCap{Keep: 500}); res.Capped.Archived != 99 {
+	if res := e.sweep(t, memory.HistoryCap{Keep: 500}); res.Capped.Archived != 99 {
 		t.Fatalf("archived %d, want the 100 oldest but seq 50", res.Capped.Archived)
 	}
 	if got := e.seqs(t, "messages", sid); got[0] != 50 || got[1] != 101 {
@@ -314,7 +314,7 @@ func TestHistoryCapDeletesAndFollowsTheSessionsOwnCap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res := e.sweep(t, store.HistoryCap{Delete: true})
+	res := e.sweep(t, memory.HistoryCap{Delete: true})
 	if res.Capped.Deleted != 101 || res.Capped.Archived != 0 {
 		t.Fatalf("with no deployment cap: %+v, want the 101 oldest of the session capped at 600 deleted", res.Capped)
 	}
@@ -331,7 +331,7 @@ func TestHistoryCapDeletesAndFollowsTheSessionsOwnCap(t *testing.T) {
 	if _, err := e.conn.Exec(ctx, `update agentmem.sessions set history_checked_seq = 0`); err != nil {
 		t.Fatal(err)
 	}
-	res = e.sweep(t, store.HistoryCap{Keep: 500})
+	res = e.sweep(t, memory.HistoryCap{Keep: 500})
 	if res.Capped.Archived != 200 {
 		t.Fatalf("with the deployment's cap of 500: %+v, want the plain session's 200 oldest", res.Capped)
 	}
@@ -359,14 +359,14 @@ func TestHistoryCapSkipsHeldMessages(t *testing.T) {
 	if _, err := tx.Exec(ctx, `select 1 from agentmem.messages where session_id = $1 and seq = 7 for update`, sid); err != nil {
 		t.Fatal(err)
 	}
-	res := e.sweep(t, store.HistoryCap{Keep: 500})
+	res := e.sweep(t, memory.HistoryCap{Keep: 500})
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if res.Capped.Archived != 99 || res.Capped.Sessions != 0 || !res.More {
 		t.Fatalf("with seq 7 held: %+v, more %v", res.Capped, res.More)
 	}
-	if res := e.sweep(t, store.HistoryCap{Keep: 500}); res.Capped.Archived != 1 || res.Capped.Sessions != 1 || res.More {
+	if res := e.sweep(t, memory.HistoryCap{Keep: 500}); res.Capped.Archived != 1 || res.Capped.Sessions != 1 || res.More {
 		t.Fatalf("once released: %+v, more %v", res.Capped, res.More)
 	}
 	if got := e.seqs(t, "messages_archive", sid); !slices.Equal(got, seqSpan(1, 100)) {
@@ -385,7 +385,7 @@ func TestHistoryArchiveRefusesOtherUsers(t *testing.T) {
 	victim := memory.Scope{TenantID: "t1", UserID: "auth0|victim", Agent: "bot"}
 	sid := uuid.New()
 	e.commitAll(t, victim, sid, chat(600, "secret"))
-	e.sweep(t, store.HistoryCap{Keep: 500})
+	e.sweep(t, memory.HistoryCap{Keep: 500})
 	for _, attacker := range []owner{{"t1", "auth0|attacker"}, {"t2", victim.UserID}, {"", victim.UserID}} {
 		for _, role := range []string{"authenticated", store.CallerRole} {
 			var seen int

@@ -28,7 +28,7 @@ type Ranking struct {
 	ExactLimit int
 	// FollowWeight is the share of a message's full-text score credited to the message that
 	// follows it in its session (agentmem.message_bm25_hits): the answer to a question that
-	// matches the query ranks beside the question. Default DefaultFollowWeight; negative: none.
+	// matches the query ranks beside the question. Default memory.DefaultFollowWeight; negative: none.
 	FollowWeight float64
 	// RelevanceWeight adds that share of a result's relevance to its fused score in hybrid
 	// recall, so that results fusion ranks nearly alike (one that full text scores far above
@@ -44,30 +44,9 @@ type Ranking struct {
 // near ties and few others.
 const DefaultRelevanceWeight = 0.01
 
-// DefaultFollowWeight is Ranking.FollowWeight's default, chosen on the labelled conversations
-// of the quality benchmark (cmd/agentmem-bench, -only quality).
-const DefaultFollowWeight = 0.5
-
-// DefaultMinRelevance is recall's min_relevance when a request gives none (the
-// deployment's RECALL_MIN_RELEVANCE): 0, every result is kept. On the quality benchmark
-// (cmd/agentmem-bench, -only quality) a floor of 0.1 under each result costs the labelled
-// facts' answers more than a sixth of their MRR; the answer's matched (DefaultMatchRelevance)
-// says when nothing matched well without dropping anything.
-const DefaultMinRelevance = 0
-
-// DefaultMatchRelevance is the relevance the best result of recall must reach for its answer
-// to count as matched (recall's "matched"; the deployment's RECALL_MATCH_RELEVANCE). It is
-// chosen on the quality benchmark (cmd/agentmem-bench, -only quality), which asks questions
-// about nothing stored beside the labelled ones, with the built-in embedder's baseline
-// (embedding.HashSimilarityBaseline): a twentieth of the best BM25 score the query's words
-// could get, or a similarity of 0.25. It flagged 98% of the off-topic questions of the
-// labelled facts and 67% of those of the conversations (a name and one stored word match
-// "Who is Caroline's favourite poet?"), and 7% and 10% of the labelled questions, almost all
-// of the latter answered wrongly anyway.
-const DefaultMatchRelevance = 0.05
-
 // DefaultRanking is the ranking of a store whose Config leaves Ranking empty.
-var DefaultRanking = Ranking{TextWeight: 1, VectorWeight: 1, RRFK: 50, ExactLimit: 2000, FollowWeight: DefaultFollowWeight,
+var DefaultRanking = Ranking{TextWeight: memory.DefaultTextWeight, VectorWeight: memory.DefaultVectorWeight,
+	RRFK: memory.DefaultRRFK, ExactLimit: memory.DefaultExactLimit, FollowWeight: memory.DefaultFollowWeight,
 	RelevanceWeight: DefaultRelevanceWeight}
 
 // orDefaults fills the unset fields of r from DefaultRanking.

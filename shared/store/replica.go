@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentmem/agentmem/shared/memory"
 )
 
 // Read replicas (Config.ReadURLs). The reads a use case marks with MayReadReplica go to a
@@ -29,14 +31,6 @@ import (
 // t holds every commit acknowledged before t. Its lag is the age of the newest sample it has
 // replayed. A replica's own view (now() - pg_last_xact_replay_timestamp()) would say nothing of
 // WAL it never received, and grows on an idle primary.
-
-// Defaults of the replica settings (Config).
-const (
-	// DefaultReplicaMaxLag is Config.ReplicaMaxLag when unset.
-	DefaultReplicaMaxLag = 5 * time.Second
-	// DefaultReplicaCheckInterval is Config.ReplicaCheckInterval when unset.
-	DefaultReplicaCheckInterval = time.Second
-)
 
 // replicaCheckTimeout bounds one question to a server: a replica that does not answer within
 // it is left out until it does.
@@ -181,10 +175,10 @@ func openReplicas(ctx context.Context, cfg Config, primary *pgxpool.Pool) (*repl
 	rs := &replicaSet{maxLag: cfg.ReplicaMaxLag, interval: cfg.ReplicaCheckInterval, log: cfg.Log,
 		kick: make(chan struct{}, 1), done: make(chan struct{})}
 	if rs.maxLag <= 0 {
-		rs.maxLag = DefaultReplicaMaxLag
+		rs.maxLag = memory.DefaultReplicaMaxLag
 	}
 	if rs.interval <= 0 {
-		rs.interval = DefaultReplicaCheckInterval
+		rs.interval = memory.DefaultReplicaCheckInterval
 	}
 	if rs.log == nil {
 		rs.log = slog.New(slog.DiscardHandler)

@@ -148,7 +148,7 @@ func TestSweepRestampsRowsOfAnotherDefault(t *testing.T) {
 	}
 	commit(explicit, false, chat(2, "explicit"), "An explicit fact.")
 	commit(old, true, chat(2, "old"), "A default fact.")
-	e.sweep(t, store.HistoryCap{Keep: 500}) // 102 archived, stamped as they were
+	e.sweep(t, memory.HistoryCap{Keep: 500}) // 102 archived, stamped as they were
 	backdate(t, e.conn, sc.UserID, 2*time.Hour)
 	commit(recent, true, chat(2, "recent"), "A recent fact.")
 	count := func(table, where string, args ...any) int {

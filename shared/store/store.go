@@ -30,7 +30,7 @@ import (
 type Config struct {
 	// DatabaseURL is the PostgreSQL URL; it may point at a transaction-mode pooler.
 	DatabaseURL string
-	// MaxConns caps the pool; default DefaultMaxConns.
+	// MaxConns caps the pool; default memory.DefaultMaxConns.
 	MaxConns int32
 	// IdempotencyWindow is how long responses are kept for replay; default 24h.
 	IdempotencyWindow time.Duration
@@ -38,7 +38,7 @@ type Config struct {
 	Ranking Ranking
 	// MergeSimilarity is the cosine similarity from which a fact stored by CommitTurn merges
 	// into a near-duplicate memory of its scope instead of taking a row of its own; default
-	// (0) DefaultMergeSimilarity. Above 1, only facts of the same normalised text merge.
+	// (0) memory.DefaultMergeSimilarity. Above 1, only facts of the same normalised text merge.
 	MergeSimilarity float64
 	// Adapters are the enabled adapters (ADAPTERS): every change an adapter must learn of
 	// writes one job per name, in the change's transaction. Default none: no job is written.
@@ -54,10 +54,10 @@ type Config struct {
 	// read goes to the primary. See MayReadReplica for which reads may go to one.
 	ReadURLs []string
 	// ReplicaMaxLag is how far behind the primary a replica may be and still serve reads;
-	// default DefaultReplicaMaxLag (5s).
+	// default memory.DefaultReplicaMaxLag (5s).
 	ReplicaMaxLag time.Duration
 	// ReplicaCheckInterval is how often the replicas' replay positions are read; default
-	// DefaultReplicaCheckInterval (1s).
+	// memory.DefaultReplicaCheckInterval (1s).
 	ReplicaCheckInterval time.Duration
 	// Log receives what happens to the replicas (left out, back in use); default none.
 	Log *slog.Logger
@@ -67,10 +67,6 @@ type Config struct {
 	// none.
 	ConnConfig func(*pgx.ConnConfig)
 }
-
-// DefaultMaxConns caps the pool of a store whose Config leaves MaxConns unset: enough for one
-// Lambda container, which serves one request at a time.
-const DefaultMaxConns = 4
 
 // Store is the database side of every function. It is safe for concurrent use.
 type Store struct {
@@ -113,7 +109,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.idemTTL = 24 * time.Hour
 	}
 	if !(s.mergeSimilarity > 0) {
-		s.mergeSimilarity = DefaultMergeSimilarity
+		s.mergeSimilarity = memory.DefaultMergeSimilarity
 	}
 	if len(cfg.ReadURLs) > 0 {
 		if s.replicas, err = openReplicas(ctx, cfg, pool); err != nil {
@@ -125,7 +121,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 }
 
 // poolConfig is the pool configuration of the primary's or a replica's URL, with at most
-// maxConns connections (DefaultMaxConns when 0).
+// maxConns connections (memory.DefaultMaxConns when 0).
 func poolConfig(url string, maxConns int32) (*pgxpool.Config, error) {
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -139,7 +135,7 @@ func poolConfig(url string, maxConns int32) (*pgxpool.Config, error) {
 	if _, set := pc.ConnConfig.Config.RuntimeParams["application_name"]; !set {
 		pc.ConnConfig.Config.RuntimeParams["application_name"] = "agentmem"
 	}
-	pc.MaxConns = DefaultMaxConns
+	pc.MaxConns = memory.DefaultMaxConns
 	if maxConns > 0 {
 		pc.MaxConns = maxConns
 	}

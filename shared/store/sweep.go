@@ -20,7 +20,7 @@ type SweepParams struct {
 	Deadline time.Time
 	// History is the history cap, applied after the expired rows are deleted; its zero value
 	// caps only the sessions that have a cap of their own. A dry run caps nothing.
-	History HistoryCap
+	History memory.HistoryCap
 	// DefaultRetention, when set, is the deployment's default retention: before deleting, the
 	// sweep re-stamps the rows stamped with another default (see retention.go). A dry run
 	// re-stamps nothing.

@@ -35,7 +35,7 @@ type options struct {
 	pooled bool
 }
 
-// MaxConns caps the store's pool (store.DefaultMaxConns when not given).
+// MaxConns caps the store's pool (memory.DefaultMaxConns when not given).
 func MaxConns(n int32) Option { return func(o *options) { o.cfg.MaxConns = n } }
 
 // Adapters enables the named adapters: the store writes their jobs.
