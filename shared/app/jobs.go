@@ -29,8 +29,6 @@ const (
 	purgeMaxRows = 100_000
 )
 
-const cursorJobs = 'j'
-
 var jobStatuses = []string{store.JobPending, store.JobRunning, store.JobDone, store.JobDead}
 
 // ListJobsInput is the request of jobs list.
@@ -68,9 +66,7 @@ func (a *App) ListJobs(ctx context.Context, pr auth.Principal, in ListJobsInput)
 	if in.Adapter != nil {
 		p.Adapter = oneOf(&f, "adapter", in.Adapter, "", adapter.JobKinds()...)
 	}
-	if t, id, ok := cursorKeyOf(&f, cursorJobs, in.Cursor); ok {
-		p.After = &store.JobKey{CreatedAt: t, ID: id}
-	}
+	p.After = jobsCursor.after(&f, in.Cursor)
 	if err := f.Err(); err != nil {
 		return JobList{}, err
 	}
@@ -78,12 +74,7 @@ func (a *App) ListJobs(ctx context.Context, pr auth.Principal, in ListJobsInput)
 	if err != nil {
 		return JobList{}, err
 	}
-	out := JobList{Jobs: page.Jobs}
-	if page.Next != nil {
-		cur := cursorAfterKey(cursorJobs, page.Next.CreatedAt, page.Next.ID)
-		out.NextCursor = &cur
-	}
-	return out, nil
+	return JobList{Jobs: page.Jobs, NextCursor: jobsCursor.next(page.Next)}, nil
 }
 
 // OneJobInput is the request of jobs get and retry.

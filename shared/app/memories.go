@@ -57,9 +57,7 @@ func (a *App) ListMemories(ctx context.Context, pr auth.Principal, req ListMemor
 	}
 	p := store.ListMemoriesParams{Scope: sc}
 	p.Limit = int(intField(&f, "limit", req.Limit, memoriesDefaultLimit, 1, memoriesMaxLimit))
-	if t, id, ok := cursorKeyOf(&f, cursorMemories, req.Cursor); ok {
-		p.After = &store.MemoryKey{CreatedAt: t, ID: id}
-	}
+	p.After = memoriesCursor.after(&f, req.Cursor)
 	if err := f.Err(); err != nil {
 		return MemoryList{}, err
 	}
@@ -67,12 +65,7 @@ func (a *App) ListMemories(ctx context.Context, pr auth.Principal, req ListMemor
 	if err != nil {
 		return MemoryList{}, err
 	}
-	out := MemoryList{Items: page.Items}
-	if page.Next != nil {
-		cur := cursorAfterKey(cursorMemories, page.Next.CreatedAt, page.Next.ID)
-		out.NextCursor = &cur
-	}
-	return out, nil
+	return MemoryList{Items: page.Items, NextCursor: memoriesCursor.next(page.Next)}, nil
 }
 
 // OneMemoryInput is the request of memories get and delete.

@@ -3,11 +3,8 @@ package app
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -73,9 +70,7 @@ func (a *App) ListSessions(ctx context.Context, pr auth.Principal, req ListSessi
 	}
 	p := store.ListSessionsParams{Scope: sc}
 	p.Limit = int(intField(&f, "limit", req.Limit, sessionsDefaultLimit, 1, sessionsMaxLimit))
-	if t, id, ok := cursorKeyOf(&f, cursorSessions, req.Cursor); ok {
-		p.After = &store.SessionKey{LastActiveAt: t, ID: id}
-	}
+	p.After = sessionsCursor.after(&f, req.Cursor)
 	p.Offset = offsetField(&f, req.Offset, req.Cursor)
 	if err := f.Err(); err != nil {
 		return SessionList{}, err
@@ -84,12 +79,7 @@ func (a *App) ListSessions(ctx context.Context, pr auth.Principal, req ListSessi
 	if err != nil {
 		return SessionList{}, err
 	}
-	out := SessionList{Sessions: page.Sessions}
-	if page.Next != nil {
-		cur := cursorAfterKey(cursorSessions, page.Next.LastActiveAt, page.Next.ID)
-		out.NextCursor = &cur
-	}
-	return out, nil
+	return SessionList{Sessions: page.Sessions, NextCursor: sessionsCursor.next(page.Next)}, nil
 }
 
 // SessionHistoryInput and the other inputs of the operations on one session are their
@@ -149,12 +139,8 @@ func (a *App) SessionHistory(ctx context.Context, pr auth.Principal, req Session
 	if err != nil {
 		return SessionHistory{}, err
 	}
-	out := SessionHistory{Messages: RawMessages(page.Messages), Total: page.Total}
-	if page.Next != nil {
-		cur := cursorAfterSeq(order, *page.Next)
-		out.NextCursor = &cur
-	}
-	return out, nil
+	return SessionHistory{Messages: RawMessages(page.Messages), Total: page.Total,
+		NextCursor: nextCursor(page.Next, func(seq int64) string { return cursorAfterSeq(order, seq) })}, nil
 }
 
 // userHistory is SessionHistory without a session: the user's messages across sessions.
@@ -179,12 +165,8 @@ func (a *App) userHistory(ctx context.Context, pr auth.Principal, req SessionHis
 	if err != nil {
 		return SessionHistory{}, err
 	}
-	out := SessionHistory{Messages: RawMessages(page.Messages), Total: page.Total}
-	if page.Next != nil {
-		cur := cursorAfterMessage(order, *page.Next)
-		out.NextCursor = &cur
-	}
-	return out, nil
+	return SessionHistory{Messages: RawMessages(page.Messages), Total: page.Total,
+		NextCursor: nextCursor(page.Next, func(k store.MessageKey) string { return cursorAfterMessage(order, k) })}, nil
 }
 
 // SessionsClearInput is the request of clear.
@@ -407,152 +389,4 @@ func offsetField(f *apierror.Fields, offset *int64, cursor *string) int {
 		return 0
 	}
 	return int(intField(f, "offset", offset, 0, 0, maxOffset))
-}
-
-// ---- cursors ----
-
-// A cursor is opaque to clients: base64url (unpadded) of a kind byte and the key of the last
-// item of the page. The kind keeps a cursor of one listing from being taken by another.
-const (
-	cursorSessions      = 's'
-	cursorMemories      = 'm'
-	cursorHistoryNewest = 'n'
-	cursorHistoryOldest = 'o'
-	cursorUserNewest    = 'N'
-	cursorUserOldest    = 'O'
-)
-
-// Keys outside these bounds were never issued; keeping them out also keeps every decoded time
-// within what PostgreSQL's timestamptz holds.
-var (
-	cursorMinMicros = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
-	cursorMaxMicros = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC).UnixMicro()
-)
-
-const cursorInvalid = "is not a cursor of this listing; pass next_cursor of the previous page unchanged"
-
-// decodeCursor reads a cursor's bytes. encoding/base64 skips \r and \n even when strict, so
-// they are refused first: a cursor is read only as it was written.
-func decodeCursor(v string) ([]byte, error) {
-	if strings.ContainsAny(v, "\r\n") {
-		return nil, base64.CorruptInputError(strings.IndexAny(v, "\r\n"))
-	}
-	return base64.RawURLEncoding.Strict().DecodeString(v)
-}
-
-// cursorAfterKey is the cursor after an item ordered by (time, id).
-func cursorAfterKey(kind byte, t time.Time, id uuid.UUID) string {
-	b := make([]byte, 0, 25)
-	b = append(b, kind)
-	b = binary.BigEndian.AppendUint64(b, uint64(t.UnixMicro()))
-	b = append(b, id[:]...)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// cursorKeyOf reads a cursor of cursorAfterKey; ok is false when there is none or it is
-// invalid (then recorded in f).
-func cursorKeyOf(f *apierror.Fields, kind byte, v *string) (time.Time, uuid.UUID, bool) {
-	if v == nil {
-		return time.Time{}, uuid.Nil, false
-	}
-	b, err := decodeCursor(*v)
-	if err != nil || len(b) != 25 || b[0] != kind {
-		f.Add("cursor", cursorInvalid)
-		return time.Time{}, uuid.Nil, false
-	}
-	us := int64(binary.BigEndian.Uint64(b[1:9]))
-	if us < cursorMinMicros || us > cursorMaxMicros {
-		f.Add("cursor", cursorInvalid)
-		return time.Time{}, uuid.Nil, false
-	}
-	id, _ := uuid.FromBytes(b[9:])
-	return time.UnixMicro(us).UTC(), id, true
-}
-
-// cursorAfterSeq is the cursor after a message of a history in order.
-func cursorAfterSeq(order string, seq int64) string {
-	kind := byte(cursorHistoryOldest)
-	if order == historyNewest {
-		kind = cursorHistoryNewest
-	}
-	b := binary.BigEndian.AppendUint64([]byte{kind}, uint64(seq))
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// cursorSeqOf reads a cursor of cursorAfterSeq; a cursor of the other order is invalid.
-func cursorSeqOf(f *apierror.Fields, order string, v *string) *int64 {
-	if v == nil {
-		return nil
-	}
-	kind := byte(cursorHistoryOldest)
-	if order == historyNewest {
-		kind = cursorHistoryNewest
-	}
-	b, err := decodeCursor(*v)
-	if err != nil || len(b) != 9 {
-		f.Add("cursor", cursorInvalid)
-		return nil
-	}
-	if b[0] != kind {
-		if b[0] == cursorHistoryNewest || b[0] == cursorHistoryOldest {
-			f.Add("cursor", "belongs to the other order; page with the order it was issued for")
-		} else {
-			f.Add("cursor", cursorInvalid)
-		}
-		return nil
-	}
-	seq := int64(binary.BigEndian.Uint64(b[1:]))
-	if seq < 0 {
-		f.Add("cursor", cursorInvalid)
-		return nil
-	}
-	return &seq
-}
-
-// cursorAfterMessage is the cursor after a message of a user's history in order: the kind,
-// the creation time in microseconds, the session id and the seq.
-func cursorAfterMessage(order string, k store.MessageKey) string {
-	kind := byte(cursorUserOldest)
-	if order == historyNewest {
-		kind = cursorUserNewest
-	}
-	b := make([]byte, 0, 33)
-	b = append(b, kind)
-	b = binary.BigEndian.AppendUint64(b, uint64(k.CreatedAt.UnixMicro()))
-	b = append(b, k.SessionID[:]...)
-	b = binary.BigEndian.AppendUint64(b, uint64(k.Seq))
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// cursorMessageOf reads a cursor of cursorAfterMessage; a cursor of the other order, or of a
-// session's history, is invalid.
-func cursorMessageOf(f *apierror.Fields, order string, v *string) *store.MessageKey {
-	if v == nil {
-		return nil
-	}
-	kind := byte(cursorUserOldest)
-	if order == historyNewest {
-		kind = cursorUserNewest
-	}
-	b, err := decodeCursor(*v)
-	if err != nil || len(b) != 33 {
-		f.Add("cursor", cursorInvalid)
-		return nil
-	}
-	if b[0] != kind {
-		if b[0] == cursorUserNewest || b[0] == cursorUserOldest {
-			f.Add("cursor", "belongs to the other order; page with the order it was issued for")
-		} else {
-			f.Add("cursor", cursorInvalid)
-		}
-		return nil
-	}
-	us := int64(binary.BigEndian.Uint64(b[1:9]))
-	seq := int64(binary.BigEndian.Uint64(b[25:]))
-	if us < cursorMinMicros || us > cursorMaxMicros || seq < 0 {
-		f.Add("cursor", cursorInvalid)
-		return nil
-	}
-	sid, _ := uuid.FromBytes(b[9:25])
-	return &store.MessageKey{CreatedAt: time.UnixMicro(us).UTC(), SessionID: sid, Seq: seq}
 }

@@ -99,11 +99,9 @@ func (s *Store) UserHistory(ctx context.Context, p UserHistoryParams) (UserHisto
 	if err != nil {
 		return UserHistoryPage{}, err
 	}
-	if len(out.Messages) > p.Limit {
-		out.Messages = out.Messages[:p.Limit]
-		last := out.Messages[p.Limit-1]
-		out.Next = &MessageKey{CreatedAt: last.CreatedAt, SessionID: *last.SessionID, Seq: last.Seq}
-	}
+	out.Messages, out.Next = pageOf(out.Messages, p.Limit, func(m memory.Message) MessageKey {
+		return MessageKey{CreatedAt: m.CreatedAt, SessionID: *m.SessionID, Seq: m.Seq}
+	})
 	if p.AnswersOnly {
 		out.Messages = memory.AnswersOnly(out.Messages)
 	}

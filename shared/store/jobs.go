@@ -59,11 +59,7 @@ type JobPage struct {
 // ListJobs reads a page of every user's jobs, the newest first (service callers).
 func (s *Store) ListJobs(ctx context.Context, p ListJobsParams) (JobPage, error) {
 	out := JobPage{Jobs: []memory.Job{}}
-	var afterAt *time.Time
-	var afterID *uuid.UUID
-	if p.After != nil {
-		afterAt, afterID = &p.After.CreatedAt, &p.After.ID
-	}
+	afterAt, afterID := afterArgs(p.After, func(k JobKey) (time.Time, uuid.UUID) { return k.CreatedAt, k.ID })
 	// With a status, the listing reads jobs_status_created_idx in order: the condition is
 	// written out rather than made optional in SQL, which would hide it from the planner.
 	status := `$1::text = ''`
@@ -87,11 +83,7 @@ func (s *Store) ListJobs(ctx context.Context, p ListJobsParams) (JobPage, error)
 	if err != nil {
 		return JobPage{}, err
 	}
-	if len(out.Jobs) > p.Limit {
-		out.Jobs = out.Jobs[:p.Limit]
-		last := out.Jobs[p.Limit-1]
-		out.Next = &JobKey{CreatedAt: last.CreatedAt, ID: last.ID}
-	}
+	out.Jobs, out.Next = pageOf(out.Jobs, p.Limit, func(j memory.Job) JobKey { return JobKey{CreatedAt: j.CreatedAt, ID: j.ID} })
 	return out, nil
 }
 

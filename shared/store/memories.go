@@ -56,11 +56,7 @@ func scanMemoryItem(r pgx.CollectableRow) (memory.MemoryItem, error) {
 func (s *Store) ListMemories(ctx context.Context, p ListMemoriesParams) (MemoryPage, error) {
 	out := MemoryPage{Items: []memory.MemoryItem{}}
 	sc := p.Scope
-	var afterAt *time.Time
-	var afterID *uuid.UUID
-	if p.After != nil {
-		afterAt, afterID = &p.After.CreatedAt, &p.After.ID
-	}
+	afterAt, afterID := afterArgs(p.After, func(k MemoryKey) (time.Time, uuid.UUID) { return k.CreatedAt, k.ID })
 	err := s.batchInScope(ctx, sc, func(b *pgx.Batch) {
 		b.Queue(`
 			select `+memoryColumns+`
@@ -80,11 +76,9 @@ func (s *Store) ListMemories(ctx context.Context, p ListMemoriesParams) (MemoryP
 	if err != nil {
 		return MemoryPage{}, err
 	}
-	if len(out.Items) > p.Limit {
-		out.Items = out.Items[:p.Limit]
-		last := out.Items[p.Limit-1]
-		out.Next = &MemoryKey{CreatedAt: last.CreatedAt, ID: last.ID}
-	}
+	out.Items, out.Next = pageOf(out.Items, p.Limit, func(m memory.MemoryItem) MemoryKey {
+		return MemoryKey{CreatedAt: m.CreatedAt, ID: m.ID}
+	})
 	return out, nil
 }
 

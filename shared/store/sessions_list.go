@@ -75,11 +75,7 @@ func (s *Store) ListSessions(ctx context.Context, p ListSessionsParams) (Session
 		}
 		p.After = after
 	}
-	var afterAt *time.Time
-	var afterID *uuid.UUID
-	if p.After != nil {
-		afterAt, afterID = &p.After.LastActiveAt, &p.After.ID
-	}
+	afterAt, afterID := afterArgs(p.After, func(k SessionKey) (time.Time, uuid.UUID) { return k.LastActiveAt, k.ID })
 	q, args := listSessionsAllSQL, []any{sc.UserID, sc.TenantID, afterAt, afterID, p.Limit + 1}
 	if sc.Agent != "" {
 		q, args = listSessionsAgentSQL, append(args, sc.Agent)
@@ -103,11 +99,9 @@ func (s *Store) ListSessions(ctx context.Context, p ListSessionsParams) (Session
 	if err != nil {
 		return SessionPage{}, err
 	}
-	if len(out.Sessions) > p.Limit {
-		out.Sessions = out.Sessions[:p.Limit]
-		last := out.Sessions[p.Limit-1]
-		out.Next = &SessionKey{LastActiveAt: last.LastActiveAt, ID: last.SessionID}
-	}
+	out.Sessions, out.Next = pageOf(out.Sessions, p.Limit, func(s memory.SessionSummary) SessionKey {
+		return SessionKey{LastActiveAt: s.LastActiveAt, ID: s.SessionID}
+	})
 	return out, nil
 }
 
@@ -243,11 +237,7 @@ func (s *Store) SessionHistory(ctx context.Context, p HistoryParams) (HistoryPag
 	if err != nil {
 		return HistoryPage{}, err
 	}
-	if len(out.Messages) > p.Limit {
-		out.Messages = out.Messages[:p.Limit]
-		next := out.Messages[p.Limit-1].Seq
-		out.Next = &next
-	}
+	out.Messages, out.Next = pageOf(out.Messages, p.Limit, func(m memory.Message) int64 { return m.Seq })
 	if p.AnswersOnly {
 		out.Messages = memory.AnswersOnly(out.Messages)
 	}
