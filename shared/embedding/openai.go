@@ -1,7 +1,6 @@
 package embedding
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -19,7 +17,7 @@ import (
 )
 
 // DefaultOpenAIBaseURL is OpenAI's API.
-const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
+const DefaultOpenAIBaseURL = upstream.DefaultOpenAIBaseURL
 
 // DefaultOpenAIModel is the model used with EMBEDDING_PROVIDER=openai when none is named: it
 // takes a "dimensions" parameter, so it can give the 384 values the schema stores.
@@ -61,11 +59,9 @@ type OpenAIConfig struct {
 // library would bring a dependency tree, its own retries (which would multiply ours) and
 // OpenAI-only assumptions (URLs, headers) that the other servers do not share.
 type OpenAI struct {
-	cfg      OpenAIConfig
-	endpoint string
-	azure    bool
-	client   *http.Client
-	retry    *upstream.Retrier
+	cfg   OpenAIConfig
+	api   *upstream.OpenAIClient
+	retry *upstream.Retrier
 }
 
 // NewOpenAI checks cfg and returns the embedder.
@@ -85,50 +81,22 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
-	endpoint, err := EndpointURL(cfg.BaseURL)
+	api, err := upstream.NewOpenAIClient(cfg.BaseURL, embeddingsAPI, "embedding", cfg.APIKey, cfg.HTTPClient)
 	if err != nil {
 		return nil, err
 	}
-	u, _ := url.Parse(endpoint)
-	client := cfg.HTTPClient
-	if client == nil {
-		client = &http.Client{}
-	}
-	return &OpenAI{
-		cfg:      cfg,
-		endpoint: endpoint,
-		azure:    upstream.AzureOpenAIHost(u.Hostname()),
-		client:   client,
-		retry:    newRetrier("openai", cfg.Retry, cfg.Timeout, cfg.Logger),
-	}, nil
+	return &OpenAI{cfg: cfg, api: api, retry: newRetrier("openai", cfg.Retry, cfg.Timeout, cfg.Logger)}, nil
 }
 
-// EndpointURL is where an OpenAI-compatible base URL receives embedding requests:
-//
-//   - a base whose path ends in /embeddings is the endpoint itself (Azure OpenAI's
-//     .../openai/deployments/<name>/embeddings?api-version=...);
-//   - a base whose path ends in /v1 gets /embeddings (https://api.openai.com/v1,
-//     http://localhost:8000/v1 for vLLM, Azure's .../openai/v1);
-//   - any other base gets /v1/embeddings (http://localhost:11434 for Ollama,
-//     http://localhost:1234 for LM Studio, https://<ref>.supabase.co/functions/v1/<function>,
-//     which Supabase routes to the function with the path appended).
-//
-// The query string is kept.
+// embeddingsAPI is the path of the embeddings API (see upstream.OpenAIEndpoint).
+const embeddingsAPI = "/embeddings"
+
+// EndpointURL is where an OpenAI-compatible base URL receives embedding requests (see
+// upstream.OpenAIEndpoint): http://localhost:11434 (Ollama) gets /v1/embeddings,
+// https://api.openai.com/v1 gets /embeddings, and an Azure deployment's
+// .../openai/deployments/<name>/embeddings?api-version=... is the endpoint itself.
 func EndpointURL(base string) (string, error) {
-	u, err := url.Parse(strings.TrimSpace(base))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("embedding base URL must be an http or https URL, not %q", base)
-	}
-	p := strings.TrimRight(u.Path, "/")
-	switch {
-	case strings.HasSuffix(p, "/embeddings"):
-	case strings.HasSuffix(p, "/v1"):
-		p += "/embeddings"
-	default:
-		p += "/v1/embeddings"
-	}
-	u.Path, u.RawPath = p, ""
-	return u.String(), nil
+	return upstream.OpenAIEndpoint(base, embeddingsAPI, "embedding")
 }
 
 // Model implements Embedder.
@@ -210,23 +178,9 @@ func (o *OpenAI) request(ctx context.Context, batch []string) ([][]float32, erro
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.endpoint, bytes.NewReader(raw))
+	res, err := o.api.Post(ctx, raw)
 	if err != nil {
 		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "agentmem")
-	if o.cfg.APIKey != "" {
-		if o.azure {
-			req.Header.Set("api-key", o.cfg.APIKey)
-		} else {
-			req.Header.Set("Authorization", "Bearer "+o.cfg.APIKey)
-		}
-	}
-	res, err := o.client.Do(req)
-	if err != nil {
-		return nil, upstream.Temporary(upstream.SendError(err), 0)
 	}
 	defer res.Body.Close()
 	if res.StatusCode < 200 || res.StatusCode > 299 {

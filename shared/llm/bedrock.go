@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -79,27 +78,10 @@ func NewBedrock(ctx context.Context, cfg BedrockConfig) (*Bedrock, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	var ac aws.Config
-	if cfg.AWS != nil {
-		ac = cfg.AWS.Copy()
-	} else {
-		var err error
-		if ac, err = awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(cfg.Region)); err != nil {
-			return nil, fmt.Errorf("bedrock chat: load AWS configuration: %w", err)
-		}
+	client, err := upstream.NewBedrock(ctx, cfg.AWS, cfg.Region, cfg.BaseEndpoint, "bedrock chat")
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Region != "" {
-		ac.Region = cfg.Region
-	}
-	if ac.Region == "" {
-		return nil, errors.New("bedrock chat: AWS_REGION is required")
-	}
-	client := bedrockruntime.NewFromConfig(ac, func(o *bedrockruntime.Options) {
-		o.Retryer = aws.NopRetryer{}
-		if cfg.BaseEndpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.BaseEndpoint)
-		}
-	})
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

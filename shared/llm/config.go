@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/agentmem/agentmem/shared/upstream"
 )
 
 // The providers New can build. There is no default: without a provider (CHAT_PROVIDER empty)
@@ -19,7 +21,7 @@ const (
 // Defaults of Config.
 const (
 	// DefaultOpenAIBaseURL is OpenAI's API.
-	DefaultOpenAIBaseURL = "https://api.openai.com/v1"
+	DefaultOpenAIBaseURL = upstream.DefaultOpenAIBaseURL
 	// DefaultOpenAIModel is the model asked with CHAT_PROVIDER=openai when none is named: small,
 	// cheap, and it takes strict JSON schemas.
 	DefaultOpenAIModel = "gpt-4o-mini"

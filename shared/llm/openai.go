@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -64,10 +63,8 @@ type OpenAIConfig struct {
 // serve extraction and summaries well enough.
 type OpenAI struct {
 	cfg       OpenAIConfig
-	endpoint  string
-	azure     bool
+	api       *upstream.OpenAIClient
 	newTokens bool
-	client    *http.Client
 	retry     *upstream.Retrier
 	log       *slog.Logger
 	// jsonObject is set once the server refused json_schema.
@@ -96,57 +93,34 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	endpoint, err := EndpointURL(cfg.BaseURL)
+	api, err := upstream.NewOpenAIClient(cfg.BaseURL, chatAPI, "chat", cfg.APIKey, cfg.HTTPClient)
 	if err != nil {
 		return nil, err
-	}
-	u, _ := url.Parse(endpoint)
-	client := cfg.HTTPClient
-	if client == nil {
-		client = &http.Client{}
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	o := &OpenAI{
-		cfg:      cfg,
-		endpoint: endpoint,
-		azure:    upstream.AzureOpenAIHost(u.Hostname()),
-		client:   client,
-		retry:    newRetrier(ProviderOpenAI, cfg.Retry, cfg.Timeout, cfg.Logger),
-		log:      log,
+		cfg:   cfg,
+		api:   api,
+		retry: newRetrier(ProviderOpenAI, cfg.Retry, cfg.Timeout, cfg.Logger),
+		log:   log,
 	}
-	o.newTokens = o.azure || strings.EqualFold(u.Hostname(), "api.openai.com")
+	o.newTokens = api.Azure || strings.EqualFold(api.Host, "api.openai.com")
 	o.jsonObject.Store(cfg.ResponseFormat == ResponseFormatJSONObject)
 	return o, nil
 }
 
-// EndpointURL is where an OpenAI-compatible base URL receives chat completions:
-//
-//   - a base whose path ends in /chat/completions is the endpoint itself (Azure OpenAI's
-//     .../openai/deployments/<name>/chat/completions?api-version=...);
-//   - a base whose path ends in /v1 gets /chat/completions (https://api.openai.com/v1,
-//     http://localhost:8000/v1 for vLLM, http://localhost:1234/v1 for LM Studio, Azure's
-//     .../openai/v1);
-//   - any other base gets /v1/chat/completions (http://localhost:11434 for Ollama).
-//
-// The query string is kept.
+// chatAPI is the path of the Chat Completions API (see upstream.OpenAIEndpoint).
+const chatAPI = "/chat/completions"
+
+// EndpointURL is where an OpenAI-compatible base URL receives chat completions (see
+// upstream.OpenAIEndpoint): http://localhost:11434 (Ollama) gets /v1/chat/completions,
+// https://api.openai.com/v1 gets /chat/completions, and an Azure deployment's
+// .../openai/deployments/<name>/chat/completions?api-version=... is the endpoint itself.
 func EndpointURL(base string) (string, error) {
-	u, err := url.Parse(strings.TrimSpace(base))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("chat base URL must be an http or https URL, not %q", base)
-	}
-	p := strings.TrimRight(u.Path, "/")
-	switch {
-	case strings.HasSuffix(p, "/chat/completions"):
-	case strings.HasSuffix(p, "/v1"):
-		p += "/chat/completions"
-	default:
-		p += "/v1/chat/completions"
-	}
-	u.Path, u.RawPath = p, ""
-	return u.String(), nil
+	return upstream.OpenAIEndpoint(base, chatAPI, "chat")
 }
 
 // Provider implements Chat.
@@ -288,23 +262,9 @@ func (o *OpenAI) request(ctx context.Context, req Request, jsonObject bool) (Com
 	if err != nil {
 		return Completion{}, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, o.endpoint, bytes.NewReader(raw))
+	res, err := o.api.Post(ctx, raw)
 	if err != nil {
 		return Completion{}, err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
-	hreq.Header.Set("User-Agent", "agentmem")
-	if o.cfg.APIKey != "" {
-		if o.azure {
-			hreq.Header.Set("api-key", o.cfg.APIKey)
-		} else {
-			hreq.Header.Set("Authorization", "Bearer "+o.cfg.APIKey)
-		}
-	}
-	res, err := o.client.Do(hreq)
-	if err != nil {
-		return Completion{}, upstream.Temporary(upstream.SendError(err), 0)
 	}
 	defer res.Body.Close()
 	if res.StatusCode < 200 || res.StatusCode > 299 {

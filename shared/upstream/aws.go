@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
@@ -43,4 +46,33 @@ func ClassifyAWS(provider string, err error) error {
 		return Temporary(SendError(send.Err), 0)
 	}
 	return fmt.Errorf("%s: %w", provider, err)
+}
+
+// NewBedrock is the Bedrock runtime client of the embeddings and chat clients (what names which
+// in errors). It starts from a copy of given, else from the SDK's default chain (environment,
+// shared files, the Lambda or container role) loaded for region; region, when set, wins over
+// either's, and one is required. The SDK's own retries are off, so that the Retrier alone
+// decides; baseEndpoint, when set, replaces the regional endpoint (a VPC endpoint).
+func NewBedrock(ctx context.Context, given *aws.Config, region, baseEndpoint, what string) (*bedrockruntime.Client, error) {
+	var ac aws.Config
+	if given != nil {
+		ac = given.Copy()
+	} else {
+		var err error
+		if ac, err = awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(region)); err != nil {
+			return nil, fmt.Errorf("%s: load AWS configuration: %w", what, err)
+		}
+	}
+	if region != "" {
+		ac.Region = region
+	}
+	if ac.Region == "" {
+		return nil, errors.New(what + ": AWS_REGION is required")
+	}
+	return bedrockruntime.NewFromConfig(ac, func(o *bedrockruntime.Options) {
+		o.Retryer = aws.NopRetryer{}
+		if baseEndpoint != "" {
+			o.BaseEndpoint = aws.String(baseEndpoint)
+		}
+	}), nil
 }
