@@ -101,15 +101,15 @@ func (s *Store) CommitTurn(ctx context.Context, p CommitParams) (res memory.Comm
 }
 
 // appendSQL creates the session or locks it, takes the next numbers for the new messages and
-// stores them (with their vectors, of model $17, where they have one), in one statement. A
-// message is created at the time given for it ($18, imported histories) or at the commit's
+// stores them (with their vectors, of model @model, where they have one), in one statement. A
+// message is created at the time given for it (@created_at, imported histories) or at the commit's
 // time; the session's activity and every expiry count from the commit's time. A session it
-// creates takes the metadata $19. It stores nothing, and returns no row, when the session
+// creates takes the metadata @session_metadata. It stores nothing, and returns no row, when the session
 // belongs to another agent; another user's session fails it with a row-level security error.
 const appendSQL = `
 with sess as (
   insert into agentmem.sessions as s (id, tenant_id, user_id, agent, last_seq, expires_at, metadata)
-  values ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::float8), coalesce($19::jsonb, '{}'::jsonb))
+  values (@session_id, @tenant_id, @user_id, @agent, @count, now() + make_interval(secs => @ttl_seconds::float8), coalesce(@session_metadata::jsonb, '{}'::jsonb))
   on conflict on constraint sessions_pkey do update
     set last_seq = s.last_seq + excluded.last_seq,
         last_active_at = now(),
@@ -120,13 +120,13 @@ with sess as (
 insert into agentmem.messages (session_id, seq, id, tenant_id, user_id, agent, role, content,
   parts, name, tool_calls, tool_call_id, metadata, token_estimate, expires_at, embedding, embedding_model,
   created_at)
-select $1, sess.last_seq - $5 + m.ord, m.id, $2, $3, $4, m.role, m.content, m.parts::jsonb, m.name,
+select @session_id, sess.last_seq - @count + m.ord, m.id, @tenant_id, @user_id, @agent, m.role, m.content, m.parts::jsonb, m.name,
   m.tool_calls::jsonb, m.tool_call_id, m.metadata::jsonb, m.tokens,
-  now() + make_interval(secs => $6::float8),
-  m.embedding::extensions.vector, case when m.embedding is not null then $17::text end,
+  now() + make_interval(secs => @ttl_seconds::float8),
+  m.embedding::extensions.vector, case when m.embedding is not null then @model::text end,
   coalesce(m.created_at, now())
-from sess, unnest($7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-  $13::text[], $14::int[], $15::text[], $16::text[], $18::timestamptz[])
+from sess, unnest(@ids::text[], @roles::text[], @contents::text[], @names::text[], @tool_calls::text[], @tool_call_ids::text[],
+  @metadata::text[], @tokens::int[], @parts::text[], @embeddings::text[], @created_at::timestamptz[])
   with ordinality as m(id, role, content, name, tool_calls, tool_call_id, metadata, tokens, parts, embedding,
     created_at, ord)
 returning id, seq, created_at`
@@ -175,11 +175,13 @@ func collectNew(msgs []memory.NewMessage, vecs []*string, stored map[string]memo
 	return n
 }
 
-func appendArgs(p CommitParams, n newMessages) []any {
+func appendArgs(p CommitParams, n newMessages) pgx.NamedArgs {
 	sc := p.Scope
-	return []any{p.SessionID, sc.TenantID, sc.UserID, sc.Agent, len(n.ids), p.TTL.Seconds(),
-		n.ids, n.roles, n.contents, n.names, n.toolCalls, n.toolCallIDs, n.metas, n.tokens, n.parts,
-		n.embeds, p.Model, n.times, rawOrNil(p.SessionMetadata)}
+	return pgx.NamedArgs{"session_id": p.SessionID, "tenant_id": sc.TenantID, "user_id": sc.UserID, "agent": sc.Agent,
+		"count": len(n.ids), "ttl_seconds": p.TTL.Seconds(), "ids": n.ids, "roles": n.roles, "contents": n.contents,
+		"names": n.names, "tool_calls": n.toolCalls, "tool_call_ids": n.toolCallIDs, "metadata": n.metas,
+		"tokens": n.tokens, "parts": n.parts, "embeddings": n.embeds, "model": p.Model, "created_at": n.times,
+		"session_metadata": rawOrNil(p.SessionMetadata)}
 }
 
 // turnVectors are the vectors of a turn (CommitParams.MemoryVectors and MessageVectors).
@@ -215,12 +217,12 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors turnVect
 	n := collectNew(p.Messages, vectors.messages, nil)
 	var mems memoryRows
 	err := s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
-		b.Queue(appendSQL, appendArgs(p, n)...).Query(func(rows pgx.Rows) error {
+		b.Queue(appendSQL, appendArgs(p, n)).Query(func(rows pgx.Rows) error {
 			return placeAppended(rows, n, &res)
 		})
 		if len(p.Memories) > 0 {
 			mems = newMemoryRows(p.Memories, vectors.memories)
-			b.Queue(storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, p.Model, mems)...).Query(func(rows pgx.Rows) error {
+			b.Queue(storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, p.Model, mems)).Query(func(rows pgx.Rows) error {
 				facts, err := mems.facts(rows)
 				for _, f := range facts {
 					res.Memories = append(res.Memories, memory.StoredMemory{ID: f.ID})
@@ -307,7 +309,7 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 
 	n := collectNew(p.Messages, vectors.messages, stored)
 	if len(n.ids) > 0 {
-		rows, err := tx.Query(ctx, appendSQL, appendArgs(p, n)...)
+		rows, err := tx.Query(ctx, appendSQL, appendArgs(p, n))
 		if err != nil {
 			return res, fmt.Errorf("insert messages: %w", err)
 		}
@@ -319,7 +321,7 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 	var keys []string
 	if len(p.Memories) > 0 {
 		mems := newMemoryRows(p.Memories, vectors.memories)
-		rows, err := tx.Query(ctx, storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, p.Model, mems)...)
+		rows, err := tx.Query(ctx, storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, p.Model, mems))
 		if err != nil {
 			return res, fmt.Errorf("store memories: %w", err)
 		}
@@ -363,21 +365,22 @@ func keepMessagesArgs(p CommitParams) []any {
 // store_a_memory_without_a_turn, keep_the_better_formed_memory_text). A fact goes into the
 // unexpired memory of its scope holding the same normalised text, which keeps its own text
 // unless the fact's is better formed (agentmem.memory_text_form); else, when it has a vector and
-// $11 is at most 1, into the nearest memory of its scope whose vector (same model and dimension)
-// has a cosine similarity of at least $11 with its own, which takes the fact's text and vector
-// unless the fact's text is less well formed, and the later expiry, and merges its metadata;
-// else into a row of its own. It answers each fact's key, the memory it went to, whether that
-// memory existed before (merged) and whether the merge gave it the fact's text.
-// Concurrent turns of one scope write their facts one after the other (an advisory lock of the
-// scope), so near-duplicates they store at once still end in one memory. With a session ($4),
-// it stores nothing unless the session is the caller's and this agent's, so that a turn refused
-// for its session keeps none of its memories even when both statements share one implicit
-// transaction; with none ($4 null), the fact belongs to no turn.
+// @min_similarity is at most 1, into the nearest memory of its scope whose vector (same model
+// and dimension) has a cosine similarity of at least @min_similarity with its own, which takes
+// the fact's text and vector unless the fact's text is less well formed, and the later expiry,
+// and merges its metadata; else into a row of its own. It answers each fact's key, the memory
+// it went to, whether that memory existed before (merged) and whether the merge gave it the
+// fact's text. Concurrent turns of one scope write their facts one after the other (an
+// advisory lock of the scope), so near-duplicates they store at once still end in one memory.
+// With a session (@session_id), it stores nothing unless the session is the caller's and this
+// agent's, so that a turn refused for its session keeps none of its memories even when both
+// statements share one implicit transaction; with none (@session_id null), the fact belongs to
+// no turn.
 const storeMemoriesSQL = `
-select fact_key, memory_id, merged, content_changed from agentmem.store_memories(p_tenant_id => $1::text, p_user_id => $2::text,
-  p_agent => $3::text, p_session_id => $4::uuid, p_contents => $5::text[], p_keys => $6::text[],
-  p_metadata => $7::text[], p_embeddings => $8::text[], p_model => $9::text,
-  p_ttl_seconds => $10::float8, min_similarity => $11::float8)`
+select fact_key, memory_id, merged, content_changed from agentmem.store_memories(p_tenant_id => @tenant_id::text, p_user_id => @user_id::text,
+  p_agent => @agent::text, p_session_id => @session_id::uuid, p_contents => @contents::text[], p_keys => @keys::text[],
+  p_metadata => @metadata::text[], p_embeddings => @embeddings::text[], p_model => @model::text,
+  p_ttl_seconds => @ttl_seconds::float8, min_similarity => @min_similarity::float8)`
 
 // memoryRows are the memories of one request, one row per fact: repeats of a fact within the
 // request merge their metadata in order, and the last repeat's text wins. Rows are in the order
@@ -417,9 +420,10 @@ func newMemoryRows(mems []memory.NewMemory, vectors []*string) memoryRows {
 // memoryArgs are the arguments of storeMemoriesSQL: the facts r of scope sc, kept for ttl, from
 // a turn of session (a *uuid.UUID; nil for a fact remembered without a turn), their vectors of
 // embedding model model.
-func (s *Store) memoryArgs(sc memory.Scope, session *uuid.UUID, ttl time.Duration, model string, r memoryRows) []any {
-	return []any{sc.TenantID, sc.UserID, sc.Agent, session, r.contents, r.ckeys, r.metas, r.embeds,
-		model, ttl.Seconds(), s.mergeSimilarity}
+func (s *Store) memoryArgs(sc memory.Scope, session *uuid.UUID, ttl time.Duration, model string, r memoryRows) pgx.NamedArgs {
+	return pgx.NamedArgs{"tenant_id": sc.TenantID, "user_id": sc.UserID, "agent": sc.Agent, "session_id": session,
+		"contents": r.contents, "keys": r.ckeys, "metadata": r.metas, "embeddings": r.embeds, "model": model,
+		"ttl_seconds": ttl.Seconds(), "min_similarity": s.mergeSimilarity}
 }
 
 // storedFact is where one fact of a request went: the memory, whether that memory existed

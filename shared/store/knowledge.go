@@ -137,35 +137,35 @@ func (s *Store) DeleteKnowledge(ctx context.Context, tenant, source string) (int
 // statistics, agentmem.knowledge_bm25_hits), vector distance, or both
 // ranks fused by agentmem.rrf_score, as recall's are. The tenant filter is repeated (row-level
 // security applies as well for users) so the indexes serve it. The vector side is
-// agentmem.knowledge_neighbours: exact below the ranking's exact limit ($11), through the model's
+// agentmem.knowledge_neighbours: exact below the ranking's exact limit (@exact_limit), through the model's
 // HNSW index above it.
 const knowledgeSQL = `
 with
 text_hits as (
   select t.id, t.score, row_number() over (order by t.score desc, t.id) as rank
-  from agentmem.knowledge_bm25_hits(p_tenant_id => $2::text,
-         terms => case when $3::text <> 'vector' then agentmem.query_terms($1::text) end, n => $4::int) t
+  from agentmem.knowledge_bm25_hits(p_tenant_id => @tenant_id::text,
+         terms => case when @mode::text <> 'vector' then agentmem.query_terms(@query::text) end, n => @candidates::int) t
 ),
 vector_hits as (
   select v.id, 1 - v.distance as score, row_number() over (order by v.distance, v.id) as rank
-  from agentmem.knowledge_neighbours(p_tenant_id => $2::text,
-         query_embedding => case when $3::text <> 'text' then $5::extensions.vector end,
-         query_model => $10::text, n => $4::int, exact_limit => $11::int) v
+  from agentmem.knowledge_neighbours(p_tenant_id => @tenant_id::text,
+         query_embedding => case when @mode::text <> 'text' then @query_embedding::extensions.vector end,
+         query_model => @query_model::text, n => @candidates::int, exact_limit => @exact_limit::int) v
 ),
 fused as (
   select coalesce(t.id, v.id) as id,
-         case $3::text
+         case @mode::text
            when 'text' then t.score
            when 'vector' then v.score
            else agentmem.rrf_score(text_rank => t.rank, vector_rank => v.rank,
-                  text_weight => $6::float8, vector_weight => $7::float8, rrf_k => $8::int)
+                  text_weight => @text_weight::float8, vector_weight => @vector_weight::float8, rrf_k => @rrf_k::int)
          end as score
   from text_hits t full join vector_hits v on v.id = t.id
 )
 select k.id, k.source, k.chunk_index, k.content, f.score::float8, k.metadata
 from fused f join agentmem.knowledge_chunks k on k.id = f.id
 order by f.score desc, k.id
-limit $9`
+limit @k`
 
 // SearchKnowledge searches a tenant's knowledge base, best first. A user searches under
 // row-level security, which shows only their own tenant's chunks. Only vectors of p.Model
@@ -184,9 +184,10 @@ func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([
 	}
 	var hits []memory.KnowledgeHit
 	search := func(b *pgx.Batch) {
-		b.Queue(knowledgeSQL, p.Query, p.TenantID, p.Mode, candidates(p.K), emb,
-			s.ranking.TextWeight, s.ranking.VectorWeight, s.ranking.RRFK, p.K, p.Model,
-			s.ranking.ExactLimit).Query(func(rows pgx.Rows) error {
+		b.Queue(knowledgeSQL, pgx.NamedArgs{"query": p.Query, "tenant_id": p.TenantID, "mode": p.Mode,
+			"candidates": candidates(p.K), "query_embedding": emb, "text_weight": s.ranking.TextWeight,
+			"vector_weight": s.ranking.VectorWeight, "rrf_k": s.ranking.RRFK, "k": p.K, "query_model": p.Model,
+			"exact_limit": s.ranking.ExactLimit}).Query(func(rows pgx.Rows) error {
 			var err error
 			hits, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (memory.KnowledgeHit, error) {
 				var h memory.KnowledgeHit

@@ -142,11 +142,12 @@ func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error
 	}
 	query, args := recallSQL, s.recallArgs(p)
 	if p.Source != memory.SourceMemories {
-		query, args = recallSourcesSQL, append(args, p.Source, p.Speaker, p.Role, s.ranking.FollowWeight)
+		query = recallSourcesSQL
+		args["source"], args["speaker"], args["role"], args["follow_weight"] = p.Source, p.Speaker, p.Role, s.ranking.FollowWeight
 	}
 	var hits []memory.Hit
 	err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
-		b.Queue(query, args...).Query(func(rows pgx.Rows) error {
+		b.Queue(query, args).Query(func(rows pgx.Rows) error {
 			hits, err = recallHits(rows, p)
 			return err
 		})
@@ -188,28 +189,28 @@ func mmrPool(k int) int { return min(max(4*k, 20), 200) }
 // planned once per connection rather than at every call. The user is filtered explicitly (so
 // the owner index finds the rows) as well as by row-level security.
 const recallSQL = `select id, content, score, metadata, created_at, relevance, embedding::text, shared
-from agentmem.recall_memories(p_query => $1::text, query_embedding => $2::extensions.vector,
-  query_model => $3::text, p_user_id => $4::text, p_tenant_id => $5::text, p_agent => $6::text,
-  p_filter => $7::jsonb, p_mode => $8::text, candidates => $9::int, text_weight => $10::float8,
-  vector_weight => $11::float8, rrf_k => $12::int, min_score => $13::float8, p_k => $14::int,
-  exact_limit => $15::int, with_vectors => $16::boolean, p_since => $17::timestamptz,
-  p_until => $18::timestamptz, min_relevance => $19::float8, vector_baseline => $20::float8,
-  relevance_weight => $21::float8, with_shared => $22::boolean)`
+from agentmem.recall_memories(p_query => @query::text, query_embedding => @query_embedding::extensions.vector,
+  query_model => @query_model::text, p_user_id => @user_id::text, p_tenant_id => @tenant_id::text, p_agent => @agent::text,
+  p_filter => @filter::jsonb, p_mode => @mode::text, candidates => @candidates::int, text_weight => @text_weight::float8,
+  vector_weight => @vector_weight::float8, rrf_k => @rrf_k::int, min_score => @min_score::float8, p_k => @k::int,
+  exact_limit => @exact_limit::int, with_vectors => @with_vectors::boolean, p_since => @since::timestamptz,
+  p_until => @until::timestamptz, min_relevance => @min_relevance::float8, vector_baseline => @vector_baseline::float8,
+  relevance_weight => @relevance_weight::float8, with_shared => @with_shared::boolean)`
 
-// recallSourcesSQL is recallSQL over messages, or memories and messages as one ranking ($23),
+// recallSourcesSQL is recallSQL over messages, or memories and messages as one ranking (@source),
 // with recallSQL's arguments and four more: see the function agentmem.recall_sources (migrations
 // rank_words_by_bm25, credit_vectors_above_baseline and share_memories_within_a_tenant).
 const recallSourcesSQL = `select source, id, session_id, seq, role, name, content, score, metadata, created_at,
   relevance, embedding::text, shared
-from agentmem.recall_sources(p_source => $23::text, p_since => $17::timestamptz, p_until => $18::timestamptz,
-  min_relevance => $19::float8, p_speaker => $24::text, p_role => $25::text, follow_weight => $26::float8, p_query => $1::text,
-  query_embedding => $2::extensions.vector, query_model => $3::text, p_user_id => $4::text,
-  p_tenant_id => $5::text, p_agent => $6::text, p_filter => $7::jsonb, p_mode => $8::text,
-  candidates => $9::int, text_weight => $10::float8, vector_weight => $11::float8, rrf_k => $12::int,
-  min_score => $13::float8, p_k => $14::int, exact_limit => $15::int, with_vectors => $16::boolean,
-  vector_baseline => $20::float8, relevance_weight => $21::float8, with_shared => $22::boolean)`
+from agentmem.recall_sources(p_source => @source::text, p_since => @since::timestamptz, p_until => @until::timestamptz,
+  min_relevance => @min_relevance::float8, p_speaker => @speaker::text, p_role => @role::text, follow_weight => @follow_weight::float8, p_query => @query::text,
+  query_embedding => @query_embedding::extensions.vector, query_model => @query_model::text, p_user_id => @user_id::text,
+  p_tenant_id => @tenant_id::text, p_agent => @agent::text, p_filter => @filter::jsonb, p_mode => @mode::text,
+  candidates => @candidates::int, text_weight => @text_weight::float8, vector_weight => @vector_weight::float8, rrf_k => @rrf_k::int,
+  min_score => @min_score::float8, p_k => @k::int, exact_limit => @exact_limit::int, with_vectors => @with_vectors::boolean,
+  vector_baseline => @vector_baseline::float8, relevance_weight => @relevance_weight::float8, with_shared => @with_shared::boolean)`
 
-func (s *Store) recallArgs(p RecallParams) []any {
+func (s *Store) recallArgs(p RecallParams) pgx.NamedArgs {
 	var emb *string
 	if p.QueryVector != nil {
 		emb = p.QueryVector
@@ -220,9 +221,12 @@ func (s *Store) recallArgs(p RecallParams) []any {
 		cands = max(cands, k)
 	}
 	r := s.ranking
-	return []any{p.Query, emb, p.Model, p.Scope.UserID, p.Scope.TenantID, p.Scope.Agent, string(p.Filter),
-		p.Mode, cands, r.TextWeight, r.VectorWeight, r.RRFK, p.MinScore, k, r.ExactLimit, p.MMRLambda != nil,
-		p.Since, p.Until, p.MinRelevance, p.VectorBaseline, r.RelevanceWeight, p.IncludeShared}
+	return pgx.NamedArgs{"query": p.Query, "query_embedding": emb, "query_model": p.Model, "user_id": p.Scope.UserID,
+		"tenant_id": p.Scope.TenantID, "agent": p.Scope.Agent, "filter": string(p.Filter), "mode": p.Mode,
+		"candidates": cands, "text_weight": r.TextWeight, "vector_weight": r.VectorWeight, "rrf_k": r.RRFK,
+		"min_score": p.MinScore, "k": k, "exact_limit": r.ExactLimit, "with_vectors": p.MMRLambda != nil,
+		"since": p.Since, "until": p.Until, "min_relevance": p.MinRelevance, "vector_baseline": p.VectorBaseline,
+		"relevance_weight": r.RelevanceWeight, "with_shared": p.IncludeShared}
 }
 
 // recallHits reads the rows of recallSQL (or, for a source other than memories, of
