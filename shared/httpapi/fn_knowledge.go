@@ -8,6 +8,11 @@ import (
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
+// Knowledge is the handler of knowledge.
+func (s *Server) Knowledge() http.Handler {
+	return s.handler(function{name: "knowledge", run: (*Server).knowledge})
+}
+
 // knowledge serves the operations on the tenant's knowledge base (see app.KnowledgeOpAllowed):
 // ingest answers 201. A user asking for an operation of service callers gets 403 whatever
 // the rest of the request holds.

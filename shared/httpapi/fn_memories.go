@@ -2,10 +2,16 @@ package httpapi
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 )
+
+// Memories is the handler of memories.
+func (s *Server) Memories() http.Handler {
+	return s.handler(function{name: "memories", run: (*Server).memories})
+}
 
 // memories serves the operations on a user's long-term memories: create (remember a fact
 // without a turn; 201 for a new memory, 200 when it merged into one, Idempotent-Replayed: true

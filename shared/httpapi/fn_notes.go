@@ -2,11 +2,17 @@ package httpapi
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/agentmem/agentmem/shared/app"
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/memory"
 )
+
+// Notes is the handler of notes.
+func (s *Server) Notes() http.Handler {
+	return s.handler(function{name: "notes", run: (*Server).notes})
+}
 
 // notes serves the operations of notes (see app.NotesInput): an edit answers 201 when the
 // agent had no notes for the user before, else 200.

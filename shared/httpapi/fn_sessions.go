@@ -2,9 +2,15 @@ package httpapi
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/agentmem/agentmem/shared/app"
 )
+
+// Sessions is the handler of sessions.
+func (s *Server) Sessions() http.Handler {
+	return s.handler(function{name: "sessions", run: (*Server).sessions})
+}
 
 // sessions serves the operations on a user's sessions: list them, page through one's messages
 // (or the user's across sessions), reset, delete, delete one message, set a title or the

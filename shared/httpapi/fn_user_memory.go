@@ -2,9 +2,15 @@ package httpapi
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/agentmem/agentmem/shared/app"
 )
+
+// UserMemory is the handler of user-memory.
+func (s *Server) UserMemory() http.Handler {
+	return s.handler(function{name: "user-memory", run: (*Server).userMemory})
+}
 
 // userMemory serves the operations of user-memory (see app.UserMemoryInput): set answers 201
 // for a new key, 200 when it replaced a value.

@@ -2,9 +2,15 @@ package httpapi
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/agentmem/agentmem/shared/app"
 )
+
+// UserState is the handler of user-state.
+func (s *Server) UserState() http.Handler {
+	return s.handler(function{name: "user-state", run: (*Server).userState})
+}
 
 // userState serves the operations of user-state (see app.UserStateInput): set answers 201 when
 // the user had no mode, 200 when it replaced one.
