@@ -83,24 +83,8 @@ func cursorAfterSeq(order string, seq int64) string {
 
 // cursorSeqOf reads a cursor of cursorAfterSeq; a cursor of the other order is invalid.
 func cursorSeqOf(f *apierror.Fields, order string, v *string) *int64 {
-	if v == nil {
-		return nil
-	}
-	kind := byte(cursorHistoryOldest)
-	if order == historyNewest {
-		kind = cursorHistoryNewest
-	}
-	b, err := decodeCursor(*v)
-	if err != nil || len(b) != 9 {
-		f.Add("cursor", cursorInvalid)
-		return nil
-	}
-	if b[0] != kind {
-		if b[0] == cursorHistoryNewest || b[0] == cursorHistoryOldest {
-			f.Add("cursor", "belongs to the other order; page with the order it was issued for")
-		} else {
-			f.Add("cursor", cursorInvalid)
-		}
+	b := orderedCursor(f, order, v, cursorHistoryNewest, cursorHistoryOldest, 9)
+	if b == nil {
 		return nil
 	}
 	seq := int64(binary.BigEndian.Uint64(b[1:]))
@@ -109,6 +93,33 @@ func cursorSeqOf(f *apierror.Fields, order string, v *string) *int64 {
 		return nil
 	}
 	return &seq
+}
+
+// orderedCursor is the bytes of cursor v of n bytes that pages a history in order: its first
+// byte is newest's kind or oldest's. It adds the cursor's problem to f and returns nil when v is
+// not such a cursor, or is one of the other order; nil for a nil v too.
+func orderedCursor(f *apierror.Fields, order string, v *string, newest, oldest byte, n int) []byte {
+	if v == nil {
+		return nil
+	}
+	kind := oldest
+	if order == historyNewest {
+		kind = newest
+	}
+	b, err := decodeCursor(*v)
+	if err != nil || len(b) != n {
+		f.Add("cursor", cursorInvalid)
+		return nil
+	}
+	if b[0] != kind {
+		if b[0] == newest || b[0] == oldest {
+			f.Add("cursor", "belongs to the other order; page with the order it was issued for")
+		} else {
+			f.Add("cursor", cursorInvalid)
+		}
+		return nil
+	}
+	return b
 }
 
 // cursorAfterMessage is the cursor after a message of a user's history in order: the kind,
@@ -129,24 +140,8 @@ func cursorAfterMessage(order string, k store.MessageKey) string {
 // cursorMessageOf reads a cursor of cursorAfterMessage; a cursor of the other order, or of a
 // session's history, is invalid.
 func cursorMessageOf(f *apierror.Fields, order string, v *string) *store.MessageKey {
-	if v == nil {
-		return nil
-	}
-	kind := byte(cursorUserOldest)
-	if order == historyNewest {
-		kind = cursorUserNewest
-	}
-	b, err := decodeCursor(*v)
-	if err != nil || len(b) != 33 {
-		f.Add("cursor", cursorInvalid)
-		return nil
-	}
-	if b[0] != kind {
-		if b[0] == cursorUserNewest || b[0] == cursorUserOldest {
-			f.Add("cursor", "belongs to the other order; page with the order it was issued for")
-		} else {
-			f.Add("cursor", cursorInvalid)
-		}
+	b := orderedCursor(f, order, v, cursorUserNewest, cursorUserOldest, 33)
+	if b == nil {
 		return nil
 	}
 	us := int64(binary.BigEndian.Uint64(b[1:9]))
