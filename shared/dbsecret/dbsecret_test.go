@@ -69,8 +69,11 @@ func TestGetenv(t *testing.T) {
 			"as-json":  `{"DATABASE_URL": "postgresql://j:p@db.example:6543/postgres", "other": 1}`,
 			"json-bad": `{"url": "x"}`,
 			"empty":    "",
+			"both": `{"DATABASE_URL": "postgresql://j:p@primary.example:6543/postgres",
+				"DATABASE_READ_URL": "postgresql://j:p@replica.example:6543/postgres"}`,
 		},
-		params: map[string]string{"/agentmem/database-url": "postgresql://s:p@db.example:6543/postgres"},
+		params: map[string]string{"/agentmem/database-url": "postgresql://s:p@db.example:6543/postgres",
+			"/agentmem/read-url": "postgresql://s:p@replica.example:6543/postgres"},
 	}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
@@ -87,16 +90,25 @@ func TestGetenv(t *testing.T) {
 		env          map[string]string
 		want         string // DATABASE_URL after; "" for an error
 		wantErr      string
+		wantRead     string // DATABASE_READ_URL after
 	}{
-		{"nothing set", "", map[string]string{"DATABASE_URL": "postgresql://plain"}, "postgresql://plain", ""},
-		{"secret by ARN, region from it", "", map[string]string{"DATABASE_URL_SECRET": secretARN}, "postgresql://u:p@db.example:6543/postgres", ""},
-		{"secret as JSON", "eu-west-1", map[string]string{"DATABASE_URL_SECRET": "as-json"}, "postgresql://j:p@db.example:6543/postgres", ""},
-		{"parameter", "eu-west-1", map[string]string{"DATABASE_URL_PARAMETER": "/agentmem/database-url"}, "postgresql://s:p@db.example:6543/postgres", ""},
-		{"JSON without the key", "eu-west-1", map[string]string{"DATABASE_URL_SECRET": "json-bad"}, "", "no DATABASE_URL"},
-		{"empty secret", "eu-west-1", map[string]string{"DATABASE_URL_SECRET": "empty"}, "", "no string value"},
-		{"missing secret", "eu-west-1", map[string]string{"DATABASE_URL_SECRET": "nope"}, "", "ResourceNotFoundException"},
-		{"missing parameter", "eu-west-1", map[string]string{"DATABASE_URL_PARAMETER": "/nope"}, "", "ParameterNotFound"},
-		{"two set", "eu-west-1", map[string]string{"DATABASE_URL": "postgresql://x", "DATABASE_URL_SECRET": secretARN}, "", "set one of"},
+		{"nothing set", "", map[string]string{"DATABASE_URL": "postgresql://plain"}, "postgresql://plain", "", ""},
+		{"secret by ARN, region from it", "", map[string]string{"DATABASE_URL_SECRET": secretARN}, "postgresql://u:p@db.example:6543/postgres", "", ""},
+		{"secret as JSON", "eu-west-1", map[string]string{"DATABASE_URL_SECRET": "as-json"}, "postgresql://j:p@db.example:6543/postgres", "", ""},
+		{"parameter", "eu-west-1", map[string]string{"DATABASE_URL_PARAMETER": "/agentmem/database-url"}, "postgresql://s:p@db.example:6543/postgres", "", ""},
+		{"JSON without the key", "eu-west-1", map[string]string{"DATABASE_URL_SECRET": "json-bad"}, "", "no DATABASE_URL", ""},
+		{"empty secret", "eu-west-1", map[string]string{"DATABASE_URL_SECRET": "empty"}, "", "no string value", ""},
+		{"missing secret", "eu-west-1", map[string]string{"DATABASE_URL_SECRET": "nope"}, "", "ResourceNotFoundException", ""},
+		{"missing parameter", "eu-west-1", map[string]string{"DATABASE_URL_PARAMETER": "/nope"}, "", "ParameterNotFound", ""},
+		{"two set", "eu-west-1", map[string]string{"DATABASE_URL": "postgresql://x", "DATABASE_URL_SECRET": secretARN}, "", "set one of", ""},
+		{"both URLs from one JSON secret", "eu-west-1", map[string]string{"DATABASE_URL_SECRET": "both", "DATABASE_READ_URL_SECRET": "both"},
+			"postgresql://j:p@primary.example:6543/postgres", "", "postgresql://j:p@replica.example:6543/postgres"},
+		{"read URL from a parameter", "eu-west-1", map[string]string{"DATABASE_URL": "postgresql://plain", "DATABASE_READ_URL_PARAMETER": "/agentmem/read-url"},
+			"postgresql://plain", "", "postgresql://s:p@replica.example:6543/postgres"},
+		{"read URL without its key in the JSON", "eu-west-1", map[string]string{"DATABASE_URL": "postgresql://plain", "DATABASE_READ_URL_SECRET": "as-json"},
+			"", "no DATABASE_READ_URL", ""},
+		{"read URL set twice", "eu-west-1", map[string]string{"DATABASE_READ_URL": "postgresql://r", "DATABASE_READ_URL_PARAMETER": "/agentmem/read-url"},
+			"", "set one of DATABASE_READ_URL, DATABASE_READ_URL_SECRET", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("AWS_REGION", tc.region)
@@ -119,6 +131,9 @@ func TestGetenv(t *testing.T) {
 			if v := got("DATABASE_URL"); v != tc.want {
 				t.Errorf("DATABASE_URL %q, want %q", v, tc.want)
 			}
+			if v := got("DATABASE_READ_URL"); v != tc.wantRead {
+				t.Errorf("DATABASE_READ_URL %q, want %q", v, tc.wantRead)
+			}
 			if v := got("LOG_LEVEL"); v != "debug" {
 				t.Errorf("other settings changed: LOG_LEVEL %q", v)
 			}
@@ -134,7 +149,7 @@ func TestGetenv(t *testing.T) {
 			t.Errorf("GetParameter without decryption: %v", r)
 		}
 	}
-	if len(fake.requests) != 7 {
-		t.Errorf("%d requests to AWS, want 7 (one per lookup)", len(fake.requests))
+	if len(fake.requests) != 11 {
+		t.Errorf("%d requests to AWS, want 11 (one per lookup)", len(fake.requests))
 	}
 }
