@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/agentmem/agentmem/shared/memory"
 )
 
@@ -77,42 +74,13 @@ const restampLeftSQL = `select exists (select 1 from agentmem.%s
 // p.DefaultRetention, until none is left or p.Deadline passes; more reports rows left then.
 func (s *Store) restamp(ctx context.Context, p SweepParams, res *memory.SweepResult) (more bool, err error) {
 	d := fmt.Sprintf("%d microseconds", p.DefaultRetention.Microseconds())
-	for i, step := range restampSteps {
-		q := fmt.Sprintf(restampSQL, step.table)
-		for {
-			if time.Now().After(p.Deadline) {
-				// More only when something is left, as for the expired rows.
-				err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
-					for _, rest := range restampSteps[i:] {
-						b.Queue(fmt.Sprintf(restampLeftSQL, rest.table), d).QueryRow(func(row pgx.Row) error {
-							var left bool
-							err := row.Scan(&left)
-							more = more || left
-							return err
-						})
-					}
-				})
-				if err != nil {
-					return false, fmt.Errorf("look for rows to re-stamp: %w", err)
-				}
-				return more, nil
-			}
-			var n int64
-			err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
-				b.Queue(q, p.BatchSize, d).Exec(func(tag pgconn.CommandTag) error {
-					n = tag.RowsAffected()
-					return nil
-				})
-			})
-			if err != nil {
-				return false, fmt.Errorf("re-stamp %s: %w", step.table, err)
-			}
-			res.Batches++
-			*step.count(&res.Restamped) += n
-			if n < int64(p.BatchSize) {
-				break
-			}
-		}
+	more, _, err = s.inBatches(ctx, p, res, len(restampSteps),
+		func(i int) (string, []any, *int64) {
+			return fmt.Sprintf(restampSQL, restampSteps[i].table), []any{p.BatchSize, d}, restampSteps[i].count(&res.Restamped)
+		},
+		func(i int) (string, []any) { return fmt.Sprintf(restampLeftSQL, restampSteps[i].table), []any{d} })
+	if err != nil {
+		return false, fmt.Errorf("re-stamp: %w", err)
 	}
-	return false, nil
+	return more, nil
 }

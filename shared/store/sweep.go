@@ -139,48 +139,72 @@ func (s *Store) sweep(ctx context.Context, p SweepParams) (memory.SweepResult, e
 		}
 		res.More = more
 	}
-	for i, step := range sweepSteps {
-		for {
-			if time.Now().After(p.Deadline) {
-				// More only when something is left: a sweep of nothing must not ask for another.
-				err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
-					for _, rest := range sweepSteps[i:] {
-						b.Queue("select exists (select 1 from " + rest.expired + ")").QueryRow(func(row pgx.Row) error {
-							var left bool
-							err := row.Scan(&left)
-							res.More = res.More || left
-							return err
-						})
-					}
-				})
-				if err != nil {
-					return res, fmt.Errorf("look for expired rows: %w", err)
-				}
-				return res, nil
-			}
-			var deleted int64
-			err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
-				b.Queue(step.del, p.BatchSize).Exec(func(tag pgconn.CommandTag) error {
-					deleted = tag.RowsAffected()
-					return nil
-				})
-			})
-			if err != nil {
-				return res, fmt.Errorf("sweep: %w", err)
-			}
-			res.Batches++
-			*step.count(&res.Deleted) += deleted
-			if deleted < int64(p.BatchSize) {
-				break
-			}
-		}
+	more, done, err := s.inBatches(ctx, p, &res, len(sweepSteps),
+		func(i int) (string, []any, *int64) {
+			return sweepSteps[i].del, []any{p.BatchSize}, sweepSteps[i].count(&res.Deleted)
+		},
+		func(i int) (string, []any) { return "select exists (select 1 from " + sweepSteps[i].expired + ")", nil })
+	res.More = res.More || more
+	if err != nil {
+		return res, fmt.Errorf("sweep: %w", err)
 	}
-	more, err := s.capHistories(ctx, p, &res)
+	if !done {
+		return res, nil
+	}
+	more, err = s.capHistories(ctx, p, &res)
 	res.More = res.More || more
 	if err != nil {
 		return res, err
 	}
 	return res, s.foldMessageWords(ctx, p)
+}
+
+// inBatches runs n steps in order, each a statement (step(i): its SQL, arguments and the
+// count its changed rows add to) run in batches, each batch its own transaction, until a batch
+// changes fewer than p.BatchSize rows. When p.Deadline passes first it starts no other batch and
+// asks, in one round trip, whether the steps not finished have rows left (left(i): a query of
+// one boolean): more says so, and done is false. More only when something is left, so that a
+// sweep of nothing never asks for another.
+func (s *Store) inBatches(ctx context.Context, p SweepParams, res *memory.SweepResult, n int,
+	step func(i int) (string, []any, *int64), left func(i int) (string, []any)) (more, done bool, err error) {
+	for i := range n {
+		q, args, count := step(i)
+		for {
+			if time.Now().After(p.Deadline) {
+				err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+					for j := i; j < n; j++ {
+						lq, largs := left(j)
+						b.Queue(lq, largs...).QueryRow(func(row pgx.Row) error {
+							var l bool
+							err := row.Scan(&l)
+							more = more || l
+							return err
+						})
+					}
+				})
+				if err != nil {
+					return false, false, fmt.Errorf("look for rows left: %w", err)
+				}
+				return more, false, nil
+			}
+			var changed int64
+			err := s.batchAsServiceRole(ctx, func(b *pgx.Batch) {
+				b.Queue(q, args...).Exec(func(tag pgconn.CommandTag) error {
+					changed = tag.RowsAffected()
+					return nil
+				})
+			})
+			if err != nil {
+				return false, false, fmt.Errorf("batch: %w", err)
+			}
+			res.Batches++
+			*count += changed
+			if changed < int64(p.BatchSize) {
+				break
+			}
+		}
+	}
+	return false, true, nil
 }
 
 // foldMessageWords counts the messages not yet counted for BM25 (those of scopes that hold
