@@ -282,3 +282,49 @@ func TestSweepCutsABatchThatOutlastsItsTime(t *testing.T) {
 		t.Errorf("the next sweep: %+v, %v; want the 3 messages deleted", res, err)
 	}
 }
+
+// A sweep whose time is up before it starts deletes and re-stamps nothing, and says more only
+// when rows are left to delete or to re-stamp: a sweep of nothing never asks for another.
+func TestSweepOutOfTimeSaysWhatIsLeft(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	ctx := context.Background()
+	admin := storetest.Admin(t, db.URL)
+	st := storetest.Open(t, db)
+	over := func(retention time.Duration) memory.SweepResult {
+		t.Helper()
+		res, err := st.Sweep(ctx, store.SweepParams{BatchSize: 100, Deadline: time.Now().Add(-time.Second), DefaultRetention: retention})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Batches != 0 || res.Deleted != (memory.SweepCounts{}) || res.Restamped != (memory.RestampCounts{}) {
+			t.Errorf("a sweep out of time changed rows: %+v", res)
+		}
+		return res
+	}
+	if res := over(0); res.More {
+		t.Errorf("a sweep of nothing out of time says more: %+v", res)
+	}
+	// A live row stamped under a default retention of a day: nothing to delete, one to
+	// re-stamp when the default is another.
+	if _, err := admin.Exec(ctx, `
+		insert into agentmem.sessions (id, user_id, agent, expires_at, default_retention)
+		values ('00000000-0000-0000-0000-000000000002', 'kept', 'bot', now() + interval '1 day', interval '1 day')`); err != nil {
+		t.Fatal(err)
+	}
+	if res := over(24 * time.Hour); res.More {
+		t.Errorf("nothing to delete or re-stamp, yet more: %+v", res)
+	}
+	if res := over(48 * time.Hour); !res.More {
+		t.Errorf("a row to re-stamp is left, yet no more: %+v", res)
+	}
+	if _, err := admin.Exec(ctx, `
+		insert into agentmem.idempotency_keys (user_id, caller_role, function, key, request_hash, response_status,
+		  response_body, expires_at)
+		values ('gone', 'authenticated', 'commit-turn', 'k', '\x00', 201, '{}', now() - interval '1 minute')`); err != nil {
+		t.Fatal(err)
+	}
+	if res := over(24 * time.Hour); !res.More {
+		t.Errorf("an expired row is left, yet no more: %+v", res)
+	}
+}
