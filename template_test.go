@@ -77,13 +77,9 @@ func TestTemplate(t *testing.T) {
 		t.Errorf("Globals.Function: runtime %q, architectures %v, handler %q, CodeUri %q", g.Runtime, g.Architectures, g.Handler, g.CodeURI)
 	}
 
-	dirs, err := filepath.Glob("functions/*/main.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fns := map[string]bool{}
-	for _, d := range dirs {
-		fns[filepath.Base(filepath.Dir(d))] = true
+	for _, fn := range functionNames(t) {
+		fns[fn] = true
 	}
 	for fn := range fns {
 		t.Run(fn, func(t *testing.T) {
@@ -209,10 +205,7 @@ func TestSamBuildTarget(t *testing.T) {
 // template.yaml's functions, and samconfig.toml asks SAM for no build cache, which it never
 // applies to makefile builds.
 func TestDeployDocFigures(t *testing.T) {
-	dirs, err := filepath.Glob("functions/*/main.go")
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("functions/*/main.go: %v, %v", dirs, err)
-	}
+	dirs := functionNames(t)
 	tmpl, err := os.ReadFile("template.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -406,14 +399,7 @@ func TestReadmeListsEveryFunction(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^- \*\*([a-z-]+)\*\*`).FindAllStringSubmatch(section, -1) {
 		listed = append(listed, m[1])
 	}
-	dirs, err := filepath.Glob("functions/*/main.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fns []string
-	for _, d := range dirs {
-		fns = append(fns, filepath.Base(filepath.Dir(d)))
-	}
+	fns := functionNames(t)
 	slices.Sort(listed)
 	if !slices.Equal(listed, fns) {
 		t.Errorf("README.md's functions %v, functions/ %v", listed, fns)
@@ -432,14 +418,9 @@ func TestScheduledEntries(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &tpl); err != nil {
 		t.Fatal(err)
 	}
-	dirs, err := filepath.Glob("functions/*/main.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var binaries, template []string
-	for _, d := range dirs {
-		fn := filepath.Base(filepath.Dir(d))
-		src, err := os.ReadFile(d)
+	for _, fn := range functionNames(t) {
+		src, err := os.ReadFile(filepath.Join("functions", fn, "main.go"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -457,4 +438,18 @@ func TestScheduledEntries(t *testing.T) {
 	if len(image) == 0 || !slices.Equal(binaries, image) || !slices.Equal(template, image) {
 		t.Errorf("functions with a scheduled entry: binaries %v, container image %v, template.yaml %v", binaries, image, template)
 	}
+}
+
+// functionNames are the functions of functions/<name>/main.go, in name order; none fails t.
+func functionNames(t *testing.T) []string {
+	t.Helper()
+	mains, err := filepath.Glob("functions/*/main.go")
+	if err != nil || len(mains) == 0 {
+		t.Fatalf("functions/*/main.go: %v, %v", mains, err)
+	}
+	names := make([]string, len(mains))
+	for i, m := range mains {
+		names[i] = filepath.Base(filepath.Dir(m))
+	}
+	return names
 }
