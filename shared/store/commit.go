@@ -217,12 +217,12 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors turnVect
 	n := collectNew(p.Messages, vectors.messages, nil)
 	var mems memoryRows
 	err := s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
-		b.Queue(appendSQL, appendArgs(p, n)).Query(func(rows pgx.Rows) error {
+		b.Queue(appendStatement.sql, appendStatement.args(appendArgs(p, n))...).Query(func(rows pgx.Rows) error {
 			return placeAppended(rows, n, &res)
 		})
 		if len(p.Memories) > 0 {
 			mems = newMemoryRows(p.Memories, vectors.memories)
-			b.Queue(storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, p.Model, mems)).Query(func(rows pgx.Rows) error {
+			b.Queue(storeMemoriesStatement.sql, storeMemoriesStatement.args(s.memoryArgs(p.Scope, &p.SessionID, p.TTL, p.Model, mems))...).Query(func(rows pgx.Rows) error {
 				facts, err := mems.facts(rows)
 				for _, f := range facts {
 					res.Memories = append(res.Memories, memory.StoredMemory{ID: f.ID})
@@ -309,7 +309,7 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 
 	n := collectNew(p.Messages, vectors.messages, stored)
 	if len(n.ids) > 0 {
-		rows, err := tx.Query(ctx, appendSQL, appendArgs(p, n))
+		rows, err := tx.Query(ctx, appendStatement.sql, appendStatement.args(appendArgs(p, n))...)
 		if err != nil {
 			return res, fmt.Errorf("insert messages: %w", err)
 		}
@@ -321,7 +321,7 @@ func (s *Store) commit(ctx context.Context, tx pgx.Tx, p CommitParams, vectors t
 	var keys []string
 	if len(p.Memories) > 0 {
 		mems := newMemoryRows(p.Memories, vectors.memories)
-		rows, err := tx.Query(ctx, storeMemoriesSQL, s.memoryArgs(p.Scope, &p.SessionID, p.TTL, p.Model, mems))
+		rows, err := tx.Query(ctx, storeMemoriesStatement.sql, storeMemoriesStatement.args(s.memoryArgs(p.Scope, &p.SessionID, p.TTL, p.Model, mems))...)
 		if err != nil {
 			return res, fmt.Errorf("store memories: %w", err)
 		}

@@ -114,7 +114,7 @@ func (s *Store) GetContext(ctx context.Context, p ContextParams) (memory.Context
 			queueResetPlans(b)
 		}
 		if rp != nil {
-			b.Queue(recallSQL, s.recallArgs(*rp)).Query(func(rows pgx.Rows) error {
+			b.Queue(recallStatement.sql, recallStatement.args(s.recallArgs(*rp))...).Query(func(rows pgx.Rows) error {
 				var err error
 				out.Memories, err = recallHits(rows, *rp)
 				// get-context's memories are as its contract has them: no relevance.

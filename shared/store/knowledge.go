@@ -184,10 +184,10 @@ func (s *Store) SearchKnowledge(ctx context.Context, p KnowledgeSearchParams) ([
 	}
 	var hits []memory.KnowledgeHit
 	search := func(b *pgx.Batch) {
-		b.Queue(knowledgeSQL, pgx.NamedArgs{"query": p.Query, "tenant_id": p.TenantID, "mode": p.Mode,
+		b.Queue(knowledgeStatement.sql, knowledgeStatement.args(pgx.NamedArgs{"query": p.Query, "tenant_id": p.TenantID, "mode": p.Mode,
 			"candidates": candidates(p.K), "query_embedding": emb, "text_weight": s.ranking.TextWeight,
 			"vector_weight": s.ranking.VectorWeight, "rrf_k": s.ranking.RRFK, "k": p.K, "query_model": p.Model,
-			"exact_limit": s.ranking.ExactLimit}).Query(func(rows pgx.Rows) error {
+			"exact_limit": s.ranking.ExactLimit})...).Query(func(rows pgx.Rows) error {
 			var err error
 			hits, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (memory.KnowledgeHit, error) {
 				var h memory.KnowledgeHit

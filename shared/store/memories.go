@@ -412,7 +412,7 @@ func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out mem
 	jobs := s.memoryJobsArgs(p.Scope, rows.ckeys[0])
 	// store stores the fact and its jobs in tx.
 	store := func(tx pgx.Tx) error {
-		r, err := tx.Query(ctx, storeMemoriesSQL, args)
+		r, err := tx.Query(ctx, storeMemoriesStatement.sql, storeMemoriesStatement.args(args)...)
 		if err != nil {
 			return fmt.Errorf("store memory: %w", err)
 		}
@@ -437,7 +437,7 @@ func (s *Store) CreateMemory(ctx context.Context, p CreateMemoryParams) (out mem
 	}
 	if p.Idempotency == nil {
 		err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
-			b.Queue(storeMemoriesSQL, args).Query(read)
+			b.Queue(storeMemoriesStatement.sql, storeMemoriesStatement.args(args)...).Query(read)
 			if jobs != nil {
 				b.Queue(memoryJobsSQL, jobs...)
 			}

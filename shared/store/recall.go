@@ -140,14 +140,14 @@ func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error
 	if err != nil {
 		return nil, err
 	}
-	query, args := recallSQL, s.recallArgs(p)
+	query, args := recallStatement, s.recallArgs(p)
 	if p.Source != memory.SourceMemories {
-		query = recallSourcesSQL
+		query = recallSourcesStatement
 		args["source"], args["speaker"], args["role"], args["follow_weight"] = p.Source, p.Speaker, p.Role, s.ranking.FollowWeight
 	}
 	var hits []memory.Hit
 	err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
-		b.Queue(query, args).Query(func(rows pgx.Rows) error {
+		b.Queue(query.sql, query.args(args)...).Query(func(rows pgx.Rows) error {
 			hits, err = recallHits(rows, p)
 			return err
 		})
