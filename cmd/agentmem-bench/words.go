@@ -111,7 +111,129 @@ func runWords(ctx context.Context, cfg Config, db *benchDB, sz bench.Sizes) (*be
 	}
 	r.Queries = queries
 	r.Text, r.Hybrid, r.ExactText, r.ExactHybrid = ph[0], ph[1], ph[2], ph[3]
-	return r, nil
+	return r, talkRecall(ctx, stores[0], emb, min(wordsQueries, sz.Queries), r)
+}
+
+// talkRecall asks the talk user the questions of its conversations (up to queries, after
+// wordsWarmup unmeasured ones) in text, vector and hybrid mode, in turn, and records the
+// phases in r.
+func talkRecall(ctx context.Context, st *store.Store, emb embedding.Embedder, queries int, r *bench.RecallWords) error {
+	var questions []string
+	for _, c := range bench.TalkConversations() {
+		for _, s := range c.Sessions {
+			r.TalkMessages += len(s.Turns)
+		}
+		for _, q := range c.Questions {
+			questions = append(questions, q.Text)
+		}
+	}
+	// Every conversation's questions in turn, not the first conversation's alone.
+	rq := bench.Stream(bench.StreamTalk)
+	for i := len(questions) - 1; i > 0; i-- {
+		j := rq.Int(i + 1)
+		questions[i], questions[j] = questions[j], questions[i]
+	}
+	questions = questions[:min(len(questions), wordsWarmup+queries)]
+	modes := []string{memory.ModeText, memory.ModeVector, memory.ModeHybrid}
+	scope := memory.Scope{UserID: bench.TalkUserID.String(), Agent: benchAgent}
+	lat := make([][]time.Duration, len(modes))
+	elapsed := make([]time.Duration, len(modes))
+	errs := make([]int, len(modes))
+	first := make([]string, len(modes))
+	for i, q := range questions {
+		for k := range modes {
+			n := (i + k) % len(modes) // each mode first as often as the others
+			t := time.Now()
+			p, err := withQuery(ctx, emb, store.RecallParams{Scope: scope, Source: memory.SourceMessages, Query: q, K: recallK, Mode: modes[n]})
+			if err == nil {
+				_, err = st.Recall(ctx, p)
+			}
+			d := time.Since(t)
+			if i < wordsWarmup {
+				continue
+			}
+			elapsed[n] += d
+			if err != nil {
+				errs[n]++
+				if first[n] == "" {
+					first[n] = err.Error()
+				}
+				continue
+			}
+			lat[n] = append(lat[n], d)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	r.TalkQueries = max(len(questions)-wordsWarmup, 0)
+	r.TalkText = phase(1, r.TalkQueries, errs[0], first[0], elapsed[0], lat[0])
+	r.TalkVector = phase(1, r.TalkQueries, errs[1], first[1], elapsed[1], lat[1])
+	r.TalkHybrid = phase(1, r.TalkQueries, errs[2], first[2], elapsed[2], lat[2])
+	return nil
+}
+
+// loadTalk copies the talk user's conversations (bench.TalkConversations) with their vectors:
+// a session per conversation's session, its turns in order, dated that day a minute apart,
+// each speaker by name, the first speaker's turns as the user's.
+func loadTalk(ctx context.Context, conn *pgx.Conn, emb embedding.Hash, expires time.Time) error {
+	type turn struct {
+		session uuid.UUID
+		seq     int
+		role    string
+		name    string
+		text    string
+		at      time.Time
+	}
+	var turns []turn
+	var sessions [][]any
+	for c, conv := range bench.TalkConversations() {
+		for s, sess := range conv.Sessions {
+			day, err := time.Parse(time.DateOnly, sess.Date)
+			if err != nil {
+				return err
+			}
+			id := bench.TalkSessionID(c, s)
+			sessions = append(sessions, []any{id, bench.TalkUserID, int64(len(sess.Turns)), "", benchAgent, day,
+				day.Add(time.Duration(len(sess.Turns)) * time.Minute), expires})
+			for t, tr := range sess.Turns {
+				role := memory.RoleUser
+				if tr.Speaker == 1 {
+					role = memory.RoleAssistant
+				}
+				turns = append(turns, turn{id, t + 1, role, conv.Speakers[tr.Speaker], tr.Text, day.Add(time.Duration(t) * time.Minute)})
+			}
+		}
+	}
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"agentmem", "sessions"},
+		[]string{"id", "user_id", "last_seq", "tenant_id", "agent", "created_at", "last_active_at", "expires_at"},
+		pgx.CopyFromRows(sessions)); err != nil {
+		return fmt.Errorf("copy the talk user's sessions: %w", err)
+	}
+	texts := make([]string, len(turns))
+	for i, t := range turns {
+		texts[i] = t.text
+	}
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	i := 0
+	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"agentmem", "messages"},
+		[]string{"session_id", "seq", "id", "tenant_id", "user_id", "agent", "role", "name", "content", "token_estimate",
+			"created_at", "expires_at", "embedding", "embedding_model"},
+		pgx.CopyFromFunc(func() ([]any, error) {
+			if i >= len(turns) {
+				return nil, nil
+			}
+			t := turns[i]
+			i++
+			return []any{t.session, int64(t.seq), uuid.New(), "", bench.TalkUserID, benchAgent, t.role, t.name, t.text,
+				int32(memory.EstimateTokens(t.text, nil, nil, nil)), t.at, expires, pgvector.NewVector(vecs[i-1]), emb.Model()}, nil
+		})); err != nil {
+		return fmt.Errorf("copy the talk user's messages: %w", err)
+	}
+	return nil
 }
 
 // loadWords loads the words workload's rows with COPY: the user's messages in sessions of
@@ -222,6 +344,9 @@ func loadWords(ctx context.Context, db *benchDB, emb embedding.Hash, user []benc
 			return row, nil
 		})); err != nil {
 		return fmt.Errorf("copy memories: %w", err)
+	}
+	if err := loadTalk(ctx, conn, emb, expires); err != nil {
+		return err
 	}
 	if _, err := conn.Exec(ctx, "set maintenance_work_mem = '1GB'"); err != nil {
 		return err

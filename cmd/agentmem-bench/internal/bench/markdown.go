@@ -168,6 +168,13 @@ func Markdown(r *Results, charts []string) string {
 		phaseRow("store", "hybrid, index-served (default exact limit)", v.Hybrid)
 		phaseRow("store", "text, exact (limit above the user's messages)", v.ExactText)
 		phaseRow("store", "hybrid, exact (limit above the user's messages)", v.ExactHybrid)
+		if v.TalkMessages > 0 {
+			p("\nA user of %d messages of natural conversation (the labelled conversations and as many more), in the same tables, "+
+				"asked %d of their questions (default exact limit):\n\n%s", v.TalkMessages, v.TalkQueries, phaseHeader)
+			phaseRow("store", "text", v.TalkText)
+			phaseRow("store", "vector", v.TalkVector)
+			phaseRow("store", "hybrid (default)", v.TalkHybrid)
+		}
 		p("\n")
 	}
 	if s := w.W4; s != nil {

@@ -254,6 +254,14 @@ type RecallWords struct {
 	Hybrid        Phase   `json:"hybrid"`
 	ExactText     Phase   `json:"exact_text"`
 	ExactHybrid   Phase   `json:"exact_hybrid"`
+	// The talk user holds TalkMessages messages of natural conversation (TalkConversations)
+	// in the same tables, and is asked TalkQueries of their labelled questions in each mode,
+	// with the default exact limit; the three asked in turn, question by question.
+	TalkMessages int   `json:"talk_messages"`
+	TalkQueries  int   `json:"talk_queries"`
+	TalkText     Phase `json:"talk_text"`
+	TalkVector   Phase `json:"talk_vector"`
+	TalkHybrid   Phase `json:"talk_hybrid"`
 }
 
 // SourcePhases are one mode's phases, one per source.

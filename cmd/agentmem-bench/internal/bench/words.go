@@ -93,3 +93,23 @@ func WordsQuery(r *Rand, msgs []WordsMessage) string {
 	}
 	return fmt.Sprintf("What did %s say to %s about %s and %s?", WordsSpeakerA, WordsSpeakerB, Vocab[m.Words[a]], Vocab[m.Words[b]])
 }
+
+// StreamTalk draws the conversations the words workload's talk user holds beyond the
+// labelled set's (stream 12, seed 54).
+const StreamTalk = 12
+
+// TalkUserID is the words workload's user of natural conversation:
+// 00000000-0000-4000-f300-000000000001.
+var TalkUserID = uuid.MustParse("00000000-0000-4000-f300-000000000001")
+
+// TalkSessionID is session s of conversation c of the talk user.
+func TalkSessionID(c, s int) uuid.UUID {
+	return uuid.MustParse(fmt.Sprintf("00000000-0000-4000-f400-%06d%06d", c, s))
+}
+
+// TalkConversations are the talk user's conversations: the labelled set's and as many again
+// drawn from StreamTalk (the same pairs of people, other facts and sessions), about 7,000
+// turns in all. Each keeps its questions, so the user is asked what a person would ask.
+func TalkConversations() []Conversation {
+	return append(append([]Conversation(nil), Conversations()...), generateConversations(Stream(StreamTalk))...)
+}
