@@ -795,25 +795,57 @@ AS $function$
 declare
   folded integer;
 begin
+  if p_user_id is not null then
+    with batch as (
+      delete from agentmem.message_words_pending p
+      using (
+        select q.session_id, q.seq from agentmem.message_words_pending q
+        where q.user_id = p_user_id and q.tenant_id = p_tenant_id and q.agent = p_agent
+        order by q.session_id, q.seq
+        limit max_rows
+        for update skip locked
+      ) l
+      where p.user_id = p_user_id and p.tenant_id = p_tenant_id and p.agent = p_agent
+        and p.session_id = l.session_id and p.seq = l.seq
+      returning p.session_id, p.seq
+    ),
+    rows as (
+      select m.fts from batch b
+        join agentmem.messages m on m.user_id = p_user_id and m.session_id = b.session_id and m.seq = b.seq
+    ),
+    counted as (
+      insert into agentmem.message_words as w (user_id, tenant_id, agent, lexeme, docs, length)
+      select p_user_id, p_tenant_id, p_agent, c.lexeme, c.docs, c.length from (
+        select u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
+        from rows r, pg_catalog.unnest(pg_catalog.tsvector_to_array(r.fts)) u(lexeme)
+        group by 1
+        union all
+        select '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(r.fts))
+        from rows r
+        having pg_catalog.count(*) > 0) c
+      order by c.lexeme
+      on conflict (user_id, tenant_id, agent, lexeme) do update
+        set docs = w.docs + excluded.docs, length = w.length + excluded.length
+      returning 1
+    )
+    select pg_catalog.count(*) into folded from batch;
+    return folded;
+  end if;
   with batch as (
     delete from agentmem.message_words_pending p
     using (
       select q.user_id, q.tenant_id, q.agent, q.session_id, q.seq from agentmem.message_words_pending q
-      where p_user_id is null
-         or (q.user_id = p_user_id and q.tenant_id = p_tenant_id and q.agent = p_agent)
       order by 1, 2, 3, 4, 5
       limit max_rows
       for update skip locked
     ) l
-    where (p_user_id is null or p.user_id = p_user_id)
-      and p.user_id = l.user_id and p.tenant_id = l.tenant_id and p.agent = l.agent
+    where p.user_id = l.user_id and p.tenant_id = l.tenant_id and p.agent = l.agent
       and p.session_id = l.session_id and p.seq = l.seq
     returning p.user_id, p.tenant_id, p.agent, p.session_id, p.seq
   ),
   rows as (
     select b.user_id, b.tenant_id, b.agent, m.fts
     from batch b join agentmem.messages m on m.user_id = b.user_id and m.session_id = b.session_id and m.seq = b.seq
-      and (p_user_id is null or m.user_id = p_user_id)
   ),
   counted as (
     insert into agentmem.message_words as w (user_id, tenant_id, agent, lexeme, docs, length)
@@ -1295,14 +1327,22 @@ begin
       from near x join agentmem.messages m on m.session_id = x.session_id and m.seq = x.seq
       where m.user_id = p_user_id and m.tenant_id = p_tenant_id and (p_agent = '' or m.agent = p_agent)
         and m.expires_at > pg_catalog.now() and m.fts operator(pg_catalog.@@) q
+    ),
+    -- each row beside the turns just before (b) and after (a) it, when they were scored
+    paired as (
+      select s.session_id, s.seq, s.dist, s.question, s.eligible, s.bm25,
+             case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.question) over w end as b_question,
+             case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.bm25) over w end as b_bm25,
+             case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.question) over w end as a_question,
+             case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.bm25) over w end as a_bm25
+      from scored s
+      window w as (partition by s.session_id order by s.seq)
     )
     select s.session_id, s.seq,
-           (s.bm25 + follow_weight * (case when b.question then b.bm25 else 0 end
-                            + case when not s.question and not a.question then a.bm25 else 0 end))::float8,
+           (s.bm25 + follow_weight * (case when s.b_question then s.b_bm25 else 0 end
+                            + case when not s.question and not s.a_question then s.a_bm25 else 0 end))::float8,
            least(1, s.bm25 / best)::float8
-    from scored s
-      left join scored b on b.session_id = s.session_id and b.seq = s.seq - 1
-      left join scored a on a.session_id = s.session_id and a.seq = s.seq + 1
+    from paired s
     where s.eligible and s.dist < greatest(reach, 1)
     order by 3 desc, s.session_id, s.seq
     limit n;

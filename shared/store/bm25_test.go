@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
 )
 
 // bm25 is the score of one document for a query, as the functions compute it: each query
@@ -195,5 +197,79 @@ func TestRecallFindsASpeakerByName(t *testing.T) {
 	}
 	if len(hits) == 0 || hits[0].Content != "The violin, and a little clarinet on weekends" {
 		t.Fatalf("hits %v, want Melanie's message first", contents(hits))
+	}
+}
+
+// The answering-turn credit is, for every hit, its own BM25 score plus FollowWeight times the
+// score of the turn just before it when that turn is a question, and of the turn just after it
+// when neither is a question: nothing from a turn two away, another session's turn, or a turn
+// that does not match. It is checked against the scores without credit on a conversation
+// where most turns match the question, as the exact path and the index-served path rank it.
+func TestAnsweringTurnCreditIsTheNeighboursScore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, limit := range []int{10000, 2} {
+		t.Run(fmt.Sprintf("exact limit %d", limit), func(t *testing.T) {
+			t.Parallel()
+			plain := newRankEnv(t, store.Ranking{FollowWeight: -1, ExactLimit: limit})
+			credited := storetest.OpenURL(t, plain.url, storetest.MaxConns(2), storetest.Ranking(store.Ranking{FollowWeight: 0.5, ExactLimit: limit}))
+			sc := memory.Scope{UserID: "user_credit", Agent: "chat"}
+			sessions := []uuid.UUID{uuid.New(), uuid.New()}
+			turns := [][]string{
+				{"Did Mia ever play the cello?", "Yes, Mia played the cello for years.", "The cello was old.",
+					"Mia sold the cello last spring.", "Why did Mia sell the cello?", "Mia wanted a piano instead.",
+					"Nice weather today.", "Mia loves the cello still."},
+				{"Mia said the cello needs strings.", "Where does Mia buy cello strings?", "A shop near Mia's school sells cello strings.",
+					"Good to know.", "Mia plays the cello on Fridays."},
+			}
+			for s, texts := range turns {
+				var msgs []memory.NewMessage
+				for i, text := range texts {
+					role := memory.RoleUser
+					if i%2 == 1 {
+						role = memory.RoleAssistant
+					}
+					msgs = append(msgs, msg(role, text))
+				}
+				commitMessages(t, plain.st, sc, sessions[s], msgs)
+			}
+			p := store.RecallParams{Scope: sc, Source: memory.SourceMessages, Query: "Does Mia play the cello?", Mode: memory.ModeText, K: 20}
+			base, err := recall(plain.st, ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := recall(credited, ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type at struct {
+				session string
+				seq     int64
+			}
+			score := map[at]float64{}
+			question := map[at]bool{}
+			for _, h := range base {
+				k := at{h.SessionID.String(), *h.Seq}
+				score[k] = h.Score
+				question[k] = strings.HasSuffix(h.Content, "?")
+			}
+			if len(base) < 10 || len(got) != len(base) {
+				t.Fatalf("%d hits without credit and %d with it, want the same number, at least 10", len(base), len(got))
+			}
+			for _, h := range got {
+				k := at{h.SessionID.String(), *h.Seq}
+				want := score[k]
+				before, after := at{k.session, k.seq - 1}, at{k.session, k.seq + 1}
+				if question[before] {
+					want += 0.5 * score[before]
+				}
+				if _, ok := score[after]; ok && !question[k] && !question[after] {
+					want += 0.5 * score[after]
+				}
+				if math.Abs(h.Score-want) > 1e-9 {
+					t.Errorf("%q: score %.9f, want %.9f (its own %.9f and its neighbours')", h.Content, h.Score, want, score[k])
+				}
+			}
+		})
 	}
 }
