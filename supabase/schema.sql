@@ -1233,6 +1233,9 @@ declare
   -- the words held by more than a twentieth of the scope, and the most they can add
   rare text[];
   common_bound double precision := 0;
+  -- how many messages hold a rare word, and any word (sums of the words' counts: bounds)
+  rare_docs double precision := 0;
+  all_docs double precision := 0;
   tqs tsquery[];
   tqas tsquery[];
   i integer;
@@ -1255,11 +1258,13 @@ begin
     best := best + pg_catalog.ln(1 + (docs - dfs[i] + 0.5) / (dfs[i] + 0.5)) * 2.2;
     tqs := tqs || pg_catalog.quote_literal(terms[i])::tsquery;
     tqas := tqas || (pg_catalog.quote_literal(terms[i]) || ':A')::tsquery;
+    all_docs := all_docs + dfs[i];
     if dfs[i] > docs / 20 then
       -- tf 1 in the name (3) of a message of length 0: 3 x 2.2 / (3 + 1.2 x 0.25) = 2
       common_bound := common_bound + idfs[i] * 2;
     elsif dfs[i] > 0 then
       rare := rare || terms[i];
+      rare_docs := rare_docs + dfs[i];
     end if;
   end loop;
   best := greatest(best, 1e-9);
@@ -1267,7 +1272,10 @@ begin
   -- common words, and the credit of each neighbour, no more than that
   common_bound := common_bound * (1 + 2 * greatest(follow_weight, 0));
 
-  if rare is not null and common_bound > 0 then
+  -- the rare words' messages first, when they and the neighbours they reach are fewer than the
+  -- messages of all the words: else scoring them first cannot save work, only add a pass
+  if rare is not null and common_bound > 0
+     and rare_docs * (case when follow_weight > 0 then 5 else 1 end) < all_docs then
     return query
       with hits as (select * from agentmem.message_bm25_scored(
         p_user_id, p_tenant_id, p_agent, p_filter, p_speaker, p_role, p_since, p_until,

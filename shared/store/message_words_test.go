@@ -228,6 +228,70 @@ func TestMessageBM25PruningKeepsTheExactAnswer(t *testing.T) {
 	}
 }
 
+// The rare words' messages are scored first only when they, with the neighbours they reach,
+// are fewer than the messages of all the question's words: else that pass could not save work.
+// Counted with the calls of agentmem.message_bm25_scored in the transaction: one pass, or two
+// when the first could not prove its answer.
+func TestMessageBM25ScoresRareWordsFirstOnlyWhenItPays(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	sc := memory.Scope{UserID: uuid.NewString(), Agent: "chat"}
+	var msgs []memory.NewMessage
+	for i := 0; i < 200; i++ {
+		text := fmt.Sprintf("Day %d was quiet", i)
+		switch {
+		case i%4 == 0:
+			text = fmt.Sprintf("The weather on day %d was grey", i)
+		case i%33 == 1:
+			text = fmt.Sprintf("I practised the clarinet on day %d", i)
+		case i%33 == 2:
+			text = fmt.Sprintf("We took the kayak out on day %d", i)
+		case i%33 == 3:
+			text = fmt.Sprintf("She tuned her violin on day %d", i)
+		}
+		msgs = append(msgs, msg([]string{memory.RoleUser, memory.RoleAssistant}[i%2], text))
+	}
+	commitMessages(t, e.st, sc, uuid.New(), msgs)
+	if _, err := e.conn.Exec(ctx, "set track_functions = 'pl'"); err != nil {
+		t.Fatal(err)
+	}
+	passes := func(query string) (n int64, hits int) {
+		t.Helper()
+		// the session's calls not yet reported count too: the difference is this query's
+		const calls = `select coalesce(pg_stat_get_xact_function_calls('agentmem.message_bm25_scored'::regproc), 0)`
+		err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": sc.UserID}, func(tx pgx.Tx) error {
+			var before int64
+			if err := tx.QueryRow(ctx, calls).Scan(&before); err != nil {
+				return err
+			}
+			if err := tx.QueryRow(ctx, `select count(*) from agentmem.message_bm25_hits($1, '', 'chat', '{}', '', '', null, null,
+				agentmem.query_terms($2), 3, false, 0.5)`, sc.UserID, query).Scan(&hits); err != nil {
+				return err
+			}
+			if err := tx.QueryRow(ctx, calls).Scan(&n); err != nil {
+				return err
+			}
+			n -= before
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, hits
+	}
+	// weather: 50 messages; clarinet, kayak and violin: 6 each, 18 in all, 90 with their
+	// neighbours, more than the 68 of any word.
+	if n, hits := passes("weather clarinet kayak violin"); n != 1 || hits != 3 {
+		t.Errorf("weather and three rare words: %d passes and %d hits, want one pass and 3 hits", n, hits)
+	}
+	// clarinet: 6 messages, 30 with their neighbours, fewer than the 56 of either word; its
+	// messages score below what weather could add, so the first pass cannot prove its top 3.
+	if n, hits := passes("weather clarinet"); n != 2 || hits != 3 {
+		t.Errorf("weather and one rare word: %d passes and %d hits, want two passes and 3 hits", n, hits)
+	}
+}
+
 // A commit counts nothing itself: its messages wait in agentmem.message_words_pending until their
 // scope holds the threshold's number, when a commit counts them all; BM25 reads the pending
 // messages as if they were counted, so its answer is the same before and after a count, and
