@@ -799,13 +799,17 @@ begin
     with batch as (
       delete from agentmem.message_words_pending p
       using (
-        select q.session_id, q.seq from agentmem.message_words_pending q
-        where q.user_id = p_user_id and q.tenant_id = p_tenant_id and q.agent = p_agent
+        -- a trigger passes the user's id in its column's collation ("C"), which every text
+        -- parameter then takes: tenant and agent are compared in the index's
+        select q.user_id, q.tenant_id, q.agent, q.session_id, q.seq from agentmem.message_words_pending q
+        where q.user_id = p_user_id and q.tenant_id = p_tenant_id collate "default" and q.agent = p_agent collate "default"
         order by q.session_id, q.seq
         limit max_rows
         for update skip locked
       ) l
-      where p.user_id = p_user_id and p.tenant_id = p_tenant_id and p.agent = p_agent
+      -- joined on the whole key: each pending row one index probe
+      where p.user_id = p_user_id
+        and p.user_id = l.user_id and p.tenant_id = l.tenant_id and p.agent = l.agent
         and p.session_id = l.session_id and p.seq = l.seq
       returning p.session_id, p.seq
     ),

@@ -216,12 +216,22 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors turnVect
 	res := newResult(p)
 	n := collectNew(p.Messages, vectors.messages, nil)
 	var mems memoryRows
-	err := s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
+	if len(p.Memories) > 0 {
+		mems = newMemoryRows(p.Memories, vectors.memories)
+	}
+	jobs := s.turnJobs(p, len(n.ids), mems.ckeys)
+	more := len(p.Memories) > 0 || jobs != nil || p.KeepMessages != nil
+	// The append has one plan whatever the values (the session's key, the messages' rows), and
+	// PostgreSQL, left to choose, planned it at every commit on a large table: it runs on its
+	// generic plan, and the statements after it on the plans the connection's settings choose.
+	err := s.batchInScopeGeneric(ctx, p.Scope, true, func(b *pgx.Batch, generic bool) {
 		b.Queue(appendStatement.sql, appendStatement.args(appendArgs(p, n))...).Query(func(rows pgx.Rows) error {
 			return placeAppended(rows, n, &res)
 		})
+		if generic && more {
+			queueResetPlans(b)
+		}
 		if len(p.Memories) > 0 {
-			mems = newMemoryRows(p.Memories, vectors.memories)
 			b.Queue(storeMemoriesStatement.sql, storeMemoriesStatement.args(s.memoryArgs(p.Scope, &p.SessionID, p.TTL, p.Model, mems))...).Query(func(rows pgx.Rows) error {
 				facts, err := mems.facts(rows)
 				for _, f := range facts {
@@ -230,8 +240,8 @@ func (s *Store) appendTurn(ctx context.Context, p CommitParams, vectors turnVect
 				return err
 			})
 		}
-		if args := s.turnJobs(p, len(n.ids), mems.ckeys); args != nil {
-			b.Queue(turnJobsSQL, args...)
+		if jobs != nil {
+			b.Queue(turnJobsSQL, jobs...)
 		}
 		if p.KeepMessages != nil {
 			b.Queue(setKeepMessagesSQL, keepMessagesArgs(p)...)

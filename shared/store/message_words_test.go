@@ -453,11 +453,28 @@ func TestMessageWordsChangeByTheirOwnWords(t *testing.T) {
 		}
 	}
 	exec(`insert into agentmem.sessions (id, user_id, agent, expires_at) values ($1, 'user_big', 'chat', now() + interval '1 day')`, sid)
+	indexPages := func(index string) int64 {
+		t.Helper()
+		var n int64
+		// Each partition's too, where the table is partitioned by user.
+		if err := tx.QueryRow(ctx, `select coalesce(sum(pg_stat_get_xact_blocks_fetched(t.relid)), 0) from (
+			select $1::regclass as relid union select relid from pg_partition_tree($1::regclass)) t`, index).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := indexPages("agentmem.message_words_pending_pkey")
 	// Each message has a word of its own (its number), so the scope holds some 3,000 words,
 	// all counted: the threshold is passed in the statement.
 	exec(`insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
 		select $1, g, gen_random_uuid(), 'user_big', 'chat', 'user', 'note ' || g, 2, now() + interval '1 day'
 		from generate_series(1, $2::int) g`, sid, words)
+	// The fold found each pending message through the whole key: a few index pages each (about
+	// 12,000 pages for 3,000), not a walk over the scope's pending rows for each (43,000 when
+	// tenant and agent could not bound the probe).
+	if n := indexPages("agentmem.message_words_pending_pkey") - before; n > 7*words {
+		t.Errorf("counting %d messages read %d pages of the pending rows' index, want %d or fewer", words, n, 7*words)
+	}
 	var pending, counted int
 	if err := tx.QueryRow(ctx, `select (select count(*) from agentmem.message_words_pending),
 		(select count(*) from agentmem.message_words where user_id = 'user_big')`).Scan(&pending, &counted); err != nil {

@@ -216,3 +216,40 @@ func TestSessionHistoryPagesRunGenericPlansFromTheCursor(t *testing.T) {
 		}
 	}
 }
+
+// A commit's append (the session's upsert and the messages' insert, one statement) runs the
+// generic plan prepared once on the connection: it has one plan whatever the values, and left
+// to choose PostgreSQL planned it again at every commit (about a twentieth of the server's CPU
+// with 8 clients). The statement after it in the batch (the turn's memories) is planned as the
+// connection's settings choose, and the connection's plan_cache_mode is unchanged.
+func TestCommitAppendsOnItsGenericPlan(t *testing.T) {
+	ctx := context.Background()
+	s := openPreparing(t)
+	before := planCacheMode(t, s)
+	sc := memory.Scope{UserID: uuid.NewString(), Agent: "default"}
+	sid := uuid.New()
+	for i := range 12 {
+		p := CommitParams{Scope: sc, SessionID: sid, TTL: time.Hour,
+			Messages: []memory.NewMessage{{Role: "user", Content: fmt.Sprintf("turn %d", i)}, {Role: "assistant", Content: "noted"}}}
+		if i%2 == 1 {
+			fact := fmt.Sprintf("likes tea number %d", i)
+			p.Memories, p.MemoryVectors, p.Model = []memory.NewMemory{{Content: fact}}, []*string{literal(t, fact)}, embedding.Hash{}.Model()
+		}
+		res, _, err := s.CommitTurn(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Messages) != 2 || res.Messages[1].Seq != int64(2*i+2) || len(res.Memories) != i%2 {
+			t.Fatalf("commit %d stored %v and %d memories", i, res.Messages, len(res.Memories))
+		}
+	}
+	if g, c := plansOf(t, s, appendStatement.sql); g != 12 || c != 0 {
+		t.Errorf("the append ran %d generic and %d custom plans, want 12 generic", g, c)
+	}
+	if g, c := plansOf(t, s, storeMemoriesStatement.sql); c < 5 {
+		t.Errorf("the memories after it ran %d generic and %d custom plans, want at least 5 custom", g, c)
+	}
+	if after := planCacheMode(t, s); after != before {
+		t.Errorf("plan_cache_mode of the connection is %q after commits, was %q", after, before)
+	}
+}
