@@ -70,44 +70,20 @@ func runWords(ctx context.Context, cfg Config, db *benchDB, sz bench.Sizes) (*be
 		mode string
 	}
 	configs := []config{{stores[0], memory.ModeText}, {stores[0], memory.ModeHybrid}, {stores[1], memory.ModeText}, {stores[1], memory.ModeHybrid}}
-	lat := make([][]time.Duration, len(configs))
-	elapsed := make([]time.Duration, len(configs))
-	errs := make([]int, len(configs))
-	first := make([]string, len(configs))
-	for i, q := range questions {
-		for k := range configs {
-			c := configs[(i+k)%len(configs)] // each configuration first as often as the others
-			n := (i + k) % len(configs)
-			t := time.Now()
-			p, err := withQuery(ctx, emb, store.RecallParams{Scope: scope, Source: memory.SourceMessages, Query: q, K: recallK, Mode: c.mode})
-			if err == nil {
-				var hits []memory.Hit
-				hits, err = c.st.Recall(ctx, p)
-				if err == nil && len(hits) == 0 {
-					err = fmt.Errorf("no hit for %q", q)
-				}
-			}
-			d := time.Since(t)
-			if i < wordsWarmup {
-				continue
-			}
-			elapsed[n] += d
-			if err != nil {
-				errs[n]++
-				if first[n] == "" {
-					first[n] = err.Error()
-				}
-				continue
-			}
-			lat[n] = append(lat[n], d)
+	ph, err := askInTurn(ctx, questions, len(configs), func(q string, n int) error {
+		c := configs[n]
+		p, err := withQuery(ctx, emb, store.RecallParams{Scope: scope, Source: memory.SourceMessages, Query: q, K: recallK, Mode: c.mode})
+		if err != nil {
+			return err
 		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		hits, err := c.st.Recall(ctx, p)
+		if err == nil && len(hits) == 0 {
+			err = fmt.Errorf("no hit for %q", q)
 		}
-	}
-	ph := make([]bench.Phase, len(configs))
-	for n := range configs {
-		ph[n] = phase(1, queries, errs[n], first[n], elapsed[n], lat[n])
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	r.Queries = queries
 	r.Text, r.Hybrid, r.ExactText, r.ExactHybrid = ph[0], ph[1], ph[2], ph[3]
@@ -136,18 +112,34 @@ func talkRecall(ctx context.Context, st *store.Store, emb embedding.Embedder, qu
 	questions = questions[:min(len(questions), wordsWarmup+queries)]
 	modes := []string{memory.ModeText, memory.ModeVector, memory.ModeHybrid}
 	scope := memory.Scope{UserID: bench.TalkUserID.String(), Agent: benchAgent}
-	lat := make([][]time.Duration, len(modes))
-	elapsed := make([]time.Duration, len(modes))
-	errs := make([]int, len(modes))
-	first := make([]string, len(modes))
+	ph, err := askInTurn(ctx, questions, len(modes), func(q string, n int) error {
+		p, err := withQuery(ctx, emb, store.RecallParams{Scope: scope, Source: memory.SourceMessages, Query: q, K: recallK, Mode: modes[n]})
+		if err == nil {
+			_, err = st.Recall(ctx, p)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	r.TalkQueries = max(len(questions)-wordsWarmup, 0)
+	r.TalkText, r.TalkVector, r.TalkHybrid = ph[0], ph[1], ph[2]
+	return nil
+}
+
+// askInTurn asks every question of each of configs configurations, ask(question, configuration),
+// the configurations in turn so that each is first as often as the others, and answers a phase
+// per configuration of one client, without the first wordsWarmup questions.
+func askInTurn(ctx context.Context, questions []string, configs int, ask func(q string, n int) error) ([]bench.Phase, error) {
+	lat := make([][]time.Duration, configs)
+	elapsed := make([]time.Duration, configs)
+	errs := make([]int, configs)
+	first := make([]string, configs)
 	for i, q := range questions {
-		for k := range modes {
-			n := (i + k) % len(modes) // each mode first as often as the others
+		for k := range configs {
+			n := (i + k) % configs
 			t := time.Now()
-			p, err := withQuery(ctx, emb, store.RecallParams{Scope: scope, Source: memory.SourceMessages, Query: q, K: recallK, Mode: modes[n]})
-			if err == nil {
-				_, err = st.Recall(ctx, p)
-			}
+			err := ask(q, n)
 			d := time.Since(t)
 			if i < wordsWarmup {
 				continue
@@ -163,14 +155,15 @@ func talkRecall(ctx context.Context, st *store.Store, emb embedding.Embedder, qu
 			lat[n] = append(lat[n], d)
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
-	r.TalkQueries = max(len(questions)-wordsWarmup, 0)
-	r.TalkText = phase(1, r.TalkQueries, errs[0], first[0], elapsed[0], lat[0])
-	r.TalkVector = phase(1, r.TalkQueries, errs[1], first[1], elapsed[1], lat[1])
-	r.TalkHybrid = phase(1, r.TalkQueries, errs[2], first[2], elapsed[2], lat[2])
-	return nil
+	measured := max(len(questions)-wordsWarmup, 0)
+	ph := make([]bench.Phase, configs)
+	for n := range ph {
+		ph[n] = phase(1, measured, errs[n], first[n], elapsed[n], lat[n])
+	}
+	return ph, nil
 }
 
 // loadTalk copies the talk user's conversations (bench.TalkConversations) with their vectors:
