@@ -32,7 +32,7 @@ create policy caller_owner on agentmem.active_sessions as permissive for all to 
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.active_sessions as permissive for select to authenticated
-  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = (( SELECT auth.jwt() AS jwt) ->> 'sub'::text)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.active_sessions to agentmem_caller;
 grant select on table agentmem.active_sessions to authenticated;
 grant delete, insert, select, update on table agentmem.active_sessions to service_role;
@@ -176,15 +176,17 @@ CREATE INDEX memories_fts_idx ON agentmem.memories USING gin (fts);
 CREATE INDEX memories_owner_created_idx ON agentmem.memories USING btree (user_id, tenant_id, created_at DESC, id DESC);
 CREATE TRIGGER memories_stamp_default_retention BEFORE INSERT OR UPDATE OF expires_at ON agentmem.memories FOR EACH ROW EXECUTE FUNCTION agentmem.stamp_default_retention();
 alter table agentmem.memories enable row level security;
-create policy caller_owner on agentmem.memories as permissive for all to agentmem_caller
+create policy caller_deletes on agentmem.memories as permissive for delete to agentmem_caller
+  using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+create policy caller_inserts on agentmem.memories as permissive for insert to agentmem_caller
+  with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+create policy caller_reads on agentmem.memories as permissive for select to agentmem_caller
+  using (((tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant)) AND ((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) OR ((user_id = ''::text) AND (( SELECT agentmem.current_user_id() AS current_user_id) IS NOT NULL)))));
+create policy caller_updates on agentmem.memories as permissive for update to agentmem_caller
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
-create policy caller_reads_shared on agentmem.memories as permissive for select to agentmem_caller
-  using (((user_id = ''::text) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant)) AND (( SELECT agentmem.current_user_id() AS current_user_id) IS NOT NULL)));
-create policy client_reads_own on agentmem.memories as permissive for select to authenticated
-  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
-create policy client_reads_shared on agentmem.memories as permissive for select to authenticated
-  using (((user_id = ''::text) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant)) AND (( SELECT (auth.jwt() ->> 'sub'::text)) IS NOT NULL)));
+create policy client_reads on agentmem.memories as permissive for select to authenticated
+  using (((tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant)) AND ((user_id = (( SELECT auth.jwt() AS jwt) ->> 'sub'::text)) OR ((user_id = ''::text) AND ((( SELECT auth.jwt() AS jwt) ->> 'sub'::text) IS NOT NULL)))));
 grant delete, insert, select, update on table agentmem.memories to agentmem_caller;
 grant select on table agentmem.memories to authenticated;
 grant delete, insert, select, update on table agentmem.memories to service_role;
@@ -277,7 +279,7 @@ create policy caller_owner on agentmem.messages as permissive for all to agentme
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.messages as permissive for select to authenticated
-  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = (( SELECT auth.jwt() AS jwt) ->> 'sub'::text)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.messages to agentmem_caller;
 grant select on table agentmem.messages to authenticated;
 grant delete, insert, select, update on table agentmem.messages to service_role;
@@ -317,7 +319,7 @@ create policy caller_owner on agentmem.messages_archive as permissive for all to
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.messages_archive as permissive for select to authenticated
-  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = (( SELECT auth.jwt() AS jwt) ->> 'sub'::text)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, select on table agentmem.messages_archive to agentmem_caller;
 grant select on table agentmem.messages_archive to authenticated;
 grant delete, insert, select, update on table agentmem.messages_archive to service_role;
@@ -337,7 +339,7 @@ create policy caller_owner on agentmem.notes as permissive for all to agentmem_c
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.notes as permissive for select to authenticated
-  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = (( SELECT auth.jwt() AS jwt) ->> 'sub'::text)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.notes to agentmem_caller;
 grant select on table agentmem.notes to authenticated;
 grant delete, insert, select, update on table agentmem.notes to service_role;
@@ -381,7 +383,7 @@ create policy caller_owner on agentmem.session_summaries as permissive for all t
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.session_summaries as permissive for select to authenticated
-  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = (( SELECT auth.jwt() AS jwt) ->> 'sub'::text)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.session_summaries to agentmem_caller;
 grant select on table agentmem.session_summaries to authenticated;
 grant delete, insert, select, update on table agentmem.session_summaries to service_role;
@@ -418,7 +420,7 @@ create policy caller_owner on agentmem.sessions as permissive for all to agentme
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.sessions as permissive for select to authenticated
-  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = (( SELECT auth.jwt() AS jwt) ->> 'sub'::text)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.sessions to agentmem_caller;
 grant select on table agentmem.sessions to authenticated;
 grant delete, insert, select, update on table agentmem.sessions to service_role;
@@ -439,7 +441,7 @@ create policy caller_owner on agentmem.user_memory as permissive for all to agen
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.user_memory as permissive for select to authenticated
-  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = (( SELECT auth.jwt() AS jwt) ->> 'sub'::text)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.user_memory to agentmem_caller;
 grant select on table agentmem.user_memory to authenticated;
 grant delete, insert, select, update on table agentmem.user_memory to service_role;
@@ -457,7 +459,7 @@ create policy caller_owner on agentmem.user_state as permissive for all to agent
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))))
   with check (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 create policy client_reads_own on agentmem.user_state as permissive for select to authenticated
-  using (((user_id = ( SELECT (auth.jwt() ->> 'sub'::text))) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+  using (((user_id = (( SELECT auth.jwt() AS jwt) ->> 'sub'::text)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
 grant delete, insert, select, update on table agentmem.user_state to agentmem_caller;
 grant select on table agentmem.user_state to authenticated;
 grant delete, insert, select, update on table agentmem.user_state to service_role;

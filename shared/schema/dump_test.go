@@ -118,7 +118,7 @@ func TestDumpIsDeterministicAndComplete(t *testing.T) {
 	for _, want := range []string{
 		"create table agentmem.memories (",
 		"alter table agentmem.memories enable row level security;",
-		"create policy caller_owner on agentmem.memories as permissive for all to agentmem_caller",
+		"create policy caller_reads on agentmem.memories as permissive for select to agentmem_caller",
 		"grant delete, insert, select, update on table agentmem.memories to agentmem_caller;",
 		"grant select on table agentmem.memories to authenticated;",
 		"CREATE OR REPLACE FUNCTION agentmem.recall_memories(",
