@@ -170,15 +170,7 @@ func askInTurn(ctx context.Context, questions []string, configs int, ask func(q 
 // a session per conversation's session, its turns in order, dated that day a minute apart,
 // each speaker by name, the first speaker's turns as the user's.
 func loadTalk(ctx context.Context, conn *pgx.Conn, emb embedding.Hash, expires time.Time) error {
-	type turn struct {
-		session uuid.UUID
-		seq     int
-		role    string
-		name    string
-		text    string
-		at      time.Time
-	}
-	var turns []turn
+	var turns []wordsRow
 	var sessions [][]any
 	for c, conv := range bench.TalkConversations() {
 		for s, sess := range conv.Sessions {
@@ -194,7 +186,7 @@ func loadTalk(ctx context.Context, conn *pgx.Conn, emb embedding.Hash, expires t
 				if tr.Speaker == 1 {
 					role = memory.RoleAssistant
 				}
-				turns = append(turns, turn{id, t + 1, role, conv.Speakers[tr.Speaker], tr.Text, day.Add(time.Duration(t) * time.Minute)})
+				turns = append(turns, wordsRow{bench.TalkUserID, id, t + 1, role, conv.Speakers[tr.Speaker], tr.Text, day.Add(time.Duration(t) * time.Minute)})
 			}
 		}
 	}
@@ -203,30 +195,47 @@ func loadTalk(ctx context.Context, conn *pgx.Conn, emb embedding.Hash, expires t
 		pgx.CopyFromRows(sessions)); err != nil {
 		return fmt.Errorf("copy the talk user's sessions: %w", err)
 	}
-	texts := make([]string, len(turns))
-	for i, t := range turns {
-		texts[i] = t.text
+	if err := copyMessages(ctx, conn, emb, turns, expires); err != nil {
+		return fmt.Errorf("copy the talk user's messages: %w", err)
+	}
+	return nil
+}
+
+// wordsRow is a message the words workload copies: its user, session and place, its speaker,
+// text and time.
+type wordsRow struct {
+	user, session    uuid.UUID
+	seq              int
+	role, name, text string
+	at               time.Time
+}
+
+// copyMessages copies rows into agentmem.messages, each with its built-in vector, expiring at
+// expires.
+func copyMessages(ctx context.Context, conn *pgx.Conn, emb embedding.Hash, rows []wordsRow, expires time.Time) error {
+	texts := make([]string, len(rows))
+	for i, r := range rows {
+		texts[i] = r.text
 	}
 	vecs, err := emb.Embed(ctx, texts)
 	if err != nil {
 		return err
 	}
 	i := 0
-	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"agentmem", "messages"},
+	_, err = conn.CopyFrom(ctx, pgx.Identifier{"agentmem", "messages"},
 		[]string{"session_id", "seq", "id", "tenant_id", "user_id", "agent", "role", "name", "content", "token_estimate",
 			"created_at", "expires_at", "embedding", "embedding_model"},
 		pgx.CopyFromFunc(func() ([]any, error) {
-			if i >= len(turns) {
+			if i >= len(rows) {
 				return nil, nil
 			}
-			t := turns[i]
+			r := rows[i]
+			row := []any{r.session, int64(r.seq), uuid.New(), "", r.user, benchAgent, r.role, r.name, r.text,
+				int32(memory.EstimateTokens(r.text, nil, nil, nil)), r.at, expires, pgvector.NewVector(vecs[i]), emb.Model()}
 			i++
-			return []any{t.session, int64(t.seq), uuid.New(), "", bench.TalkUserID, benchAgent, t.role, t.name, t.text,
-				int32(memory.EstimateTokens(t.text, nil, nil, nil)), t.at, expires, pgvector.NewVector(vecs[i-1]), emb.Model()}, nil
-		})); err != nil {
-		return fmt.Errorf("copy the talk user's messages: %w", err)
-	}
-	return nil
+			return row, nil
+		}))
+	return err
 }
 
 // loadWords loads the words workload's rows with COPY: the user's messages in sessions of
@@ -288,41 +297,25 @@ func loadWords(ctx context.Context, db *benchDB, emb embedding.Hash, user []benc
 		pgx.CopyFromRows(sessions)); err != nil {
 		return fmt.Errorf("copy sessions: %w", err)
 	}
-	texts := make([]string, len(rows))
+	msgs := make([]wordsRow, len(rows))
 	for i, o := range rows {
-		texts[i] = o.msg.Text
+		msgs[i] = wordsRow{o.user, o.session, o.seq, bench.Role(o.seq - 1), o.msg.Name, o.msg.Text,
+			now.Add(-time.Duration(len(rows)-i) * time.Second)}
+	}
+	if err := copyMessages(ctx, conn, emb, msgs, expires); err != nil {
+		return fmt.Errorf("copy messages: %w", err)
+	}
+	mems := bench.WordsMessages(r, len(user))
+	texts := make([]string, len(mems))
+	for i, m := range mems {
+		texts[i] = m.Text
 	}
 	vecs, err := emb.Embed(ctx, texts)
 	if err != nil {
 		return err
 	}
-	i := 0
-	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"agentmem", "messages"},
-		[]string{"session_id", "seq", "id", "tenant_id", "user_id", "agent", "role", "name", "content", "token_estimate",
-			"created_at", "expires_at", "embedding", "embedding_model"},
-		pgx.CopyFromFunc(func() ([]any, error) {
-			if i >= len(rows) {
-				return nil, nil
-			}
-			o := rows[i]
-			row := []any{o.session, int64(o.seq), uuid.New(), "", o.user, benchAgent, bench.Role(o.seq - 1), o.msg.Name, o.msg.Text,
-				int32(memory.EstimateTokens(o.msg.Text, nil, nil, nil)), now.Add(-time.Duration(len(rows)-i) * time.Second), expires,
-				pgvector.NewVector(vecs[i]), emb.Model()}
-			i++
-			return row, nil
-		})); err != nil {
-		return fmt.Errorf("copy messages: %w", err)
-	}
-	mems := bench.WordsMessages(r, len(user))
-	texts = texts[:0]
-	for _, m := range mems {
-		texts = append(texts, m.Text)
-	}
-	if vecs, err = emb.Embed(ctx, texts); err != nil {
-		return err
-	}
 	empty := []byte("{}")
-	i = 0
+	i := 0
 	if _, err := conn.CopyFrom(ctx, pgx.Identifier{"agentmem", "memories"},
 		[]string{"tenant_id", "user_id", "agent", "content", "content_key", "metadata", "embedding",
 			"embedding_model", "created_at", "updated_at", "expires_at"},
