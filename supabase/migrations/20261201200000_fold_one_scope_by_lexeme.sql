@@ -37,7 +37,7 @@ begin
       delete from agentmem.message_words_pending p
       using (
         -- a trigger passes the user's id in its column's collation ("C"), which every text
-        -- parameter then takes: tenant and agent are compared in the index's
+        -- parameter then takes: tenant and agent are compared in the index's collation
         select q.user_id, q.tenant_id, q.agent, q.session_id, q.seq from agentmem.message_words_pending q
         where q.user_id = p_user_id and q.tenant_id = p_tenant_id collate "default" and q.agent = p_agent collate "default"
         order by q.session_id, q.seq
