@@ -5,6 +5,7 @@
 -- migration, then run `make schema`. A test fails when this file drifts from the migrations.
 
 -- Extensions
+create extension if not exists btree_gin with schema extensions;
 create extension if not exists vector with schema extensions;
 
 -- Schema
@@ -172,8 +173,8 @@ CREATE INDEX memories_embedding_09d9585ef0cc_idx ON agentmem.memories USING hnsw
 CREATE INDEX memories_embedding_model_idx ON agentmem.memories USING btree (embedding_model);
 CREATE INDEX memories_embedding_pending_idx ON agentmem.memories USING btree (id) WHERE (embedding IS NULL);
 CREATE INDEX memories_expires_idx ON agentmem.memories USING btree (expires_at);
-CREATE INDEX memories_fts_idx ON agentmem.memories USING gin (fts);
 CREATE INDEX memories_owner_created_idx ON agentmem.memories USING btree (user_id, tenant_id, created_at DESC, id DESC);
+CREATE INDEX memories_user_fts_idx ON agentmem.memories USING gin (user_id, fts);
 CREATE TRIGGER memories_stamp_default_retention BEFORE INSERT OR UPDATE OF expires_at ON agentmem.memories FOR EACH ROW EXECUTE FUNCTION agentmem.stamp_default_retention();
 alter table agentmem.memories enable row level security;
 create policy caller_deletes on agentmem.memories as permissive for delete to agentmem_caller
@@ -265,10 +266,10 @@ CREATE INDEX messages_embedding_09d9585ef0cc_idx ON agentmem.messages USING hnsw
 CREATE INDEX messages_embedding_model_idx ON agentmem.messages USING btree (embedding_model);
 CREATE INDEX messages_embedding_pending_idx ON agentmem.messages USING btree (session_id, seq) WHERE ((embedding IS NULL) AND (role <> 'tool'::text) AND (content <> ''::text));
 CREATE INDEX messages_expires_idx ON agentmem.messages USING btree (expires_at);
-CREATE INDEX messages_fts_idx ON agentmem.messages USING gin (fts);
 CREATE INDEX messages_id_owner_idx ON agentmem.messages USING btree (id, user_id, tenant_id);
 CREATE INDEX messages_owner_created_idx ON agentmem.messages USING btree (user_id, tenant_id, created_at, session_id, seq, agent) INCLUDE (expires_at);
 CREATE INDEX messages_session_expiry_idx ON agentmem.messages USING btree (session_id, expires_at) INCLUDE (user_id, tenant_id);
+CREATE INDEX messages_user_fts_idx ON agentmem.messages USING gin (user_id, fts);
 CREATE TRIGGER messages_count_deleted_words AFTER DELETE ON agentmem.messages REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION agentmem.count_message_words();
 CREATE TRIGGER messages_count_inserted_words AFTER INSERT ON agentmem.messages REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION agentmem.count_message_words();
 CREATE TRIGGER messages_count_updated_words AFTER UPDATE OF content, name, user_id, tenant_id, agent ON agentmem.messages FOR EACH ROW WHEN (((old.fts IS DISTINCT FROM new.fts) OR (old.user_id <> new.user_id) OR (old.tenant_id <> new.tenant_id) OR (old.agent <> new.agent))) EXECUTE FUNCTION agentmem.recount_message_words();
@@ -1075,7 +1076,9 @@ begin
       select m.id, pg_catalog.length(m.fts) as fts_len,
              pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
       from agentmem.memories m
-      where m.user_id in ($1, $11) and m.tenant_id = $2
+      where m.user_id in ($1, $11)
+        and m.id = any(array(select w.id from agentmem.memory_word_matches($1, $2, $3, $11, $5) w))
+        and m.tenant_id = $2
         and ($3 = '' or m.agent in ($3, ''))
         and m.expires_at > pg_catalog.now()
         and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
@@ -1220,6 +1223,29 @@ AS $function$
 $function$;
 grant execute on function agentmem.memory_text_form(text) to agentmem_caller;
 grant execute on function agentmem.memory_text_form(text) to service_role;
+
+-- Function agentmem.memory_word_matches(text,text,text,text,tsquery)
+CREATE OR REPLACE FUNCTION agentmem.memory_word_matches(p_user_id text, p_tenant_id text, p_agent text, shared_owner text, q tsquery)
+ RETURNS TABLE(id uuid)
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_custom_plan'
+AS $function$
+begin
+  if p_user_id is distinct from agentmem.current_user_id() or p_tenant_id is distinct from agentmem.current_tenant()
+     or shared_owner not in (p_user_id, '') then
+    return;
+  end if;
+  return query
+    select m.id from agentmem.memories m
+    where (m.user_id = p_user_id or m.user_id = shared_owner) and m.tenant_id = p_tenant_id
+      and (p_agent = '' or m.agent in (p_agent, ''))
+      and m.expires_at > pg_catalog.now() and m.fts operator(pg_catalog.@@) q;
+end
+$function$;
+grant execute on function agentmem.memory_word_matches(text,text,text,text,tsquery) to agentmem_caller;
+grant execute on function agentmem.memory_word_matches(text,text,text,text,tsquery) to service_role;
 
 -- Function agentmem.message_bm25_hits(text,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision)
 CREATE OR REPLACE FUNCTION agentmem.message_bm25_hits(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean, follow_weight double precision)

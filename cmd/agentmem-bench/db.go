@@ -214,7 +214,7 @@ func settle(ctx context.Context, c *pgx.Conn, tables string) error {
 
 // memoryIndexes are rebuilt after a bulk load rather than maintained row by row; they are
 // created again exactly as the migrations define them.
-var memoryIndexes = []string{"memories_fts_idx"}
+var memoryIndexes = []string{"memories_user_fts_idx"}
 
 // loadMemories loads the memories of users from..corpus.Users-1 with COPY, their vectors from
 // the workload embedder.

@@ -26,7 +26,7 @@ type sourcesVectors struct {
 
 // rebuiltIndexes are the full-text indexes dropped for W3-sources' bulk load and created again
 // from their definitions (the HNSW indexes are made again by EnsureEmbeddingIndexes).
-var rebuiltIndexes = []string{"memories_fts_idx", "messages_fts_idx"}
+var rebuiltIndexes = []string{"memories_user_fts_idx", "messages_user_fts_idx"}
 
 // loadSources loads W3-sources' data with COPY: the user's messages (in sessions of
 // SourcesPerSession) and memories, and the other users' messages (one session each, the users

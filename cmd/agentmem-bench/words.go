@@ -345,7 +345,7 @@ func loadWords(ctx context.Context, db *benchDB, emb embedding.Hash, user []benc
 	if err := settle(ctx, conn, "agentmem.sessions, agentmem.messages, agentmem.memories"); err != nil {
 		return err
 	}
-	return prewarm(ctx, conn, "agentmem.messages", "agentmem.memories", "agentmem.messages_fts_idx",
+	return prewarm(ctx, conn, "agentmem.messages", "agentmem.memories", "agentmem.messages_user_fts_idx",
 		"agentmem.messages_owner_created_idx", "agentmem.memories_owner_created_idx")
 }
 

@@ -367,6 +367,8 @@ var definerFunctions = []string{
 	// Row-level security keeps the full-text index from serving a search; the function checks
 	// the scope is the caller's own and answers only which messages match.
 	"agentmem.message_word_matches(text,text,text,tsquery)",
+	// The same for memories: the caller's own, and their tenant's shared ones.
+	"agentmem.memory_word_matches(text,text,text,text,tsquery)",
 	// On the partitioned layout a new session's id is looked for among every user's sessions,
 	// so that it stays unique (agentmem.partition_by_user).
 	"agentmem.keep_session_id_unique()",

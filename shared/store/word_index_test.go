@@ -1,0 +1,156 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/shared/store"
+)
+
+// A user's word lookups read the user's postings of the words, not every user's nor every row of
+// the user: with 3,000 rows of 300 other users holding a word and the user's 5 among 2,000,
+// finding the user's rows with that word (messages through agentmem.message_word_matches,
+// memories through agentmem.memory_bm25_hits served by the index, under row-level security as
+// a caller runs it) takes a few index entries, where a word index of all users gives 3,000 and
+// a scan of the user's rows 2,000.
+func TestWordLookupsReadTheUsersOwnPostings(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	user := uuid.New()
+	session := uuid.New()
+	const seed = `
+with others as (select gen_random_uuid() as session_id, gen_random_uuid()::text as user_id from generate_series(1, 300)),
+s as (
+  insert into agentmem.sessions (id, user_id, agent, expires_at)
+  select session_id, user_id, 'chat', now() + interval '1 day' from others
+  union all select $1, $2, 'chat', now() + interval '1 day'
+  returning id, user_id
+),
+m as (
+  insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
+  select s.id, i, 'm' || i, s.user_id, 'chat', 'user',
+         case when s.user_id <> $2 or i % 400 = 0 then 'the harbour at dawn, note ' || i else 'a quiet day in town, note ' || i end,
+         8, now() + interval '1 day'
+  from s, generate_series(1, case when s.user_id = $2 then 2000 else 10 end) i
+  returning 1
+)
+insert into agentmem.memories (user_id, agent, content, content_key, expires_at)
+select s.user_id, 'chat', c.content, c.content, now() + interval '1 day'
+from s, lateral (
+  select case when s.user_id <> $2 or i % 400 = 0 then 'the harbour at dawn, note ' || i else 'a quiet day in town, note ' || i end as content
+  from generate_series(1, case when s.user_id = $2 then 2000 else 10 end) i) c
+where (select count(*) from m) > 0`
+	if _, err := e.conn.Exec(ctx, seed, session, user.String()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.conn.Exec(ctx, `vacuum analyze agentmem.messages, agentmem.memories`); err != nil {
+		t.Fatal(err)
+	}
+	// memory_bm25_hits counts the scope's memories once (BM25's number of documents, from the
+	// owner index alone): 2,000 entries allowed for that
+	for _, c := range []struct {
+		table, find string
+		counted     int64
+	}{
+		{"agentmem.messages", `select count(*) from agentmem.message_word_matches($1, '', '', 'harbour'::tsquery)`, 0},
+		{"agentmem.memories", `select count(*) from agentmem.memory_bm25_hits($1, '', '', '{}', null, null, array['harbour'], 10, false)`, 2000},
+	} {
+		t.Run(c.table, func(t *testing.T) {
+			err := pgx.BeginFunc(ctx, e.conn, func(tx pgx.Tx) error {
+				// the entries the table's indexes (and its partitions', when partitioned by user) gave
+				const read = `select coalesce(sum(pg_stat_get_xact_tuples_returned(i.indexrelid)), 0)::bigint from pg_index i
+					where i.indrelid = $1::regclass or i.indrelid in (select inhrelid from pg_inherits where inhparent = $1::regclass)`
+				var before, after, found int64
+				if err := tx.QueryRow(ctx, read, c.table).Scan(&before); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, `select set_config('role', 'agentmem_caller', true),
+					set_config('request.jwt.claims', json_build_object('sub', $1::text)::text, true)`, user.String()); err != nil {
+					return err
+				}
+				if err := tx.QueryRow(ctx, c.find, user.String()).Scan(&found); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, `reset role`); err != nil {
+					return err
+				}
+				if err := tx.QueryRow(ctx, read, c.table).Scan(&after); err != nil {
+					return err
+				}
+				if found != 5 {
+					t.Errorf("found %d of the user's rows with the word, want 5", found)
+				}
+				// the user's 5, and a margin for the planner; not the other users' 3,000
+				if n := after - before - c.counted; n > 50 {
+					t.Errorf("the lookup read %d index entries of %s for the user's 5 rows", n, c.table)
+				} else {
+					t.Logf("%s: %d index entries read", c.table, n)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// agentmem.memory_word_matches runs with its owner's rights so that the full-text index can
+// serve it: it answers the caller's own memories and, named as the shared owner (''), the
+// caller's tenant's shared ones, as row-level security lets the caller read them; never another
+// user's (as the user or as the shared owner) nor another tenant's, and a client role may not
+// call it at all.
+func TestMemoryWordMatchesAnswerTheCallersOwnScope(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	const victim, attacker = "auth0|victim", "user_2attacker"
+	if _, err := e.conn.Exec(ctx, `insert into agentmem.memories (user_id, tenant_id, agent, content, content_key, expires_at)
+		values ($1, 'acme', 'chat', 'My locker code is in the blue notebook', 'k1', now() + interval '1 hour'),
+		       ('', 'acme', 'chat', 'The office notebook is in the cupboard', 'k2', now() + interval '1 hour')`, victim); err != nil {
+		t.Fatal(err)
+	}
+	matches := func(role string, claims map[string]any, user, tenant, shared string) (int, error) {
+		var n int
+		err := asRole(t, e.conn, role, claims, func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, `select count(*) from agentmem.memory_word_matches($1, $2, '', $3, 'notebook'::tsquery)`,
+				user, tenant, shared).Scan(&n)
+		})
+		return n, err
+	}
+	claims := func(sub, tenant string) map[string]any {
+		return map[string]any{"role": "authenticated", "sub": sub, "app_metadata": map[string]any{"tenant_id": tenant}}
+	}
+	for _, c := range []struct {
+		name                 string
+		claims               map[string]any
+		user, tenant, shared string
+		want                 int
+	}{
+		{"the victim, own memories", claims(victim, "acme"), victim, "acme", victim, 1},
+		{"the victim, with the tenant's shared ones", claims(victim, "acme"), victim, "acme", "", 2},
+		{"another user of the tenant, shared ones", claims(attacker, "acme"), attacker, "acme", "", 1},
+		{"another user naming the victim", claims(attacker, "acme"), victim, "acme", victim, 0},
+		{"another user naming the victim as the shared owner", claims(attacker, "acme"), attacker, "acme", victim, 0},
+		{"the victim's id in another tenant", claims(victim, "evil"), victim, "acme", "", 0},
+		{"the victim's id asking another tenant", claims(victim, "evil"), victim, "evil", "", 0},
+		{"no claims", nil, victim, "acme", "", 0},
+	} {
+		n, err := matches(store.CallerRole, c.claims, c.user, c.tenant, c.shared)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if n != c.want {
+			t.Errorf("%s: %d matches, want %d", c.name, n, c.want)
+		}
+	}
+	for _, role := range []string{"anon", "authenticated"} {
+		if _, err := matches(role, claims(victim, "acme"), victim, "acme", ""); err == nil {
+			t.Errorf("%s may call agentmem.memory_word_matches", role)
+		}
+	}
+}
