@@ -1268,6 +1268,8 @@ declare
   -- how many messages hold a rare word, and any word (sums of the words' counts: bounds)
   rare_docs double precision := 0;
   all_docs double precision := 0;
+  -- the rare words' weights together: about what a message of them scores
+  rare_weight double precision := 0;
   tqs tsquery[];
   tqas tsquery[];
   i integer;
@@ -1297,6 +1299,7 @@ begin
     elsif dfs[i] > 0 then
       rare := rare || terms[i];
       rare_docs := rare_docs + dfs[i];
+      rare_weight := rare_weight + idfs[i];
     end if;
   end loop;
   best := greatest(best, 1e-9);
@@ -1307,7 +1310,9 @@ begin
   -- the rare words' messages first, when they and the neighbours they reach are fewer than the
   -- messages of all the words: else scoring them first cannot save work, only add a pass
   if rare is not null and common_bound > 0
-     and rare_docs * (case when follow_weight > 0 then 5 else 1 end) < all_docs then
+     and rare_docs * (case when follow_weight > 0 then 5 else 1 end) < all_docs
+     -- and when their messages can score above what the common words could add
+     and rare_weight > common_bound then
     return query
       with hits as (select * from agentmem.message_bm25_scored(
         p_user_id, p_tenant_id, p_agent, p_filter, p_speaker, p_role, p_since, p_until,
