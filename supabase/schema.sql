@@ -1310,8 +1310,9 @@ begin
   -- the rare words' messages first, when they and the neighbours they reach are fewer than the
   -- messages of all the words: else scoring them first cannot save work, only add a pass
   if rare is not null and common_bound > 0
-     and rare_docs * (case when follow_weight > 0 then 5 else 1 end) < all_docs
-     -- and when their messages can score above what the common words could add
+     and rare_docs * (case when follow_weight > 0 then 5 else 1 end) * 4 < all_docs
+     -- (at most a quarter of them), and when their messages can score above what the common
+     -- words could add
      and rare_weight > common_bound then
     return query
       with hits as (select * from agentmem.message_bm25_scored(

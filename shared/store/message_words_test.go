@@ -229,8 +229,9 @@ func TestMessageBM25PruningKeepsTheExactAnswer(t *testing.T) {
 }
 
 // The rare words' messages are scored first only when they, with the neighbours they reach,
-// are fewer than the messages of all the question's words, and their weights together exceed
-// what the common words could add to a message: else that pass could not save work. Counted
+// are at most a quarter of the messages of all the question's words, and their weights
+// together exceed what the common words could add to a message: else that pass is unlikely to
+// save work. Counted
 // with the calls of agentmem.message_bm25_scored in the transaction: one pass, or two when the
 // first could not prove its answer.
 func TestMessageBM25ScoresRareWordsFirstOnlyWhenItPays(t *testing.T) {
@@ -286,11 +287,16 @@ func TestMessageBM25ScoresRareWordsFirstOnlyWhenItPays(t *testing.T) {
 	if n, hits := passes("weather clarinet kayak violin"); n != 1 || hits != 3 {
 		t.Errorf("weather and three rare words: %d passes and %d hits, want one pass and 3 hits", n, hits)
 	}
-	// clarinet: 6 messages, 30 with their neighbours, fewer than the 56 of either word; but its
-	// weight (3.4) is below what weather could add to a message (5.5): its messages could not
-	// prove a top 3, so they are not scored first (they were, in a pass that was then wasted).
+	// clarinet: 6 messages, 30 with their neighbours, fewer than the 56 of either word but more
+	// than a quarter of them, and its weight (3.4) is below what weather could add to a message
+	// (5.5): its messages are not scored first (they were, in a pass that was then wasted).
 	if n, hits := passes("weather clarinet"); n != 1 || hits != 3 {
 		t.Errorf("weather and one rare word: %d passes and %d hits, want one pass and 3 hits", n, hits)
+	}
+	// quiet (about 130 messages) and weather: clarinet's 30 are under a quarter of their
+	// messages, but its weight (3.4) is still below what the two could add (7): not first.
+	if n, hits := passes("quiet weather clarinet"); n != 1 || hits != 3 {
+		t.Errorf("two common words and one rare word: %d passes and %d hits, want one pass and 3 hits", n, hits)
 	}
 }
 
