@@ -173,7 +173,7 @@ CREATE INDEX memories_embedding_09d9585ef0cc_idx ON agentmem.memories USING hnsw
 CREATE INDEX memories_embedding_model_idx ON agentmem.memories USING btree (embedding_model);
 CREATE INDEX memories_embedding_pending_idx ON agentmem.memories USING btree (id) WHERE (embedding IS NULL);
 CREATE INDEX memories_expires_idx ON agentmem.memories USING btree (expires_at);
-CREATE INDEX memories_owner_created_idx ON agentmem.memories USING btree (user_id, tenant_id, created_at DESC, id DESC);
+CREATE INDEX memories_owner_created_idx ON agentmem.memories USING btree (user_id, tenant_id, created_at DESC, id DESC) INCLUDE (agent, expires_at);
 CREATE INDEX memories_user_fts_idx ON agentmem.memories USING gin (user_id, fts);
 CREATE TRIGGER memories_stamp_default_retention BEFORE INSERT OR UPDATE OF expires_at ON agentmem.memories FOR EACH ROW EXECUTE FUNCTION agentmem.stamp_default_retention();
 alter table agentmem.memories enable row level security;
@@ -1066,11 +1066,7 @@ begin
     return;
   end if;
   -- the scope's rows are counted here; their average length is the matching rows' (lengths)
-  select pg_catalog.count(*) into docs
-  from agentmem.memories m
-  where m.user_id in (p_user_id, shared_owner) and m.tenant_id = p_tenant_id
-    and (p_agent = '' or m.agent in (p_agent, ''))
-    and m.expires_at > pg_catalog.now();
+  docs := agentmem.memory_scope_count(p_user_id, p_tenant_id, p_agent, shared_owner);
   return query execute $q$
     with cand as materialized (
       select m.id, pg_catalog.length(m.fts) as fts_len,
@@ -1191,6 +1187,27 @@ AS $function$
 $function$;
 grant execute on function agentmem.memory_owners(text,boolean) to agentmem_caller;
 grant execute on function agentmem.memory_owners(text,boolean) to service_role;
+
+-- Function agentmem.memory_scope_count(text,text,text,text)
+CREATE OR REPLACE FUNCTION agentmem.memory_scope_count(p_user_id text, p_tenant_id text, p_agent text, shared_owner text)
+ RETURNS bigint
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  if p_user_id is distinct from agentmem.current_user_id() or p_tenant_id is distinct from agentmem.current_tenant()
+     or shared_owner not in (p_user_id, '') then
+    return 0;
+  end if;
+  return (select pg_catalog.count(*) from agentmem.memories m
+          where m.user_id in (p_user_id, shared_owner) and m.tenant_id = p_tenant_id
+            and (p_agent = '' or m.agent in (p_agent, ''))
+            and m.expires_at > pg_catalog.now());
+end
+$function$;
+grant execute on function agentmem.memory_scope_count(text,text,text,text) to agentmem_caller;
+grant execute on function agentmem.memory_scope_count(text,text,text,text) to service_role;
 
 -- Function agentmem.memory_scope_is_small(text,text,integer)
 CREATE OR REPLACE FUNCTION agentmem.memory_scope_is_small(p_user_id text, p_tenant_id text, exact_limit integer)

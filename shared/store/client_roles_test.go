@@ -367,8 +367,10 @@ var definerFunctions = []string{
 	// Row-level security keeps the full-text index from serving a search; the function checks
 	// the scope is the caller's own and answers only which messages match.
 	"agentmem.message_word_matches(text,text,text,tsquery)",
-	// The same for memories: the caller's own, and their tenant's shared ones.
+	// The same for memories: the caller's own, and their tenant's shared ones; and their count,
+	// which row-level security would make a read of every row.
 	"agentmem.memory_word_matches(text,text,text,text,tsquery)",
+	"agentmem.memory_scope_count(text,text,text,text)",
 	// On the partitioned layout a new session's id is looked for among every user's sessions,
 	// so that it stays unique (agentmem.partition_by_user).
 	"agentmem.keep_session_id_unique()",

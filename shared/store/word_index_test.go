@@ -51,7 +51,7 @@ where (select count(*) from m) > 0`
 		t.Fatal(err)
 	}
 	// memory_bm25_hits counts the scope's memories once (BM25's number of documents, from the
-	// owner index alone): 2,000 entries allowed for that
+	// owner index alone, no row read): 2,000 entries allowed for that
 	for _, c := range []struct {
 		table, find string
 		counted     int64
@@ -64,8 +64,14 @@ where (select count(*) from m) > 0`
 				// the entries the table's indexes (and its partitions', when partitioned by user) gave
 				const read = `select coalesce(sum(pg_stat_get_xact_tuples_returned(i.indexrelid)), 0)::bigint from pg_index i
 					where i.indrelid = $1::regclass or i.indrelid in (select inhrelid from pg_inherits where inhparent = $1::regclass)`
-				var before, after, found int64
+				// and the rows fetched from the table (and its partitions) by those indexes
+				const fetched = `select coalesce(sum(pg_stat_get_xact_tuples_fetched(c.oid)), 0)::bigint from pg_class c
+					where c.oid = $1::regclass or c.oid in (select inhrelid from pg_inherits where inhparent = $1::regclass)`
+				var before, after, found, rowsBefore, rowsAfter int64
 				if err := tx.QueryRow(ctx, read, c.table).Scan(&before); err != nil {
+					return err
+				}
+				if err := tx.QueryRow(ctx, fetched, c.table).Scan(&rowsBefore); err != nil {
 					return err
 				}
 				if _, err := tx.Exec(ctx, `select set_config('role', 'agentmem_caller', true),
@@ -80,6 +86,13 @@ where (select count(*) from m) > 0`
 				}
 				if err := tx.QueryRow(ctx, read, c.table).Scan(&after); err != nil {
 					return err
+				}
+				if err := tx.QueryRow(ctx, fetched, c.table).Scan(&rowsAfter); err != nil {
+					return err
+				}
+				// the matching rows are read, and no other: the count reads the index alone
+				if n := rowsAfter - rowsBefore; n > 50 {
+					t.Errorf("the lookup fetched %d rows of %s for the user's 5", n, c.table)
 				}
 				if found != 5 {
 					t.Errorf("found %d of the user's rows with the word, want 5", found)
@@ -99,8 +112,9 @@ where (select count(*) from m) > 0`
 	}
 }
 
-// agentmem.memory_word_matches runs with its owner's rights so that the full-text index can
-// serve it: it answers the caller's own memories and, named as the shared owner (''), the
+// agentmem.memory_word_matches (and agentmem.memory_scope_count, which counts a scope for BM25)
+// runs with its owner's rights so that an index can serve it: it answers the caller's own
+// memories and, named as the shared owner (''), the
 // caller's tenant's shared ones, as row-level security lets the caller read them; never another
 // user's (as the user or as the shared owner) nor another tenant's, and a client role may not
 // call it at all.
@@ -114,12 +128,17 @@ func TestMemoryWordMatchesAnswerTheCallersOwnScope(t *testing.T) {
 		       ('', 'acme', 'chat', 'The office notebook is in the cupboard', 'k2', now() + interval '1 hour')`, victim); err != nil {
 		t.Fatal(err)
 	}
+	// the matches of a word, and the count of the scope (agentmem.memory_scope_count, which the
+	// same rule guards): here the same number, as every memory holds the word
 	matches := func(role string, claims map[string]any, user, tenant, shared string) (int, error) {
-		var n int
+		var n, count int
 		err := asRole(t, e.conn, role, claims, func(tx pgx.Tx) error {
-			return tx.QueryRow(ctx, `select count(*) from agentmem.memory_word_matches($1, $2, '', $3, 'notebook'::tsquery)`,
-				user, tenant, shared).Scan(&n)
+			return tx.QueryRow(ctx, `select (select count(*) from agentmem.memory_word_matches($1, $2, '', $3, 'notebook'::tsquery)),
+				agentmem.memory_scope_count($1, $2, '', $3)`, user, tenant, shared).Scan(&n, &count)
 		})
+		if err == nil && count != n {
+			t.Errorf("as %s: the scope counts %d memories, %d match", role, count, n)
+		}
 		return n, err
 	}
 	claims := func(sub, tenant string) map[string]any {
@@ -150,7 +169,7 @@ func TestMemoryWordMatchesAnswerTheCallersOwnScope(t *testing.T) {
 	}
 	for _, role := range []string{"anon", "authenticated"} {
 		if _, err := matches(role, claims(victim, "acme"), victim, "acme", ""); err == nil {
-			t.Errorf("%s may call agentmem.memory_word_matches", role)
+			t.Errorf("%s may call agentmem.memory_word_matches or agentmem.memory_scope_count", role)
 		}
 	}
 }
