@@ -1213,10 +1213,14 @@ grant execute on function agentmem.memory_scope_count(text,text,text,text) to se
 CREATE OR REPLACE FUNCTION agentmem.memory_scope_is_small(p_user_id text, p_tenant_id text, exact_limit integer)
  RETURNS boolean
  LANGUAGE plpgsql
- STABLE
+ STABLE SECURITY DEFINER
  SET search_path TO ''
 AS $function$
 begin
+  if agentmem.current_user_id() is null or p_user_id not in (agentmem.current_user_id(), '')
+     or p_tenant_id is distinct from agentmem.current_tenant() then
+    return true;
+  end if;
   return (select pg_catalog.count(*) < exact_limit
           from (select 1 from agentmem.memories m
                 where m.user_id = p_user_id and m.tenant_id = p_tenant_id limit exact_limit) s);

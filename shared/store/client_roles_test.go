@@ -371,6 +371,7 @@ var definerFunctions = []string{
 	// which row-level security would make a read of every row.
 	"agentmem.memory_word_matches(text,text,text,text,tsquery)",
 	"agentmem.memory_scope_count(text,text,text,text)",
+	"agentmem.memory_scope_is_small(text,text,integer)",
 	// On the partitioned layout a new session's id is looked for among every user's sessions,
 	// so that it stays unique (agentmem.partition_by_user).
 	"agentmem.keep_session_id_unique()",

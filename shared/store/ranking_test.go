@@ -171,7 +171,10 @@ func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
 	// The user has 300 memories: exact below a limit of 301, through the index from 300.
 	for limit, want := range map[int]bool{300: false, 301: true} {
 		var small bool
-		if err := e.conn.QueryRow(ctx, `select agentmem.memory_scope_is_small($1, '', $2)`, user, limit).Scan(&small); err != nil {
+		err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": user.String()}, func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, `select agentmem.memory_scope_is_small($1, '', $2)`, user, limit).Scan(&small)
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
 		if small != want {

@@ -52,14 +52,17 @@ where (select count(*) from m) > 0`
 	}
 	// memory_bm25_hits counts the scope's memories once (BM25's number of documents, from the
 	// owner index alone, no row read): 2,000 entries allowed for that
+	// memory_scope_is_small, whether the scope holds fewer memories than a limit (100 here, and
+	// it does not: 0), reads up to the limit's entries and no row.
 	for _, c := range []struct {
-		table, find string
-		counted     int64
+		name, table, find string
+		counted, want     int64
 	}{
-		{"agentmem.messages", `select count(*) from agentmem.message_word_matches($1, '', '', 'harbour'::tsquery)`, 0},
-		{"agentmem.memories", `select count(*) from agentmem.memory_bm25_hits($1, '', '', '{}', null, null, array['harbour'], 10, false)`, 2000},
+		{"messages", "agentmem.messages", `select count(*) from agentmem.message_word_matches($1, '', '', 'harbour'::tsquery)`, 0, 5},
+		{"memories", "agentmem.memories", `select count(*) from agentmem.memory_bm25_hits($1, '', '', '{}', null, null, array['harbour'], 10, false)`, 2000, 5},
+		{"memories' size", "agentmem.memories", `select agentmem.memory_scope_is_small($1, '', 100)::int`, 100, 0},
 	} {
-		t.Run(c.table, func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			err := pgx.BeginFunc(ctx, e.conn, func(tx pgx.Tx) error {
 				// the entries the table's indexes (and its partitions', when partitioned by user) gave
 				const read = `select coalesce(sum(pg_stat_get_xact_tuples_returned(i.indexrelid)), 0)::bigint from pg_index i
@@ -92,14 +95,14 @@ where (select count(*) from m) > 0`
 				}
 				// the matching rows are read, and no other: the count reads the index alone
 				if n := rowsAfter - rowsBefore; n > 50 {
-					t.Errorf("the lookup fetched %d rows of %s for the user's 5", n, c.table)
+					t.Errorf("%s: fetched %d rows of %s", c.name, n, c.table)
 				}
-				if found != 5 {
-					t.Errorf("found %d of the user's rows with the word, want 5", found)
+				if found != c.want {
+					t.Errorf("found %d, want %d", found, c.want)
 				}
 				// the user's 5, and a margin for the planner; not the other users' 3,000
 				if n := after - before - c.counted; n > 50 {
-					t.Errorf("the lookup read %d index entries of %s for the user's 5 rows", n, c.table)
+					t.Errorf("%s: read %d index entries of %s beyond those it needs", c.name, n, c.table)
 				} else {
 					t.Logf("%s: %d index entries read", c.table, n)
 				}
@@ -165,6 +168,31 @@ func TestMemoryWordMatchesAnswerTheCallersOwnScope(t *testing.T) {
 		}
 		if n != c.want {
 			t.Errorf("%s: %d matches, want %d", c.name, n, c.want)
+		}
+	}
+	// whether a scope holds fewer memories than one: the victim's and the tenant's shared ones
+	// do not, to those who may read them; any other scope is small (nothing of it is visible)
+	for _, c := range []struct {
+		name         string
+		claims       map[string]any
+		user, tenant string
+		want         bool
+	}{
+		{"the victim", claims(victim, "acme"), victim, "acme", false},
+		{"another user of the tenant, shared ones", claims(attacker, "acme"), "", "acme", false},
+		{"another user naming the victim", claims(attacker, "acme"), victim, "acme", true},
+		{"the victim's id in another tenant", claims(victim, "evil"), victim, "acme", true},
+		{"no claims", nil, victim, "acme", true},
+	} {
+		var small bool
+		err := asRole(t, e.conn, store.CallerRole, c.claims, func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, `select agentmem.memory_scope_is_small($1, $2, 1)`, c.user, c.tenant).Scan(&small)
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if small != c.want {
+			t.Errorf("%s: memory_scope_is_small %v, want %v", c.name, small, c.want)
 		}
 	}
 	for _, role := range []string{"anon", "authenticated"} {

@@ -14,6 +14,14 @@
 --   with_shared the tenant's shared memories too, else it counts nothing), and answers a number
 --   only.
 --
+-- - agentmem.memory_scope_is_small, which decides between the exact and the index-served
+--   ranking by reading up to the exact limit's number of the owner's memories, read them under
+--   the same policy: a bitmap of all 100,000 index entries first, 36 ms. It now reads them with
+--   its owner's rights, in the index's order, and stops at the limit (as messages' check does:
+--   1.4 ms for a user of 100,000 messages); it answers for the caller's own memories or the
+--   tenant's shared ones (owner ''), as row-level security would, and for any other scope, of
+--   which the caller may read nothing, that it is small.
+--
 -- On a large table: the index is built again under a lock that holds back writes to memories;
 -- build memories_owner_covering_idx first with CREATE INDEX CONCURRENTLY as below and this
 -- migration only swaps the names.
@@ -45,6 +53,27 @@ $$;
 
 revoke all on function agentmem.memory_scope_count(text, text, text, text) from public, anon, authenticated;
 grant execute on function agentmem.memory_scope_count(text, text, text, text) to agentmem_caller, service_role;
+
+create or replace function agentmem.memory_scope_is_small(p_user_id text, p_tenant_id text, exact_limit integer)
+returns boolean
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+begin
+  if agentmem.current_user_id() is null or p_user_id not in (agentmem.current_user_id(), '')
+     or p_tenant_id is distinct from agentmem.current_tenant() then
+    return true;
+  end if;
+  return (select pg_catalog.count(*) < exact_limit
+          from (select 1 from agentmem.memories m
+                where m.user_id = p_user_id and m.tenant_id = p_tenant_id limit exact_limit) s);
+end
+$$;
+
+revoke all on function agentmem.memory_scope_is_small(text, text, integer) from public, anon, authenticated;
+grant execute on function agentmem.memory_scope_is_small(text, text, integer) to agentmem_caller, service_role;
 
 create or replace function pg_temp.patch_function(fn regprocedure, old text, new text) returns void
 language plpgsql
