@@ -1196,8 +1196,8 @@ CREATE OR REPLACE FUNCTION agentmem.memory_scope_count(p_user_id text, p_tenant_
  SET search_path TO ''
 AS $function$
 begin
-  if p_user_id is distinct from agentmem.current_user_id() or p_tenant_id is distinct from agentmem.current_tenant()
-     or shared_owner not in (p_user_id, '') then
+  if agentmem.current_user_id() is null or p_user_id is distinct from agentmem.current_user_id()
+     or p_tenant_id is distinct from agentmem.current_tenant() or shared_owner not in (p_user_id, '') then
     return 0;
   end if;
   return (select pg_catalog.count(*) from agentmem.memories m
@@ -1254,8 +1254,8 @@ CREATE OR REPLACE FUNCTION agentmem.memory_word_matches(p_user_id text, p_tenant
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 begin
-  if p_user_id is distinct from agentmem.current_user_id() or p_tenant_id is distinct from agentmem.current_tenant()
-     or shared_owner not in (p_user_id, '') then
+  if agentmem.current_user_id() is null or p_user_id is distinct from agentmem.current_user_id()
+     or p_tenant_id is distinct from agentmem.current_tenant() or shared_owner not in (p_user_id, '') then
     return;
   end if;
   return query

@@ -128,7 +128,24 @@ func TestMemoryWordMatchesAnswerTheCallersOwnScope(t *testing.T) {
 	const victim, attacker = "auth0|victim", "user_2attacker"
 	if _, err := e.conn.Exec(ctx, `insert into agentmem.memories (user_id, tenant_id, agent, content, content_key, expires_at)
 		values ($1, 'acme', 'chat', 'My locker code is in the blue notebook', 'k1', now() + interval '1 hour'),
-		       ('', 'acme', 'chat', 'The office notebook is in the cupboard', 'k2', now() + interval '1 hour')`, victim); err != nil {
+		       ('', 'acme', 'chat', 'The office notebook is in the cupboard', 'k2', now() + interval '1 hour'),
+		       ('', '', 'chat', 'The spare notebook is on the shelf', 'k3', now() + interval '1 hour')`, victim); err != nil {
+		t.Fatal(err)
+	}
+	// no claims and no user (null): nothing, not even the shared memories of the tenant that
+	// no claims name, which row-level security shows only to an identified user
+	err := asRole(t, e.conn, store.CallerRole, nil, func(tx pgx.Tx) error {
+		var n, count int
+		if err := tx.QueryRow(ctx, `select (select count(*) from agentmem.memory_word_matches(null, agentmem.current_tenant(), '', '', 'notebook'::tsquery)),
+			agentmem.memory_scope_count(null, agentmem.current_tenant(), '', '')`).Scan(&n, &count); err != nil {
+			return err
+		}
+		if n != 0 || count != 0 {
+			t.Errorf("without claims: %d matches and a count of %d, want none", n, count)
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	// the matches of a word, and the count of the scope (agentmem.memory_scope_count, which the

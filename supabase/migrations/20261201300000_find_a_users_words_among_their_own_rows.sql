@@ -10,8 +10,7 @@
 -- The indexes now key each row by its user as well (btree_gin, which Supabase offers under
 -- Database, Extensions): the scan intersects the user's postings with the words' and reads the
 -- rest of a posting list only where the user's rows are. The same query: 0.4 to 0.6 ms in the
--- index, 1.4 to 2.0 ms in all (EXPLAIN ANALYZE, warm, three runs each). The new index is half the
--- size of the old one on that table (3.7 MB against 6.9 MB).
+-- index, 1.4 to 2.0 ms in all (EXPLAIN ANALYZE, warm, three runs each).
 --
 -- Building the indexes locks the tables against writes while it runs, as any index made in a
 -- migration does; on a large table build them first with CREATE INDEX CONCURRENTLY under these
@@ -33,8 +32,8 @@ drop index if exists agentmem.memories_fts_idx;
 -- agentmem.message_word_matches does for messages: with its owner's rights, so it checks what
 -- row-level security would (the scope must be the caller's own, else it answers nothing), and
 -- it answers only which memories match, never what they say; memory_bm25_hits then reads them
--- under row-level security, as before, each by its id. Planned with its values, so that one owner named twice
--- (no shared memories) is one index condition.
+-- under row-level security, as before, each by its id. Planned with its values, so that one
+-- owner named twice (no shared memories) is one index condition.
 
 create function agentmem.memory_word_matches(p_user_id text, p_tenant_id text, p_agent text, shared_owner text, q tsquery)
 returns table (id uuid)
@@ -45,8 +44,8 @@ set search_path = ''
 set plan_cache_mode = 'force_custom_plan'
 as $$
 begin
-  if p_user_id is distinct from agentmem.current_user_id() or p_tenant_id is distinct from agentmem.current_tenant()
-     or shared_owner not in (p_user_id, '') then
+  if agentmem.current_user_id() is null or p_user_id is distinct from agentmem.current_user_id()
+     or p_tenant_id is distinct from agentmem.current_tenant() or shared_owner not in (p_user_id, '') then
     return;
   end if;
   return query

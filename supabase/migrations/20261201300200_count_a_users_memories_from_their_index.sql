@@ -40,8 +40,8 @@ security definer
 set search_path = ''
 as $$
 begin
-  if p_user_id is distinct from agentmem.current_user_id() or p_tenant_id is distinct from agentmem.current_tenant()
-     or shared_owner not in (p_user_id, '') then
+  if agentmem.current_user_id() is null or p_user_id is distinct from agentmem.current_user_id()
+     or p_tenant_id is distinct from agentmem.current_tenant() or shared_owner not in (p_user_id, '') then
     return 0;
   end if;
   return (select pg_catalog.count(*) from agentmem.memories m
