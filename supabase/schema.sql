@@ -1071,13 +1071,8 @@ begin
     with cand as materialized (
       select m.id, pg_catalog.length(m.fts) as fts_len,
              pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', $7), '{a}') as hit
-      from agentmem.memories m
-      where m.user_id in ($1, $11)
-        and m.id = any(array(select w.id from agentmem.memory_word_matches($1, $2, $3, $11, $5) w))
-        and m.tenant_id = $2
-        and ($3 = '' or m.agent in ($3, ''))
-        and m.expires_at > pg_catalog.now()
-        and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+      from agentmem.memory_word_matches($1, $2, $3, $11, $5) m
+      where ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
              and not exists (select 1 from pg_catalog.jsonb_each($4) f
                              where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
         and ($9 is null or m.created_at >= $9)
@@ -1247,7 +1242,7 @@ grant execute on function agentmem.memory_text_form(text) to service_role;
 
 -- Function agentmem.memory_word_matches(text,text,text,text,tsquery)
 CREATE OR REPLACE FUNCTION agentmem.memory_word_matches(p_user_id text, p_tenant_id text, p_agent text, shared_owner text, q tsquery)
- RETURNS TABLE(id uuid)
+ RETURNS TABLE(id uuid, fts tsvector, metadata jsonb, created_at timestamp with time zone)
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
  SET search_path TO ''
@@ -1259,7 +1254,7 @@ begin
     return;
   end if;
   return query
-    select m.id from agentmem.memories m
+    select m.id, m.fts, m.metadata, m.created_at from agentmem.memories m
     where (m.user_id = p_user_id or m.user_id = shared_owner) and m.tenant_id = p_tenant_id
       and (p_agent = '' or m.agent in (p_agent, ''))
       and m.expires_at > pg_catalog.now() and m.fts operator(pg_catalog.@@) q;
