@@ -117,10 +117,9 @@ where (select count(*) from m) > 0`
 
 // agentmem.memory_word_matches (and agentmem.memory_scope_count, which counts a scope for BM25)
 // runs with its owner's rights so that an index can serve it: it answers the caller's own
-// memories and, named as the shared owner (”), the
-// caller's tenant's shared ones, as row-level security lets the caller read them; never another
-// user's (as the user or as the shared owner) nor another tenant's, and a client role may not
-// call it at all.
+// memories and, with the empty user id as the shared owner, the caller's tenant's shared ones,
+// as row-level security lets the caller read them; never another user's (as the user or as the
+// shared owner) nor another tenant's, and a client role may not call it at all.
 func TestMemoryWordMatchesAnswerTheCallersOwnScope(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{})
