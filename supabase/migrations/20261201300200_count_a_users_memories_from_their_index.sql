@@ -13,7 +13,6 @@
 --   security would, as agentmem.memory_word_matches does (the scope must be the caller's own,
 --   with_shared the tenant's shared memories too, else it counts nothing), and answers a number
 --   only.
---
 -- - agentmem.memory_scope_is_small, which decides between the exact and the index-served
 --   ranking by reading up to the exact limit's number of the owner's memories, read them under
 --   the same policy: a bitmap of all 100,000 index entries first, 36 ms. It now reads them with
