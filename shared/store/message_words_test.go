@@ -231,9 +231,8 @@ func TestMessageBM25PruningKeepsTheExactAnswer(t *testing.T) {
 // The rare words' messages are scored first only when they, with the neighbours they reach,
 // are at most a quarter of the messages of all the question's words, and their weights
 // together exceed what the common words could add to a message: else that pass is unlikely to
-// save work. Counted
-// with the calls of agentmem.message_bm25_scored in the transaction: one pass, or two when the
-// first could not prove its answer.
+// save work. Counted with the calls of agentmem.message_bm25_scored in the transaction: one
+// pass, or two when the first could not prove its answer.
 func TestMessageBM25ScoresRareWordsFirstOnlyWhenItPays(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{})
