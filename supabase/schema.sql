@@ -978,6 +978,7 @@ begin
                     then k.embedding operator(extensions.<=>) query_embedding end as d
         from agentmem.knowledge_chunks k
         where k.tenant_id = p_tenant_id
+        offset 0
       ) x
       -- a text without words embeds to the zero vector: its distance is NaN, it has no rank
       where x.d is not null and x.d <> 'NaN'::float8
@@ -1137,6 +1138,7 @@ begin
                             where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
           and (p_since is null or m.created_at >= p_since)
           and (p_until is null or m.created_at < p_until)
+        offset 0
       ) x
       -- a text without words embeds to the zero vector: its distance is NaN, it has no rank
       where x.d is not null and x.d <> 'NaN'::float8
@@ -1444,6 +1446,7 @@ begin
           and (p_role = '' or m.role = p_role)
           and (p_since is null or m.created_at >= p_since)
           and (p_until is null or m.created_at < p_until)
+        offset 0
       ) x
       -- a text without words embeds to the zero vector: its distance is NaN, it has no rank
       where x.d is not null and x.d <> 'NaN'::float8
@@ -2364,6 +2367,7 @@ begin
         where m.user_id = p_user_id and m.tenant_id = p_tenant_id and m.agent = p_agent
           and m.expires_at > pg_catalog.now()
           and m.embedding_model = p_model and m.embedding_dims = dims
+        offset 0
       ) x
       -- a text without words embeds to the zero vector: its distance is NaN, it is near nothing
       where x.d <= 1 - min_similarity and x.d <> 'NaN'::float8
@@ -2780,7 +2784,7 @@ AS $function$
     order by rank_ix
     limit least(greatest(match_count, 0), 1000) * 2
   ),
-  distances as (
+  distances as materialized (
     select m.id,
            case when m.embedding_dims = extensions.vector_dims(query_embedding)
                 then m.embedding operator(extensions.<=>) query_embedding end as d
@@ -2826,6 +2830,7 @@ AS $function$
     where k.embedding is not null
       and (filter_tenant_id is null or k.tenant_id = filter_tenant_id)
       and (query_model is null or k.embedding_model = query_model)
+    offset 0
   ) x
   where x.d is not null and x.d <> 'NaN'::float8
   order by x.d, x.id
@@ -2852,6 +2857,7 @@ AS $function$
       and (filter_user_id is null or m.user_id = filter_user_id)
       and (filter_tenant_id is null or m.tenant_id = filter_tenant_id)
       and (query_model is null or m.embedding_model = query_model)
+    offset 0
   ) x
   where x.d is not null and x.d <> 'NaN'::float8
   order by x.d, x.id
