@@ -797,27 +797,36 @@ CREATE OR REPLACE FUNCTION agentmem.fold_message_words(p_user_id text, p_tenant_
 AS $function$
 declare
   folded integer;
+  sessions uuid[];
+  seqs bigint[];
 begin
   if p_user_id is not null then
+    -- the batch's keys first, as arrays: the statements below know how many rows they hold
+    -- (a custom plan sees the arrays), where the pending table's statistics, which churn, may
+    -- say one, and a plan for one reads all the user's messages again for every row
+    select pg_catalog.array_agg(l.session_id), pg_catalog.array_agg(l.seq) into sessions, seqs
+    from (
+      -- a trigger passes the user's id in its column's collation ("C"), which every text
+      -- parameter then takes: tenant and agent are compared in the index's collation
+      select q.session_id, q.seq from agentmem.message_words_pending q
+      where q.user_id = p_user_id and q.tenant_id = p_tenant_id collate "default" and q.agent = p_agent collate "default"
+      order by q.session_id, q.seq
+      limit max_rows
+      for update skip locked
+    ) l;
+    if sessions is null then
+      return 0;
+    end if;
     with batch as (
       delete from agentmem.message_words_pending p
-      using (
-        -- a trigger passes the user's id in its column's collation ("C"), which every text
-        -- parameter then takes: tenant and agent are compared in the index's collation
-        select q.user_id, q.tenant_id, q.agent, q.session_id, q.seq from agentmem.message_words_pending q
-        where q.user_id = p_user_id and q.tenant_id = p_tenant_id collate "default" and q.agent = p_agent collate "default"
-        order by q.session_id, q.seq
-        limit max_rows
-        for update skip locked
-      ) l
-      -- joined on the whole key: each pending row one index probe
-      where p.user_id = p_user_id
-        and p.user_id = l.user_id and p.tenant_id = l.tenant_id and p.agent = l.agent
+      using rows from (pg_catalog.unnest(sessions), pg_catalog.unnest(seqs)) l(session_id, seq)
+      where p.user_id = p_user_id and p.tenant_id = p_tenant_id collate "default" and p.agent = p_agent collate "default"
         and p.session_id = l.session_id and p.seq = l.seq
       returning p.session_id, p.seq
     ),
+    -- the rows of the keys locked above, which the batch deletes
     rows as (
-      select m.fts from batch b
+      select m.fts from rows from (pg_catalog.unnest(sessions), pg_catalog.unnest(seqs)) b(session_id, seq)
         join agentmem.messages m on m.user_id = p_user_id and m.session_id = b.session_id and m.seq = b.seq
     ),
     counted as (
