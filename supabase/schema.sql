@@ -799,16 +799,18 @@ declare
   folded integer;
   sessions uuid[];
   seqs bigint[];
+  places tid[];
 begin
   if p_user_id is not null then
     -- the batch's keys first, as arrays: the statements below know how many rows they hold
     -- (a custom plan sees the arrays), where the pending table's statistics, which churn, may
     -- say one, and a plan for one reads all the user's messages again for every row
-    select pg_catalog.array_agg(l.session_id), pg_catalog.array_agg(l.seq) into sessions, seqs
+    select pg_catalog.array_agg(l.session_id), pg_catalog.array_agg(l.seq), pg_catalog.array_agg(l.ctid)
+    into sessions, seqs, places
     from (
       -- a trigger passes the user's id in its column's collation ("C"), which every text
       -- parameter then takes: tenant and agent are compared in the index's collation
-      select q.session_id, q.seq from agentmem.message_words_pending q
+      select q.session_id, q.seq, q.ctid from agentmem.message_words_pending q
       where q.user_id = p_user_id and q.tenant_id = p_tenant_id collate "default" and q.agent = p_agent collate "default"
       order by q.session_id, q.seq
       limit max_rows
@@ -818,10 +820,10 @@ begin
       return 0;
     end if;
     with batch as (
+      -- the rows locked above, where they are (the user's partition, when partitioned by user)
       delete from agentmem.message_words_pending p
-      using rows from (pg_catalog.unnest(sessions), pg_catalog.unnest(seqs)) l(session_id, seq)
       where p.user_id = p_user_id and p.tenant_id = p_tenant_id collate "default" and p.agent = p_agent collate "default"
-        and p.session_id = l.session_id and p.seq = l.seq
+        and p.ctid = any(places)
       returning p.session_id, p.seq
     ),
     -- the rows of the keys locked above, which the batch deletes
