@@ -54,19 +54,11 @@ from s, generate_series(1, 255) i`
 			t.Fatal(err)
 		}
 	}
-	// the entries the indexes of a table (and of its partitions, when partitioned by user) gave,
-	// and the rows its scans read
-	const read = `select coalesce(sum(pg_stat_get_xact_tuples_returned(r.relid)), 0)::bigint
-		from (select i.indexrelid as relid from pg_index i
-		      where i.indrelid in (select $1::regclass union select relid from pg_partition_tree($1::regclass))
-		      union all select relid from pg_partition_tree($1::regclass)) r`
 	tables := []string{"agentmem.messages", "agentmem.message_words_pending"}
 	err := pgx.BeginFunc(ctx, e.conn, func(tx pgx.Tx) error {
 		before := make([]int64, len(tables))
 		for i, table := range tables {
-			if err := tx.QueryRow(ctx, read, table).Scan(&before[i]); err != nil {
-				return err
-			}
+			before[i] = rowsRead(t, tx, table)
 		}
 		var folded int
 		if err := tx.QueryRow(ctx, `select agentmem.fold_message_words($1, '', 'chat', 100000)`, user).Scan(&folded); err != nil {
@@ -76,10 +68,7 @@ from s, generate_series(1, 255) i`
 			t.Errorf("folded %d messages, want 255", folded)
 		}
 		for i, table := range tables {
-			var after int64
-			if err := tx.QueryRow(ctx, read, table).Scan(&after); err != nil {
-				return err
-			}
+			after := rowsRead(t, tx, table)
 			// each of the 255 once, found by its key or in one pass over the user's entries (or,
 			// partitioned by user into a few, over the user's partition), far below 255 x 255;
 			// and at least once (a count that saw nothing would pass an upper bound alone)
@@ -100,4 +89,18 @@ from s, generate_series(1, 255) i`
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// rowsRead is how many entries the indexes of table (and of its partitions, when partitioned by
+// user) gave and rows its scans read, so far in tx's transaction.
+func rowsRead(t *testing.T, tx pgx.Tx, table string) int64 {
+	t.Helper()
+	var n int64
+	if err := tx.QueryRow(t.Context(), `select coalesce(sum(pg_stat_get_xact_tuples_returned(r.relid)), 0)::bigint
+		from (select i.indexrelid as relid from pg_index i
+		      where i.indrelid in (select $1::regclass union select relid from pg_partition_tree($1::regclass))
+		      union all select relid from pg_partition_tree($1::regclass)) r`, table).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

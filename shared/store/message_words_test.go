@@ -491,19 +491,8 @@ func TestMessageWordsChangeByTheirOwnWords(t *testing.T) {
 		t.Fatalf("%d messages pending and %d words counted, want none pending and %d or more counted", pending, counted, words)
 	}
 	exec(`set local role service_role`)
-	reads := func() int64 {
-		t.Helper()
-		var n int64
-		// Each partition's too, where the table is partitioned by user.
-		if err := tx.QueryRow(ctx, `select sum(pg_stat_get_xact_tuples_returned(t.relid)) from (
-			select 'agentmem.message_words_pkey'::regclass as relid
-			union select relid from pg_partition_tree('agentmem.message_words_pkey')
-			union select 'agentmem.message_words'::regclass
-			union select relid from pg_partition_tree('agentmem.message_words')) t`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	// each partition's too, where the table is partitioned by user
+	reads := func() int64 { t.Helper(); return rowsRead(t, tx, "agentmem.message_words") }
 	for _, step := range []struct{ name, sql string }{
 		{"deleting three messages", `delete from agentmem.messages where session_id = $1 and seq in (5, 6, 7)`},
 		{"rewriting a message", `update agentmem.messages set content = 'note rewritten' where session_id = $1 and seq = 9`},
