@@ -800,6 +800,9 @@ declare
   sessions uuid[];
   seqs bigint[];
   places tid[];
+  users text[];
+  tenants text[];
+  agents text[];
 begin
   if p_user_id is not null then
     -- the batch's keys first, as arrays: the statements below know how many rows they hold
@@ -849,21 +852,35 @@ begin
     select pg_catalog.count(*) into folded from batch;
     return folded;
   end if;
-  with batch as (
+  -- every scope's: the batch's keys first, as arrays, for the same reason
+  select pg_catalog.array_agg(l.user_id), pg_catalog.array_agg(l.tenant_id), pg_catalog.array_agg(l.agent),
+         pg_catalog.array_agg(l.session_id), pg_catalog.array_agg(l.seq)
+  into users, tenants, agents, sessions, seqs
+  from (
+    select q.user_id, q.tenant_id, q.agent, q.session_id, q.seq from agentmem.message_words_pending q
+    order by 1, 2, 3, 4, 5
+    limit max_rows
+    for update skip locked
+  ) l;
+  if users is null then
+    return 0;
+  end if;
+  with keys as (
+    select k.user_id, k.tenant_id, k.agent, k.session_id, k.seq
+    from rows from (pg_catalog.unnest(users), pg_catalog.unnest(tenants), pg_catalog.unnest(agents),
+                    pg_catalog.unnest(sessions), pg_catalog.unnest(seqs)) k(user_id, tenant_id, agent, session_id, seq)
+  ),
+  batch as (
     delete from agentmem.message_words_pending p
-    using (
-      select q.user_id, q.tenant_id, q.agent, q.session_id, q.seq from agentmem.message_words_pending q
-      order by 1, 2, 3, 4, 5
-      limit max_rows
-      for update skip locked
-    ) l
+    using keys l
     where p.user_id = l.user_id and p.tenant_id = l.tenant_id and p.agent = l.agent
       and p.session_id = l.session_id and p.seq = l.seq
     returning p.user_id, p.tenant_id, p.agent, p.session_id, p.seq
   ),
+  -- the rows of the keys locked above, which the batch deletes
   rows as (
-    select b.user_id, b.tenant_id, b.agent, m.fts
-    from batch b join agentmem.messages m on m.user_id = b.user_id and m.session_id = b.session_id and m.seq = b.seq
+    select l.user_id, l.tenant_id, l.agent, m.fts
+    from keys l join agentmem.messages m on m.user_id = l.user_id and m.session_id = l.session_id and m.seq = l.seq
   ),
   counted as (
     insert into agentmem.message_words as w (user_id, tenant_id, agent, lexeme, docs, length)
