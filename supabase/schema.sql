@@ -1565,12 +1565,17 @@ begin
                       where p.user_id = m.user_id and p.tenant_id = m.tenant_id and p.agent = m.agent
                         and p.session_id = m.session_id and p.seq = m.seq)
   ),
+  -- each pending message read by its key (a subquery the planner keeps whole): as a join,
+  -- planned for a user of average size, it could read all of a large user's messages
   fresh as (
     select m.fts from agentmem.message_words_pending p
-      join agentmem.messages m on m.session_id = p.session_id and m.seq = p.seq
+      cross join lateral (
+        select x.fts from agentmem.messages x
+        where x.session_id = p.session_id and x.seq = p.seq
+          and x.user_id = p_user_id and x.tenant_id = p_tenant_id
+          and x.expires_at > pg_catalog.now()
+        offset 0) m
     where p.user_id = p_user_id and p.tenant_id = p_tenant_id and (p_agent = '' or p.agent = p_agent)
-      and m.user_id = p_user_id and m.tenant_id = p_tenant_id
-      and m.expires_at > pg_catalog.now()
   ),
   counted as (
     select w.lexeme, w.docs, w.length

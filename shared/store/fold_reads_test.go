@@ -113,3 +113,61 @@ func rowsRead(t *testing.T, tx pgx.Tx, table string) int64 {
 	}
 	return n
 }
+
+// BM25's statistics read a user's pending messages (those whose words are not yet counted) by
+// their keys: for a user of 1,600 messages, 100 of them pending, in a table whose statistics
+// count 10,000 users (so that a plan for any user expects a handful of rows), they read about
+// the 100, where a join read all 1,600 of the user's messages by the owner index to hash them.
+func TestWordStatsReadPendingMessagesByKey(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	user := uuid.New().String()
+	const add = `
+with s as (
+  insert into agentmem.sessions (id, user_id, agent, expires_at)
+  values (gen_random_uuid(), $1, 'chat', now() + interval '1 day')
+  returning id, user_id
+)
+insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
+select s.id, i, 'm' || i, s.user_id, 'chat', 'user', 'the harbour at dawn, note ' || i, 8, now() + interval '1 day'
+from s, generate_series(1, $2::int) i`
+	for _, step := range []struct {
+		sql  string
+		args []any
+	}{
+		{add, []any{user, 1500}}, // counted at once (above the fold threshold)
+		{add, []any{user, 100}},  // pending
+		{`alter table agentmem.messages alter column user_id set (n_distinct = 10000)`, nil},
+		{`analyze agentmem.messages, agentmem.message_words_pending`, nil},
+	} {
+		if _, err := e.conn.Exec(ctx, step.sql, step.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pending int
+	if err := e.conn.QueryRow(ctx, `select count(*) from agentmem.message_words_pending where user_id = $1`, user).Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 100 {
+		t.Fatalf("%d messages pending, want 100", pending)
+	}
+	err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": user}, func(tx pgx.Tx) error {
+		before := rowsRead(t, tx, "agentmem.messages")
+		var docs float64
+		if err := tx.QueryRow(ctx, `select docs from agentmem.message_word_stats($1, '', 'chat', array['harbour'])`, user).Scan(&docs); err != nil {
+			return err
+		}
+		if docs != 1600 {
+			t.Errorf("the statistics count %v messages, want 1600", docs)
+		}
+		// the 100 pending by their keys, and the user's expired ones (none); at least the 100
+		if got := rowsRead(t, tx, "agentmem.messages") - before; got > 400 || got < 100 {
+			t.Errorf("the statistics read %d index entries and rows of messages, want 100 to 400", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
