@@ -32,15 +32,6 @@ with s as (
 insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
 select s.id, i, 'm' || i, s.user_id, 'chat', 'user', 'the harbour at dawn, note ' || i, 8, now() + interval '1 day'
 from s, generate_series(1, 10) i`
-	const users = `
-with s as (
-  insert into agentmem.sessions (id, user_id, agent, expires_at)
-  values (gen_random_uuid(), $1, 'chat', now() + interval '1 day')
-  returning id, user_id
-)
-insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
-select s.id, i, 'm' || i, s.user_id, 'chat', 'user', 'the harbour at dawn, note ' || i, 8, now() + interval '1 day'
-from s, generate_series(1, 255) i`
 	for _, step := range []struct {
 		sql  string
 		args []any
@@ -49,7 +40,7 @@ from s, generate_series(1, 255) i`
 		// the other users' messages were counted long ago: only the user's will wait
 		{`delete from agentmem.message_words_pending`, nil},
 		{`analyze agentmem.messages, agentmem.message_words_pending`, nil},
-		{users, []any{user}},
+		{userMessagesSQL, []any{user, 255}},
 	} {
 		if _, err := e.conn.Exec(ctx, step.sql, step.args...); err != nil {
 			t.Fatal(err)
@@ -123,21 +114,12 @@ func TestWordStatsReadPendingMessagesByKey(t *testing.T) {
 	e := newRankEnv(t, store.Ranking{})
 	ctx := context.Background()
 	user := uuid.New().String()
-	const add = `
-with s as (
-  insert into agentmem.sessions (id, user_id, agent, expires_at)
-  values (gen_random_uuid(), $1, 'chat', now() + interval '1 day')
-  returning id, user_id
-)
-insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
-select s.id, i, 'm' || i, s.user_id, 'chat', 'user', 'the harbour at dawn, note ' || i, 8, now() + interval '1 day'
-from s, generate_series(1, $2::int) i`
 	for _, step := range []struct {
 		sql  string
 		args []any
 	}{
-		{add, []any{user, 1500}}, // counted at once (above the fold threshold)
-		{add, []any{user, 100}},  // pending
+		{userMessagesSQL, []any{user, 1500}}, // counted at once (above the fold threshold)
+		{userMessagesSQL, []any{user, 100}},  // pending
 		{`alter table agentmem.messages alter column user_id set (n_distinct = 10000)`, nil},
 		{`analyze agentmem.messages, agentmem.message_words_pending`, nil},
 	} {
@@ -171,3 +153,14 @@ from s, generate_series(1, $2::int) i`
 		t.Fatal(err)
 	}
 }
+
+// userMessagesSQL gives user $1 a new session of $2 messages.
+const userMessagesSQL = `
+with s as (
+  insert into agentmem.sessions (id, user_id, agent, expires_at)
+  values (gen_random_uuid(), $1, 'chat', now() + interval '1 day')
+  returning id, user_id
+)
+insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
+select s.id, i, 'm' || i, s.user_id, 'chat', 'user', 'the harbour at dawn, note ' || i, 8, now() + interval '1 day'
+from s, generate_series(1, $2::int) i`
