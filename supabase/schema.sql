@@ -1106,7 +1106,6 @@ begin
                              where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
         and ($9 is null or m.created_at >= $9)
         and ($10 is null or m.created_at < $10)
-        and m.fts operator(pg_catalog.@@) $5
     ),
     tf as (
       select c.id, c.fts_len, u.lexeme, coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8 as tf

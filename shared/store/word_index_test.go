@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -219,6 +220,24 @@ func TestMemoryWordMatchesAnswerTheCallersOwnScope(t *testing.T) {
 	for _, role := range []string{"anon", "authenticated"} {
 		if _, err := matches(role, claims(victim, "acme"), victim, "acme", ""); err == nil {
 			t.Errorf("%s may call agentmem.memory_word_matches or agentmem.memory_scope_count", role)
+		}
+	}
+}
+
+// Above the exact limit, BM25 over memories takes the candidates agentmem.memory_word_matches
+// answers, which all match the question, as they come: the plan that reads them tests no
+// candidate against the question again (migration match_a_large_scopes_memories_once).
+func TestMemoryCandidatesAreNotMatchedAgain(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	plans, _ := explain(t, e.url, `select h.id::text from agentmem.memory_bm25_hits($1, '', '', '{}', null, null,
+		array['harbour'], 10, false) h`, uuid.NewString())
+	if !strings.Contains(plans, "Function Scan on memory_word_matches") {
+		t.Fatalf("no plan reading agentmem.memory_word_matches was logged:\n%s", plans)
+	}
+	for line := range strings.Lines(plans) {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "Filter:") && strings.Contains(l, "@@") {
+			t.Errorf("a candidate is matched against the question again: %s\n%s", l, plans)
 		}
 	}
 }
