@@ -1392,17 +1392,31 @@ AS $function$
 begin
   return query
     with
+    -- the matches, with what scoring reads of them
     cand as materialized (
-      select w.session_id, w.seq from agentmem.message_word_matches(p_user_id, p_tenant_id, p_agent, q_cand) w
+      select w.session_id, w.seq, w.fts, w.question, w.metadata, w.name, w.role, w.created_at
+      from agentmem.message_word_matches(p_user_id, p_tenant_id, p_agent, q_cand) w
     ),
+    -- the turns within reach of a match that are not matches themselves (none at reach 0)
     near as (
       select c.session_id, c.seq + d.d as seq, pg_catalog.min(pg_catalog.abs(d.d)) as dist
       from cand c cross join pg_catalog.generate_series(-reach, reach) d(d)
+      where reach > 0
       group by 1, 2
     ),
+    rows as (
+      select c.session_id, c.seq, 0 as dist, c.fts, c.question, c.metadata, c.name, c.role, c.created_at
+      from cand c
+      union all
+      select m.session_id, m.seq, x.dist, m.fts, pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?',
+             m.metadata, m.name, m.role, m.created_at
+      from near x join agentmem.messages m on m.session_id = x.session_id and m.seq = x.seq
+      where x.dist > 0
+        and m.user_id = p_user_id and m.tenant_id = p_tenant_id and (p_agent = '' or m.agent = p_agent)
+        and m.expires_at > pg_catalog.now() and m.fts operator(pg_catalog.@@) q
+    ),
     scored as materialized (
-      select m.session_id, m.seq, x.dist,
-             pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?' as question,
+      select m.session_id, m.seq, m.dist, m.question,
              ((p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
                 and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
                                 where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
@@ -1415,9 +1429,7 @@ begin
                             / (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
                        else 0 end)
               from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8 as bm25
-      from near x join agentmem.messages m on m.session_id = x.session_id and m.seq = x.seq
-      where m.user_id = p_user_id and m.tenant_id = p_tenant_id and (p_agent = '' or m.agent = p_agent)
-        and m.expires_at > pg_catalog.now() and m.fts operator(pg_catalog.@@) q
+      from rows m
     ),
     -- each row beside the turns just before (b) and after (a) it, when they were scored
     paired as (
@@ -1529,12 +1541,14 @@ grant execute on function agentmem.message_scope_is_small(text,text,integer) to 
 
 -- Function agentmem.message_word_matches(text,text,text,tsquery)
 CREATE OR REPLACE FUNCTION agentmem.message_word_matches(p_user_id text, p_tenant_id text, p_agent text, q tsquery)
- RETURNS TABLE(session_id uuid, seq bigint)
+ RETURNS TABLE(session_id uuid, seq bigint, fts tsvector, question boolean, metadata jsonb, name text, role text, created_at timestamp with time zone)
  LANGUAGE sql
  STABLE SECURITY DEFINER
  SET search_path TO ''
 AS $function$
-  select m.session_id, m.seq from agentmem.messages m
+  select m.session_id, m.seq, m.fts, pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?', m.metadata, m.name,
+         m.role, m.created_at
+  from agentmem.messages m
   where p_user_id = agentmem.current_user_id() and p_tenant_id = agentmem.current_tenant()
     and m.user_id = p_user_id and m.tenant_id = p_tenant_id and (p_agent = '' or m.agent = p_agent)
     and m.expires_at > pg_catalog.now() and m.fts operator(pg_catalog.@@) q

@@ -154,6 +154,45 @@ func TestWordStatsReadPendingMessagesByKey(t *testing.T) {
 	}
 }
 
+// BM25 over a scope's messages reads each match once: the full-text index's matches come with
+// what scoring reads of them. For a word in all of a user's 600 messages, scoring them took the
+// index's 600 entries, then read each message again by its key (600 more entries). The reads of
+// the word statistics BM25 starts with (an index-only pass over the user's messages for those
+// expired) are counted apart and left out.
+func TestMessageBM25ReadsEachMatchOnce(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	user := uuid.New().String()
+	if _, err := e.conn.Exec(ctx, userMessagesSQL, user, 600); err != nil {
+		t.Fatal(err)
+	}
+	err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": user}, func(tx pgx.Tx) error {
+		before := rowsRead(t, tx, "agentmem.messages")
+		if _, err := tx.Exec(ctx, `select * from agentmem.message_word_stats($1, '', 'chat', array['harbour'])`, user); err != nil {
+			return err
+		}
+		stats := rowsRead(t, tx, "agentmem.messages") - before
+		before += stats
+		var hits int
+		if err := tx.QueryRow(ctx, `select count(*) from agentmem.message_bm25_hits($1, '', 'chat', '{}', '', '', null, null,
+			array['harbour'], 20, true, 0)`, user).Scan(&hits); err != nil {
+			return err
+		}
+		if hits != 20 {
+			t.Errorf("BM25 answered %d messages, want 20", hits)
+		}
+		if got := rowsRead(t, tx, "agentmem.messages") - before - stats; got < 600 || got >= 900 {
+			t.Errorf("BM25 read %d index entries and rows of messages for 600 matches (and %d for its statistics), want 600 to 900",
+				got, stats)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // userMessagesSQL gives user $1 a new session of $2 messages.
 const userMessagesSQL = `
 with s as (
