@@ -49,13 +49,14 @@ var knSeedSQL = map[string]string{
 }
 
 // knUserTables lists, straight from the catalog, the tables of schema agentmem that have a
-// user_id column.
+// user_id column (not their partitions, when the tables are partitioned by user).
 func knUserTables(t *testing.T, conn *pgx.Conn) []string {
 	t.Helper()
 	rows, err := conn.Query(t.Context(), `
 		select c.table_name::text from information_schema.columns c
 		join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name
 		where c.table_schema = 'agentmem' and c.column_name = 'user_id' and t.table_type = 'BASE TABLE'
+		  and not (select r.relispartition from pg_class r where r.oid = format('%I.%I', c.table_schema, c.table_name)::regclass)
 		order by 1`)
 	if err != nil {
 		t.Fatal(err)
@@ -273,6 +274,15 @@ func TestForgetUserCoversTablesAddedLater(t *testing.T) {
 	e := newEnv(t, true)
 	conn := e.adminConn()
 	defer conn.Close(context.Background())
+	// The messages' key: (session_id, seq), or with user_id in front on tables partitioned by user,
+	// where a foreign key to a user-owned table carries the user.
+	var messageKey string
+	if err := conn.QueryRow(t.Context(), `select string_agg(a.attname, ', ' order by k.ord)
+		from pg_constraint c cross join unnest(c.conkey) with ordinality k(attnum, ord)
+		join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.attnum
+		where c.conrelid = 'agentmem.messages'::regclass and c.contype = 'p'`).Scan(&messageKey); err != nil {
+		t.Fatal(err)
+	}
 	e.exec(`
 		create table agentmem.kn_jobs (id bigint generated always as identity primary key,
 		  tenant_id text not null default '', user_id uuid not null, payload text);
@@ -281,7 +291,7 @@ func TestForgetUserCoversTablesAddedLater(t *testing.T) {
 		grant select, insert, update, delete on agentmem.kn_devices to service_role;
 		create table agentmem.kn_message_votes (session_id uuid not null, seq bigint not null,
 		  tenant_id text not null default '', user_id text not null,
-		  foreign key (session_id, seq) references agentmem.messages (session_id, seq) on delete restrict);
+		  foreign key (` + messageKey + `) references agentmem.messages (` + messageKey + `) on delete restrict);
 		alter table agentmem.kn_message_votes enable row level security;
 		create policy owner_only on agentmem.kn_message_votes for all to authenticated
 		  using (user_id = (select auth.jwt() ->> 'sub') and tenant_id = (select agentmem.current_tenant()));
