@@ -2115,8 +2115,12 @@ begin
            case when with_vectors and m.embedding_model = query_model
                  and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding end,
            m.user_id = ''
-    from best f join agentmem.memories m
-      on m.user_id in (p_user_id, shared_owner) and m.id = f.id
+    -- each by its key (a subquery kept whole): a join on the generic plan, which expects a user
+    -- of average size, read all of a large user's memories once per result, spilling them to disk
+    from best f cross join lateral (
+      select x.* from agentmem.memories x
+      where x.user_id in (p_user_id, shared_owner) and x.id = f.id
+      offset 0) m
     order by f.score desc, f.id;
 end
 $function$;
@@ -2225,10 +2229,17 @@ begin
                 when with_vectors and g.embedding_model = query_model
                  and g.embedding_dims = extensions.vector_dims(query_embedding) then g.embedding end,
            coalesce(m.user_id = '', false)
+    -- each by its key (subqueries kept whole): a join on the generic plan, which expects a user of
+    -- average size, read all of a large user's memories once per result, spilling them to disk
     from best b
-      left join agentmem.memories m on b.src = 'memory'
-        and m.user_id in (p_user_id, shared_owner) and m.id = b.k1
-      left join agentmem.messages g on b.src = 'message' and g.user_id = p_user_id and g.session_id = b.k1 and g.seq = b.k2
+      left join lateral (
+        select x.* from agentmem.memories x
+        where b.src = 'memory' and x.user_id in (p_user_id, shared_owner) and x.id = b.k1
+        offset 0) m on true
+      left join lateral (
+        select y.* from agentmem.messages y
+        where b.src = 'message' and y.user_id = p_user_id and y.session_id = b.k1 and y.seq = b.k2
+        offset 0) g on true
     where m.id is not null or g.session_id is not null -- only rows the caller may read, as an inner join
     order by b.score desc, b.src, b.k1, b.k2;
 end

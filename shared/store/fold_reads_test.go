@@ -194,6 +194,76 @@ func TestMessageBM25ReadsEachMatchOnce(t *testing.T) {
 	}
 }
 
+// Recall reads its results' rows by their keys, whatever the planner expects of the user's size:
+// a recall over a user's messages reads none of the user's 1,500 memories, and one over their
+// memories reads each result's row once beside what ranking reads (two passes over the user's
+// index entries: the scope's size, and BM25's count of it). On their generic plans, which
+// expect a user of average size (the table's statistics here count 10,000 users), both joined
+// the results to all of the user's memories, a third pass (1,500 for messages alone, 4,500 for
+// memories); for a user of 100,000, a million rows a recall, spilled to disk.
+func TestRecallReadsItsResultsByTheirKeys(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	user := uuid.New().String()
+	texts := make([]string, 1500)
+	meta := make([]string, len(texts))
+	for i := range texts {
+		texts[i], meta[i] = rankFact(i), `{}`
+	}
+	e.seed(t, uuid.MustParse(user), "chat", texts, meta)
+	for _, step := range []struct {
+		sql  string
+		args []any
+	}{
+		{userMessagesSQL, []any{user, 40}},
+		{`alter table agentmem.memories alter column user_id set (n_distinct = 10000)`, nil},
+		{`alter table agentmem.messages alter column user_id set (n_distinct = 10000)`, nil},
+		{`analyze agentmem.memories, agentmem.messages`, nil},
+	} {
+		if _, err := e.conn.Exec(ctx, step.sql, step.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recall := func(fn, source string) string {
+		args := `p_query => $2, query_embedding => null, query_model => '', p_user_id => $1, p_tenant_id => '',
+			p_agent => '', p_filter => '{}', p_mode => 'text', candidates => 20, text_weight => 1, vector_weight => 1,
+			rrf_k => 60, min_score => -1, p_k => 10, exact_limit => 1, with_vectors => false`
+		if fn == "recall_sources" {
+			args = "p_source => '" + source + "', " + args
+		}
+		return `select count(*) from agentmem.` + fn + `(` + args + `)`
+	}
+	for _, c := range []struct {
+		name, sql, query string
+		max              int64
+	}{
+		// the messages' harbour: no memory is a candidate, none is read
+		{"messages", recall("recall_sources", "messages"), "harbour", 0},
+		// ranking's two passes over the 1,500, then the 10 results by their keys
+		{"memories", recall("recall_memories", ""), "tea", 2*1500 + 100},
+		{"all", recall("recall_sources", "all"), "tea harbour", 2*1500 + 100},
+	} {
+		err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": user}, func(tx pgx.Tx) error {
+			before := rowsRead(t, tx, "agentmem.memories")
+			var hits int
+			if err := tx.QueryRow(ctx, c.sql, user, c.query).Scan(&hits); err != nil {
+				return err
+			}
+			if hits != 10 {
+				t.Errorf("%s: recall answered %d results, want 10", c.name, hits)
+			}
+			if got := rowsRead(t, tx, "agentmem.memories") - before; got > c.max {
+				t.Errorf("%s: recall read %d index entries and rows of memories, want at most %d", c.name, got, c.max)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+	}
+}
+
 // userMessagesSQL gives user $1 a new session of $2 messages.
 const userMessagesSQL = `
 with s as (
