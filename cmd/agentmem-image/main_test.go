@@ -402,7 +402,6 @@ func TestImageUnderLambdaRuntimeAPI(t *testing.T) {
 	res, _ := buildImage(t)
 	root := extract(t, res)
 	db := testdb.New(t)
-	api, addr := newRuntimeAPI(t)
 
 	for _, tc := range []struct {
 		name string
@@ -413,6 +412,9 @@ func TestImageUnderLambdaRuntimeAPI(t *testing.T) {
 		{"named by AGENTMEM_FUNCTION", []string{"lambda"}, []string{"AGENTMEM_FUNCTION=recall"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// A Runtime API of its own: the killed process of the case before may still hold
+			// a long poll on the shared one's next invocation, and would take this case's event.
+			api, addr := newRuntimeAPI(t)
 			cmd := exec.Command(filepath.Join(root, "agentmem"), tc.args...)
 			cmd.Dir = root
 			cmd.Env = append(imageEnv(db.URL, "AWS_LAMBDA_RUNTIME_API="+addr, "AWS_LAMBDA_FUNCTION_NAME=agentmem-recall",
@@ -458,6 +460,7 @@ func TestImageUnderLambdaRuntimeAPI(t *testing.T) {
 	}
 
 	t.Run("unknown function", func(t *testing.T) {
+		_, addr := newRuntimeAPI(t)
 		cmd := exec.Command(filepath.Join(root, "agentmem"), "lambda", "no-such-function")
 		cmd.Env = imageEnv(db.URL, "AWS_LAMBDA_RUNTIME_API="+addr)
 		out, err := cmd.CombinedOutput()
