@@ -31,7 +31,7 @@ test-short: ## Run the shared packages' fast tests (go test -short: no large see
 		go test -count=1 -short $(ARGS) ./shared/...
 
 .PHONY: test-partitioned
-test-partitioned: ## Run the store's and use cases' tests on tables partitioned by user (AGENTMEM_TEST_USER_PARTITIONS, default 4)
+test-partitioned: ## Run the store's, use cases' and HTTP API's tests on tables partitioned by user (AGENTMEM_TEST_USER_PARTITIONS, default 4)
 	@scripts/test-partitioned.sh $(ARGS)
 
 .PHONY: test-js

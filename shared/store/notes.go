@@ -79,8 +79,11 @@ func (s *Store) EditNotes(ctx context.Context, p EditNotesParams) (EditedNotes, 
 	err := s.inScope(ctx, sc, func(tx pgx.Tx) error {
 		// One statement creates the notes empty when absent and locks them either way (the
 		// conflict's update takes the row lock, as a first insert holds its new row), and
-		// reads the current text, and whether it made them.
+		// reads the current text, and whether it made them (after upsertLockSQL: insertedSQL).
 		var current string
+		if _, err := tx.Exec(ctx, upsertLockSQL, upsertLockKey("notes", sc.TenantID, sc.UserID, sc.Agent)); err != nil {
+			return fmt.Errorf("lock notes: %w", err)
+		}
 		err := tx.QueryRow(ctx, `
 			insert into agentmem.notes as n (tenant_id, user_id, agent, content) values ($1, $2, $3, '')
 			on conflict (user_id, tenant_id, agent) do update set content = n.content

@@ -25,6 +25,7 @@ type SetUserMemoryParams struct {
 func (s *Store) SetUserMemory(ctx context.Context, p SetUserMemoryParams) (item memory.UserMemoryItem, created bool, err error) {
 	sc := p.Scope
 	err = s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(upsertLockSQL, upsertLockKey("user_memory", sc.TenantID, sc.UserID, p.Key))
 		b.Queue(`
 			insert into agentmem.user_memory as m (tenant_id, user_id, key, value)
 			values ($1, $2, $3, $4::jsonb)

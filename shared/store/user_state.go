@@ -13,6 +13,7 @@ import (
 // none. Scope.Agent is not used.
 func (s *Store) SetUserState(ctx context.Context, sc memory.Scope, mode string) (st memory.UserState, created bool, err error) {
 	err = s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(upsertLockSQL, upsertLockKey("user_state", sc.TenantID, sc.UserID))
 		b.Queue(`
 			insert into agentmem.user_state as u (tenant_id, user_id, mode)
 			values ($1, $2, $3)
