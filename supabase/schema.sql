@@ -1136,6 +1136,50 @@ $function$;
 grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean) to agentmem_caller;
 grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean) to service_role;
 
+-- Function agentmem.memory_index_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer)
+CREATE OR REPLACE FUNCTION agentmem.memory_index_neighbours(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer)
+ RETURNS TABLE(id uuid, distance double precision)
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  dims integer := extensions.vector_dims(query_embedding);
+begin
+  -- what the policy caller_reads lets the caller read: their own rows, or the tenant's shared
+  -- ones (user '') when signed in
+  if agentmem.current_user_id() is null or p_user_id not in (agentmem.current_user_id(), '')
+     or p_tenant_id is distinct from agentmem.current_tenant()
+     or query_embedding is null or n < 1 then
+    return;
+  end if;
+  perform pg_catalog.set_config('hnsw.iterative_scan', 'relaxed_order', true);
+  perform pg_catalog.set_config('hnsw.ef_search', greatest(n, 100)::text, true);
+  return query execute pg_catalog.format($q$
+    with near as materialized (
+      select m.id,
+             m.embedding::extensions.vector(%1$s) operator(extensions.<=>) $5::extensions.vector(%1$s) as d
+      from agentmem.memories m
+      where m.embedding_model = %2$L and m.embedding_dims = %1$s
+        and m.user_id = $1 and m.tenant_id = $2
+        and ($3 = '' or m.agent in ($3, ''))
+        and m.expires_at > pg_catalog.now()
+        and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
+          and not exists (select 1 from pg_catalog.jsonb_each($4) x
+                          where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
+        and ($7 is null or m.created_at >= $7)
+        and ($8 is null or m.created_at < $8)
+      order by d
+      limit $6
+    )
+    select near.id, near.d from near where near.d <> 'NaN'::float8 order by near.d, near.id
+    $q$, dims, query_model)
+    using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n, p_since, p_until;
+end
+$function$;
+grant execute on function agentmem.memory_index_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer) to agentmem_caller;
+grant execute on function agentmem.memory_index_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer) to service_role;
+
 -- Function agentmem.memory_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean)
 CREATE OR REPLACE FUNCTION agentmem.memory_neighbours(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer, exact boolean)
  RETURNS TABLE(id uuid, distance double precision)
@@ -1173,28 +1217,12 @@ begin
       limit n;
     return;
   end if;
-  perform pg_catalog.set_config('hnsw.iterative_scan', 'relaxed_order', true);
-  perform pg_catalog.set_config('hnsw.ef_search', greatest(n, 100)::text, true);
-  return query execute pg_catalog.format($q$
-    with near as materialized (
-      select m.id,
-             m.embedding::extensions.vector(%1$s) operator(extensions.<=>) $5::extensions.vector(%1$s) as d
-      from agentmem.memories m
-      where m.embedding_model = %2$L and m.embedding_dims = %1$s
-        and m.user_id = $1 and m.tenant_id = $2
-        and ($3 = '' or m.agent in ($3, ''))
-        and m.expires_at > pg_catalog.now()
-        and ($4 = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) $4
-          and not exists (select 1 from pg_catalog.jsonb_each($4) x
-                          where m.metadata operator(pg_catalog.->) x.key operator(pg_catalog.<>) x.value)))
-        and ($7 is null or m.created_at >= $7)
-        and ($8 is null or m.created_at < $8)
-      order by d
-      limit $6
-    )
-    select near.id, near.d from near where near.d <> 'NaN'::float8 order by near.d, near.id
-    $q$, dims, query_model)
-    using p_user_id, p_tenant_id, p_agent, p_filter, query_embedding, n, p_since, p_until;
+  -- through the index, where row-level security's condition cannot mislead the planner
+  return query
+    select x.id, x.distance from agentmem.memory_index_neighbours(
+      p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
+      p_since => p_since, p_until => p_until, query_embedding => query_embedding,
+      query_model => query_model, n => n) x;
 end
 $function$;
 grant execute on function agentmem.memory_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer,boolean) to agentmem_caller;

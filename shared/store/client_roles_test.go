@@ -372,6 +372,10 @@ var definerFunctions = []string{
 	"agentmem.memory_word_matches(text,text,text,text,tsquery)",
 	"agentmem.memory_scope_count(text,text,text,text)",
 	"agentmem.memory_scope_is_small(text,text,integer)",
+	// Above the exact limit, the nearest of them through the HNSW index: row-level security's
+	// condition on memories (the user's rows or the shared ones, an OR) made the planner expect
+	// a handful of rows for any user and sort all of a large user's memories instead.
+	"agentmem.memory_index_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer)",
 	// On the partitioned layout a new session's id is looked for among every user's sessions,
 	// so that it stays unique (agentmem.partition_by_user).
 	"agentmem.keep_session_id_unique()",
@@ -416,6 +420,8 @@ func TestSearchFunctionsRankOnlyTheCallersRows(t *testing.T) {
 			with_vectors => true)`,
 		"message_neighbours": `select count(*) from agentmem.message_neighbours($1, $2, '', '{}', '', '', null, null, $3::extensions.vector, $5, 10, $4)`,
 		"memory_neighbours":  `select count(*) from agentmem.memory_neighbours($1, $2, '', '{}', null, null, $3::extensions.vector, $5, 10, $4)`,
+		"memory_index_neighbours": `select count(*) from agentmem.memory_index_neighbours($1, $2, '', '{}', null, null, $3::extensions.vector, $5, 10)
+			where $4 or not $4`,
 		"message_bm25_hits": `select count(*) from agentmem.message_bm25_hits($1, $2, '', '{}', '', '', null, null,
 			agentmem.query_terms('zanzibar ' || $3::text || $5), 10, $4, 0.5)`,
 		"memory_bm25_hits": `select count(*) from agentmem.memory_bm25_hits($1, $2, '', '{}', null, null,

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/testdb"
 )
 
 // A fold reads each pending message of its batch once, at a commit (the scope's) and at the
@@ -274,3 +275,66 @@ with s as (
 insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
 select s.id, i, 'm' || i, s.user_id, 'chat', 'user', 'the harbour at dawn, note ' || i, 8, now() + interval '1 day'
 from s, generate_series(1, $2::int) i`
+
+// Above the exact limit, a user's nearest memories come from the model's HNSW index, not from
+// reading and sorting all of the user's memories. Row-level security's condition on memories is
+// an OR (the user's own rows or the tenant's shared ones), which the planner multiplied with the
+// search's own condition on the user: for a user of 1,500 memories among 4,500, in a table whose
+// statistics count 10,000 users, it expected a handful of rows and chose the sort, reading all
+// 1,500; for a user of 100,000, 91 ms a recall. The index reads about its search's width (151).
+func TestLargeScopesNearestMemoriesComeFromTheIndex(t *testing.T) {
+	t.Parallel()
+	if testdb.UserPartitions(t) > 1 {
+		// the user's 1,500 are then most of their partition, which the planner rightly scans
+		t.Skip("a plan of one table: the user's rows are most of their partition")
+	}
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	user := uuid.New().String()
+	texts := make([]string, 1500)
+	meta := make([]string, len(texts))
+	for i := range texts {
+		texts[i], meta[i] = rankFact(i), `{}`
+	}
+	e.seed(t, uuid.MustParse(user), "chat", texts, meta)
+	for range 30 { // other users' memories, 3,000: the user's own are then worth the index
+		e.seed(t, uuid.New(), "chat", texts[:100], meta[:100])
+	}
+	for _, sql := range []string{
+		`alter table agentmem.memories alter column user_id set (n_distinct = 10000)`,
+		`analyze agentmem.memories`,
+	} {
+		if _, err := e.conn.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var query, model string
+	if err := e.conn.QueryRow(ctx, `select embedding::text, embedding_model from agentmem.memories
+		where user_id = $1 and content = $2`, user, texts[7]).Scan(&query, &model); err != nil {
+		t.Fatal(err)
+	}
+	err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": user}, func(tx pgx.Tx) error {
+		before := rowsRead(t, tx, "agentmem.memories")
+		var first string
+		var hits int
+		if err := tx.QueryRow(ctx, `select (array_agg(content order by score desc))[1], count(*)
+			from agentmem.recall_memories(p_query => '', query_embedding => $2::extensions.vector, query_model => $3,
+			  p_user_id => $1, p_tenant_id => '', p_agent => '', p_filter => '{}', p_mode => 'vector', candidates => 20,
+			  text_weight => 1, vector_weight => 1, rrf_k => 60, min_score => -1, p_k => 10, exact_limit => 1,
+			  with_vectors => false)`, user, query, model).Scan(&first, &hits); err != nil {
+			return err
+		}
+		if hits != 10 || first != texts[7] {
+			t.Errorf("recall answered %d results, the first %q; want 10, the first %q", hits, first, texts[7])
+		}
+		// the exact limit's one entry, the index's search (ef_search 100, and what its iterative
+		// scan adds), the 10 results by their keys
+		if got := rowsRead(t, tx, "agentmem.memories") - before; got > 500 {
+			t.Errorf("a vector recall read %d index entries and rows of memories, want at most 500 (the user has 1,500)", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -208,7 +208,9 @@ func TestRecallLargeScopeUsesTheIndex(t *testing.T) {
 func explainNeighbours(t *testing.T, url string, user uuid.UUID, agent string, exact bool) (string, []string) {
 	t.Helper()
 	q := pgvector.NewVector(embedding.Hash{}.Vector(rankFact(1))).String()
-	return explain(t, url, `select m.content
+	// signed in as the user: the index-served search answers only the caller's own scope
+	claims := fmt.Sprintf(`{"sub": %q, "role": "authenticated"}`, user)
+	return explainAs(t, url, claims, `select m.content
 		from agentmem.memory_neighbours($1, '', $2, '{}', null, null, $3::extensions.vector, $5, 10, $4) n
 		join agentmem.memories m on m.id = n.id`, user, agent, q, exact, embedding.HashModel)
 }
@@ -217,6 +219,12 @@ func explainNeighbours(t *testing.T, url string, user uuid.UUID, agent string, e
 // planner told to avoid sequential scans and sorts, and returns the plans it logged and the
 // rows.
 func explain(t *testing.T, url, sql string, args ...any) (string, []string) {
+	t.Helper()
+	return explainAs(t, url, "", sql, args...)
+}
+
+// explainAs is explain with request.jwt.claims set to claims (unless empty), as the superuser.
+func explainAs(t *testing.T, url, claims, sql string, args ...any) (string, []string) {
 	t.Helper()
 	ctx := context.Background()
 	cfg, err := pgx.ParseConfig(url)
@@ -239,6 +247,11 @@ func explain(t *testing.T, url, sql string, args ...any) (string, []string) {
 		"load 'auto_explain'", "set auto_explain.log_min_duration = 0",
 		"set auto_explain.log_nested_statements = on", "set client_min_messages = log"} {
 		if _, err := conn.Exec(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if claims != "" {
+		if _, err := conn.Exec(ctx, `select set_config('request.jwt.claims', $1, false)`, claims); err != nil {
 			t.Fatal(err)
 		}
 	}
