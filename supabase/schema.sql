@@ -2859,7 +2859,7 @@ AS $function$
   with
   ftq as (select agentmem.any_words_query(query_text) as q),
   full_text as (
-    select m.id,
+    select m.user_id, m.id,
            pg_catalog.row_number() over (order by pg_catalog.ts_rank_cd(m.fts, ftq.q) desc, m.id) as rank_ix
     from agentmem.memories m, ftq
     where m.fts operator(pg_catalog.@@) ftq.q
@@ -2870,7 +2870,7 @@ AS $function$
     limit least(greatest(match_count, 0), 1000) * 2
   ),
   distances as materialized (
-    select m.id,
+    select m.user_id, m.id,
            case when m.embedding_dims = extensions.vector_dims(query_embedding)
                 then m.embedding operator(extensions.<=>) query_embedding end as d
     from agentmem.memories m
@@ -2881,7 +2881,7 @@ AS $function$
       and (query_model is null or m.embedding_model = query_model)
   ),
   semantic as (
-    select x.id, pg_catalog.row_number() over (order by x.d, x.id) as rank_ix
+    select x.user_id, x.id, pg_catalog.row_number() over (order by x.d, x.id) as rank_ix
     from distances x
     where x.d is not null and x.d <> 'NaN'::float8
     order by rank_ix
@@ -2891,8 +2891,9 @@ AS $function$
          agentmem.rrf_score(text_rank => ft.rank_ix, vector_rank => s.rank_ix,
            text_weight => full_text_weight, vector_weight => semantic_weight, rrf_k => rrf_k) as score
   from full_text ft
-    full outer join semantic s on s.id = ft.id
-    join agentmem.memories m on m.id = coalesce(ft.id, s.id)
+    full outer join semantic s on s.user_id = ft.user_id and s.id = ft.id
+    -- by the whole key: partitioned by user, no index has the id alone
+    join agentmem.memories m on m.user_id = coalesce(ft.user_id, s.user_id) and m.id = coalesce(ft.id, s.id)
   order by score desc, m.id
   limit least(greatest(match_count, 0), 1000)
 $function$;

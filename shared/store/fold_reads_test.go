@@ -2,11 +2,14 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	pgvector "github.com/pgvector/pgvector-go"
 
+	"github.com/agentmem/agentmem/shared/embedding"
 	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
@@ -336,5 +339,34 @@ func TestLargeScopesNearestMemoriesComeFromTheIndex(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// public.hybrid_match_memories reads its results by their whole key, the user and the id:
+// partitioned by user, no index has the id alone, and a join on it read every memory of every
+// user (migration join_hybrid_matches_by_their_whole_key). The plan auto_explain logs looks
+// each result up with both.
+func TestHybridMatchReadsItsResultsByTheirWholeKey(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	user := uuid.New()
+	e.seed(t, user, "", []string{rankFact(1), rankFact(2), rankFact(3)}, []string{`{}`, `{}`, `{}`})
+	for range 4 {
+		e.seed(t, uuid.New(), "", []string{rankFact(1), rankFact(2)}, []string{`{}`, `{}`})
+	}
+	q := pgvector.NewVector(embedding.Hash{}.Vector(rankFact(1))).String()
+	plans, got := explain(t, e.url, `select m.content from public.hybrid_match_memories($1, $2::extensions.vector, 10,
+		filter_user_id => $3, filter_tenant_id => '', query_model => $4) m`, rankFact(1), q, user.String(), embedding.HashModel)
+	if len(got) != 3 || got[0] != rankFact(1) {
+		t.Errorf("hybrid_match_memories answered %q, want the user's 3 memories, %q first", got, rankFact(1))
+	}
+	byKey := false
+	for line := range strings.Lines(plans) {
+		l := strings.TrimSpace(line)
+		byKey = byKey || strings.HasPrefix(l, "Index Cond:") && strings.Contains(l, "user_id = COALESCE(") &&
+			strings.Contains(l, "id = COALESCE(")
+	}
+	if !byKey {
+		t.Errorf("no result of hybrid_match_memories is read by its user and id:\n%s", plans)
 	}
 }
