@@ -281,22 +281,42 @@ func runSources(ctx context.Context, cfg Config, db *benchDB, st *store.Store, s
 	}
 
 	sessions := (c.Rows + bench.SourcesPerSession - 1) / bench.SourcesPerSession
-	turns := bench.GenerateTurns(qr, len(queries)+sz.WarmupQueries, sessions)
-	commit := func(ctx context.Context, i int) error {
+	turns := bench.GenerateTurns(qr, 2*(len(queries)+sz.WarmupQueries), sessions)
+	// commit commits turn i. Embedded at commit (MESSAGE_EMBEDDING=commit, as template.yaml
+	// sets), the vectors go into the HNSW index in the commit's transaction, as r.Commits has
+	// always measured; deferred (the default), the messages are stored without, and a worker of
+	// the process embeds them after the answer: the index's insertions leave the request.
+	commit := func(ctx context.Context, i int, deferred bool) error {
 		tr := turns[i]
-		// Embedded at commit (MESSAGE_EMBEDDING=commit): the vectors go into the HNSW index in
-		// the commit's transaction, as this figure has always measured.
-		vecs, err := literals(ctx, bench.Embedder{}, []string{tr.User, tr.Assistant})
-		if err != nil {
-			return err
+		p := store.CommitParams{Scope: memory.Scope{UserID: bench.SourcesUserID.String(), Agent: benchAgent},
+			SessionID: bench.SourcesSessionID(tr.Session), TTL: retention,
+			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: tr.User}, {Role: memory.RoleAssistant, Content: tr.Assistant}}}
+		if !deferred {
+			vecs, err := literals(ctx, bench.Embedder{}, []string{tr.User, tr.Assistant})
+			if err != nil {
+				return err
+			}
+			p.MessageVectors, p.Model = vecs, bench.Embedder{}.Model()
 		}
-		_, _, err = st.CommitTurn(ctx, store.CommitParams{Scope: memory.Scope{UserID: bench.SourcesUserID.String(), Agent: benchAgent},
-			SessionID: bench.SourcesSessionID(tr.Session), TTL: retention, MessageVectors: vecs, Model: bench.Embedder{}.Model(),
-			Messages: []memory.NewMessage{{Role: memory.RoleUser, Content: tr.User}, {Role: memory.RoleAssistant, Content: tr.Assistant}}})
+		_, _, err := st.CommitTurn(ctx, p)
 		return err
 	}
-	measure(ctx, 1, sz.WarmupQueries, commit)
-	r.Commits = measure(ctx, 1, len(queries), func(ctx context.Context, i int) error { return commit(ctx, sz.WarmupQueries+i) })
+	n := len(queries) + sz.WarmupQueries
+	for _, deferred := range []bool{false, true} {
+		base := 0
+		if deferred {
+			base = n
+		}
+		measure(ctx, 1, sz.WarmupQueries, func(ctx context.Context, i int) error { return commit(ctx, base+i, deferred) })
+		ph := measure(ctx, 1, len(queries), func(ctx context.Context, i int) error {
+			return commit(ctx, base+sz.WarmupQueries+i, deferred)
+		})
+		if deferred {
+			r.CommitsDeferred = ph
+		} else {
+			r.Commits = ph
+		}
+	}
 	return r, nil
 }
 

@@ -155,7 +155,10 @@ func Markdown(r *Results, charts []string) string {
 			phaseRow("store", m.mode+", source messages", m.ph.Messages)
 			phaseRow("store", m.mode+", source all", m.ph.All)
 		}
-		phaseRow("store", "commit-turn into the user's sessions", v.Commits)
+		phaseRow("store", "commit-turn into the user's sessions (vectors at commit)", v.Commits)
+		if v.CommitsDeferred.Ops > 0 {
+			phaseRow("store", "commit-turn into the user's sessions (vectors after the answer, the default)", v.CommitsDeferred)
+		}
 		p("\nHybrid p50 over messages / over memories: %.2fx. Vector recall@10 against exact (first %d queries): memories %.4f, messages %.4f.\n\n",
 			v.MessagesToMemoriesP50, v.RecallQueries, v.RecallAt10Memories, v.RecallAt10Messages)
 	}

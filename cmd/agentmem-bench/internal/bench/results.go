@@ -234,6 +234,9 @@ type W3Sources struct {
 	// Commits are commit-turns of two messages into the user's sessions, sequential: each
 	// embeds its messages and adds them to the messages' HNSW index, which holds the rows above.
 	Commits Phase `json:"commits"`
+	// CommitsDeferred are the same commit-turns with MESSAGE_EMBEDDING=deferred (the default):
+	// the messages are stored without vectors, embedded after the answer, off the request.
+	CommitsDeferred Phase `json:"commits_deferred"`
 }
 
 // RecallWords is recall over the messages of one user (UserMessages) whose every question
