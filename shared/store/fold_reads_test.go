@@ -210,11 +210,7 @@ func TestRecallReadsItsResultsByTheirKeys(t *testing.T) {
 	e := newRankEnv(t, store.Ranking{})
 	ctx := context.Background()
 	user := uuid.New().String()
-	texts := make([]string, 1500)
-	meta := make([]string, len(texts))
-	for i := range texts {
-		texts[i], meta[i] = rankFact(i), `{}`
-	}
+	texts, meta := rankFacts(1500)
 	e.seed(t, uuid.MustParse(user), "chat", texts, meta)
 	for _, step := range []struct {
 		sql  string
@@ -294,11 +290,7 @@ func TestLargeScopesNearestMemoriesComeFromTheIndex(t *testing.T) {
 	e := newRankEnv(t, store.Ranking{})
 	ctx := context.Background()
 	user := uuid.New().String()
-	texts := make([]string, 1500)
-	meta := make([]string, len(texts))
-	for i := range texts {
-		texts[i], meta[i] = rankFact(i), `{}`
-	}
+	texts, meta := rankFacts(1500)
 	e.seed(t, uuid.MustParse(user), "chat", texts, meta)
 	for range 30 { // other users' memories, 3,000: the user's own are then worth the index
 		e.seed(t, uuid.New(), "chat", texts[:100], meta[:100])
@@ -369,4 +361,13 @@ func TestHybridMatchReadsItsResultsByTheirWholeKey(t *testing.T) {
 	if !byKey {
 		t.Errorf("no result of hybrid_match_memories is read by its user and id:\n%s", plans)
 	}
+}
+
+// rankFacts are the first n of rankFact's texts, each with the metadata {}.
+func rankFacts(n int) (texts, metadata []string) {
+	texts, metadata = make([]string, n), make([]string, n)
+	for i := range texts {
+		texts[i], metadata[i] = rankFact(i), `{}`
+	}
+	return texts, metadata
 }
