@@ -175,7 +175,11 @@ CREATE INDEX memories_embedding_pending_idx ON agentmem.memories USING btree (id
 CREATE INDEX memories_expires_idx ON agentmem.memories USING btree (expires_at);
 CREATE INDEX memories_owner_created_idx ON agentmem.memories USING btree (user_id, tenant_id, created_at DESC, id DESC) INCLUDE (agent, expires_at);
 CREATE INDEX memories_user_fts_idx ON agentmem.memories USING gin (user_id, fts);
+CREATE TRIGGER memories_count_deleted_words AFTER DELETE ON agentmem.memories REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION agentmem.count_memory_words();
+CREATE TRIGGER memories_count_inserted_words AFTER INSERT ON agentmem.memories REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION agentmem.count_memory_words();
+CREATE TRIGGER memories_count_updated_words AFTER UPDATE OF content, user_id, tenant_id, agent ON agentmem.memories FOR EACH ROW WHEN (((old.fts IS DISTINCT FROM new.fts) OR (old.user_id <> new.user_id) OR (old.tenant_id <> new.tenant_id) OR (old.agent <> new.agent))) EXECUTE FUNCTION agentmem.recount_memory_words();
 CREATE TRIGGER memories_stamp_default_retention BEFORE INSERT OR UPDATE OF expires_at ON agentmem.memories FOR EACH ROW EXECUTE FUNCTION agentmem.stamp_default_retention();
+CREATE TRIGGER memories_truncate_words AFTER TRUNCATE ON agentmem.memories FOR EACH STATEMENT EXECUTE FUNCTION agentmem.truncate_memory_words();
 alter table agentmem.memories enable row level security;
 create policy caller_deletes on agentmem.memories as permissive for delete to agentmem_caller
   using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
@@ -191,6 +195,26 @@ create policy client_reads on agentmem.memories as permissive for select to auth
 grant delete, insert, select, update on table agentmem.memories to agentmem_caller;
 grant select on table agentmem.memories to authenticated;
 grant delete, insert, select, update on table agentmem.memories to service_role;
+
+-- Table agentmem.memory_words
+create table agentmem.memory_words (
+  user_id text collate "C" not null,
+  tenant_id text not null,
+  agent text not null,
+  lexeme text not null,
+  docs bigint not null,
+  length bigint default 0 not null,
+  constraint memory_words_pkey PRIMARY KEY (user_id, tenant_id, lexeme, agent)
+);
+alter table agentmem.memory_words set (fillfactor=50);
+alter table agentmem.memory_words enable row level security;
+create policy caller_owner on agentmem.memory_words as permissive for select to agentmem_caller
+  using (((user_id = ( SELECT agentmem.current_user_id() AS current_user_id)) AND (tenant_id = ( SELECT agentmem.current_tenant() AS current_tenant))));
+create policy no_client_access on agentmem.memory_words as restrictive for all to anon, authenticated
+  using (false)
+  with check (false);
+grant select on table agentmem.memory_words to agentmem_caller;
+grant delete, select on table agentmem.memory_words to service_role;
 
 -- Table agentmem.message_words
 create table agentmem.message_words (
@@ -525,6 +549,49 @@ $function$;
 grant execute on function agentmem.check_context_cache(text,text,uuid,text,integer) to agentmem_caller;
 grant execute on function agentmem.check_context_cache(text,text,uuid,text,integer) to service_role;
 comment on function agentmem.check_context_cache(text,text,uuid,text,integer) is 'Whether a get-context answer cached by the adapter p_adapter may be served: see shared/adapter/redis.';
+
+-- Function agentmem.count_memory_words()
+CREATE OR REPLACE FUNCTION agentmem.count_memory_words()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  if tg_op = 'INSERT' then
+    insert into agentmem.memory_words as w (user_id, tenant_id, agent, lexeme, docs, length)
+    select c.* from (
+      select a.user_id, a.tenant_id, a.agent, u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
+      from added a, pg_catalog.unnest(a.fts) u
+      group by 1, 2, 3, 4
+      union all
+      select a.user_id, a.tenant_id, a.agent, '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(a.fts))
+      from added a
+      group by 1, 2, 3) c
+    order by 1, 2, 4, 3
+    on conflict (user_id, tenant_id, lexeme, agent) do update
+      set docs = w.docs + excluded.docs, length = w.length + excluded.length;
+  else
+    -- the same upsert, less: the rows exist (the memories were counted), and are locked in order
+    insert into agentmem.memory_words as w (user_id, tenant_id, agent, lexeme, docs, length)
+    select c.* from (
+      select r.user_id, r.tenant_id, r.agent, u.lexeme, -pg_catalog.count(*) as docs, 0::bigint as length
+      from removed r, pg_catalog.unnest(r.fts) u
+      group by 1, 2, 3, 4
+      union all
+      select r.user_id, r.tenant_id, r.agent, '', -pg_catalog.count(*), -pg_catalog.sum(pg_catalog.length(r.fts))
+      from removed r
+      group by 1, 2, 3) c
+    order by 1, 2, 4, 3
+    on conflict (user_id, tenant_id, lexeme, agent) do update
+      set docs = w.docs + excluded.docs, length = w.length + excluded.length;
+    delete from agentmem.memory_words w
+    using (select distinct r.user_id, r.tenant_id, r.agent from removed r) s
+    where w.user_id = s.user_id and w.tenant_id = s.tenant_id and w.agent = s.agent and w.docs <= 0;
+  end if;
+  return null;
+end
+$function$;
 
 -- Function agentmem.count_message_words()
 CREATE OR REPLACE FUNCTION agentmem.count_message_words()
@@ -1046,6 +1113,18 @@ declare
   -- '' with_shared, else the user again: the owners as a list, which prunes partitions
   shared_owner text := case when with_shared and p_user_id <> '' then '' else p_user_id end;
   docs double precision;
+  avgdl double precision;
+  dfs double precision[];
+  idfs double precision[] := array[]::double precision[];
+  best double precision := 0;
+  -- the words held by more than a twentieth of the scope, the most they can add, and how many
+  -- memories hold a rare word and any word (sums of the words' counts: bounds)
+  rare text[];
+  common_bound double precision := 0;
+  rare_docs double precision := 0;
+  all_docs double precision := 0;
+  i integer;
+  found integer;
 begin
   if q is null or n < 1 then
     return;
@@ -1094,7 +1173,47 @@ begin
       limit n;
     return;
   end if;
-  -- the scope's rows are counted here; their average length is the matching rows' (lengths)
+  -- Without a filter: the scope's statistics from its word counts (agentmem.memory_word_stats),
+  -- as the exact path computes them from the rows, and the memories of the rarer words first.
+  if p_filter = '{}'::jsonb and p_since is null and p_until is null then
+    select s.docs, s.avgdl, s.dfs into docs, avgdl, dfs
+    from agentmem.memory_word_stats(p_user_id, p_tenant_id, p_agent, shared_owner, terms) s;
+    if docs is null or docs <= 0 then
+      return;
+    end if;
+    for i in 1 .. pg_catalog.array_length(terms, 1) loop
+      idfs := idfs || pg_catalog.ln(1 + (docs - dfs[i] + 0.5) / (dfs[i] + 0.5));
+      best := best + idfs[i] * 2.2;
+      all_docs := all_docs + dfs[i];
+      if dfs[i] > docs / 20 then
+        -- a word's score is below idf x 2.2 whatever its count and the memory's length
+        common_bound := common_bound + idfs[i] * 2.2;
+      elsif dfs[i] > 0 then
+        rare := rare || terms[i];
+        rare_docs := rare_docs + dfs[i];
+      end if;
+    end loop;
+    best := greatest(best, 1e-9);
+    -- a memory without a rare word scores below common_bound: when the n best of those with
+    -- one score above it, they are the answer
+    if rare is not null and common_bound > 0 and rare_docs * 4 <= all_docs then
+      return query
+        with hits as (select * from agentmem.memory_bm25_scored(p_user_id, p_tenant_id, p_agent, shared_owner,
+          agentmem.terms_query(rare), terms, idfs, avgdl, best, n) h)
+        select h.id, h.score, h.relevance from hits h
+        where (select pg_catalog.count(*) from hits) >= n
+          and (select pg_catalog.min(x.score) from hits x) > common_bound;
+      get diagnostics found = row_count;
+      if found > 0 then
+        return;
+      end if;
+    end if;
+    return query
+      select * from agentmem.memory_bm25_scored(p_user_id, p_tenant_id, p_agent, shared_owner, q, terms, idfs, avgdl, best, n);
+    return;
+  end if;
+  -- With a filter: the scope's rows are counted here; their average length is the matching
+  -- rows' (lengths), their words' counts the matching rows'
   docs := agentmem.memory_scope_count(p_user_id, p_tenant_id, p_agent, shared_owner);
   return query execute $q$
     with cand as materialized (
@@ -1135,6 +1254,43 @@ end
 $function$;
 grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean) to agentmem_caller;
 grant execute on function agentmem.memory_bm25_hits(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text[],integer,boolean,boolean) to service_role;
+
+-- Function agentmem.memory_bm25_scored(text,text,text,text,tsquery,text[],double precision[],double precision,double precision,integer)
+CREATE OR REPLACE FUNCTION agentmem.memory_bm25_scored(p_user_id text, p_tenant_id text, p_agent text, shared_owner text, q_cand tsquery, terms text[], idfs double precision[], avgdl double precision, best double precision, n integer)
+ RETURNS TABLE(id uuid, score double precision, relevance double precision)
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_custom_plan'
+AS $function$
+begin
+  return query
+    with cand as materialized (
+      select m.id, pg_catalog.length(m.fts) as fts_len,
+             pg_catalog.ts_filter(pg_catalog.setweight(pg_catalog.setweight(m.fts, 'D'), 'A', terms), '{a}') as hit
+      from agentmem.memory_word_matches(p_user_id, p_tenant_id, p_agent, shared_owner, q_cand) m
+    ),
+    weights as (
+      select w.lexeme, w.idf from rows from (pg_catalog.unnest(terms), pg_catalog.unnest(idfs)) w(lexeme, idf)
+    ),
+    scored as (
+      select c.id,
+             pg_catalog.sum(w.idf * t.tf * 2.2 / (t.tf + 1.2 * (0.25 + 0.75 * c.fts_len / avgdl)))::float8 as bm25
+      from cand c
+        cross join lateral (
+          select u.lexeme, coalesce(pg_catalog.array_length(u.positions, 1), 1)::float8 as tf
+          from pg_catalog.unnest(c.hit) u) t
+        join weights w on w.lexeme = t.lexeme
+      group by c.id
+    )
+    select s.id, s.bm25, least(1, s.bm25 / best)::float8
+    from scored s
+    order by s.bm25 desc, s.id
+    limit n;
+end
+$function$;
+grant execute on function agentmem.memory_bm25_scored(text,text,text,text,tsquery,text[],double precision[],double precision,double precision,integer) to agentmem_caller;
+grant execute on function agentmem.memory_bm25_scored(text,text,text,text,tsquery,text[],double precision[],double precision,double precision,integer) to service_role;
 
 -- Function agentmem.memory_index_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer)
 CREATE OR REPLACE FUNCTION agentmem.memory_index_neighbours(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, query_embedding extensions.vector, query_model text, n integer)
@@ -1319,6 +1475,56 @@ end
 $function$;
 grant execute on function agentmem.memory_word_matches(text,text,text,text,tsquery) to agentmem_caller;
 grant execute on function agentmem.memory_word_matches(text,text,text,text,tsquery) to service_role;
+
+-- Function agentmem.memory_word_stats(text,text,text,text,text[])
+CREATE OR REPLACE FUNCTION agentmem.memory_word_stats(p_user_id text, p_tenant_id text, p_agent text, shared_owner text, terms text[], OUT docs double precision, OUT avgdl double precision, OUT dfs double precision[])
+ RETURNS SETOF record
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  if agentmem.current_user_id() is null or p_user_id is distinct from agentmem.current_user_id()
+     or p_tenant_id is distinct from agentmem.current_tenant() or shared_owner not in (p_user_id, '') then
+    return;
+  end if;
+  return query
+    with expired as (
+      select m.fts from agentmem.memories m
+      where m.expires_at <= pg_catalog.now()
+        and m.user_id in (p_user_id, shared_owner) and m.tenant_id = p_tenant_id
+        and (p_agent = '' or m.agent in (p_agent, ''))
+    ),
+    stored as (
+      select w.lexeme, pg_catalog.sum(w.docs) as docs, pg_catalog.sum(w.length) as length
+      from agentmem.memory_words w
+      where w.user_id in (p_user_id, shared_owner) and w.tenant_id = p_tenant_id
+        and (p_agent = '' or w.agent in (p_agent, ''))
+        and w.lexeme = any (terms operator(pg_catalog.||) ''::text)
+      group by w.lexeme
+    ),
+    gone as (
+      select u.lexeme, pg_catalog.count(*) as docs from expired e, pg_catalog.unnest(e.fts) u
+      where u.lexeme = any (terms) group by u.lexeme
+      union all
+      select '', pg_catalog.count(*) from expired e
+    ),
+    gone_length as (select coalesce(pg_catalog.sum(pg_catalog.length(e.fts)), 0) as length from expired e)
+    select (coalesce(st.docs, 0) - coalesce(g.docs, 0))::float8,
+           case when coalesce(st.docs, 0) - coalesce(g.docs, 0) > 0
+                then greatest((coalesce(st.length, 0) - gl.length)::numeric / (coalesce(st.docs, 0) - coalesce(g.docs, 0))::numeric, 1)::float8 end,
+           array(select (coalesce(s2.docs, 0) - coalesce(g2.docs, 0))::float8
+                 from pg_catalog.unnest(terms) with ordinality t(lexeme, k)
+                   left join stored s2 on s2.lexeme = t.lexeme left join gone g2 on g2.lexeme = t.lexeme
+                 order by t.k)
+    from (select 1) one
+      left join stored st on st.lexeme = ''
+      left join gone g on g.lexeme = ''
+      cross join gone_length gl;
+end
+$function$;
+grant execute on function agentmem.memory_word_stats(text,text,text,text,text[]) to agentmem_caller;
+grant execute on function agentmem.memory_word_stats(text,text,text,text,text[]) to service_role;
 
 -- Function agentmem.message_bm25_hits(text,text,text,jsonb,text,text,timestamp with time zone,timestamp with time zone,text[],integer,boolean,double precision)
 CREATE OR REPLACE FUNCTION agentmem.message_bm25_hits(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, terms text[], n integer, exact boolean, follow_weight double precision)
@@ -2275,6 +2481,35 @@ $function$;
 grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean) to agentmem_caller;
 grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean) to service_role;
 
+-- Function agentmem.recount_memory_words()
+CREATE OR REPLACE FUNCTION agentmem.recount_memory_words()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  insert into agentmem.memory_words as w (user_id, tenant_id, agent, lexeme, docs, length)
+  select c.user_id, c.tenant_id, c.agent, c.lexeme, pg_catalog.sum(c.docs)::bigint, pg_catalog.sum(c.length)::bigint
+  from (
+    select old.user_id, old.tenant_id, old.agent, x.lexeme, -1::bigint,
+           case when x.lexeme = '' then -pg_catalog.length(old.fts) else 0 end::bigint
+    from (select u.lexeme from pg_catalog.unnest(old.fts) u union all select '') x
+    union all
+    select new.user_id, new.tenant_id, new.agent, x.lexeme, 1::bigint,
+           case when x.lexeme = '' then pg_catalog.length(new.fts) else 0 end::bigint
+    from (select u.lexeme from pg_catalog.unnest(new.fts) u union all select '') x) c(user_id, tenant_id, agent, lexeme, docs, length)
+  -- one row per key: a lexeme kept by the rewrite nets to 0
+  group by 1, 2, 3, 4
+  order by 1, 2, 4, 3
+  on conflict (user_id, tenant_id, lexeme, agent) do update
+    set docs = w.docs + excluded.docs, length = w.length + excluded.length;
+  delete from agentmem.memory_words w
+  where w.user_id = old.user_id and w.tenant_id = old.tenant_id and w.agent = old.agent and w.docs <= 0;
+  return null;
+end
+$function$;
+
 -- Function agentmem.recount_message_words()
 CREATE OR REPLACE FUNCTION agentmem.recount_message_words()
  RETURNS trigger
@@ -2718,6 +2953,19 @@ end
 $function$;
 grant execute on function agentmem.terms_query(text[]) to agentmem_caller;
 grant execute on function agentmem.terms_query(text[]) to service_role;
+
+-- Function agentmem.truncate_memory_words()
+CREATE OR REPLACE FUNCTION agentmem.truncate_memory_words()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  truncate agentmem.memory_words;
+  return null;
+end
+$function$;
 
 -- Function agentmem.truncate_message_words()
 CREATE OR REPLACE FUNCTION agentmem.truncate_message_words()

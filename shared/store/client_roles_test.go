@@ -256,12 +256,12 @@ func TestClientRolesCannotWrite(t *testing.T) {
 	// whatever its claims; the shared knowledge it only reads; the rate counters and the
 	// cache's generations not at all (security definer functions write them); the counts of
 	// message words and the messages not yet counted it only reads (triggers of messages write
-	// them); the history archive it reads and deletes from (the sweep moves messages in); every
-	// other table it reads and writes under row-level security. A table added without a row
-	// here fails.
+	// them), and the counts of memory words (triggers of memories write them); the history
+	// archive it reads and deletes from (the sweep moves messages in); every other table it
+	// reads and writes under row-level security. A table added without a row here fails.
 	callerPrivileges := map[string]string{"jobs": "insert", "knowledge_chunks": "select", "request_rates": "",
 		"cache_generations": "", "message_words": "select", "message_words_pending": "select",
-		"messages_archive": "select,delete"}
+		"memory_words": "select", "messages_archive": "select,delete"}
 	rows, err = conn.Query(ctx, `
 		select c.relname::text, concat_ws(',',
 		  case when has_table_privilege($1, c.oid, 'select') then 'select' end,
@@ -376,6 +376,12 @@ var definerFunctions = []string{
 	// condition on memories (the user's rows or the shared ones, an OR) made the planner expect
 	// a handful of rows for any user and sort all of a large user's memories instead.
 	"agentmem.memory_index_neighbours(text,text,text,jsonb,timestamp with time zone,timestamp with time zone,extensions.vector,text,integer)",
+	// The triggers of memories keep the counts of their words, closed to every role but the
+	// owner's; the statistics BM25 reads of them are the caller's own scope's.
+	"agentmem.count_memory_words()",
+	"agentmem.recount_memory_words()",
+	"agentmem.truncate_memory_words()",
+	"agentmem.memory_word_stats(text,text,text,text,text[])",
 	// On the partitioned layout a new session's id is looked for among every user's sessions,
 	// so that it stays unique (agentmem.partition_by_user).
 	"agentmem.keep_session_id_unique()",
@@ -422,6 +428,12 @@ func TestSearchFunctionsRankOnlyTheCallersRows(t *testing.T) {
 		"memory_neighbours":  `select count(*) from agentmem.memory_neighbours($1, $2, '', '{}', null, null, $3::extensions.vector, $5, 10, $4)`,
 		"memory_index_neighbours": `select count(*) from agentmem.memory_index_neighbours($1, $2, '', '{}', null, null, $3::extensions.vector, $5, 10)
 			where $4 or not $4`,
+		// the memories counted in the scope's statistics (the victim's one)
+		"memory_word_stats": `select coalesce(sum(s.docs), 0)::int from agentmem.memory_word_stats($1, $2, '', $1,
+			agentmem.query_terms('zanzibar ' || $3::text || $5)) s where $4 or not $4`,
+		"memory_bm25_scored": `select count(*) from agentmem.memory_bm25_scored($1, $2, '', $1,
+			agentmem.terms_query(agentmem.query_terms('zanzibar')), agentmem.query_terms('zanzibar ' || $3::text || $5),
+			array[1, 1, 1]::float8[], 5, 10, 10) where $4 or not $4`,
 		"message_bm25_hits": `select count(*) from agentmem.message_bm25_hits($1, $2, '', '{}', '', '', null, null,
 			agentmem.query_terms('zanzibar ' || $3::text || $5), 10, $4, 0.5)`,
 		"memory_bm25_hits": `select count(*) from agentmem.memory_bm25_hits($1, $2, '', '{}', null, null,

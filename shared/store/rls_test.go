@@ -17,7 +17,8 @@ import (
 )
 
 // clientHidden are the tables a Supabase client (role authenticated) may not even read.
-var clientHidden = map[string]bool{"idempotency_keys": true, "jobs": true, "message_words": true, "message_words_pending": true}
+var clientHidden = map[string]bool{"idempotency_keys": true, "jobs": true, "message_words": true, "message_words_pending": true,
+	"memory_words": true}
 
 // callerInsertOnly are the tables the functions' role (store.CallerRole) may only insert into,
 // rows of the caller's own: the outbox's jobs, written by a user's change in its transaction
@@ -84,6 +85,8 @@ var rlsFixtures = map[string]string{
 		values ($1, $2, 'rls-' || gen_random_uuid(), 'word', 1)`,
 	"message_words_pending": `insert into agentmem.message_words_pending (tenant_id, user_id, agent, session_id, seq)
 		values ($1, $2, 'rls-' || gen_random_uuid(), gen_random_uuid(), 1)`,
+	"memory_words": `insert into agentmem.memory_words (tenant_id, user_id, agent, lexeme, docs)
+		values ($1, $2, 'rls-' || gen_random_uuid(), 'word', 1)`,
 }
 
 // rlsIntoOwnSession write a row for ($1, $2) that hangs off a session the caller can see, so

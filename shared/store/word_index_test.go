@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -226,18 +227,33 @@ func TestMemoryWordMatchesAnswerTheCallersOwnScope(t *testing.T) {
 
 // Above the exact limit, BM25 over memories takes the candidates agentmem.memory_word_matches
 // answers, which all match the question, as they come: the plan that reads them tests no
-// candidate against the question again (migration match_a_large_scopes_memories_once).
+// candidate against the question again (migration match_a_large_scopes_memories_once), with
+// the statistics of the word counts (no filter) and with those of the matches (a filter).
 func TestMemoryCandidatesAreNotMatchedAgain(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{})
-	plans, _ := explain(t, e.url, `select h.id::text from agentmem.memory_bm25_hits($1, '', '', '{}', null, null,
-		array['harbour'], 10, false) h`, uuid.NewString())
-	if !strings.Contains(plans, "Function Scan on memory_word_matches") {
-		t.Fatalf("no plan reading agentmem.memory_word_matches was logged:\n%s", plans)
-	}
-	for line := range strings.Lines(plans) {
-		if l := strings.TrimSpace(line); strings.HasPrefix(l, "Filter:") && strings.Contains(l, "@@") {
-			t.Errorf("a candidate is matched against the question again: %s\n%s", l, plans)
+	user := uuid.New()
+	e.seed(t, user, "", []string{"The harbour at dawn"}, []string{`{"a": 1}`})
+	claims := fmt.Sprintf(`{"sub": %q, "role": "authenticated"}`, user)
+	for _, filter := range []string{`{}`, `{"a": 1}`} {
+		plans, got := explainAs(t, e.url, claims, `select h.id::text from agentmem.memory_bm25_hits($1, '', '', $2, null, null,
+			array['harbour'], 10, false) h`, user.String(), filter)
+		if len(got) != 1 {
+			t.Errorf("filter %s: %d hits, want the user's memory", filter, len(got))
+		}
+		if !strings.Contains(plans, "Function Scan on memory_word_matches") {
+			t.Fatalf("filter %s: no plan reading agentmem.memory_word_matches was logged:\n%s", filter, plans)
+		}
+		// each statement's plan, but that of the matching itself (agentmem.memory_word_matches)
+		for _, plan := range strings.Split(plans, "Query Text:") {
+			if strings.Contains(plan, "select m.id, m.fts, m.metadata, m.created_at from agentmem.memories m") {
+				continue
+			}
+			for line := range strings.Lines(plan) {
+				if l := strings.TrimSpace(line); strings.HasPrefix(l, "Filter:") && strings.Contains(l, "@@") {
+					t.Errorf("filter %s: a candidate is matched against the question again: %s\n%s", filter, l, plans)
+				}
+			}
 		}
 	}
 }
