@@ -47,43 +47,61 @@ grant select, delete on agentmem.memory_words to service_role;
 
 -- Adds each scope's counts of the memories inserted (added) or deleted (removed) by a
 -- statement, from its transition table; counts that fall to 0 are deleted. The rows are
--- written in one order by every writer, so two writers never deadlock on them.
+-- written in one order by every writer (scope, then lexeme), so two writers never deadlock on
+-- them.
 create function agentmem.count_memory_words() returns trigger
 language plpgsql
 security definer
 set search_path = ''
 as $$
+declare
+  sc record;
+  emptied text[];
 begin
+  -- scope by scope, in key order, each statement naming its scope (on tables partitioned by
+  -- user, its partition), the lexemes of a scope in order
   if tg_op = 'INSERT' then
-    insert into agentmem.memory_words as w (user_id, tenant_id, agent, lexeme, docs, length)
-    select c.* from (
-      select a.user_id, a.tenant_id, a.agent, u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
-      from added a, pg_catalog.unnest(a.fts) u
-      group by 1, 2, 3, 4
-      union all
-      select a.user_id, a.tenant_id, a.agent, '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(a.fts))
-      from added a
-      group by 1, 2, 3) c
-    order by 1, 2, 4, 3
-    on conflict (user_id, tenant_id, lexeme, agent) do update
-      set docs = w.docs + excluded.docs, length = w.length + excluded.length;
+    for sc in select distinct a.user_id, a.tenant_id, a.agent from added a order by 1, 2, 3 loop
+      insert into agentmem.memory_words as w (user_id, tenant_id, agent, lexeme, docs, length)
+      select sc.user_id, sc.tenant_id, sc.agent, c.lexeme, c.docs, c.length from (
+        select u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
+        from added a, pg_catalog.unnest(a.fts) u
+        where a.user_id = sc.user_id and a.tenant_id = sc.tenant_id and a.agent = sc.agent
+        group by 1
+        union all
+        select '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(a.fts))
+        from added a
+        where a.user_id = sc.user_id and a.tenant_id = sc.tenant_id and a.agent = sc.agent) c
+      order by c.lexeme
+      on conflict (user_id, tenant_id, lexeme, agent) do update
+        set docs = w.docs + excluded.docs, length = w.length + excluded.length;
+    end loop;
   else
-    -- the same upsert, less: the rows exist (the memories were counted), and are locked in order
-    insert into agentmem.memory_words as w (user_id, tenant_id, agent, lexeme, docs, length)
-    select c.* from (
-      select r.user_id, r.tenant_id, r.agent, u.lexeme, -pg_catalog.count(*) as docs, 0::bigint as length
-      from removed r, pg_catalog.unnest(r.fts) u
-      group by 1, 2, 3, 4
-      union all
-      select r.user_id, r.tenant_id, r.agent, '', -pg_catalog.count(*), -pg_catalog.sum(pg_catalog.length(r.fts))
-      from removed r
-      group by 1, 2, 3) c
-    order by 1, 2, 4, 3
-    on conflict (user_id, tenant_id, lexeme, agent) do update
-      set docs = w.docs + excluded.docs, length = w.length + excluded.length;
-    delete from agentmem.memory_words w
-    using (select distinct r.user_id, r.tenant_id, r.agent from removed r) s
-    where w.user_id = s.user_id and w.tenant_id = s.tenant_id and w.agent = s.agent and w.docs <= 0;
+    for sc in select distinct r.user_id, r.tenant_id, r.agent from removed r order by 1, 2, 3 loop
+      -- the same upsert, less (an erasure may have taken the counts first: they come and go)
+      with subtracted as (
+        insert into agentmem.memory_words as w (user_id, tenant_id, agent, lexeme, docs, length)
+        select sc.user_id, sc.tenant_id, sc.agent, c.lexeme, -c.docs, -c.length from (
+          select u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
+          from removed r, pg_catalog.unnest(r.fts) u
+          where r.user_id = sc.user_id and r.tenant_id = sc.tenant_id and r.agent = sc.agent
+          group by 1
+          union all
+          select '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(r.fts))
+          from removed r
+          where r.user_id = sc.user_id and r.tenant_id = sc.tenant_id and r.agent = sc.agent) c
+        order by c.lexeme
+        on conflict (user_id, tenant_id, lexeme, agent) do update
+          set docs = w.docs + excluded.docs, length = w.length + excluded.length
+        returning w.lexeme, w.docs
+      )
+      select pg_catalog.array_agg(s.lexeme) into emptied from subtracted s where s.docs <= 0;
+      if emptied is not null then
+        delete from agentmem.memory_words w
+        where w.user_id = sc.user_id and w.tenant_id = sc.tenant_id and w.agent = sc.agent
+          and w.lexeme = any (emptied) and w.docs <= 0;
+      end if;
+    end loop;
   end if;
   return null;
 end
@@ -112,7 +130,8 @@ begin
   on conflict (user_id, tenant_id, lexeme, agent) do update
     set docs = w.docs + excluded.docs, length = w.length + excluded.length;
   delete from agentmem.memory_words w
-  where w.user_id = old.user_id and w.tenant_id = old.tenant_id and w.agent = old.agent and w.docs <= 0;
+  where w.user_id = old.user_id and w.tenant_id = old.tenant_id and w.agent = old.agent
+    and w.lexeme in (select u.lexeme from pg_catalog.unnest(old.fts) u union all select '') and w.docs <= 0;
   return null;
 end
 $$;
@@ -346,4 +365,22 @@ $p$  -- Without a filter: the scope's statistics from its word counts (agentmem.
   -- With a filter: the scope's rows are counted here; their average length is the matching
   -- rows' (lengths), their words' counts the matching rows'
   docs := agentmem.memory_scope_count(p_user_id, p_tenant_id, p_agent, shared_owner);
+$p$);
+
+-- An erasure takes the counts before the memories (and the messages' before the messages), as
+-- if they referenced them, so that its answer counts their rows rather than the triggers of
+-- memories taking them unseen.
+select pg_temp.patch_function('agentmem.erase_user(text)',
+$p$      where con.contype = 'f' and con.conrelid <> con.confrelid
+        and con.conrelid in (select oid from user_tables) and con.confrelid in (select oid from user_tables)
+    ),
+$p$,
+$p$      where con.contype = 'f' and con.conrelid <> con.confrelid
+        and con.conrelid in (select oid from user_tables) and con.confrelid in (select oid from user_tables)
+      union all
+      -- the word counts, which triggers of their source keep, before it
+      select x.src::regclass::oid, x.dst::regclass::oid
+      from (values ('agentmem.memory_words', 'agentmem.memories'), ('agentmem.message_words', 'agentmem.messages'),
+                   ('agentmem.message_words_pending', 'agentmem.messages')) x(src, dst)
+    ),
 $p$);
