@@ -559,51 +559,58 @@ CREATE OR REPLACE FUNCTION agentmem.count_memory_words()
 AS $function$
 declare
   sc record;
-  emptied text[];
+  e_users text[];
+  e_tenants text[];
+  e_agents text[];
+  e_lexemes text[];
 begin
-  -- scope by scope, in key order, each statement naming its scope (on tables partitioned by
-  -- user, its partition), the lexemes of a scope in order
+  -- one statement for every scope of the rows (an import or a sweep holds many), the counts in
+  -- (user, tenant, agent, lexeme) order
   if tg_op = 'INSERT' then
-    for sc in select distinct a.user_id, a.tenant_id, a.agent from added a order by 1, 2, 3 loop
-      insert into agentmem.memory_words as w (user_id, tenant_id, agent, lexeme, docs, length)
-      select sc.user_id, sc.tenant_id, sc.agent, c.lexeme, c.docs, c.length from (
-        select u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
-        from added a, pg_catalog.unnest(a.fts) u
-        where a.user_id = sc.user_id and a.tenant_id = sc.tenant_id and a.agent = sc.agent
-        group by 1
-        union all
-        select '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(a.fts))
-        from added a
-        where a.user_id = sc.user_id and a.tenant_id = sc.tenant_id and a.agent = sc.agent) c
-      order by c.lexeme
-      on conflict (user_id, tenant_id, lexeme, agent) do update
-        set docs = w.docs + excluded.docs, length = w.length + excluded.length;
-    end loop;
+    insert into agentmem.memory_words as w (user_id, tenant_id, agent, lexeme, docs, length)
+    select c.* from (
+      select a.user_id, a.tenant_id, a.agent, u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
+      from added a, pg_catalog.unnest(a.fts) u
+      group by 1, 2, 3, 4
+      union all
+      select a.user_id, a.tenant_id, a.agent, '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(a.fts))
+      from added a
+      group by 1, 2, 3) c
+    order by 1, 2, 3, 4
+    on conflict (user_id, tenant_id, lexeme, agent) do update
+      set docs = w.docs + excluded.docs, length = w.length + excluded.length;
   else
-    for sc in select distinct r.user_id, r.tenant_id, r.agent from removed r order by 1, 2, 3 loop
-      -- the same upsert, less (an erasure may have taken the counts first: they come and go)
-      with subtracted as (
-        insert into agentmem.memory_words as w (user_id, tenant_id, agent, lexeme, docs, length)
-        select sc.user_id, sc.tenant_id, sc.agent, c.lexeme, -c.docs, -c.length from (
-          select u.lexeme, pg_catalog.count(*) as docs, 0::bigint as length
-          from removed r, pg_catalog.unnest(r.fts) u
-          where r.user_id = sc.user_id and r.tenant_id = sc.tenant_id and r.agent = sc.agent
-          group by 1
-          union all
-          select '', pg_catalog.count(*), pg_catalog.sum(pg_catalog.length(r.fts))
-          from removed r
-          where r.user_id = sc.user_id and r.tenant_id = sc.tenant_id and r.agent = sc.agent) c
-        order by c.lexeme
-        on conflict (user_id, tenant_id, lexeme, agent) do update
-          set docs = w.docs + excluded.docs, length = w.length + excluded.length
-        returning w.lexeme, w.docs
-      )
-      select pg_catalog.array_agg(s.lexeme) into emptied from subtracted s where s.docs <= 0;
-      if emptied is not null then
-        delete from agentmem.memory_words w
-        where w.user_id = sc.user_id and w.tenant_id = sc.tenant_id and w.agent = sc.agent
-          and w.lexeme = any (emptied) and w.docs <= 0;
-      end if;
+    -- the same upsert, less (an erasure may have taken the counts first: they come and go)
+    with subtracted as (
+      insert into agentmem.memory_words as w (user_id, tenant_id, agent, lexeme, docs, length)
+      select c.* from (
+        select r.user_id, r.tenant_id, r.agent, u.lexeme, -pg_catalog.count(*) as docs, 0::bigint as length
+        from removed r, pg_catalog.unnest(r.fts) u
+        group by 1, 2, 3, 4
+        union all
+        select r.user_id, r.tenant_id, r.agent, '', -pg_catalog.count(*), -pg_catalog.sum(pg_catalog.length(r.fts))
+        from removed r
+        group by 1, 2, 3) c
+      order by 1, 2, 3, 4
+      on conflict (user_id, tenant_id, lexeme, agent) do update
+        set docs = w.docs + excluded.docs, length = w.length + excluded.length
+      returning w.user_id, w.tenant_id, w.agent, w.lexeme, w.docs
+    )
+    select pg_catalog.array_agg(s.user_id), pg_catalog.array_agg(s.tenant_id), pg_catalog.array_agg(s.agent),
+           pg_catalog.array_agg(s.lexeme)
+    into e_users, e_tenants, e_agents, e_lexemes
+    from subtracted s where s.docs <= 0;
+    -- the emptied counts, scope by scope: each statement names its scope (on tables
+    -- partitioned by user, its partition)
+    for sc in
+      select e.user_id, e.tenant_id, e.agent, pg_catalog.array_agg(e.lexeme) as lexemes
+      from rows from (pg_catalog.unnest(e_users), pg_catalog.unnest(e_tenants), pg_catalog.unnest(e_agents),
+                      pg_catalog.unnest(e_lexemes)) e(user_id, tenant_id, agent, lexeme)
+      group by 1, 2, 3 order by 1, 2, 3
+    loop
+      delete from agentmem.memory_words w
+      where w.user_id = sc.user_id and w.tenant_id = sc.tenant_id and w.agent = sc.agent
+        and w.lexeme = any (sc.lexemes) and w.docs <= 0;
     end loop;
   end if;
   return null;
@@ -2523,7 +2530,7 @@ begin
     from (select u.lexeme from pg_catalog.unnest(new.fts) u union all select '') x) c(user_id, tenant_id, agent, lexeme, docs, length)
   -- one row per key: a lexeme kept by the rewrite nets to 0
   group by 1, 2, 3, 4
-  order by 1, 2, 4, 3
+  order by 1, 2, 3, 4
   on conflict (user_id, tenant_id, lexeme, agent) do update
     set docs = w.docs + excluded.docs, length = w.length + excluded.length;
   delete from agentmem.memory_words w
