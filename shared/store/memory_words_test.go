@@ -17,13 +17,7 @@ import (
 // memoryWordsDriftSQL counts the rows in which the word counts of memories
 // (agentmem.memory_words) differ from the counts of the stored memories (per scope and lexeme;
 // the empty lexeme their number and total length).
-const memoryWordsDriftSQL = `with recount as (
-  select m.user_id, m.tenant_id, m.agent, u.lexeme, count(*) as docs, 0::bigint as length
-  from agentmem.memories m, unnest(m.fts) u group by 1, 2, 3, 4
-  union all
-  select m.user_id, m.tenant_id, m.agent, '', count(*), sum(length(m.fts))
-  from agentmem.memories m group by 1, 2, 3
-),
+var memoryWordsDriftSQL = `with recount as (` + wordRecountSQL("memories") + `),
 counts as (select user_id, tenant_id, agent, lexeme, docs, length from agentmem.memory_words)
 select count(*) from (
   (select * from counts except all select * from recount)

@@ -17,13 +17,7 @@ import (
 // the counts of the messages still pending in agentmem.message_words_pending) differ from the
 // counts of the stored messages (per scope and lexeme; the empty lexeme their number and total
 // length), and the pending rows that name no message.
-const messageWordsDriftSQL = `with recount as (
-  select m.user_id, m.tenant_id, m.agent, u.lexeme, count(*) as docs, 0::bigint as length
-  from agentmem.messages m, unnest(m.fts) u group by 1, 2, 3, 4
-  union all
-  select m.user_id, m.tenant_id, m.agent, '', count(*), sum(length(m.fts))
-  from agentmem.messages m group by 1, 2, 3
-),
+var messageWordsDriftSQL = `with recount as (` + wordRecountSQL("messages") + `),
 pending as (
   select m.user_id, m.tenant_id, m.agent, m.fts from agentmem.message_words_pending p
   join agentmem.messages m on (m.session_id, m.seq, m.user_id, m.tenant_id, m.agent) = (p.session_id, p.seq, p.user_id, p.tenant_id, p.agent)
@@ -43,6 +37,19 @@ select (select count(*) from (
   (select * from recount except all select * from counts)) d)
   + (select count(*) from agentmem.message_words_pending p
      where not exists (select 1 from agentmem.messages m where m.session_id = p.session_id and m.seq = p.seq))`
+
+// wordRecountSQL counts, per scope (user, tenant, agent) and lexeme of the rows of
+// agentmem.<table>, how many hold the lexeme; the empty lexeme, how many rows there are and
+// their total length: what the word counts of the table should hold.
+func wordRecountSQL(table string) string {
+	return `
+  select m.user_id, m.tenant_id, m.agent, u.lexeme, count(*) as docs, 0::bigint as length
+  from agentmem.` + table + ` m, unnest(m.fts) u group by 1, 2, 3, 4
+  union all
+  select m.user_id, m.tenant_id, m.agent, '', count(*), sum(length(m.fts))
+  from agentmem.` + table + ` m group by 1, 2, 3
+`
+}
 
 // noWordDrift fails t when the word counts differ from the stored messages' after step.
 func noWordDrift(t *testing.T, e *rankEnv, step string) {
