@@ -47,8 +47,8 @@ grant select, delete on agentmem.memory_words to service_role;
 
 -- Adds each scope's counts of the memories inserted (added) or deleted (removed) by a
 -- statement, from its transition table; counts that fall to 0 are deleted. The rows are
--- written in one order by every writer (scope, then lexeme), so two writers never deadlock on
--- them; a rewritten memory's (recount_memory_words) are one scope's, in lexeme order.
+-- written in one order by every writer (scope, then lexeme; recount_memory_words too), so two
+-- writers never deadlock on them.
 create function agentmem.count_memory_words() returns trigger
 language plpgsql
 security definer
