@@ -830,6 +830,8 @@ begin
   end if;
   perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended(p_user_id::text, 7216));
   perform 1 from agentmem.sessions s where s.user_id = p_user_id for update;
+  perform 1 from agentmem.memories m where m.user_id = p_user_id for update;
+  perform 1 from agentmem.messages m where m.user_id = p_user_id for update;
   for t in
     with recursive user_tables as (
       select c.oid, c.relname::text as name, pg_catalog.format_type(u.atttypid, u.atttypmod) as user_type

@@ -391,3 +391,14 @@ $p$      where con.contype = 'f' and con.conrelid <> con.confrelid
                    ('agentmem.message_words_pending', 'agentmem.messages')) x(src, dst)
     ),
 $p$);
+
+-- Before it takes the counts, it locks the rows they count, as every writer of the counts does
+-- (the row first, then its counts): the sweep, which takes no user's lock, could otherwise hold
+-- a memory and wait for counts the erasure had taken, while the erasure waited for the memory.
+select pg_temp.patch_function('agentmem.erase_user(text)',
+$p$  perform 1 from agentmem.sessions s where s.user_id = p_user_id for update;
+$p$,
+$p$  perform 1 from agentmem.sessions s where s.user_id = p_user_id for update;
+  perform 1 from agentmem.memories m where m.user_id = p_user_id for update;
+  perform 1 from agentmem.messages m where m.user_id = p_user_id for update;
+$p$);
