@@ -431,9 +431,12 @@ func TestSearchFunctionsRankOnlyTheCallersRows(t *testing.T) {
 		// the memories counted in the scope's statistics (the victim's one)
 		"memory_word_stats": `select coalesce(sum(s.docs), 0)::int from agentmem.memory_word_stats($1, $2, '', $1,
 			agentmem.query_terms('zanzibar ' || $3::text || $5)) s where $4 or not $4`,
-		"memory_bm25_scored": `select count(*) from agentmem.memory_bm25_scored($1, $2, '', $1,
-			agentmem.terms_query(agentmem.query_terms('zanzibar')), agentmem.query_terms('zanzibar ' || $3::text || $5),
-			array[1, 1, 1]::float8[], 5, 10, 10) where $4 or not $4`,
+		// each word weighing 1
+		"memory_bm25_scored": `select count(*)
+			from (select agentmem.query_terms('zanzibar ' || $3::text || $5) as terms) t,
+			  agentmem.memory_bm25_scored($1, $2, '', $1, agentmem.terms_query(agentmem.query_terms('zanzibar')), t.terms,
+			    array_fill(1::float8, array[cardinality(t.terms)]), 5, 10, 10)
+			where $4 or not $4`,
 		"message_bm25_hits": `select count(*) from agentmem.message_bm25_hits($1, $2, '', '{}', '', '', null, null,
 			agentmem.query_terms('zanzibar ' || $3::text || $5), 10, $4, 0.5)`,
 		"memory_bm25_hits": `select count(*) from agentmem.memory_bm25_hits($1, $2, '', '{}', null, null,

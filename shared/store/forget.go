@@ -174,18 +174,26 @@ func (s *Store) ForgetUser(ctx context.Context, p ForgetParams) (memory.ForgetRe
 		if _, err := tx.Exec(ctx, q+" for update", args...); err != nil {
 			return fmt.Errorf("lock sessions: %w", err)
 		}
-		// Then the rows whose word counts are erased before them (countsOf), as every writer of
-		// the counts does: the row first, its counts after. The sweep, which takes no user's
-		// lock, could otherwise hold a row and wait for counts the erasure had taken.
-		for _, source := range []string{"memories", "messages"} {
-			q, args := forgetSQL(userTable{name: source, userType: "text", hasTenant: true}, p, "select 1 from")
-			if _, err := tx.Exec(ctx, q+" for update", args...); err != nil {
-				return fmt.Errorf("lock %s: %w", source, err)
-			}
-		}
 		tables, err := userTables(ctx, tx)
 		if err != nil {
 			return err
+		}
+		// Then the rows whose word counts are erased before them (the sources of countsOf), as
+		// every writer of the counts does: the row first, its counts after. The sweep, which
+		// takes no user's lock, could otherwise hold a row and wait for counts the erasure had
+		// taken.
+		sources := map[string]bool{}
+		for _, source := range countsOf {
+			sources[source] = true
+		}
+		for _, t := range tables {
+			if !sources[t.name] {
+				continue
+			}
+			q, args := forgetSQL(t, p, "select 1 from")
+			if _, err := tx.Exec(ctx, q+" for update", args...); err != nil {
+				return fmt.Errorf("lock %s: %w", t.name, err)
+			}
 		}
 		for _, t := range tables {
 			want := "service_role"
