@@ -80,16 +80,18 @@ func (s *Store) EditNotes(ctx context.Context, p EditNotesParams) (EditedNotes, 
 		// One statement creates the notes empty when absent and locks them either way (the
 		// conflict's update takes the row lock, as a first insert holds its new row), and
 		// reads the current text, and whether it made them (after upsertLockSQL: insertedSQL).
+		// The key's lock and the upsert go in one round trip.
 		var current string
-		if _, err := tx.Exec(ctx, upsertLockSQL, upsertLockKey("notes", sc.TenantID, sc.UserID, sc.Agent)); err != nil {
-			return fmt.Errorf("lock notes: %w", err)
-		}
-		err := tx.QueryRow(ctx, `
+		b := &pgx.Batch{}
+		b.Queue(upsertLockSQL, upsertLockKey("notes", sc.TenantID, sc.UserID, sc.Agent))
+		b.Queue(`
 			insert into agentmem.notes as n (tenant_id, user_id, agent, content) values ($1, $2, $3, '')
 			on conflict (user_id, tenant_id, agent) do update set content = n.content
 			returning n.content, `+insertedSQL("n", "notes", "p.user_id = $2 and p.tenant_id = $1 and p.agent = $3"),
-			sc.TenantID, sc.UserID, sc.Agent).Scan(&current, &out.Created)
-		if err != nil {
+			sc.TenantID, sc.UserID, sc.Agent).QueryRow(func(row pgx.Row) error {
+			return row.Scan(&current, &out.Created)
+		})
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return fmt.Errorf("lock notes: %w", err)
 		}
 		next, sectionCreated, err := p.Edit.Apply(current)
