@@ -638,7 +638,7 @@ begin
     select a.user_id, a.tenant_id, a.agent, a.session_id, a.seq from added a
     order by 1, 2, 3, 4, 5;
     for sc in
-      select distinct a.user_id, a.tenant_id, a.agent from added a where a.seq % 32 = 0 order by 1, 2, 3
+      select distinct a.user_id, a.tenant_id, a.agent from added a where a.seq % 32 = 1 order by 1, 2, 3
     loop
       if (select pg_catalog.count(*) from (
             select 1 from agentmem.message_words_pending p
