@@ -1574,6 +1574,7 @@ declare
   best double precision := 0;
   -- the words held by more than a twentieth of the scope, and the most they can add
   rare text[];
+  common text[];
   common_bound double precision := 0;
   -- how many messages hold a rare word, and any word (sums of the words' counts: bounds)
   rare_docs double precision := 0;
@@ -1606,6 +1607,7 @@ begin
     if dfs[i] > docs / 20 then
       -- tf 1 in the name (3) of a message of length 0: 3 x 2.2 / (3 + 1.2 x 0.25) = 2
       common_bound := common_bound + idfs[i] * 2;
+      common := common || terms[i];
     elsif dfs[i] > 0 then
       rare := rare || terms[i];
       rare_docs := rare_docs + dfs[i];
@@ -1617,17 +1619,18 @@ begin
   -- common words, and the credit of each neighbour, no more than that
   common_bound := common_bound * (1 + 2 * greatest(follow_weight, 0));
 
-  -- the rare words' messages first, when they and the neighbours they reach are fewer than the
-  -- messages of all the words: else scoring them first cannot save work, only add a pass
+  -- the rare words' messages first, when they are fewer than the messages of all the words:
+  -- else scoring them first cannot save work, only add a pass (the turns beside them are read
+  -- only where they can rank: agentmem.message_bm25_scored)
   if rare is not null and common_bound > 0
-     and rare_docs * (case when follow_weight > 0 then 5 else 1 end) * 4 < all_docs
+     and rare_docs * 4 < all_docs
      -- (at most a quarter of them), and when their messages can score above what the common
      -- words could add
      and rare_weight > common_bound then
     return query
       with hits as (select * from agentmem.message_bm25_scored(
         p_user_id, p_tenant_id, p_agent, p_filter, p_speaker, p_role, p_since, p_until,
-        q, agentmem.terms_query(rare), case when follow_weight > 0 then 2 else 0 end,
+        agentmem.terms_query(rare || common), agentmem.terms_query(rare), case when follow_weight > 0 then 2 else 0 end,
         tqs, tqas, idfs, avgdl, best, n, follow_weight) h)
       select h.session_id, h.seq, h.score, h.relevance from hits h
       where (select pg_catalog.count(*) from hits) >= n
@@ -1654,34 +1657,26 @@ CREATE OR REPLACE FUNCTION agentmem.message_bm25_scored(p_user_id text, p_tenant
  SET search_path TO ''
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
+-- The top n messages matching q by their score: own BM25 plus follow_weight times the credit
+-- of the turns beside them. The candidates are q_cand's matches and, when reach is above 0, the
+-- turns just beside them that match q; the caller bounds what the others could score (none
+-- when q_cand is q).
+declare
+  -- the most a message that holds none of q_cand's words can score alone: q's other words
+  others double precision := 0;
+  fw double precision := greatest(follow_weight, 0);
+  i integer;
 begin
-  return query
-    with
-    -- the matches, with what scoring reads of them
-    cand as materialized (
-      select w.session_id, w.seq, w.fts, w.question, w.metadata, w.name, w.role, w.created_at
-      from agentmem.message_word_matches(p_user_id, p_tenant_id, p_agent, q_cand) w
-    ),
-    -- the turns within reach of a match that are not matches themselves (none at reach 0)
-    near as (
-      select c.session_id, c.seq + d.d as seq, pg_catalog.min(pg_catalog.abs(d.d)) as dist
-      from cand c cross join pg_catalog.generate_series(-reach, reach) d(d)
-      where reach > 0
-      group by 1, 2
-    ),
-    rows as (
-      select c.session_id, c.seq, 0 as dist, c.fts, c.question, c.metadata, c.name, c.role, c.created_at
-      from cand c
-      union all
-      select m.session_id, m.seq, x.dist, m.fts, pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?',
-             m.metadata, m.name, m.role, m.created_at
-      from near x join agentmem.messages m on m.session_id = x.session_id and m.seq = x.seq
-      where x.dist > 0
-        and m.user_id = p_user_id and m.tenant_id = p_tenant_id and (p_agent = '' or m.agent = p_agent)
-        and m.expires_at > pg_catalog.now() and m.fts operator(pg_catalog.@@) q
-    ),
-    scored as materialized (
-      select m.session_id, m.seq, m.dist, m.question,
+  if reach <= 0 then
+    return query
+      with
+      -- the matches, with what scoring reads of them
+      cand as materialized (
+        select w.session_id, w.seq, w.fts, w.question, w.metadata, w.name, w.role, w.created_at
+        from agentmem.message_word_matches(p_user_id, p_tenant_id, p_agent, q_cand) w
+      ),
+      scored as materialized (
+        select m.session_id, m.seq, m.question, 
              ((p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
                 and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
                                 where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
@@ -1689,16 +1684,141 @@ begin
               and (p_role = '' or m.role = p_role)
               and (p_since is null or m.created_at >= p_since)
               and (p_until is null or m.created_at < p_until)) is true as eligible,
+               
              (select pg_catalog.sum(case when m.fts operator(pg_catalog.@@) w.tq
                        then w.idf * (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int) * 2.2
                             / (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
                        else 0 end)
               from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8 as bm25
-      from rows m
+        from cand m
+      ),
+      -- each row beside the turns just before (b) and after (a) it, when they were scored
+      paired as (
+        select s.session_id, s.seq, s.question, s.eligible, s.bm25,
+               case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.question) over w end as b_question,
+               case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.bm25) over w end as b_bm25,
+               case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.question) over w end as a_question,
+               case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.bm25) over w end as a_bm25
+        from scored s
+        window w as (partition by s.session_id order by s.seq)
+      )
+      select s.session_id, s.seq,
+             (s.bm25 + follow_weight * (case when s.b_question then s.b_bm25 else 0 end
+                              + case when not s.question and not s.a_question then s.a_bm25 else 0 end))::float8,
+             least(1, s.bm25 / best)::float8
+      from paired s
+      where s.eligible
+      order by 3 desc, s.session_id, s.seq
+      limit n;
+    return;
+  end if;
+
+  for i in 1 .. coalesce(pg_catalog.array_length(tqs, 1), 0) loop
+    if q operator(pg_catalog.@>) tqs[i] and not q_cand operator(pg_catalog.@>) tqs[i] then
+      others := others + idfs[i] * 2;
+    end if;
+  end loop;
+
+  return query
+    with
+    cand as materialized (
+      select w.session_id, w.seq, w.fts, w.question, w.metadata, w.name, w.role, w.created_at
+      from agentmem.message_word_matches(p_user_id, p_tenant_id, p_agent, q_cand) w
     ),
-    -- each row beside the turns just before (b) and after (a) it, when they were scored
+    matched as materialized (
+      select m.session_id, m.seq, m.question, 
+             ((p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+                and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
+                                where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+              and (p_speaker = '' or pg_catalog.lower(m.name) = pg_catalog.lower(p_speaker))
+              and (p_role = '' or m.role = p_role)
+              and (p_since is null or m.created_at >= p_since)
+              and (p_until is null or m.created_at < p_until)) is true as eligible,
+             
+             (select pg_catalog.sum(case when m.fts operator(pg_catalog.@@) w.tq
+                       then w.idf * (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int) * 2.2
+                            / (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                       else 0 end)
+              from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8 as bm25
+      from cand m
+    ),
+    -- the matches, and the turns just beside them that are not matches, known by their place
+    -- only (bm25 null): they may not exist, or not match q
+    spots as (
+      select m.session_id, m.seq, m.question, m.eligible, m.bm25 from matched m
+      union all
+      select distinct m.session_id, m.seq + d.d, null::boolean, null::boolean, null::float8
+      from matched m cross join (values (-1), (1)) d(d)
+      where not exists (select 1 from matched x where x.session_id = m.session_id and x.seq = m.seq + d.d)
+    ),
+    -- the credit of the turn before (b) and after (a) each spot, where those are matches
+    known as (
+      select s.session_id, s.seq, s.eligible, s.bm25,
+             case when pg_catalog.lag(s.seq) over w = s.seq - 1 and pg_catalog.lag(s.bm25) over w is not null
+                  then case when pg_catalog.lag(s.question) over w then pg_catalog.lag(s.bm25) over w else 0 end end as b_credit,
+             case when s.question then 0
+                  when pg_catalog.lead(s.seq) over w = s.seq + 1 and pg_catalog.lead(s.bm25) over w is not null
+                  then case when pg_catalog.lead(s.question) over w then 0 else pg_catalog.lead(s.bm25) over w end end as a_credit
+      from spots s
+      window w as (partition by s.session_id order by s.seq)
+    ),
+    -- the most each spot can score, and the least each match that may be returned does
+    bounded as materialized (
+      select k.session_id, k.seq,
+             coalesce(k.bm25, others) + fw * (coalesce(k.b_credit, others) + coalesce(k.a_credit, others)) as ceiling,
+             case when k.eligible then k.bm25 + fw * (coalesce(k.b_credit, 0) + coalesce(k.a_credit, 0)) end as floor
+      from known k
+    ),
+    -- a score n of the matches reach (none: every spot can rank)
+    bar as (
+      select coalesce((select b.floor from bounded b where b.floor is not null
+                       order by b.floor desc offset greatest(n - 1, 0) limit 1), '-infinity'::float8) as v
+    ),
+    -- the spots that can rank, a little below the bar for the rounding of a sum
+    contenders as materialized (
+      select b.session_id, b.seq from bounded b, bar
+      where b.ceiling >= bar.v - 1e-9 * greatest(pg_catalog.abs(bar.v), 1)
+    ),
+    -- the turns a contender's score reads that are not matches: itself, before and after
+    wanted as (
+      select distinct c.session_id, c.seq + d.d as seq
+      from contenders c cross join (values (-1), (0), (1)) d(d)
+      where not exists (select 1 from matched x where x.session_id = c.session_id and x.seq = c.seq + d.d)
+    ),
+    -- each read by its key (a subquery the planner keeps whole): as a join, planned from a guess
+    -- at how many are wanted, it could read all of the user's messages
+    near as materialized (
+      select m.session_id, m.seq, m.question,
+             
+             ((p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
+                and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
+                                where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
+              and (p_speaker = '' or pg_catalog.lower(m.name) = pg_catalog.lower(p_speaker))
+              and (p_role = '' or m.role = p_role)
+              and (p_since is null or m.created_at >= p_since)
+              and (p_until is null or m.created_at < p_until)) is true as eligible,
+             
+             (select pg_catalog.sum(case when m.fts operator(pg_catalog.@@) w.tq
+                       then w.idf * (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int) * 2.2
+                            / (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                       else 0 end)
+              from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8 as bm25
+      from wanted x cross join lateral (
+        select y.session_id, y.seq, pg_catalog.right(pg_catalog.rtrim(y.content), 1) = '?' as question,
+               y.fts, y.metadata, y.name, y.role, y.created_at
+        from agentmem.messages y
+        where y.session_id = x.session_id and y.seq = x.seq
+          and y.user_id = p_user_id and y.tenant_id = p_tenant_id and (p_agent = '' or y.agent = p_agent)
+          and y.expires_at > pg_catalog.now() and y.fts operator(pg_catalog.@@) q
+        offset 0) m
+    ),
+    scored as (
+      select m.session_id, m.seq, m.question, m.eligible, m.bm25 from matched m
+      union all
+      select m.session_id, m.seq, m.question, m.eligible, m.bm25 from near m
+    ),
     paired as (
-      select s.session_id, s.seq, s.dist, s.question, s.eligible, s.bm25,
+      select s.session_id, s.seq, s.question, s.eligible, s.bm25,
              case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.question) over w end as b_question,
              case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.bm25) over w end as b_bm25,
              case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.question) over w end as a_question,
@@ -1711,7 +1831,8 @@ begin
                             + case when not s.question and not s.a_question then s.a_bm25 else 0 end))::float8,
            least(1, s.bm25 / best)::float8
     from paired s
-    where s.eligible and s.dist < greatest(reach, 1)
+    where s.eligible
+      and exists (select 1 from contenders c where c.session_id = s.session_id and c.seq = s.seq)
     order by 3 desc, s.session_id, s.seq
     limit n;
 end

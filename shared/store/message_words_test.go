@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -235,10 +236,82 @@ func TestMessageBM25PruningKeepsTheExactAnswer(t *testing.T) {
 	}
 }
 
-// The rare words' messages are scored first only when they, with the neighbours they reach,
-// are at most a quarter of the messages of all the question's words, and their weights
-// together exceed what the common words could add to a message: else that pass is unlikely to
-// save work. Counted with the calls of agentmem.message_bm25_scored in the transaction: one
+// The first pass reads the turns beside the rare word's messages only where they can rank: of a
+// user's 800 messages, all holding "trip" and 20 also "zanzibar", in sessions of ten, a question
+// for the best 3 reads a few turns beside the best matches, where reading every turn beside
+// every match read 80 by key (160 index entries and rows); and the answer is the one scoring
+// every message finds.
+func TestMessageBM25ReadsOnlyTheTurnsThatCanRank(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	user := uuid.New()
+	var texts, meta []string
+	filler := []string{"harbour", "lantern", "meadow", "copper", "orchard", "velvet", "walnut"}
+	for i := range 800 {
+		text := fmt.Sprintf("A note on the trip, entry %d", i)
+		if i%40 == 13 {
+			// lengths differ, so that the matches' scores do
+			text = fmt.Sprintf("The zanzibar trip %s", strings.Join(filler[:(i/40)%len(filler)], " "))
+		}
+		texts, meta = append(texts, text), append(meta, `{}`)
+	}
+	e.seedMessages(t, user, "chat", texts, meta)
+	if _, err := e.conn.Exec(ctx, "analyze agentmem.messages"); err != nil {
+		t.Fatal(err)
+	}
+	type hit struct {
+		key   string
+		score float64
+	}
+	ask := func(n int, follow float64) (hits []hit, read int64) {
+		t.Helper()
+		err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": user.String()}, func(tx pgx.Tx) error {
+			before := rowsRead(t, tx, "agentmem.messages")
+			rows, err := tx.Query(ctx, `select session_id::text || '/' || seq, score from agentmem.message_bm25_hits($1, '', '', '{}', '', '', null, null,
+				agentmem.query_terms('zanzibar trip'), $2, false, $3)`, user.String(), n, follow)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var h hit
+				if err := rows.Scan(&h.key, &h.score); err != nil {
+					return err
+				}
+				hits = append(hits, h)
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			read = rowsRead(t, tx, "agentmem.messages") - before
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits, read
+	}
+	got, read := ask(3, 0.5)
+	// without credit, the first pass reads the same statistics and matches and no turn beside
+	_, alone := ask(3, 0)
+	// asked for more than the first pass can prove, BM25 scores every message of either word
+	all, _ := ask(1000, 0.5)
+	if len(got) != 3 || len(all) < 3 {
+		t.Fatalf("%d hits for the best 3, %d for all", len(got), len(all))
+	}
+	for i := range got {
+		if got[i] != all[i] {
+			t.Errorf("hit %d of the first pass: %v, scoring every message: %v", i, got[i], all[i])
+		}
+	}
+	if beside := read - alone; beside <= 0 || beside > 40 {
+		t.Errorf("the first pass read %d index entries and rows of the turns beside its matches, want 1 to 40", beside)
+	}
+}
+
+// The rare words' messages are scored first only when they are under a quarter of the
+// messages of all the question's words, and their weights together exceed what the common words
+// could add to a message: else that pass is unlikely to save work. Counted with the calls of agentmem.message_bm25_scored in the transaction: one
 // pass, or two when the first could not prove its answer.
 func TestMessageBM25ScoresRareWordsFirstOnlyWhenItPays(t *testing.T) {
 	t.Parallel()
@@ -249,7 +322,7 @@ func TestMessageBM25ScoresRareWordsFirstOnlyWhenItPays(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		text := fmt.Sprintf("Day %d was quiet", i)
 		switch {
-		case i%4 == 0:
+		case i%7 == 0:
 			text = fmt.Sprintf("The weather on day %d was grey", i)
 		case i%33 == 1:
 			text = fmt.Sprintf("I practised the clarinet on day %d", i)
@@ -288,19 +361,19 @@ func TestMessageBM25ScoresRareWordsFirstOnlyWhenItPays(t *testing.T) {
 		}
 		return n, hits
 	}
-	// weather: 50 messages; clarinet, kayak and violin: 6 each, 18 in all, 90 with their
-	// neighbours, more than the 68 of any word.
+	// weather: 29 messages; clarinet, kayak and violin: 6, 5 and 5, 16 in all, more than a
+	// quarter of the 45 of any word.
 	if n, hits := passes("weather clarinet kayak violin"); n != 1 || hits != 3 {
 		t.Errorf("weather and three rare words: %d passes and %d hits, want one pass and 3 hits", n, hits)
 	}
-	// clarinet: 6 messages, 30 with their neighbours, fewer than the 56 of either word but more
-	// than a quarter of them, and its weight (3.4) is below what weather could add to a message
-	// (5.5): its messages are not scored first (they were, in a pass that was then wasted).
+	// clarinet: 6 messages, under a quarter of the 35 of either word, but its weight (3.4) is
+	// below what weather could add to a message (7.7): its messages are not scored first (they
+	// were, in a pass that was then wasted).
 	if n, hits := passes("weather clarinet"); n != 1 || hits != 3 {
 		t.Errorf("weather and one rare word: %d passes and %d hits, want one pass and 3 hits", n, hits)
 	}
-	// quiet (about 130 messages) and weather: clarinet's 30 are under a quarter of their
-	// messages, but its weight (3.4) is still below what the two could add (7): not first.
+	// quiet (about 150 messages) and weather: clarinet's 6 are under a quarter of their
+	// messages, but its weight (3.4) is still below what the two could add: not first.
 	if n, hits := passes("quiet weather clarinet"); n != 1 || hits != 3 {
 		t.Errorf("two common words and one rare word: %d passes and %d hits, want one pass and 3 hits", n, hits)
 	}
