@@ -1619,11 +1619,11 @@ begin
   -- common words, and the credit of each neighbour, no more than that
   common_bound := common_bound * (1 + 2 * greatest(follow_weight, 0));
 
-  -- the rare words' messages first, when they are fewer than the messages of all the words:
-  -- else scoring them first cannot save work, only add a pass (the turns beside them are read
-  -- only where they can rank: agentmem.message_bm25_scored)
+  -- the rare words' messages first, when they are under a tenth of the messages of all the
+  -- words: a pass that cannot prove its answer then costs at most a tenth more (the turns
+  -- beside them are read only where they can rank: agentmem.message_bm25_scored)
   if rare is not null and common_bound > 0
-     and rare_docs * 4 < all_docs
+     and rare_docs * 10 < all_docs
      -- (at most a quarter of them), and when their messages can score above what the common
      -- words could add
      and rare_weight > common_bound then
