@@ -1579,13 +1579,18 @@ declare
   -- how many messages hold a rare word, and any word (sums of the words' counts: bounds)
   rare_docs double precision := 0;
   all_docs double precision := 0;
-  -- the rare words' weights together: about what a message of them scores
+  -- the rare words' weights together, and each rare word's count and weight
   rare_weight double precision := 0;
+  rare_dfs double precision[];
+  rare_idfs double precision[];
+  -- the weight of the rare word with which the rarest words' messages reach n: about what the
+  -- n-th best of them scores
+  nth_weight double precision;
+  first_pass boolean := false;
   tqs tsquery[];
   tqas tsquery[];
   i integer;
   found integer;
-  nth double precision;
 begin
   if q is null or n < 1 then
     return;
@@ -1612,6 +1617,8 @@ begin
       rare := rare || terms[i];
       rare_docs := rare_docs + dfs[i];
       rare_weight := rare_weight + idfs[i];
+      rare_dfs := rare_dfs || dfs[i];
+      rare_idfs := rare_idfs || idfs[i];
     end if;
   end loop;
   best := greatest(best, 1e-9);
@@ -1619,14 +1626,26 @@ begin
   -- common words, and the credit of each neighbour, no more than that
   common_bound := common_bound * (1 + 2 * greatest(follow_weight, 0));
 
-  -- the rare words' messages first, when they are under a tenth of the messages of all the
-  -- words: a pass that cannot prove its answer then costs at most a tenth more (the turns
-  -- beside them are read only where they can rank: agentmem.message_bm25_scored)
-  if rare is not null and common_bound > 0
-     and rare_docs * 10 < all_docs
-     -- (at most a quarter of them), and when their messages can score above what the common
-     -- words could add
-     and rare_weight > common_bound then
+  -- the rare words' messages first (the turns beside them are read only where they can rank:
+  -- agentmem.message_bm25_scored), when they are under a quarter of the messages of all the
+  -- words, so that a pass that cannot prove its answer costs at most a quarter more, and when
+  -- it is likely to prove it: under a twentieth, their weights together above what the common
+  -- words could add to a message; or the weight of the rare word with which the rarest words'
+  -- messages reach n above it
+  if rare is not null and common_bound > 0 and rare_docs * 4 < all_docs then
+    first_pass := rare_docs * 20 < all_docs and rare_weight > common_bound;
+    if not first_pass then
+      select coalesce(
+        (select x.idf from (
+           select u.idf, pg_catalog.sum(u.df) over (order by u.df, u.idf desc rows unbounded preceding) as reached
+           from rows from (pg_catalog.unnest(rare_dfs), pg_catalog.unnest(rare_idfs)) u(df, idf)) x
+         where x.reached >= n order by x.reached limit 1),
+        (select pg_catalog.min(u.idf) from pg_catalog.unnest(rare_idfs) u(idf)))
+      into nth_weight;
+      first_pass := nth_weight > common_bound;
+    end if;
+  end if;
+  if first_pass then
     return query
       with hits as (select * from agentmem.message_bm25_scored(
         p_user_id, p_tenant_id, p_agent, p_filter, p_speaker, p_role, p_since, p_until,

@@ -450,9 +450,10 @@ func TestMessageBM25FirstPassAgreesOnRandomConversations(t *testing.T) {
 	}
 }
 
-// The rare words' messages are scored first only when they are under a tenth of the messages
-// of all the question's words, and their weights together exceed what the common words could
-// add to a message: else that pass is unlikely to save work. Counted with the calls of
+// The rare words' messages are scored first only when they are under a quarter of the messages
+// of all the question's words, and their weights exceed what the common words could add to a
+// message (together, when they are under a twentieth; else the weight of the rare word with
+// which the rarest words' messages reach n): else that pass is unlikely to save work. Counted with the calls of
 // agentmem.message_bm25_scored in the transaction: one pass, or two when the first could not
 // prove its answer.
 func TestMessageBM25ScoresRareWordsFirstOnlyWhenItPays(t *testing.T) {
@@ -504,18 +505,18 @@ func TestMessageBM25ScoresRareWordsFirstOnlyWhenItPays(t *testing.T) {
 		return n, hits
 	}
 	// weather: 29 messages; clarinet, kayak and violin: 6, 5 and 5, 16 in all, more than a
-	// tenth of the 45 of any word.
+	// quarter of the 45 of any word.
 	if n, hits := passes("weather clarinet kayak violin"); n != 1 || hits != 3 {
 		t.Errorf("weather and three rare words: %d passes and %d hits, want one pass and 3 hits", n, hits)
 	}
-	// clarinet: 6 messages, more than a tenth of the 35 of either word, and its weight (3.4) is
+	// clarinet: 6 messages, under a quarter of the 35 of either word, but its weight (3.4) is
 	// below what weather could add to a message (7.7): its messages are not scored first (they
 	// were, in a pass that was then wasted).
 	if n, hits := passes("weather clarinet"); n != 1 || hits != 3 {
 		t.Errorf("weather and one rare word: %d passes and %d hits, want one pass and 3 hits", n, hits)
 	}
-	// quiet (about 150 messages) and weather: clarinet's 6 are under a tenth of their messages,
-	// but its weight (3.4) is still below what the two could add: not first.
+	// quiet (about 150 messages) and weather: clarinet's 6 are under a twentieth of their
+	// messages, but its weight (3.4) is still below what the two could add: not first.
 	if n, hits := passes("quiet weather clarinet"); n != 1 || hits != 3 {
 		t.Errorf("two common words and one rare word: %d passes and %d hits, want one pass and 3 hits", n, hits)
 	}
