@@ -1629,11 +1629,12 @@ begin
   -- the rare words' messages first (the turns beside them are read only where they can rank:
   -- agentmem.message_bm25_scored), when they are under a quarter of the messages of all the
   -- words, so that a pass that cannot prove its answer costs at most a quarter more, and when
-  -- it is likely to prove it: under a twentieth, their weights together above what the common
-  -- words could add to a message; or the weight of the rare word with which the rarest words'
-  -- messages reach n above it
+  -- it is likely to prove it: under a twentieth (or without credit, when the pass reads no turn
+  -- beside its matches), their weights together above what the common words could add to a
+  -- message; or the weight of the rare word with which the rarest words' messages reach n
+  -- above it
   if rare is not null and common_bound > 0 and rare_docs * 4 < all_docs then
-    first_pass := rare_docs * 20 < all_docs and rare_weight > common_bound;
+    first_pass := (rare_docs * 20 < all_docs or follow_weight <= 0) and rare_weight > common_bound;
     if not first_pass then
       select coalesce(
         (select x.idf from (
@@ -1788,10 +1789,13 @@ begin
              case when k.eligible then k.bm25 + fw * (coalesce(k.b_credit, 0) + coalesce(k.a_credit, 0)) end as floor
       from known k
     ),
-    -- a score n of the matches reach (none: every spot can rank)
+    -- a score n of the matches reach (none: every spot can rank; so too when the credit is
+    -- negative, which turns the bounds over, or no n is given)
     bar as (
-      select coalesce((select b.floor from bounded b where b.floor is not null
-                       order by b.floor desc offset greatest(n - 1, 0) limit 1), '-infinity'::float8) as v
+      select coalesce(case when follow_weight >= 0 and n is not null then
+                        (select b.floor from bounded b where b.floor is not null
+                         order by b.floor desc offset greatest(n - 1, 0) limit 1) end,
+                      '-infinity'::float8) as v
     ),
     -- the spots that can rank, a little below the bar for the rounding of a sum
     contenders as materialized (

@@ -450,6 +450,96 @@ func TestMessageBM25FirstPassAgreesOnRandomConversations(t *testing.T) {
 	}
 }
 
+// agentmem.message_bm25_scored's first pass (the rare words' matches and the turns beside them)
+// answers its top n as if it scored every one of them, whatever the credit: positive, none,
+// or negative (which turns its bounds over), and when no n is given, all of them.
+func TestMessageBM25FirstPassIsExactForAnyCredit(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	user := uuid.New().String()
+	r := rand.New(rand.NewPCG(3, 5))
+	vocab := []string{"harbour", "lantern", "meadow", "copper", "orchard", "velvet", "walnut", "zebra", "quagga", "ibis"}
+	var sessions, texts, names []string
+	for s := 0; s < 30; s++ {
+		sid := uuid.NewString()
+		for i := 0; i < 12; i++ {
+			var words []string
+			for range 1 + r.IntN(5) {
+				// harbour in most messages, ibis in few
+				words = append(words, vocab[min(r.IntN(len(vocab)), r.IntN(len(vocab)), r.IntN(len(vocab)))])
+			}
+			text := strings.Join(words, " ")
+			if r.IntN(3) == 0 {
+				text += "?"
+			}
+			sessions, texts, names = append(sessions, sid), append(texts, text), append(names, vocab[r.IntN(len(vocab))])
+		}
+	}
+	if _, err := e.conn.Exec(ctx, `insert into agentmem.sessions (id, user_id, agent, last_seq, expires_at)
+		select distinct s, $2, 'chat', 12, now() + interval '1 hour' from unnest($1::uuid[]) s`, sessions, user); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.conn.Exec(ctx, `insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, name, token_estimate, expires_at)
+		select x.sid, (x.ord - 1) % 12 + 1, gen_random_uuid(), $2, 'chat', 'user', x.content, x.name, 5, now() + interval '1 hour'
+		from unnest($1::uuid[], $3::text[], $4::text[]) with ordinality x(sid, content, name, ord)`, sessions, user, texts, names); err != nil {
+		t.Fatal(err)
+	}
+	// the arguments message_bm25_hits gives a first pass: the statistics' weights, and the rarer
+	// words (here those in at most a fifth of the messages) as the candidates' query
+	const scored = `with t as (select agentmem.query_terms($2) as terms),
+	s as (select x.* from t, agentmem.message_word_stats($1, '', 'chat', t.terms) x),
+	w as (select u.term, u.k, s.docs, u.df, pg_catalog.ln(1 + (s.docs - u.df + 0.5) / (u.df + 0.5)) as idf
+	      from t, s, rows from (unnest(t.terms), unnest(s.dfs)) with ordinality u(term, df, k))
+	select h.session_id::text || '/' || h.seq, h.score from t, s, agentmem.message_bm25_scored($1, '', 'chat', '{}', '', '', null, null,
+	  agentmem.terms_query(t.terms),
+	  agentmem.terms_query(array(select w.term from w where w.df <= w.docs / 5 order by w.k)), 2,
+	  array(select quote_literal(w.term)::tsquery from w order by w.k),
+	  array(select (quote_literal(w.term) || ':A')::tsquery from w order by w.k),
+	  array(select w.idf from w order by w.k), s.avgdl, 100, $3, $4) h`
+	answer := func(query string, n *int, follow float64) []string {
+		t.Helper()
+		var out []string
+		err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": user}, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, scored, user, query, n, follow)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var key string
+				var score float64
+				if err := rows.Scan(&key, &score); err != nil {
+					return err
+				}
+				out = append(out, fmt.Sprintf("%s %.12f", key, score))
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	all := 100000
+	for _, query := range []string{"harbour ibis", "harbour lantern quagga ibis", "meadow zebra", "harbour copper walnut zebra quagga"} {
+		for _, follow := range []float64{-0.5, 0, 0.3, 1.5} {
+			every := answer(query, &all, follow)
+			if len(every) == 0 {
+				t.Fatalf("%q: nothing matched", query)
+			}
+			for _, n := range []int{1, 3, 10} {
+				if got, want := answer(query, &n, follow), every[:min(n, len(every))]; fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("%q (follow %v, n %d):\n got %v\nwant %v", query, follow, n, got, want)
+				}
+			}
+			if got := answer(query, nil, follow); fmt.Sprint(got) != fmt.Sprint(every) {
+				t.Errorf("%q (follow %v, no n): %d rows, want the %d of every candidate", query, follow, len(got), len(every))
+			}
+		}
+	}
+}
+
 // The rare words' messages are scored first only when they are under a quarter of the messages
 // of all the question's words, and their weights exceed what the common words could add to a
 // message (together, when they are under a twentieth; else the weight of the rare word with
@@ -477,48 +567,58 @@ func TestMessageBM25ScoresRareWordsFirstOnlyWhenItPays(t *testing.T) {
 		msgs = append(msgs, msg([]string{memory.RoleUser, memory.RoleAssistant}[i%2], text))
 	}
 	commitMessages(t, e.st, sc, uuid.New(), msgs)
-	if _, err := e.conn.Exec(ctx, "set track_functions = 'pl'"); err != nil {
+	if _, err := e.conn.Exec(ctx, "set track_functions = 'all'"); err != nil {
 		t.Fatal(err)
 	}
-	passes := func(query string) (n int64, hits int) {
+	// passes: the calls of agentmem.message_bm25_scored; first: whether a first pass was
+	// tried (it makes the rare words' query with agentmem.terms_query)
+	passes := func(query string) (n int64, first bool, hits int) {
 		t.Helper()
 		// the session's calls not yet reported count too: the difference is this query's
-		const calls = `select coalesce(pg_stat_get_xact_function_calls('agentmem.message_bm25_scored'::regproc), 0)`
+		const calls = `select coalesce(pg_stat_get_xact_function_calls('agentmem.message_bm25_scored'::regproc), 0),
+			coalesce(pg_stat_get_xact_function_calls('agentmem.terms_query'::regproc), 0)`
 		err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": sc.UserID}, func(tx pgx.Tx) error {
-			var before int64
-			if err := tx.QueryRow(ctx, calls).Scan(&before); err != nil {
+			var before, termsBefore, terms int64
+			if err := tx.QueryRow(ctx, calls).Scan(&before, &termsBefore); err != nil {
 				return err
 			}
 			if err := tx.QueryRow(ctx, `select count(*) from agentmem.message_bm25_hits($1, '', 'chat', '{}', '', '', null, null,
 				agentmem.query_terms($2), 3, false, 0.5)`, sc.UserID, query).Scan(&hits); err != nil {
 				return err
 			}
-			if err := tx.QueryRow(ctx, calls).Scan(&n); err != nil {
+			if err := tx.QueryRow(ctx, calls).Scan(&n, &terms); err != nil {
 				return err
 			}
 			n -= before
+			first = terms-termsBefore > 1
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return n, hits
+		return n, first, hits
 	}
 	// weather: 29 messages; clarinet, kayak and violin: 6, 5 and 5, 16 in all, more than a
 	// quarter of the 45 of any word.
-	if n, hits := passes("weather clarinet kayak violin"); n != 1 || hits != 3 {
-		t.Errorf("weather and three rare words: %d passes and %d hits, want one pass and 3 hits", n, hits)
+	if n, first, hits := passes("weather clarinet kayak violin"); n != 1 || first || hits != 3 {
+		t.Errorf("weather and three rare words: %d passes (a first: %v) and %d hits, want the full pass and 3 hits", n, first, hits)
 	}
 	// clarinet: 6 messages, under a quarter of the 35 of either word, but its weight (3.4) is
 	// below what weather could add to a message (7.7): its messages are not scored first (they
 	// were, in a pass that was then wasted).
-	if n, hits := passes("weather clarinet"); n != 1 || hits != 3 {
-		t.Errorf("weather and one rare word: %d passes and %d hits, want one pass and 3 hits", n, hits)
+	if n, first, hits := passes("weather clarinet"); n != 1 || first || hits != 3 {
+		t.Errorf("weather and one rare word: %d passes (a first: %v) and %d hits, want the full pass and 3 hits", n, first, hits)
 	}
 	// quiet (about 150 messages) and weather: clarinet's 6 are under a twentieth of their
 	// messages, but its weight (3.4) is still below what the two could add: not first.
-	if n, hits := passes("quiet weather clarinet"); n != 1 || hits != 3 {
-		t.Errorf("two common words and one rare word: %d passes and %d hits, want one pass and 3 hits", n, hits)
+	if n, first, hits := passes("quiet weather clarinet"); n != 1 || first || hits != 3 {
+		t.Errorf("two common words and one rare word: %d passes (a first: %v) and %d hits, want the full pass and 3 hits", n, first, hits)
+	}
+	// quiet and the three rare words: these are over a twentieth of the 166 messages of all
+	// four, under a quarter, and kayak alone (5 messages, weight 3.6) reaches the 3 asked for,
+	// above what quiet could add (1.2): their messages are scored first, and prove the answer.
+	if n, first, hits := passes("quiet clarinet kayak violin"); n != 1 || !first || hits != 3 {
+		t.Errorf("quiet and three rare words: %d passes (a first: %v) and %d hits, want one first pass and 3 hits", n, first, hits)
 	}
 }
 
