@@ -1689,14 +1689,13 @@ declare
 begin
   if reach <= 0 then
     return query
-      with
-      -- the matches, with what scoring reads of them
-      cand as materialized (
-        select w.session_id, w.seq, w.fts, w.question, w.metadata, w.name, w.role, w.created_at
-        from agentmem.message_word_matches(p_user_id, p_tenant_id, p_agent, q_cand) w
-      ),
-      scored as materialized (
-        select m.session_id, m.seq, m.question, 
+      with 
+    cand as materialized (
+      select w.session_id, w.seq, w.fts, w.question, w.metadata, w.name, w.role, w.created_at
+      from agentmem.message_word_matches(p_user_id, p_tenant_id, p_agent, q_cand) w
+    ),
+    matched as materialized (
+      select m.session_id, m.seq, m.question, 
              ((p_filter = '{}'::jsonb or (m.metadata operator(pg_catalog.@>) p_filter
                 and not exists (select 1 from pg_catalog.jsonb_each(p_filter) f
                                 where m.metadata operator(pg_catalog.->) f.key operator(pg_catalog.<>) f.value)))
@@ -1704,30 +1703,31 @@ begin
               and (p_role = '' or m.role = p_role)
               and (p_since is null or m.created_at >= p_since)
               and (p_until is null or m.created_at < p_until)) is true as eligible,
-               
+             
              (select pg_catalog.sum(case when m.fts operator(pg_catalog.@@) w.tq
                        then w.idf * (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int) * 2.2
                             / (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
                        else 0 end)
               from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8 as bm25
-        from cand m
-      ),
-      -- each row beside the turns just before (b) and after (a) it, when they were scored
-      paired as (
-        select s.session_id, s.seq, s.question, s.eligible, s.bm25,
-               case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.question) over w end as b_question,
-               case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.bm25) over w end as b_bm25,
-               case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.question) over w end as a_question,
-               case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.bm25) over w end as a_bm25
-        from scored s
-        window w as (partition by s.session_id order by s.seq)
-      )
-      select s.session_id, s.seq,
-             (s.bm25 + follow_weight * (case when s.b_question then s.b_bm25 else 0 end
-                              + case when not s.question and not s.a_question then s.a_bm25 else 0 end))::float8,
-             least(1, s.bm25 / best)::float8
-      from paired s
-      where s.eligible
+      from cand m
+    ),
+      scored as (select * from matched),
+      
+    paired as (
+      select s.session_id, s.seq, s.question, s.eligible, s.bm25,
+             case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.question) over w end as b_question,
+             case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.bm25) over w end as b_bm25,
+             case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.question) over w end as a_question,
+             case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.bm25) over w end as a_bm25
+      from scored s
+      window w as (partition by s.session_id order by s.seq)
+    )
+    select s.session_id, s.seq,
+           (s.bm25 + follow_weight * (case when s.b_question then s.b_bm25 else 0 end
+                            + case when not s.question and not s.a_question then s.a_bm25 else 0 end))::float8,
+           least(1, s.bm25 / best)::float8
+    from paired s
+    where s.eligible
       order by 3 desc, s.session_id, s.seq
       limit n;
     return;
@@ -1740,7 +1740,7 @@ begin
   end loop;
 
   return query
-    with
+    with 
     cand as materialized (
       select w.session_id, w.seq, w.fts, w.question, w.metadata, w.name, w.role, w.created_at
       from agentmem.message_word_matches(p_user_id, p_tenant_id, p_agent, q_cand) w
@@ -1840,6 +1840,7 @@ begin
       union all
       select m.session_id, m.seq, m.question, m.eligible, m.bm25 from near m
     ),
+    
     paired as (
       select s.session_id, s.seq, s.question, s.eligible, s.bm25,
              case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.question) over w end as b_question,

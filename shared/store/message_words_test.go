@@ -363,15 +363,7 @@ func TestMessageBM25FirstPassAgreesOnRandomConversations(t *testing.T) {
 				sessions, texts, names = append(sessions, sid), append(texts, text), append(names, []string{"John", "Maria"}[r.IntN(2)])
 			}
 		}
-		if _, err := e.conn.Exec(ctx, `insert into agentmem.sessions (id, user_id, agent, last_seq, expires_at)
-			select distinct s, $2, 'chat', 20, now() + interval '1 hour' from unnest($1::uuid[]) s`, sessions, owner); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.conn.Exec(ctx, `insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, name, token_estimate, expires_at)
-			select x.sid, (x.ord - 1) % 20 + 1, gen_random_uuid(), $2, 'chat', 'user', x.content, x.name, 5, now() + interval '1 hour'
-			from unnest($1::uuid[], $3::text[], $4::text[]) with ordinality x(sid, content, name, ord)`, sessions, owner, texts, names); err != nil {
-			t.Fatal(err)
-		}
+		insertTalk(t, e.conn, owner, 20, sessions, texts, names)
 	}
 	if _, err := e.conn.Exec(ctx, "analyze agentmem.messages"); err != nil {
 		t.Fatal(err)
@@ -397,21 +389,10 @@ func TestMessageBM25FirstPassAgreesOnRandomConversations(t *testing.T) {
 				moreTerms, morePasses := calls(tx)
 				first = moreTerms-terms > 1 && morePasses-passes == 1
 			}()
-			rows, err := tx.Query(ctx, `select session_id::text || '/' || seq, score from agentmem.message_bm25_hits($1, '', 'chat', '{}', '', '', null, null,
+			var err error
+			out, err = rankedKeys(tx, `select session_id::text || '/' || seq, score from agentmem.message_bm25_hits($1, '', 'chat', '{}', '', '', null, null,
 				agentmem.query_terms($2), $3, false, $4)`, user, query, n, follow)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var key string
-				var score float64
-				if err := rows.Scan(&key, &score); err != nil {
-					return err
-				}
-				out = append(out, fmt.Sprintf("%s %.12f", key, score))
-			}
-			return rows.Err()
+			return err
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -456,7 +437,6 @@ func TestMessageBM25FirstPassAgreesOnRandomConversations(t *testing.T) {
 func TestMessageBM25FirstPassIsExactForAnyCredit(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{})
-	ctx := context.Background()
 	user := uuid.New().String()
 	r := rand.New(rand.NewPCG(3, 5))
 	vocab := []string{"harbour", "lantern", "meadow", "copper", "orchard", "velvet", "walnut", "zebra", "quagga", "ibis"}
@@ -476,15 +456,7 @@ func TestMessageBM25FirstPassIsExactForAnyCredit(t *testing.T) {
 			sessions, texts, names = append(sessions, sid), append(texts, text), append(names, vocab[r.IntN(len(vocab))])
 		}
 	}
-	if _, err := e.conn.Exec(ctx, `insert into agentmem.sessions (id, user_id, agent, last_seq, expires_at)
-		select distinct s, $2, 'chat', 12, now() + interval '1 hour' from unnest($1::uuid[]) s`, sessions, user); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.conn.Exec(ctx, `insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, name, token_estimate, expires_at)
-		select x.sid, (x.ord - 1) % 12 + 1, gen_random_uuid(), $2, 'chat', 'user', x.content, x.name, 5, now() + interval '1 hour'
-		from unnest($1::uuid[], $3::text[], $4::text[]) with ordinality x(sid, content, name, ord)`, sessions, user, texts, names); err != nil {
-		t.Fatal(err)
-	}
+	insertTalk(t, e.conn, user, 12, sessions, texts, names)
 	// the arguments message_bm25_hits gives a first pass: the statistics' weights, and the rarer
 	// words (here those in at most a fifth of the messages) as the candidates' query
 	const scored = `with t as (select agentmem.query_terms($2) as terms),
@@ -501,20 +473,9 @@ func TestMessageBM25FirstPassIsExactForAnyCredit(t *testing.T) {
 		t.Helper()
 		var out []string
 		err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": user}, func(tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, scored, user, query, n, follow)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var key string
-				var score float64
-				if err := rows.Scan(&key, &score); err != nil {
-					return err
-				}
-				out = append(out, fmt.Sprintf("%s %.12f", key, score))
-			}
-			return rows.Err()
+			var err error
+			out, err = rankedKeys(tx, scored, user, query, n, follow)
+			return err
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -853,4 +814,34 @@ func TestMessageWordsChangeByTheirOwnWords(t *testing.T) {
 	if n != 0 {
 		t.Errorf("after deleting and rewriting: %d word counts differ from the stored messages'", n)
 	}
+}
+
+// insertTalk stores messages of user (agent "chat") as the superuser: texts[i] said by names[i]
+// in session sessions[i], perSession to a session, in order.
+func insertTalk(t *testing.T, conn *pgx.Conn, user string, perSession int, sessions, texts, names []string) {
+	t.Helper()
+	if _, err := conn.Exec(t.Context(), `insert into agentmem.sessions (id, user_id, agent, last_seq, expires_at)
+		select distinct s, $2, 'chat', $3::bigint, now() + interval '1 hour' from unnest($1::uuid[]) s`, sessions, user, perSession); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), `insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, name, token_estimate, expires_at)
+		select x.sid, (x.ord - 1) % $5::bigint + 1, gen_random_uuid(), $2, 'chat', 'user', x.content, x.name, 5, now() + interval '1 hour'
+		from unnest($1::uuid[], $3::text[], $4::text[]) with ordinality x(sid, content, name, ord)`, sessions, user, texts, names, perSession); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rankedKeys runs sql, whose rows are a message's key and its score, and returns them as
+// "key score" to the 12th decimal.
+func rankedKeys(tx pgx.Tx, sql string, args ...any) ([]string, error) {
+	rows, err := tx.Query(context.Background(), sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (string, error) {
+		var key string
+		var score float64
+		err := row.Scan(&key, &score)
+		return fmt.Sprintf("%s %.12f", key, score), err
+	})
 }

@@ -49,6 +49,35 @@ declare
                             / (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
                        else 0 end)
               from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8$e$;
+  -- q_cand's matches, with what scoring reads of them (cand), scored alone (matched)
+  matches constant text := $e$
+    cand as materialized (
+      select w.session_id, w.seq, w.fts, w.question, w.metadata, w.name, w.role, w.created_at
+      from agentmem.message_word_matches(p_user_id, p_tenant_id, p_agent, q_cand) w
+    ),
+    matched as materialized (
+      select m.session_id, m.seq, m.question, %1$s as eligible,
+             %2$s as bm25
+      from cand m
+    )$e$;
+  -- the scored rows (scored) with the credit of the turns just before (b) and after (a) each,
+  -- when those were scored: the final scores of the rows that may be returned
+  ranked constant text := $e$
+    paired as (
+      select s.session_id, s.seq, s.question, s.eligible, s.bm25,
+             case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.question) over w end as b_question,
+             case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.bm25) over w end as b_bm25,
+             case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.question) over w end as a_question,
+             case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.bm25) over w end as a_bm25
+      from scored s
+      window w as (partition by s.session_id order by s.seq)
+    )
+    select s.session_id, s.seq,
+           (s.bm25 + follow_weight * (case when s.b_question then s.b_bm25 else 0 end
+                            + case when not s.question and not s.a_question then s.a_bm25 else 0 end))::float8,
+           least(1, s.bm25 / best)::float8
+    from paired s
+    where s.eligible$e$;
 begin
   execute pg_catalog.format($f$
 create or replace function agentmem.message_bm25_scored(p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_speaker text, p_role text, p_since timestamp with time zone, p_until timestamp with time zone, q tsquery, q_cand tsquery, reach integer, tqs tsquery[], tqas tsquery[], idfs double precision[], avgdl double precision, best double precision, n integer, follow_weight double precision)
@@ -70,33 +99,9 @@ declare
 begin
   if reach <= 0 then
     return query
-      with
-      -- the matches, with what scoring reads of them
-      cand as materialized (
-        select w.session_id, w.seq, w.fts, w.question, w.metadata, w.name, w.role, w.created_at
-        from agentmem.message_word_matches(p_user_id, p_tenant_id, p_agent, q_cand) w
-      ),
-      scored as materialized (
-        select m.session_id, m.seq, m.question, %1$s as eligible,
-               %2$s as bm25
-        from cand m
-      ),
-      -- each row beside the turns just before (b) and after (a) it, when they were scored
-      paired as (
-        select s.session_id, s.seq, s.question, s.eligible, s.bm25,
-               case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.question) over w end as b_question,
-               case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.bm25) over w end as b_bm25,
-               case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.question) over w end as a_question,
-               case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.bm25) over w end as a_bm25
-        from scored s
-        window w as (partition by s.session_id order by s.seq)
-      )
-      select s.session_id, s.seq,
-             (s.bm25 + follow_weight * (case when s.b_question then s.b_bm25 else 0 end
-                              + case when not s.question and not s.a_question then s.a_bm25 else 0 end))::float8,
-             least(1, s.bm25 / best)::float8
-      from paired s
-      where s.eligible
+      with %4$s,
+      scored as (select * from matched),
+      %3$s
       order by 3 desc, s.session_id, s.seq
       limit n;
     return;
@@ -109,16 +114,7 @@ begin
   end loop;
 
   return query
-    with
-    cand as materialized (
-      select w.session_id, w.seq, w.fts, w.question, w.metadata, w.name, w.role, w.created_at
-      from agentmem.message_word_matches(p_user_id, p_tenant_id, p_agent, q_cand) w
-    ),
-    matched as materialized (
-      select m.session_id, m.seq, m.question, %1$s as eligible,
-             %2$s as bm25
-      from cand m
-    ),
+    with %4$s,
     -- the matches, and the turns just beside them that are not matches, known by their place
     -- only (bm25 null): they may not exist, or not match q
     spots as (
@@ -185,27 +181,13 @@ begin
       union all
       select m.session_id, m.seq, m.question, m.eligible, m.bm25 from near m
     ),
-    paired as (
-      select s.session_id, s.seq, s.question, s.eligible, s.bm25,
-             case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.question) over w end as b_question,
-             case when pg_catalog.lag(s.seq) over w = s.seq - 1 then pg_catalog.lag(s.bm25) over w end as b_bm25,
-             case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.question) over w end as a_question,
-             case when pg_catalog.lead(s.seq) over w = s.seq + 1 then pg_catalog.lead(s.bm25) over w end as a_bm25
-      from scored s
-      window w as (partition by s.session_id order by s.seq)
-    )
-    select s.session_id, s.seq,
-           (s.bm25 + follow_weight * (case when s.b_question then s.b_bm25 else 0 end
-                            + case when not s.question and not s.a_question then s.a_bm25 else 0 end))::float8,
-           least(1, s.bm25 / best)::float8
-    from paired s
-    where s.eligible
+    %3$s
       and exists (select 1 from contenders c where c.session_id = s.session_id and c.seq = s.seq)
     order by 3 desc, s.session_id, s.seq
     limit n;
 end
 $body$
-$f$, eligible, bm25);
+$f$, eligible, bm25, ranked, pg_catalog.format(matches, eligible, bm25));
 end
 $do$;
 
