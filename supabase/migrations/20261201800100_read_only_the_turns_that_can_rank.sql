@@ -18,7 +18,8 @@
 -- give). The n-th highest floor of the matches that may be returned is a score the answer
 -- reaches; only the matches and turns whose bound reaches it can be in the answer. Their turns
 -- either side are read by key, and they alone are scored in full. The answer is the same,
--- to the last bit: the same rows, the same sums in the same order.
+-- to the last bit: the same rows, the same sums in the same order. (A negative credit turns the
+-- bounds over, and without n every candidate is wanted: then every spot is scored, as before.)
 --
 -- The first pass now runs when the rare words' messages are under a quarter of all the words'
 -- messages (it was a twentieth), so that a pass that cannot prove its answer costs at most a
@@ -28,7 +29,7 @@
 -- W3-sources questions, 19 run the first pass where they scored every match before (one of
 -- them 58,610 messages instead of 3,684). Of a user of natural conversation's 200 questions,
 -- 14 waste a first pass, as before; the quarter alone wasted 92, a tenth 55.
-
+--
 -- On a large table: nothing is rewritten; only the functions change.
 
 do $do$
