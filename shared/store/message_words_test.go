@@ -239,9 +239,9 @@ func TestMessageBM25PruningKeepsTheExactAnswer(t *testing.T) {
 
 // The first pass reads the turns beside the rare word's messages only where they can rank: of a
 // user's 800 messages, all holding "trip" and 20 also "zanzibar", in sessions of ten, a question
-// for the best 3 reads a few turns beside the best matches, where reading every turn beside
-// every match read 80 by key (160 index entries and rows); and the answer is the one scoring
-// every message finds.
+// for the best 3 reads a few turns beside the best matches (at most 40 index entries and rows),
+// where the join of every turn beside every match read all 800 of the user's messages; and the
+// answer is the one scoring every message finds.
 func TestMessageBM25ReadsOnlyTheTurnsThatCanRank(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{})
