@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -261,27 +262,14 @@ func TestMessageBM25ReadsOnlyTheTurnsThatCanRank(t *testing.T) {
 	if _, err := e.conn.Exec(ctx, "analyze agentmem.messages"); err != nil {
 		t.Fatal(err)
 	}
-	type hit struct {
-		key   string
-		score float64
-	}
-	ask := func(n int, follow float64) (hits []hit, read int64) {
+	ask := func(n int, follow float64) (hits []string, read int64) {
 		t.Helper()
 		err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": user.String()}, func(tx pgx.Tx) error {
 			before := rowsRead(t, tx, "agentmem.messages")
-			rows, err := tx.Query(ctx, `select session_id::text || '/' || seq, score from agentmem.message_bm25_hits($1, '', '', '{}', '', '', null, null,
+			var err error
+			hits, err = rankedKeys(tx, `select session_id::text || '/' || seq, score from agentmem.message_bm25_hits($1, '', '', '{}', '', '', null, null,
 				agentmem.query_terms('zanzibar trip'), $2, false, $3)`, user.String(), n, follow)
 			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				var h hit
-				if err := rows.Scan(&h.key, &h.score); err != nil {
-					return err
-				}
-				hits = append(hits, h)
-			}
-			if err := rows.Err(); err != nil {
 				return err
 			}
 			read = rowsRead(t, tx, "agentmem.messages") - before
@@ -385,14 +373,15 @@ func TestMessageBM25FirstPassAgreesOnRandomConversations(t *testing.T) {
 		t.Helper()
 		err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": user}, func(tx pgx.Tx) error {
 			terms, passes := calls(tx)
-			defer func() {
-				moreTerms, morePasses := calls(tx)
-				first = moreTerms-terms > 1 && morePasses-passes == 1
-			}()
 			var err error
 			out, err = rankedKeys(tx, `select session_id::text || '/' || seq, score from agentmem.message_bm25_hits($1, '', 'chat', '{}', '', '', null, null,
 				agentmem.query_terms($2), $3, false, $4)`, user, query, n, follow)
-			return err
+			if err != nil {
+				return err
+			}
+			moreTerms, morePasses := calls(tx)
+			first = moreTerms-terms > 1 && morePasses-passes == 1
+			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -832,7 +821,7 @@ func insertTalk(t *testing.T, conn *pgx.Conn, user string, perSession int, sessi
 }
 
 // rankedKeys runs sql, whose rows are a message's key and its score, and returns them as
-// "key score" to the 12th decimal.
+// "key score", the score to its last bit (the shortest text that reads back as the same float).
 func rankedKeys(tx pgx.Tx, sql string, args ...any) ([]string, error) {
 	rows, err := tx.Query(context.Background(), sql, args...)
 	if err != nil {
@@ -842,6 +831,6 @@ func rankedKeys(tx pgx.Tx, sql string, args ...any) ([]string, error) {
 		var key string
 		var score float64
 		err := row.Scan(&key, &score)
-		return fmt.Sprintf("%s %.12f", key, score), err
+		return key + " " + strconv.FormatFloat(score, 'g', -1, 64), err
 	})
 }
