@@ -301,22 +301,15 @@ func runSources(ctx context.Context, cfg Config, db *benchDB, st *store.Store, s
 		_, _, err := st.CommitTurn(ctx, p)
 		return err
 	}
-	n := len(queries) + sz.WarmupQueries
-	for _, deferred := range []bool{false, true} {
-		base := 0
-		if deferred {
-			base = n
-		}
+	// commits measures len(queries) commits after a warm-up, from turn base on
+	commits := func(base int, deferred bool) bench.Phase {
 		measure(ctx, 1, sz.WarmupQueries, func(ctx context.Context, i int) error { return commit(ctx, base+i, deferred) })
-		ph := measure(ctx, 1, len(queries), func(ctx context.Context, i int) error {
+		return measure(ctx, 1, len(queries), func(ctx context.Context, i int) error {
 			return commit(ctx, base+sz.WarmupQueries+i, deferred)
 		})
-		if deferred {
-			r.CommitsDeferred = ph
-		} else {
-			r.Commits = ph
-		}
 	}
+	r.Commits = commits(0, false)
+	r.CommitsDeferred = commits(len(queries)+sz.WarmupQueries, true)
 	return r, nil
 }
 
