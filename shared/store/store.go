@@ -277,19 +277,30 @@ func queueResetPlans(b *pgx.Batch) {
 }
 
 // statementTimeout is the statement_timeout of a request's transaction: the time left before
-// ctx's deadline, less a margin for the answer to come back; "0" (none) without a deadline.
-// A batch is sent whole, Sync included, so without it a statement blocked on a lock would run
-// on, and its implicit transaction commit, after the client had given up and answered 503.
+// ctx's deadline, less timeoutMargin; "0" (none) without a deadline. A batch is sent whole,
+// Sync included, so without it a statement blocked on a lock would run on, and its implicit
+// transaction commit, after the client had given up and answered 503.
 func statementTimeout(ctx context.Context) string {
 	d, ok := ctx.Deadline()
 	if !ok {
 		return "0"
 	}
-	left := time.Until(d) - 50*time.Millisecond
+	left := time.Until(d)
+	left -= timeoutMargin(left)
 	if left < time.Millisecond {
 		left = time.Millisecond
 	}
 	return fmt.Sprintf("%dms", left.Milliseconds())
+}
+
+// timeoutMargin is how much sooner than the client a statement's timeout ends it, out of left:
+// a tenth, at least 50 ms and at most a second. The server counts each statement's timeout
+// from the statement's own start, so the margin must cover the time the batch takes to reach
+// its blocked statement (the first statements' network and queueing), as well as the answer's
+// way back; on a loaded machine 50 ms alone did not: a blocked commit refused with 503 at a
+// 3.6 s deadline ran on, and committed, once its lock was released.
+func timeoutMargin(left time.Duration) time.Duration {
+	return min(max(left/10, 50*time.Millisecond), time.Second)
 }
 
 // lockUserSQL takes the user's ($1) advisory lock in exclusive mode (see setClaimsSQL).
