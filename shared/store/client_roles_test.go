@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -411,9 +412,26 @@ func TestSearchFunctionsRankOnlyTheCallersRows(t *testing.T) {
 	}
 	var h embedding.Hash
 	q := pgvector.NewVector(h.Vector("zanzibar trip")).String()
+	// the keys of the victim's rows, for the function that reads rows by the keys it is given
+	var memoryKey, sessionKey string
+	var seqKey int64
+	if err := conn.QueryRow(ctx, `select (select id::text from agentmem.memories where user_id = $1),
+		session_id::text, seq from agentmem.messages where user_id = $1 order by seq limit 1`, victim.user).Scan(&memoryKey, &sessionKey, &seqKey); err != nil {
+		t.Fatal(err)
+	}
 	// Each call counts what it finds of the user and tenant it names ($1, $2), exactly ($4 a
 	// large exact limit, or exact) or through the indexes.
 	calls := map[string]string{
+		"recall_text_arm": `select count(*) from agentmem.recall_text_arm('all', 'zanzibar trip ' || $3::text || $5, $1, $2,
+			'', '{}', null, null, '', '', 20, case when $4 then 2000 else 1 end, 0.5, false)`,
+		"recall_vector_arm": `select count(*) from agentmem.recall_vector_arm('all', $3::extensions.vector, $5, $1, $2,
+			'', '{}', null, null, '', '', 20, case when $4 then 2000 else 1 end, false)`,
+		// the victim's keys, as an arm would have found them
+		"recall_fuse": fmt.Sprintf(`select count(*) from agentmem.recall_fuse('hybrid', $1, false, $3::extensions.vector, $5,
+			1, 1, 50, -1, 0, 0, 0, 10, true, array['memory', 'message'], array['%[1]s', '%[2]s']::uuid[], array[0, %[3]d]::bigint[],
+			array[1, 1]::float8[], array[1, 1]::float8[], array['memory', 'message'], array['%[1]s', '%[2]s']::uuid[],
+			array[0, %[3]d]::bigint[], array[0.1, 0.1]::float8[])
+			where ($4 or not $4) and $2::text is not null`, memoryKey, sessionKey, seqKey),
 		"recall_sources": `select count(*) from agentmem.recall_sources(p_source => 'all', p_query => 'zanzibar trip',
 			query_embedding => $3::extensions.vector, query_model => $5, p_user_id => $1, p_tenant_id => $2,
 			p_agent => '', p_filter => '{}', p_mode => 'hybrid', candidates => 20, text_weight => 1,

@@ -51,9 +51,12 @@ func (s namedStatement) args(args pgx.NamedArgs) []any {
 
 // The statements of the store written with named parameters.
 var (
-	appendStatement        = named(appendSQL)
-	storeMemoriesStatement = named(storeMemoriesSQL)
-	recallStatement        = named(recallSQL)
-	recallSourcesStatement = named(recallSourcesSQL)
-	knowledgeStatement     = named(knowledgeSQL)
+	appendStatement          = named(appendSQL)
+	storeMemoriesStatement   = named(storeMemoriesSQL)
+	recallStatement          = named(recallSQL)
+	recallSourcesStatement   = named(recallSourcesSQL)
+	recallTextArmStatement   = named(recallTextArmSQL)
+	recallVectorArmStatement = named(recallVectorArmSQL)
+	recallFuseStatement      = named(recallFuseSQL)
+	knowledgeStatement       = named(knowledgeSQL)
 )

@@ -140,18 +140,25 @@ func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error
 	if err != nil {
 		return nil, err
 	}
+	if p.Source == memory.SourceMemories && (p.Speaker != "" || p.Role != "") {
+		return []memory.Hit{}, nil // memories have neither speaker nor role
+	}
 	query, args := recallStatement, s.recallArgs(p)
-	if p.Source != memory.SourceMemories {
+	if p.Source != memory.SourceMemories || s.fansOut(p) {
 		query = recallSourcesStatement
 		args["source"], args["speaker"], args["role"], args["follow_weight"] = p.Source, p.Speaker, p.Role, s.ranking.FollowWeight
 	}
 	var hits []memory.Hit
-	err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
-		b.Queue(query.sql, query.args(args)...).Query(func(rows pgx.Rows) error {
-			hits, err = recallHits(rows, p)
-			return err
+	if s.fansOut(p) {
+		hits, err = s.recallArmsAtOnce(ctx, p, args)
+	} else {
+		err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
+			b.Queue(query.sql, query.args(args)...).Query(func(rows pgx.Rows) error {
+				hits, err = recallHits(rows, p)
+				return err
+			})
 		})
-	})
+	}
 	if p.Source == memory.SourceMemories {
 		for i := range hits {
 			hits[i].Source = memory.HitMemory

@@ -85,6 +85,8 @@ type Store struct {
 	preparesStatements bool
 	// replicas route the reads MayReadReplica marks; nil without Config.ReadURLs.
 	replicas *replicaSet
+	// armConns is the pool's size: from 2, a hybrid recall asks its arms at once (fansOut).
+	armConns int32
 }
 
 // Open connects a pool. The URL's default_query_exec_mode, when it has one, chooses how
@@ -104,7 +106,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{pool: pool, idemTTL: cfg.IdempotencyWindow, ranking: cfg.Ranking.orDefaults(),
 		mergeSimilarity: cfg.MergeSimilarity, adapters: slices.Clone(cfg.Adapters),
 		extract: cfg.ExtractFacts, summarize: cfg.Summaries,
-		preparesStatements: pc.ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement}
+		preparesStatements: pc.ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement,
+		armConns:           pc.MaxConns}
 	if s.idemTTL <= 0 {
 		s.idemTTL = 24 * time.Hour
 	}

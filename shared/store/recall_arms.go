@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/agentmem/agentmem/shared/memory"
+)
+
+// A hybrid recall ranks the scope's rows twice, by BM25 and by vector distance, and fuses the
+// two lists; neither list needs the other. With a pool of two connections or more, Recall
+// asks each list of each source on a connection of its own, at once, and fuses them in one
+// more statement: a recall then waits for its slowest list rather than for all of them in turn.
+// The answer is the one statement's (agentmem.recall_sources), to the last bit: the same
+// functions rank the lists and fuse them (migration rank_recalls_arms_apart). The work is the
+// same; on a server with a core to spare it is done sooner.
+
+// recallTextArmSQL is one source's full-text candidates (agentmem.recall_text_arm).
+const recallTextArmSQL = `select src, k1, k2, score, relevance
+from agentmem.recall_text_arm(p_source => @source::text, p_query => @query::text, p_user_id => @user_id::text,
+  p_tenant_id => @tenant_id::text, p_agent => @agent::text, p_filter => @filter::jsonb, p_since => @since::timestamptz,
+  p_until => @until::timestamptz, p_speaker => @speaker::text, p_role => @role::text, candidates => @candidates::int,
+  exact_limit => @exact_limit::int, follow_weight => @follow_weight::float8, with_shared => @with_shared::boolean)`
+
+// recallVectorArmSQL is one source's nearest candidates (agentmem.recall_vector_arm).
+const recallVectorArmSQL = `select src, k1, k2, distance
+from agentmem.recall_vector_arm(p_source => @source::text, query_embedding => @query_embedding::extensions.vector,
+  query_model => @query_model::text, p_user_id => @user_id::text, p_tenant_id => @tenant_id::text, p_agent => @agent::text,
+  p_filter => @filter::jsonb, p_since => @since::timestamptz, p_until => @until::timestamptz, p_speaker => @speaker::text,
+  p_role => @role::text, candidates => @candidates::int, exact_limit => @exact_limit::int, with_shared => @with_shared::boolean)`
+
+// recallFuseSQL is the answer from the arms' candidates (agentmem.recall_fuse), in the rows of
+// recallSourcesSQL.
+const recallFuseSQL = `select source, id, session_id, seq, role, name, content, score, metadata, created_at,
+  relevance, embedding::text, shared
+from agentmem.recall_fuse(p_mode => @mode::text, p_user_id => @user_id::text, with_shared => @with_shared::boolean,
+  query_embedding => @query_embedding::extensions.vector, query_model => @query_model::text,
+  text_weight => @text_weight::float8, vector_weight => @vector_weight::float8, rrf_k => @rrf_k::int,
+  min_score => @min_score::float8, min_relevance => @min_relevance::float8, vector_baseline => @vector_baseline::float8,
+  relevance_weight => @relevance_weight::float8, p_k => @k::int, with_vectors => @with_vectors::boolean,
+  text_src => @text_src::text[], text_k1 => @text_k1::uuid[], text_k2 => @text_k2::int8[],
+  text_score => @text_score::float8[], text_relevance => @text_relevance::float8[],
+  vector_src => @vector_src::text[], vector_k1 => @vector_k1::uuid[], vector_k2 => @vector_k2::int8[],
+  vector_distance => @vector_distance::float8[])`
+
+// armHits are the candidates of one or more arms, as the parallel arrays recallFuseSQL takes:
+// score and relevance for the text arm's, distance (in score) for the vector arm's.
+type armHits struct {
+	src       []string
+	k1        [][16]byte
+	k2        []int64
+	score     []float64
+	relevance []float64
+}
+
+func (a *armHits) add(b armHits) {
+	a.src = append(a.src, b.src...)
+	a.k1 = append(a.k1, b.k1...)
+	a.k2 = append(a.k2, b.k2...)
+	a.score = append(a.score, b.score...)
+	a.relevance = append(a.relevance, b.relevance...)
+}
+
+// fansOut reports whether Recall asks p's arms at once: hybrid recall with a query vector, from
+// a pool of two connections or more.
+func (s *Store) fansOut(p RecallParams) bool {
+	return s.armConns >= 2 && p.Mode == memory.ModeHybrid && p.QueryVector != nil
+}
+
+// recallArmsAtOnce is Recall's answer through the arms asked at once (see fansOut); args are
+// recallArgs' with recallSourcesSQL's four more.
+func (s *Store) recallArmsAtOnce(ctx context.Context, p RecallParams, args pgx.NamedArgs) ([]memory.Hit, error) {
+	sources := []string{memory.SourceMessages}
+	switch {
+	case p.Source == memory.SourceMemories:
+		sources = []string{memory.SourceMemories}
+	case p.Source == memory.SourceAll && p.Speaker == "" && p.Role == "":
+		// memories have neither speaker nor role: with either, the messages alone
+		sources = []string{memory.SourceMemories, memory.SourceMessages}
+	}
+	text := make([]armHits, len(sources))
+	vector := make([]armHits, len(sources))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, src := range sources {
+		a := make(pgx.NamedArgs, len(args)+1)
+		for k, v := range args {
+			a[k] = v
+		}
+		a["source"] = src
+		g.Go(func() error { return s.recallArm(gctx, p.Scope, recallTextArmStatement, a, &text[i], true) })
+		g.Go(func() error { return s.recallArm(gctx, p.Scope, recallVectorArmStatement, a, &vector[i], false) })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var t, v armHits
+	for i := range sources {
+		t.add(text[i])
+		v.add(vector[i])
+	}
+	args["text_src"], args["text_k1"], args["text_k2"], args["text_score"], args["text_relevance"] =
+		t.src, t.k1, t.k2, t.score, t.relevance
+	args["vector_src"], args["vector_k1"], args["vector_k2"], args["vector_distance"] = v.src, v.k1, v.k2, v.score
+	read := p
+	read.Source = memory.SourceAll // recallFuseSQL's rows are recallSourcesSQL's
+	var hits []memory.Hit
+	err := s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
+		b.Queue(recallFuseStatement.sql, recallFuseStatement.args(args)...).Query(func(rows pgx.Rows) error {
+			var err error
+			hits, err = recallHits(rows, read)
+			return err
+		})
+	})
+	return hits, err
+}
+
+// recallArm reads one arm's candidates into out; withRelevance: the text arm's rows (src, k1,
+// k2, score, relevance), else the vector arm's (src, k1, k2, distance).
+func (s *Store) recallArm(ctx context.Context, sc memory.Scope, st namedStatement, args pgx.NamedArgs, out *armHits, withRelevance bool) error {
+	return s.batchInScope(ctx, sc, func(b *pgx.Batch) {
+		b.Queue(st.sql, st.args(args)...).Query(func(rows pgx.Rows) error {
+			*out = armHits{} // a batch retried on the primary reads its rows again
+			var src string
+			var k1 [16]byte
+			var k2 int64
+			var score, relevance float64
+			dest := []any{&src, &k1, &k2, &score}
+			if withRelevance {
+				dest = append(dest, &relevance)
+			}
+			_, err := pgx.ForEachRow(rows, dest, func() error {
+				out.src, out.k1, out.k2, out.score = append(out.src, src), append(out.k1, k1), append(out.k2, k2), append(out.score, score)
+				if withRelevance {
+					out.relevance = append(out.relevance, relevance)
+				}
+				return nil
+			})
+			return err
+		})
+	})
+}

@@ -1,0 +1,225 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentmem/agentmem/shared/embedding"
+	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/store"
+	"github.com/agentmem/agentmem/shared/store/storetest"
+	"github.com/agentmem/agentmem/shared/testdb"
+)
+
+// armTracer records the statements a store sends, and how many of its batches were in flight
+// at once.
+type armTracer struct {
+	mu       sync.Mutex
+	sent     []string
+	inFlight int
+	most     int
+}
+
+type armTraceKey struct{}
+
+func (a *armTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.sent = append(a.sent, d.SQL)
+	return ctx
+}
+
+func (a *armTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (a *armTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.inFlight++
+	a.most = max(a.most, a.inFlight)
+	return context.WithValue(ctx, armTraceKey{}, true)
+}
+
+func (a *armTracer) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.sent = append(a.sent, d.SQL)
+}
+
+func (a *armTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.inFlight--
+}
+
+// calls counts the statements sent that call the function fn (a name of schema agentmem).
+func (a *armTracer) calls(fn string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, s := range a.sent {
+		if strings.Contains(s, "agentmem."+fn+"(") {
+			n++
+		}
+	}
+	return n
+}
+
+// A hybrid recall from a pool of two connections or more asks its arms at once and fuses them
+// in a statement of their own; from a pool of one, it asks agentmem.recall_memories or
+// recall_sources. Both give the same answer, to the last bit, for every source and option:
+// speaker and role, time range, metadata filter, shared memories, thresholds and MMR, the scope
+// ranked exactly and through the indexes. The arms are seen in flight at once. (Memories have
+// no speaker nor role: a recall of memories with either finds nothing, on both paths.)
+func TestRecallArmsAtOnceAnswerAsOneStatement(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	conn := storetest.Admin(t, db.URL)
+	ctx := t.Context()
+	user := "auth0|arms"
+	rng := rand.New(rand.NewPCG(23, 29))
+	words := strings.Fields("harbour violin tea garden lantern river orchard kettle meadow bicycle " +
+		"canyon pottery glacier saddle compass quilt falcon ember thistle marble")
+	text := func(n int) string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = words[rng.IntN(len(words))]
+		}
+		return strings.Join(w, " ")
+	}
+	var msgs, mems, msgMeta, memMeta []string
+	for i := range 600 {
+		msgs = append(msgs, text(4+rng.IntN(8)))
+		msgMeta = append(msgMeta, fmt.Sprintf(`{"k": %q}`, []string{"a", "b"}[i%2]))
+	}
+	for i := range 240 {
+		mems = append(mems, text(3+rng.IntN(6)))
+		memMeta = append(memMeta, fmt.Sprintf(`{"k": %q}`, []string{"a", "b"}[i%3%2]))
+	}
+	storetest.SeedMessages(t, conn, user, "chat", msgs, msgMeta)
+	storetest.SeedMemories(t, conn, user, "chat", mems, memMeta)
+	for i := range 40 {
+		s := text(5)
+		if _, err := conn.Exec(ctx, sharedFixture, "", s, storetest.HashLiteral(s), embedding.Hash{}.Model()); err != nil {
+			t.Fatal(i, err)
+		}
+	}
+	// speakers and roles taking turns, and a spread of times
+	if _, err := conn.Exec(ctx, `update agentmem.messages set
+		name = case when seq % 2 = 0 then 'Maria' else 'John' end,
+		role = case when seq % 3 = 0 then 'assistant' else 'user' end,
+		created_at = now() - interval '1 day' * (seq % 5)
+		where user_id = $1`, user); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `update agentmem.memories set created_at = now() - interval '1 day' * (length(content) % 5)
+		where user_id = $1`, user); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "analyze agentmem.messages, agentmem.memories"); err != nil {
+		t.Fatal(err)
+	}
+
+	tr := &armTracer{}
+	traced := storetest.Config(func(c *store.Config) { c.ConnConfig = func(cc *pgx.ConnConfig) { cc.Tracer = tr } })
+	type pair struct {
+		name      string
+		one, many *store.Store
+	}
+	var pairs []pair
+	for _, limit := range []int{100_000, 50} { // exact, and through the indexes
+		r := storetest.Ranking(store.Ranking{ExactLimit: limit})
+		pairs = append(pairs, pair{fmt.Sprintf("exact limit %d", limit),
+			storetest.Open(t, db, storetest.MaxConns(1), r), storetest.Open(t, db, storetest.MaxConns(4), r, traced)})
+	}
+
+	h := embedding.Hash{}
+	since, until := time.Now().Add(-60*time.Hour), time.Now().Add(-12*time.Hour)
+	lambda := 0.5
+	variants := map[string]func(p *store.RecallParams){
+		"plain":          func(*store.RecallParams) {},
+		"speaker":        func(p *store.RecallParams) { p.Speaker = "maria" },
+		"role":           func(p *store.RecallParams) { p.Role = memory.RoleAssistant },
+		"time range":     func(p *store.RecallParams) { p.Since, p.Until = &since, &until },
+		"filter":         func(p *store.RecallParams) { p.Filter = json.RawMessage(`{"k": "a"}`) },
+		"shared":         func(p *store.RecallParams) { p.IncludeShared = true },
+		"min score":      func(p *store.RecallParams) { p.MinScore = 0.03 },
+		"min relevance":  func(p *store.RecallParams) { p.MinRelevance = 0.2 },
+		"mmr":            func(p *store.RecallParams) { p.MMRLambda = &lambda },
+		"k 3":            func(p *store.RecallParams) { p.K = 3 },
+		"other agent":    func(p *store.RecallParams) { p.Scope.Agent = "mail" },
+		"no such words":  func(p *store.RecallParams) { p.Query = "zeppelin quasar" },
+		"all but shared": func(p *store.RecallParams) { p.IncludeShared, p.K = true, 25 },
+	}
+	asked, found, fused := 0, 0, 0 // fused: the recalls that reach the arms
+	for _, pr := range pairs {
+		for name, vary := range variants {
+			for _, source := range []string{memory.SourceMemories, memory.SourceMessages, memory.SourceAll} {
+				for q := range 6 {
+					query := text(2 + q%3)
+					p := store.RecallParams{Scope: memory.Scope{UserID: user, Agent: "chat"}, Source: source,
+						Query: query, K: 10, Mode: memory.ModeHybrid, Model: h.Model(),
+						VectorBaseline: embedding.SimilarityBaseline(h.Model())}
+					vary(&p)
+					lits, err := store.VectorLiterals([][]float32{h.Vector(p.Query)}, h.Dimensions())
+					if err != nil {
+						t.Fatal(err)
+					}
+					p.QueryVector = lits[0]
+					one, err := pr.one.Recall(ctx, p)
+					if err != nil {
+						t.Fatalf("%s, %s, %s, one statement: %v", pr.name, name, source, err)
+					}
+					many, err := pr.many.Recall(ctx, p)
+					if err != nil {
+						t.Fatalf("%s, %s, %s, arms at once: %v", pr.name, name, source, err)
+					}
+					asked++
+					if source != memory.SourceMemories || p.Speaker == "" && p.Role == "" {
+						fused++
+					}
+					if len(one) > 0 {
+						found++
+					}
+					if !reflect.DeepEqual(one, many) {
+						t.Errorf("%s, %s, %s, %q: arms at once answer\n%s\nnot as one statement:\n%s",
+							pr.name, name, source, p.Query, hitKeys(many), hitKeys(one))
+					}
+				}
+			}
+		}
+	}
+	if found < asked*3/4 {
+		t.Errorf("only %d of %d recalls found anything: the comparison proves little", found, asked)
+	}
+	// every recall of the pools of four went through the arms, none through the one statement
+	if n := tr.calls("recall_fuse"); n != fused {
+		t.Errorf("the pools of four fused %d of %d recalls", n, fused)
+	}
+	if n := tr.calls("recall_sources") + tr.calls("recall_memories"); n != 0 {
+		t.Errorf("the pools of four asked %d recalls in one statement", n)
+	}
+	if tr.calls("recall_text_arm") < fused || tr.calls("recall_vector_arm") < fused {
+		t.Errorf("arms asked: %d text, %d vector, for %d recalls", tr.calls("recall_text_arm"), tr.calls("recall_vector_arm"), fused)
+	}
+	if tr.most < 2 {
+		t.Errorf("at most %d batch in flight at once: the arms ran one after the other", tr.most)
+	}
+}
+
+// hitKeys lists hits as their source, key, score and relevance, one a line.
+func hitKeys(hits []memory.Hit) string {
+	var b strings.Builder
+	for _, h := range hits {
+		fmt.Fprintf(&b, "  %s %s %v/%d %v %v shared=%v\n", h.Source, h.ID, h.SessionID, h.Seq, h.Score, h.Relevance, h.Shared)
+	}
+	return b.String()
+}
