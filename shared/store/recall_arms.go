@@ -10,12 +10,13 @@ import (
 )
 
 // A hybrid recall ranks the scope's rows twice, by BM25 and by vector distance, and fuses the
-// two lists; neither list needs the other. With a pool of two connections or more, Recall
-// asks each list of each source on a connection of its own, at once, and fuses them in one
-// more statement: a recall then waits for its slowest list rather than for all of them in turn.
-// The answer is the one statement's (agentmem.recall_sources), to the last bit: the same
-// functions rank the lists and fuse them (migration rank_recalls_arms_apart). The work is the
-// same; on a server with a core to spare it is done sooner.
+// two lists; a recall of source all ranks memories and messages apart; no list needs another.
+// With a pool of two connections or more, Recall asks each list on a connection of its own, at
+// once, and fuses them in one more statement: a recall then waits for its slowest list rather
+// than for all of them in turn. The answer is the one statement's (agentmem.recall_sources,
+// agentmem.recall_memories), to the last bit: the same functions rank the lists and fuse them
+// (migration rank_recalls_arms_apart). The work is the same; on a server with a core to spare
+// it is done sooner.
 
 // recallTextArmSQL is one source's full-text candidates (agentmem.recall_text_arm).
 const recallTextArmSQL = `select src, k1, k2, score, relevance
@@ -63,23 +64,37 @@ func (a *armHits) add(b armHits) {
 	a.relevance = append(a.relevance, b.relevance...)
 }
 
-// fansOut reports whether Recall asks p's arms at once: hybrid recall with a query vector, from
-// a pool of two connections or more.
-func (s *Store) fansOut(p RecallParams) bool {
-	return s.armConns >= 2 && p.Mode == memory.ModeHybrid && p.QueryVector != nil
-}
-
-// recallArmsAtOnce is Recall's answer through the arms asked at once (see fansOut); args are
-// recallArgs' with recallSourcesSQL's four more.
-func (s *Store) recallArmsAtOnce(ctx context.Context, p RecallParams, args pgx.NamedArgs) ([]memory.Hit, error) {
-	sources := []string{memory.SourceMessages}
+// recallLists are the lists p ranks: its sources (memories have neither speaker nor role: with
+// either, the messages alone), and whether by text and by vector.
+func recallLists(p RecallParams) (sources []string, text, vector bool) {
 	switch {
 	case p.Source == memory.SourceMemories:
 		sources = []string{memory.SourceMemories}
 	case p.Source == memory.SourceAll && p.Speaker == "" && p.Role == "":
-		// memories have neither speaker nor role: with either, the messages alone
 		sources = []string{memory.SourceMemories, memory.SourceMessages}
+	default:
+		sources = []string{memory.SourceMessages}
 	}
+	return sources, p.Mode != memory.ModeVector, p.Mode != memory.ModeText && p.QueryVector != nil
+}
+
+// fansOut reports whether Recall asks p's lists at once: two lists or more (hybrid, or both
+// sources), from a pool of two connections or more.
+func (s *Store) fansOut(p RecallParams) bool {
+	sources, text, vector := recallLists(p)
+	kinds := 0
+	for _, k := range []bool{text, vector} {
+		if k {
+			kinds++
+		}
+	}
+	return s.armConns >= 2 && len(sources)*kinds >= 2
+}
+
+// recallArmsAtOnce is Recall's answer through its lists asked at once (see fansOut); args are
+// recallArgs' with recallSourcesSQL's four more.
+func (s *Store) recallArmsAtOnce(ctx context.Context, p RecallParams, args pgx.NamedArgs) ([]memory.Hit, error) {
+	sources, withText, withVector := recallLists(p)
 	text := make([]armHits, len(sources))
 	vector := make([]armHits, len(sources))
 	g, gctx := errgroup.WithContext(ctx)
@@ -89,8 +104,12 @@ func (s *Store) recallArmsAtOnce(ctx context.Context, p RecallParams, args pgx.N
 			a[k] = v
 		}
 		a["source"] = src
-		g.Go(func() error { return s.recallArm(gctx, p.Scope, recallTextArmStatement, a, &text[i], true) })
-		g.Go(func() error { return s.recallArm(gctx, p.Scope, recallVectorArmStatement, a, &vector[i], false) })
+		if withText {
+			g.Go(func() error { return s.recallArm(gctx, p.Scope, recallTextArmStatement, a, &text[i], true) })
+		}
+		if withVector {
+			g.Go(func() error { return s.recallArm(gctx, p.Scope, recallVectorArmStatement, a, &vector[i], false) })
+		}
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err

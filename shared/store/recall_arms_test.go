@@ -73,9 +73,9 @@ func (a *armTracer) calls(fn string) int {
 	return n
 }
 
-// A hybrid recall from a pool of two connections or more asks its arms at once and fuses them
-// in a statement of their own; from a pool of one, it asks agentmem.recall_memories or
-// recall_sources. Both give the same answer, to the last bit, for every source and option:
+// A recall of two lists or more (hybrid, or both sources) from a pool of two connections or
+// more asks its lists at once and fuses them in a statement of their own; from a pool of one,
+// or with one list, it asks agentmem.recall_memories or recall_sources. Both give the same answer, to the last bit, for every source and option:
 // speaker and role, time range, metadata filter, shared memories, thresholds and MMR, the scope
 // ranked exactly and through the indexes. The arms are seen in flight at once. (Memories have
 // no speaker nor role: a recall of memories with either finds nothing, on both paths.)
@@ -158,8 +158,13 @@ func TestRecallArmsAtOnceAnswerAsOneStatement(t *testing.T) {
 		"other agent":    func(p *store.RecallParams) { p.Scope.Agent = "mail" },
 		"no such words":  func(p *store.RecallParams) { p.Query = "zeppelin quasar" },
 		"all but shared": func(p *store.RecallParams) { p.IncludeShared, p.K = true, 25 },
+		// one list of each source
+		"text":   func(p *store.RecallParams) { p.Mode = memory.ModeText },
+		"vector": func(p *store.RecallParams) { p.Mode = memory.ModeVector },
+		// the provider failed: hybrid by text alone
+		"no query vector": func(p *store.RecallParams) { p.QueryVector = nil },
 	}
-	asked, found, fused := 0, 0, 0 // fused: the recalls that reach the arms
+	asked, found, fused, skipped := 0, 0, 0, 0 // fused: the recalls of two lists or more; skipped: of none
 	for _, pr := range pairs {
 		for name, vary := range variants {
 			for _, source := range []string{memory.SourceMemories, memory.SourceMessages, memory.SourceAll} {
@@ -168,12 +173,18 @@ func TestRecallArmsAtOnceAnswerAsOneStatement(t *testing.T) {
 					p := store.RecallParams{Scope: memory.Scope{UserID: user, Agent: "chat"}, Source: source,
 						Query: query, K: 10, Mode: memory.ModeHybrid, Model: h.Model(),
 						VectorBaseline: embedding.SimilarityBaseline(h.Model())}
-					vary(&p)
 					lits, err := store.VectorLiterals([][]float32{h.Vector(p.Query)}, h.Dimensions())
 					if err != nil {
 						t.Fatal(err)
 					}
 					p.QueryVector = lits[0]
+					vary(&p)
+					if p.Query != query { // a variant's own query
+						if lits, err = store.VectorLiterals([][]float32{h.Vector(p.Query)}, h.Dimensions()); err != nil {
+							t.Fatal(err)
+						}
+						p.QueryVector = lits[0]
+					}
 					one, err := pr.one.Recall(ctx, p)
 					if err != nil {
 						t.Fatalf("%s, %s, %s, one statement: %v", pr.name, name, source, err)
@@ -183,8 +194,21 @@ func TestRecallArmsAtOnceAnswerAsOneStatement(t *testing.T) {
 						t.Fatalf("%s, %s, %s, arms at once: %v", pr.name, name, source, err)
 					}
 					asked++
-					if source != memory.SourceMemories || p.Speaker == "" && p.Role == "" {
+					lists := 1 // of each source
+					if p.Mode == memory.ModeHybrid && p.QueryVector != nil {
+						lists = 2
+					}
+					switch {
+					case source == memory.SourceMemories && (p.Speaker != "" || p.Role != ""):
+						lists = 0 // memories have neither: nothing to ask
+					case source == memory.SourceAll && p.Speaker == "" && p.Role == "":
+						lists *= 2
+					}
+					if lists >= 2 {
 						fused++
+					}
+					if lists == 0 {
+						skipped++
 					}
 					if len(one) > 0 {
 						found++
@@ -204,8 +228,9 @@ func TestRecallArmsAtOnceAnswerAsOneStatement(t *testing.T) {
 	if n := tr.calls("recall_fuse"); n != fused {
 		t.Errorf("the pools of four fused %d of %d recalls", n, fused)
 	}
-	if n := tr.calls("recall_sources") + tr.calls("recall_memories"); n != 0 {
-		t.Errorf("the pools of four asked %d recalls in one statement", n)
+	// and the others (one list) in one statement
+	if n := tr.calls("recall_sources") + tr.calls("recall_memories"); n != asked-fused-skipped {
+		t.Errorf("the pools of four asked %d recalls in one statement, not %d", n, asked-fused-skipped)
 	}
 	if tr.calls("recall_text_arm") < fused || tr.calls("recall_vector_arm") < fused {
 		t.Errorf("arms asked: %d text, %d vector, for %d recalls", tr.calls("recall_text_arm"), tr.calls("recall_vector_arm"), fused)
