@@ -493,6 +493,15 @@ func TestSearchFunctionsRankOnlyTheCallersRows(t *testing.T) {
 			}
 		}
 	}
+	// the victim's keys read as the attacker's own, with the tenant's shared memories: nothing
+	var stolen int
+	if err := asRole(t, conn, store.CallerRole, userClaims(attacker), func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `select count(*) from agentmem.recall_fuse('text', $1, true, null, '', 1, 1, 50, -1, 0, 0, 0, 10,
+			false, array['memory', 'message'], array[$2, $3]::uuid[], array[0, $4]::bigint[], array[2, 1]::float8[],
+			array[1, 1]::float8[], null, null, null, null)`, attacker.user, memoryKey, sessionKey, seqKey).Scan(&stolen)
+	}); err != nil || stolen != 0 {
+		t.Errorf("recall_fuse of the victim's keys as the attacker's own: %d rows, %v", stolen, err)
+	}
 
 	rows, err := conn.Query(ctx, `
 		select p.oid::regprocedure::text from pg_proc p join pg_namespace n on n.oid = p.pronamespace

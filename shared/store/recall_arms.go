@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/agentmem/agentmem/shared/memory"
@@ -11,12 +12,16 @@ import (
 
 // A hybrid recall ranks the scope's rows twice, by BM25 and by vector distance, and fuses the
 // two lists; a recall of source all ranks memories and messages apart; no list needs another.
-// With a pool of two connections or more, Recall asks each list on a connection of its own, at
-// once, and fuses them in one more statement: a recall then waits for its slowest list rather
-// than for all of them in turn. The answer is the one statement's (agentmem.recall_sources,
-// agentmem.recall_memories), to the last bit: the same functions rank the lists and fuse them
-// (migration rank_recalls_arms_apart). The work is the same; on a server with a core to spare
-// it is done sooner.
+// When the pool has a connection free for each, Recall asks each list on a connection of its
+// own, at once, and fuses them in one more statement: a recall then waits for its slowest list
+// rather than for all of them in turn. The same functions rank the lists and fuse them as in
+// the one statement (agentmem.recall_sources, agentmem.recall_memories; migration
+// rank_recalls_arms_apart), so on a database that does not change meanwhile the answer is the
+// same to the last bit. The server does the same work, plus the fusing statement, and each
+// list counts the scope's rows again (at most RECALL_EXACT_LIMIT index entries); on a server
+// with a core to spare it is done sooner. Each list is its own transaction: a row erased or
+// expired between a list and the fusion is passed over for the next candidate
+// (agentmem.recall_fuse), and a row rewritten meanwhile is read as it is then.
 
 // recallTextArmSQL is one source's full-text candidates (agentmem.recall_text_arm).
 const recallTextArmSQL = `select src, k1, k2, score, relevance
@@ -52,8 +57,8 @@ type armHits struct {
 	src       []string
 	k1        [][16]byte
 	k2        []int64
-	score     []float64
-	relevance []float64
+	score     []pgtype.Float8
+	relevance []pgtype.Float8
 }
 
 func (a *armHits) add(b armHits) {
@@ -79,16 +84,22 @@ func recallLists(p RecallParams) (sources []string, text, vector bool) {
 }
 
 // fansOut reports whether Recall asks p's lists at once: two lists or more (hybrid, or both
-// sources), from a pool of two connections or more.
+// sources), and as many connections free in the pool (idle, or room for a new one). A busy
+// pool asks the one statement: lists waiting for connections behind other requests would wait
+// longer than the lists take in turn.
 func (s *Store) fansOut(p RecallParams) bool {
 	sources, text, vector := recallLists(p)
-	kinds := 0
+	lists := 0
 	for _, k := range []bool{text, vector} {
 		if k {
-			kinds++
+			lists += len(sources)
 		}
 	}
-	return s.armConns >= 2 && len(sources)*kinds >= 2
+	if lists < 2 || s.armConns < 2 {
+		return false
+	}
+	st := s.pool.Stat()
+	return int(st.IdleConns())+int(st.MaxConns()-st.TotalConns()) >= lists
 }
 
 // recallArmsAtOnce is Recall's answer through its lists asked at once (see fansOut); args are
@@ -144,7 +155,7 @@ func (s *Store) recallArm(ctx context.Context, sc memory.Scope, st namedStatemen
 			var src string
 			var k1 [16]byte
 			var k2 int64
-			var score, relevance float64
+			var score, relevance pgtype.Float8 // a NULL passes on as NULL, as within one statement
 			dest := []any{&src, &k1, &k2, &score}
 			if withRelevance {
 				dest = append(dest, &relevance)

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -77,7 +79,8 @@ func (a *armTracer) calls(fn string) int {
 // more asks its lists at once and fuses them in a statement of their own; from a pool of one,
 // or with one list, it asks agentmem.recall_memories or recall_sources. Both give the same answer, to the last bit, for every source and option:
 // speaker and role, time range, metadata filter, shared memories, thresholds and MMR, the scope
-// ranked exactly and through the indexes. The arms are seen in flight at once. (Memories have
+// ranked exactly and through the indexes; and the same as agentmem.recall_sources answered
+// before the lists could be asked apart (kept in testdata). The arms are seen in flight at once. (Memories have
 // no speaker nor role: a recall of memories with either finds nothing, on both paths.)
 func TestRecallArmsAtOnceAnswerAsOneStatement(t *testing.T) {
 	t.Parallel()
@@ -128,16 +131,64 @@ func TestRecallArmsAtOnceAnswerAsOneStatement(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// the one statement as it was before the lists could be asked apart
+	before, err := os.ReadFile("testdata/recall_sources_one_statement.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, string(before)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "grant execute on function agentmem.recall_sources_one_statement to "+store.CallerRole); err != nil {
+		t.Fatal(err)
+	}
+	// asBefore is what that statement answers for p, ranking the scope exactly below limit, as
+	// "source id score relevance shared" lines (the floats to their last bit)
+	r := store.DefaultRanking
+	asBefore := func(p store.RecallParams, limit int) string {
+		t.Helper()
+		filter := string(p.Filter)
+		if filter == "" || filter == "null" {
+			filter = "{}"
+		}
+		var out []string
+		err := asRole(t, conn, store.CallerRole, map[string]any{"sub": user, "role": "authenticated"}, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, `select source, id, score, relevance, shared from agentmem.recall_sources_one_statement(
+				p_source => $1, p_query => $2, query_embedding => $3::extensions.vector, query_model => $4, p_user_id => $5,
+				p_tenant_id => '', p_agent => $6, p_filter => $7::jsonb, p_mode => $8, candidates => $9, text_weight => $10,
+				vector_weight => $11, rrf_k => $12, min_score => $13, p_k => $14, exact_limit => $15, with_vectors => false,
+				p_since => $16, p_until => $17, p_speaker => $18, p_role => $19, follow_weight => $20, min_relevance => $21,
+				vector_baseline => $22, relevance_weight => $23, with_shared => $24)`,
+				p.Source, p.Query, p.QueryVector, p.Model, user, p.Scope.Agent, filter, p.Mode, max(2*p.K, 20), r.TextWeight,
+				r.VectorWeight, r.RRFK, p.MinScore, p.K, limit, p.Since, p.Until, p.Speaker, p.Role, r.FollowWeight,
+				p.MinRelevance, p.VectorBaseline, r.RelevanceWeight, p.IncludeShared)
+			if err != nil {
+				return err
+			}
+			out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (string, error) {
+				var h memory.Hit
+				err := row.Scan(&h.Source, &h.ID, &h.Score, &h.Relevance, &h.Shared)
+				return hitLine(h), err
+			})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(out, "")
+	}
+
 	tr := &armTracer{}
 	traced := storetest.Config(func(c *store.Config) { c.ConnConfig = func(cc *pgx.ConnConfig) { cc.Tracer = tr } })
 	type pair struct {
 		name      string
+		limit     int
 		one, many *store.Store
 	}
 	var pairs []pair
 	for _, limit := range []int{100_000, 50} { // exact, and through the indexes
 		r := storetest.Ranking(store.Ranking{ExactLimit: limit})
-		pairs = append(pairs, pair{fmt.Sprintf("exact limit %d", limit),
+		pairs = append(pairs, pair{fmt.Sprintf("exact limit %d", limit), limit,
 			storetest.Open(t, db, storetest.MaxConns(1), r), storetest.Open(t, db, storetest.MaxConns(4), r, traced)})
 	}
 
@@ -217,6 +268,12 @@ func TestRecallArmsAtOnceAnswerAsOneStatement(t *testing.T) {
 						t.Errorf("%s, %s, %s, %q: arms at once answer\n%s\nnot as one statement:\n%s",
 							pr.name, name, source, p.Query, hitKeys(many), hitKeys(one))
 					}
+					if p.MMRLambda == nil { // MMR reorders in Go
+						if want := asBefore(p, pr.limit); hitKeys(many) != want {
+							t.Errorf("%s, %s, %s, %q: arms at once answer\n%s\nnot as the one statement before them:\n%s",
+								pr.name, name, source, p.Query, hitKeys(many), want)
+						}
+					}
 				}
 			}
 		}
@@ -240,11 +297,65 @@ func TestRecallArmsAtOnceAnswerAsOneStatement(t *testing.T) {
 	}
 }
 
-// hitKeys lists hits as their source, key, score and relevance, one a line.
+// hitKeys lists hits as hitLine does.
 func hitKeys(hits []memory.Hit) string {
 	var b strings.Builder
 	for _, h := range hits {
-		fmt.Fprintf(&b, "  %s %s %v/%d %v %v shared=%v\n", h.Source, h.ID, h.SessionID, h.Seq, h.Score, h.Relevance, h.Shared)
+		b.WriteString(hitLine(h))
 	}
 	return b.String()
+}
+
+// hitLine is a hit's source, id, score and relevance (to their last bit) and whether it is
+// shared, as a line.
+func hitLine(h memory.Hit) string {
+	rel := "none"
+	if h.Relevance != nil {
+		rel = strconv.FormatFloat(*h.Relevance, 'g', -1, 64)
+	}
+	return fmt.Sprintf("  %s %s %s %s shared=%v\n", h.Source, h.ID, strconv.FormatFloat(h.Score, 'g', -1, 64), rel, h.Shared)
+}
+
+// When the lists were asked apart, a candidate's row can be gone by the time the fusion reads
+// it (erased, or expired meanwhile): agentmem.recall_fuse passes over it and reads the next
+// candidates, so the answer still has k results when there are k candidates left; and it stops
+// when the candidates run out.
+func TestRecallFusePassesOverRowsGoneMeanwhile(t *testing.T) {
+	t.Parallel()
+	db := testdb.New(t)
+	conn := storetest.Admin(t, db.URL)
+	ctx := t.Context()
+	user := "auth0|fuse"
+	storetest.SeedMessages(t, conn, user, "chat", []string{"one harbour", "two harbour", "three harbour", "four harbour"},
+		[]string{"{}", "{}", "{}", "{}"})
+	var sid string
+	if err := conn.QueryRow(ctx, `select session_id::text from agentmem.messages where user_id = $1 limit 1`, user).Scan(&sid); err != nil {
+		t.Fatal(err)
+	}
+	// seq 2 expires now; a session that never was ranks first
+	if _, err := conn.Exec(ctx, `update agentmem.messages set expires_at = now() - interval '1 second'
+		where user_id = $1 and seq = 2`, user); err != nil {
+		t.Fatal(err)
+	}
+	fuse := func(k int) string {
+		t.Helper()
+		var out string
+		err := asRole(t, conn, store.CallerRole, map[string]any{"sub": user, "role": "authenticated"}, func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, `select coalesce(string_agg(seq::text, ' ' order by score desc), '')
+				from agentmem.recall_fuse('text', $1, false, null, '', 1, 1, 50, -1, 0, 0, 0, $2, false,
+				  array['message', 'message', 'message', 'message', 'message'],
+				  array[gen_random_uuid(), $3::uuid, $3::uuid, $3::uuid, $3::uuid], array[1, 2, 1, 3, 4]::bigint[],
+				  array[5, 4, 3, 2, 1]::float8[], array[1, 1, 1, 1, 1]::float8[], null, null, null, null)`,
+				user, k, sid).Scan(&out)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for k, want := range map[int]string{1: "1", 2: "1 3", 3: "1 3 4", 10: "1 3 4"} {
+		if got := fuse(k); got != want {
+			t.Errorf("k %d: the fusion read seqs %q, want %q", k, got, want)
+		}
+	}
 }

@@ -10,7 +10,9 @@
 -- agentmem.recall_text_arm and agentmem.recall_vector_arm are recall_sources' two candidate
 -- lists; agentmem.recall_fuse is the rest of it (the rank fusion, the thresholds, and the rows
 -- read by their keys). recall_sources is now these three in turn, with the scope counted once
--- for both arms, and answers as before, to the last bit.
+-- for both arms, and answers as before, to the last bit. Asked apart, the lists and the fusion
+-- are transactions of their own: recall_fuse passes over a candidate whose row is gone or
+-- expired by then, for the next one (within one statement every candidate's row is there).
 --
 -- All three run with the caller's rights, as recall_sources does: the arms' searches answer only
 -- the claims' own scope, and recall_fuse reads the rows of the keys it is given through
@@ -50,13 +52,13 @@ begin
     from agentmem.memory_bm25_hits(
            p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
            p_since => p_since, p_until => p_until, terms => case when with_memories then terms end, n => candidates,
-           exact => coalesce(memories_exact, true), with_shared => with_shared) t
+           exact => memories_exact, with_shared => with_shared) t
     union all
     select 'message'::text, t.session_id, t.seq, t.score, t.relevance
     from agentmem.message_bm25_hits(
            p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
            p_speaker => p_speaker, p_role => p_role, p_since => p_since, p_until => p_until,
-           terms => case when with_messages then terms end, n => candidates, exact => coalesce(messages_exact, true),
+           terms => case when with_messages then terms end, n => candidates, exact => messages_exact,
            follow_weight => follow_weight) t;
 end
 $function$;
@@ -99,7 +101,7 @@ begin
            p_user_id => o.owner, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
            p_since => p_since, p_until => p_until, query_embedding => case when with_memories then query_embedding end,
            query_model => query_model, n => candidates,
-           exact => coalesce(case when o.owner = p_user_id then own_exact else shared_exact end, true)) v
+           exact => case when o.owner = p_user_id then own_exact else shared_exact end) v
     order by v.distance, v.id
     limit candidates)
     union all
@@ -108,7 +110,7 @@ begin
            p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
            p_speaker => p_speaker, p_role => p_role, p_since => p_since, p_until => p_until,
            query_embedding => case when with_messages then query_embedding end,
-           query_model => query_model, n => candidates, exact => coalesce(messages_exact, true)) v;
+           query_model => query_model, n => candidates, exact => messages_exact) v;
 end
 $function$;
 
@@ -133,58 +135,73 @@ as $function$
 declare
   -- '' with_shared, else the user again: the owners as a list, which prunes partitions
   shared_owner text := case when with_shared and p_user_id <> '' then '' else p_user_id end;
+  -- the fused candidates ranked after the first lo are read, want at a time
+  lo integer := 0;
+  want integer := p_k;
+  got integer;
+  ranks integer := coalesce(pg_catalog.cardinality(text_src), 0) + coalesce(pg_catalog.cardinality(vector_src), 0);
 begin
-  return query
-    with
-    text_hits as (
-      select t.src, t.k1, t.k2, t.score, t.relevance,
-             pg_catalog.row_number() over (order by t.score desc, t.src, t.k1, t.k2) as rank
-      from rows from (pg_catalog.unnest(text_src), pg_catalog.unnest(text_k1), pg_catalog.unnest(text_k2),
-             pg_catalog.unnest(text_score), pg_catalog.unnest(text_relevance)) t(src, k1, k2, score, relevance)
-    ),
-    vector_hits as (
-      select v.src, v.k1, v.k2, 1 - v.distance as score,
-             pg_catalog.row_number() over (order by v.distance, v.src, v.k1, v.k2) as rank
-      from rows from (pg_catalog.unnest(vector_src), pg_catalog.unnest(vector_k1), pg_catalog.unnest(vector_k2),
-             pg_catalog.unnest(vector_distance)) v(src, k1, k2, distance)
-    ),
-    fused as (
-      select coalesce(t.src, v.src) as src, coalesce(t.k1, v.k1) as k1, coalesce(t.k2, v.k2) as k2,
-             case p_mode
-               when 'text' then t.score
-               when 'vector' then v.score
-               else agentmem.rrf_score(text_rank => t.rank, vector_rank => v.rank,
-                      text_weight => text_weight, vector_weight => vector_weight, rrf_k => rrf_k)
-                    + relevance_weight * greatest(coalesce(t.relevance, 0), agentmem.vector_relevance(v.score, vector_baseline))
-             end as score,
-             greatest(coalesce(t.relevance, 0), agentmem.vector_relevance(v.score, vector_baseline)) as relevance
-      from text_hits t full join vector_hits v on v.src = t.src and v.k1 = t.k1 and v.k2 = t.k2
-    ),
-    best as (
-      select f.src, f.k1, f.k2, f.score, f.relevance from fused f
-      where f.score >= min_score and f.relevance >= min_relevance
-      order by f.score desc, f.src, f.k1, f.k2 limit p_k
-    )
-    select b.src, coalesce(m.id::text, g.id), g.session_id, g.seq, g.role, g.name, coalesce(m.content, g.content),
-           b.score, coalesce(m.metadata, g.metadata), coalesce(m.created_at, g.created_at), b.relevance,
-           case when with_vectors and m.embedding_model = query_model
-                 and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding
-                when with_vectors and g.embedding_model = query_model
-                 and g.embedding_dims = extensions.vector_dims(query_embedding) then g.embedding end,
-           coalesce(m.user_id = '', false)
-    -- each by its key (subqueries kept whole): a join on the generic plan, which expects a user of
-    -- average size, read all of a large user's memories once per result, spilling them to disk
-    from best b
-      left join lateral (
-        select x.* from agentmem.memories x
-        where b.src = 'memory' and x.user_id in (p_user_id, shared_owner) and x.id = b.k1
-        offset 0) m on true
-      left join lateral (
-        select y.* from agentmem.messages y
-        where b.src = 'message' and y.user_id = p_user_id and y.session_id = b.k1 and y.seq = b.k2
-        offset 0) g on true
-    where m.id is not null or g.session_id is not null -- only rows the caller may read, as an inner join
-    order by b.score desc, b.src, b.k1, b.k2;
+  -- The best want candidates are read by their keys. Within one statement (recall_sources)
+  -- every candidate's row is there; when the lists were asked apart, a row can be gone (erased,
+  -- merged, expired) by the time it is read: the candidates after it take its place.
+  while want > 0 and lo < ranks loop
+    return query
+      with
+      text_hits as (
+        select t.src, t.k1, t.k2, t.score, t.relevance,
+               pg_catalog.row_number() over (order by t.score desc, t.src, t.k1, t.k2) as rank
+        from rows from (pg_catalog.unnest(text_src), pg_catalog.unnest(text_k1), pg_catalog.unnest(text_k2),
+               pg_catalog.unnest(text_score), pg_catalog.unnest(text_relevance)) t(src, k1, k2, score, relevance)
+      ),
+      vector_hits as (
+        select v.src, v.k1, v.k2, 1 - v.distance as score,
+               pg_catalog.row_number() over (order by v.distance, v.src, v.k1, v.k2) as rank
+        from rows from (pg_catalog.unnest(vector_src), pg_catalog.unnest(vector_k1), pg_catalog.unnest(vector_k2),
+               pg_catalog.unnest(vector_distance)) v(src, k1, k2, distance)
+      ),
+      fused as (
+        select coalesce(t.src, v.src) as src, coalesce(t.k1, v.k1) as k1, coalesce(t.k2, v.k2) as k2,
+               case p_mode
+                 when 'text' then t.score
+                 when 'vector' then v.score
+                 else agentmem.rrf_score(text_rank => t.rank, vector_rank => v.rank,
+                        text_weight => text_weight, vector_weight => vector_weight, rrf_k => rrf_k)
+                      + relevance_weight * greatest(coalesce(t.relevance, 0), agentmem.vector_relevance(v.score, vector_baseline))
+               end as score,
+               greatest(coalesce(t.relevance, 0), agentmem.vector_relevance(v.score, vector_baseline)) as relevance
+        from text_hits t full join vector_hits v on v.src = t.src and v.k1 = t.k1 and v.k2 = t.k2
+      ),
+      best as (
+        select f.src, f.k1, f.k2, f.score, f.relevance from fused f
+        where f.score >= min_score and f.relevance >= min_relevance
+        order by f.score desc, f.src, f.k1, f.k2 offset lo limit want
+      )
+      select b.src, coalesce(m.id::text, g.id), g.session_id, g.seq, g.role, g.name, coalesce(m.content, g.content),
+             b.score, coalesce(m.metadata, g.metadata), coalesce(m.created_at, g.created_at), b.relevance,
+             case when with_vectors and m.embedding_model = query_model
+                   and m.embedding_dims = extensions.vector_dims(query_embedding) then m.embedding
+                  when with_vectors and g.embedding_model = query_model
+                   and g.embedding_dims = extensions.vector_dims(query_embedding) then g.embedding end,
+             coalesce(m.user_id = '', false)
+      -- each by its key (subqueries kept whole): a join on the generic plan, which expects a user of
+      -- average size, read all of a large user's memories once per result, spilling them to disk
+      from best b
+        left join lateral (
+          select x.* from agentmem.memories x
+          where b.src = 'memory' and x.user_id in (p_user_id, shared_owner) and x.id = b.k1
+            and x.expires_at > pg_catalog.now()
+          offset 0) m on true
+        left join lateral (
+          select y.* from agentmem.messages y
+          where b.src = 'message' and y.user_id = p_user_id and y.session_id = b.k1 and y.seq = b.k2
+            and y.expires_at > pg_catalog.now()
+          offset 0) g on true
+      where m.id is not null or g.session_id is not null -- only rows the caller may read, as an inner join
+      order by b.score desc, b.src, b.k1, b.k2;
+    get diagnostics got = row_count;
+    lo := lo + want;
+    want := want - got;
+  end loop;
 end
 $function$;
 
