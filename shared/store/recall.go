@@ -152,12 +152,16 @@ func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error
 	if s.fansOut(p) {
 		hits, err = s.recallArmsAtOnce(ctx, p, args)
 	} else {
+		start := time.Now()
 		err = s.batchInScope(ctx, p.Scope, func(b *pgx.Batch) {
 			b.Queue(query.sql, query.args(args)...).Query(func(rows pgx.Rows) error {
 				hits, err = recallHits(rows, p)
 				return err
 			})
 		})
+		if err == nil {
+			s.noteOneStatement(p, time.Since(start))
+		}
 	}
 	if p.Source == memory.SourceMemories {
 		for i := range hits {

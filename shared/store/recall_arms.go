@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -12,15 +14,15 @@ import (
 
 // A hybrid recall ranks the scope's rows twice, by BM25 and by vector distance, and fuses the
 // two lists; a recall of source all ranks memories and messages apart; no list needs another.
-// When the pool has a connection free for each, Recall asks each list on a connection of its
-// own, at once, and fuses them in one more statement: a recall then waits for its slowest list
-// rather than for all of them in turn. The same functions rank the lists and fuse them as in
-// the one statement (agentmem.recall_sources, agentmem.recall_memories; migration
-// rank_recalls_arms_apart), so on a database that does not change meanwhile the answer is the
-// same to the last bit. The server does the same work, plus the fusing statement, and each
-// list counts the scope's rows again (at most RECALL_EXACT_LIMIT index entries); on a server
-// with a core to spare it is done sooner. Each list is its own transaction: a row erased or
-// expired between a list and the fusion is passed over for the next candidate
+// For a scope whose recalls are slow (ListsAtOnce), and when the pool has a connection free for
+// each list, Recall asks each list on a connection of its own, at once, and fuses them in one
+// more statement: the recall then waits for its slowest list rather than for all of them in
+// turn. The same functions rank the lists and fuse them as in the one statement
+// (agentmem.recall_sources, agentmem.recall_memories; migration rank_recalls_arms_apart), so on
+// a database that does not change meanwhile the answer is the same to the last bit. The server
+// does the same work, plus the fusing statement, and each list counts the scope's rows again
+// (at most RECALL_EXACT_LIMIT index entries). Each list is its own transaction: a row erased
+// or expired between a list and the fusion is passed over for the next candidate
 // (agentmem.recall_fuse), and a row rewritten meanwhile is read as it is then.
 
 // recallTextArmSQL is one source's full-text candidates (agentmem.recall_text_arm).
@@ -83,23 +85,97 @@ func recallLists(p RecallParams) (sources []string, text, vector bool) {
 	return sources, p.Mode != memory.ModeVector, p.Mode != memory.ModeText && p.QueryVector != nil
 }
 
-// fansOut reports whether Recall asks p's lists at once: two lists or more (hybrid, or both
-// sources), and as many connections free in the pool (idle, or room for a new one). A busy
-// pool asks the one statement: lists waiting for connections behind other requests would wait
-// longer than the lists take in turn.
-func (s *Store) fansOut(p RecallParams) bool {
+// ListsAtOnce chooses when a recall of two lists or more (hybrid, or both sources) asks each on
+// a connection of its own, at once. In every case it needs a connection free in the pool for
+// each list (idle, or room for a new one), else it asks them in one statement.
+type ListsAtOnce int
+
+const (
+	// ListsAtOnceAuto asks at once the recalls of a scope (a user's source) whose recalls are
+	// slow: one that took ListsAtOnceAfter or more in one statement, or whose lists took that
+	// long together when asked at once, makes the next ones at once; one faster than that makes
+	// them one statement again. What it learns of a scope is kept for scopeMemoTTL. A small
+	// scope's lists take well under a millisecond each, and asking them apart would add more
+	// (a round trip and a transaction each, and the fusion's) than it saves.
+	ListsAtOnceAuto ListsAtOnce = iota
+	// ListsAtOnceAlways asks them at once whenever the pool has the connections.
+	ListsAtOnceAlways
+	// ListsAtOnceNever asks them in one statement.
+	ListsAtOnceNever
+)
+
+// ListsAtOnceAfter is how long a recall in one statement must take for ListsAtOnceAuto to ask
+// its scope's next recalls at once.
+const ListsAtOnceAfter = 3 * time.Millisecond
+
+// listCount is how many lists p ranks.
+func listCount(p RecallParams) int {
 	sources, text, vector := recallLists(p)
-	lists := 0
+	n := 0
 	for _, k := range []bool{text, vector} {
 		if k {
-			lists += len(sources)
+			n += len(sources)
 		}
 	}
-	if lists < 2 || s.armConns < 2 {
+	return n
+}
+
+// fansOut reports whether Recall asks p's lists at once (see ListsAtOnce).
+func (s *Store) fansOut(p RecallParams) bool {
+	lists := listCount(p)
+	if lists < 2 || s.armConns < 2 || s.listsAtOnce == ListsAtOnceNever {
+		return false
+	}
+	if s.listsAtOnce == ListsAtOnceAuto && !s.slowScopes.get(scopeKey(p)) {
 		return false
 	}
 	st := s.pool.Stat()
 	return int(st.IdleConns())+int(st.MaxConns()-st.TotalConns()) >= lists
+}
+
+// scopeKey names the scope whose recalls ListsAtOnceAuto learns of: the user and source.
+func scopeKey(p RecallParams) string {
+	return p.Scope.TenantID + "\x00" + p.Scope.UserID + "\x00" + p.Source
+}
+
+// scopeMemo remembers, for a while, which scopes' recalls are slow enough to ask their lists at
+// once. It holds at most scopeMemoMax scopes, and forgets them all when full.
+type scopeMemo struct {
+	mu sync.Mutex
+	m  map[string]scopeNote
+}
+
+type scopeNote struct {
+	slow  bool
+	until time.Time
+}
+
+const (
+	scopeMemoTTL = 5 * time.Minute
+	scopeMemoMax = 10_000
+)
+
+func (m *scopeMemo) get(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := m.m[key]
+	return ok && n.slow && time.Now().Before(n.until)
+}
+
+func (m *scopeMemo) set(key string, slow bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil || len(m.m) >= scopeMemoMax {
+		m.m = make(map[string]scopeNote)
+	}
+	m.m[key] = scopeNote{slow: slow, until: time.Now().Add(scopeMemoTTL)}
+}
+
+// noteOneStatement learns from a recall of p asked in one statement, which took took.
+func (s *Store) noteOneStatement(p RecallParams, took time.Duration) {
+	if s.listsAtOnce == ListsAtOnceAuto && took >= ListsAtOnceAfter && listCount(p) >= 2 {
+		s.slowScopes.set(scopeKey(p), true)
+	}
 }
 
 // recallArmsAtOnce is Recall's answer through its lists asked at once (see fansOut); args are
@@ -108,6 +184,7 @@ func (s *Store) recallArmsAtOnce(ctx context.Context, p RecallParams, args pgx.N
 	sources, withText, withVector := recallLists(p)
 	text := make([]armHits, len(sources))
 	vector := make([]armHits, len(sources))
+	took := make([]time.Duration, 2*len(sources)) // each list's
 	g, gctx := errgroup.WithContext(ctx)
 	for i, src := range sources {
 		a := make(pgx.NamedArgs, len(args)+1)
@@ -115,15 +192,31 @@ func (s *Store) recallArmsAtOnce(ctx context.Context, p RecallParams, args pgx.N
 			a[k] = v
 		}
 		a["source"] = src
+		ask := func(j int, st namedStatement, out *armHits, withRelevance bool) {
+			g.Go(func() error {
+				start := time.Now()
+				err := s.recallArm(gctx, p.Scope, st, a, out, withRelevance)
+				took[j] = time.Since(start)
+				return err
+			})
+		}
 		if withText {
-			g.Go(func() error { return s.recallArm(gctx, p.Scope, recallTextArmStatement, a, &text[i], true) })
+			ask(2*i, recallTextArmStatement, &text[i], true)
 		}
 		if withVector {
-			g.Go(func() error { return s.recallArm(gctx, p.Scope, recallVectorArmStatement, a, &vector[i], false) })
+			ask(2*i+1, recallVectorArmStatement, &vector[i], false)
 		}
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	if s.listsAtOnce == ListsAtOnceAuto {
+		// the lists in turn would have taken about their sum
+		var sum time.Duration
+		for _, d := range took {
+			sum += d
+		}
+		s.slowScopes.set(scopeKey(p), sum >= ListsAtOnceAfter)
 	}
 	var t, v armHits
 	for i := range sources {

@@ -189,7 +189,8 @@ func TestRecallArmsAtOnceAnswerAsOneStatement(t *testing.T) {
 	for _, limit := range []int{100_000, 50} { // exact, and through the indexes
 		r := storetest.Ranking(store.Ranking{ExactLimit: limit})
 		pairs = append(pairs, pair{fmt.Sprintf("exact limit %d", limit), limit,
-			storetest.Open(t, db, storetest.MaxConns(1), r), storetest.Open(t, db, storetest.MaxConns(4), r, traced)})
+			storetest.Open(t, db, storetest.MaxConns(1), r),
+			storetest.Open(t, db, storetest.MaxConns(4), r, traced, storetest.Config(func(c *store.Config) { c.ListsAtOnce = store.ListsAtOnceAlways }))})
 	}
 
 	h := embedding.Hash{}

@@ -66,6 +66,9 @@ type Config struct {
 	// settings): tests watch every statement and the plans the server reports with it. Default
 	// none.
 	ConnConfig func(*pgx.ConnConfig)
+	// ListsAtOnce chooses when a recall of two lists or more asks them at once (see
+	// ListsAtOnce); default ListsAtOnceAuto.
+	ListsAtOnce ListsAtOnce
 }
 
 // Store is the database side of every function. It is safe for concurrent use.
@@ -85,8 +88,11 @@ type Store struct {
 	preparesStatements bool
 	// replicas route the reads MayReadReplica marks; nil without Config.ReadURLs.
 	replicas *replicaSet
-	// armConns is the pool's size: from 2, a hybrid recall asks its arms at once (fansOut).
+	// armConns is the pool's size: from 2, a recall may ask its lists at once (fansOut).
 	armConns int32
+	// listsAtOnce is Config.ListsAtOnce; slowScopes what it learned, for ListsAtOnceAuto.
+	listsAtOnce ListsAtOnce
+	slowScopes  scopeMemo
 }
 
 // Open connects a pool. The URL's default_query_exec_mode, when it has one, chooses how
@@ -107,7 +113,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		mergeSimilarity: cfg.MergeSimilarity, adapters: slices.Clone(cfg.Adapters),
 		extract: cfg.ExtractFacts, summarize: cfg.Summaries,
 		preparesStatements: pc.ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement,
-		armConns:           pc.MaxConns}
+		armConns:           pc.MaxConns, listsAtOnce: cfg.ListsAtOnce}
 	if s.idemTTL <= 0 {
 		s.idemTTL = 24 * time.Hour
 	}
