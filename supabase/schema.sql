@@ -2571,7 +2571,8 @@ begin
       candidates => candidates, text_weight => text_weight, vector_weight => vector_weight, rrf_k => rrf_k,
       min_score => min_score, p_k => p_k, exact_limit => exact_limit, with_vectors => with_vectors,
       p_since => p_since, p_until => p_until, min_relevance => min_relevance, vector_baseline => vector_baseline,
-      relevance_weight => relevance_weight, with_shared => with_shared) r;
+      relevance_weight => relevance_weight, with_shared => with_shared) r
+    order by r.score desc, r.id::uuid;
 end
 $function$;
 grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision,boolean) to agentmem_caller;

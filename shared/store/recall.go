@@ -143,13 +143,14 @@ func (s *Store) Recall(ctx context.Context, p RecallParams) ([]memory.Hit, error
 	if p.Source == memory.SourceMemories && (p.Speaker != "" || p.Role != "") {
 		return []memory.Hit{}, nil // memories have neither speaker nor role
 	}
+	atOnce := s.fansOut(p) // once: the pool and what the store learned change meanwhile
 	query, args := recallStatement, s.recallArgs(p)
-	if p.Source != memory.SourceMemories || s.fansOut(p) {
+	if p.Source != memory.SourceMemories || atOnce {
 		query = recallSourcesStatement
 		args["source"], args["speaker"], args["role"], args["follow_weight"] = p.Source, p.Speaker, p.Role, s.ranking.FollowWeight
 	}
 	var hits []memory.Hit
-	if s.fansOut(p) {
+	if atOnce {
 		hits, err = s.recallArmsAtOnce(ctx, p, args)
 	} else {
 		start := time.Now()

@@ -139,7 +139,8 @@ func scopeKey(p RecallParams) string {
 }
 
 // scopeMemo remembers, for a while, which scopes' recalls are slow enough to ask their lists at
-// once. It holds at most scopeMemoMax scopes, and forgets them all when full.
+// once. It holds at most scopeMemoMax scopes: when full, it forgets the expired ones, and all of
+// them if none has expired.
 type scopeMemo struct {
 	mu sync.Mutex
 	m  map[string]scopeNote
@@ -165,15 +166,26 @@ func (m *scopeMemo) get(key string) bool {
 func (m *scopeMemo) set(key string, slow bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.m == nil || len(m.m) >= scopeMemoMax {
+	if m.m == nil {
 		m.m = make(map[string]scopeNote)
+	}
+	if _, ok := m.m[key]; !ok && len(m.m) >= scopeMemoMax {
+		now := time.Now()
+		for k, n := range m.m {
+			if !now.Before(n.until) {
+				delete(m.m, k)
+			}
+		}
+		if len(m.m) >= scopeMemoMax {
+			clear(m.m)
+		}
 	}
 	m.m[key] = scopeNote{slow: slow, until: time.Now().Add(scopeMemoTTL)}
 }
 
 // noteOneStatement learns from a recall of p asked in one statement, which took took.
 func (s *Store) noteOneStatement(p RecallParams, took time.Duration) {
-	if s.listsAtOnce == ListsAtOnceAuto && took >= ListsAtOnceAfter && listCount(p) >= 2 {
+	if s.listsAtOnce == ListsAtOnceAuto && took >= s.listsAtOnceAfter && listCount(p) >= 2 {
 		s.slowScopes.set(scopeKey(p), true)
 	}
 }
@@ -216,7 +228,7 @@ func (s *Store) recallArmsAtOnce(ctx context.Context, p RecallParams, args pgx.N
 		for _, d := range took {
 			sum += d
 		}
-		s.slowScopes.set(scopeKey(p), sum >= ListsAtOnceAfter)
+		s.slowScopes.set(scopeKey(p), sum >= s.listsAtOnceAfter)
 	}
 	var t, v armHits
 	for i := range sources {

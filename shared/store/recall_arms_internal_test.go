@@ -77,4 +77,38 @@ func TestListsAtOnceLearnsWhichScopesAreSlow(t *testing.T) {
 	if open(1, ListsAtOnceAlways).fansOut(other) {
 		t.Error("a pool of one asked at once")
 	}
+
+	// Recall learns from its own time: a recall in one statement at least listsAtOnceAfter
+	// long makes the next ones at once; one at once whose lists were faster together makes them
+	// one statement again (and only the path at once can unlearn it)
+	learner := open(4, ListsAtOnceAuto)
+	p := RecallParams{Scope: memory.Scope{UserID: "learner"}, Source: memory.SourceMessages, Query: "harbour", K: 5,
+		Mode: memory.ModeHybrid, QueryVector: &vec, Model: "m"}
+	recall := func() {
+		t.Helper()
+		if _, err := learner.Recall(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	learner.listsAtOnceAfter = 0
+	recall()
+	if !learner.slowScopes.get(scopeKey(p)) {
+		t.Error("a slow recall in one statement taught nothing")
+	}
+	learner.listsAtOnceAfter = time.Hour
+	recall()
+	if learner.slowScopes.get(scopeKey(p)) {
+		t.Error("a recall at once whose lists were fast did not make the next ones one statement")
+	}
+
+	// a full memo forgets the expired scopes first
+	var m scopeMemo
+	m.set("kept", true)
+	for i := range scopeMemoMax - 1 {
+		m.m[string(rune(i))+"old"] = scopeNote{slow: true, until: time.Now().Add(-time.Minute)}
+	}
+	m.set("new", true)
+	if !m.get("kept") || !m.get("new") || len(m.m) != 2 {
+		t.Errorf("a full memo of expired scopes kept %d of them, the live one %v", len(m.m), m.get("kept"))
+	}
 }

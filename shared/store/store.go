@@ -90,9 +90,11 @@ type Store struct {
 	replicas *replicaSet
 	// armConns is the pool's size: from 2, a recall may ask its lists at once (fansOut).
 	armConns int32
-	// listsAtOnce is Config.ListsAtOnce; slowScopes what it learned, for ListsAtOnceAuto.
-	listsAtOnce ListsAtOnce
-	slowScopes  scopeMemo
+	// listsAtOnce is Config.ListsAtOnce; slowScopes what it learned, for ListsAtOnceAuto, of
+	// recalls slower than listsAtOnceAfter (ListsAtOnceAfter; tests change it).
+	listsAtOnce      ListsAtOnce
+	slowScopes       scopeMemo
+	listsAtOnceAfter time.Duration
 }
 
 // Open connects a pool. The URL's default_query_exec_mode, when it has one, chooses how
@@ -113,7 +115,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		mergeSimilarity: cfg.MergeSimilarity, adapters: slices.Clone(cfg.Adapters),
 		extract: cfg.ExtractFacts, summarize: cfg.Summaries,
 		preparesStatements: pc.ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement,
-		armConns:           pc.MaxConns, listsAtOnce: cfg.ListsAtOnce}
+		armConns:           pc.MaxConns, listsAtOnce: cfg.ListsAtOnce, listsAtOnceAfter: ListsAtOnceAfter}
 	if s.idemTTL <= 0 {
 		s.idemTTL = 24 * time.Hour
 	}
