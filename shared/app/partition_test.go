@@ -21,6 +21,7 @@ import (
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/memory"
 	"github.com/agentmem/agentmem/shared/redact"
+	"github.com/agentmem/agentmem/shared/store"
 	"github.com/agentmem/agentmem/shared/store/storetest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
@@ -78,8 +79,10 @@ func TestStatementsReadOnePartition(t *testing.T) {
 		t.Run(pass.name, func(t *testing.T) {
 			db := pass.db
 			plans := storetest.NewPlans(t, db.URL, pass.settings)
-			e := &storetest.Env{DB: db, Store: storetest.Open(t, db, storetest.MaxConns(2),
-				storetest.Adapters(adapter.Redis), storetest.Watch(plans))}
+			// recall's lists asked at once, so that their statements' plans are checked too
+			e := &storetest.Env{DB: db, Store: storetest.Open(t, db, storetest.MaxConns(4),
+				storetest.Adapters(adapter.Redis), storetest.Watch(plans),
+				storetest.Config(func(c *store.Config) { c.ListsAtOnce = store.ListsAtOnceAlways }))}
 			srv := redistest.Start(t, redistest.Options{})
 			cache, err := redis.New(redis.Config{URL: srv.URL(), Timeout: time.Second})
 			if err != nil {
