@@ -2496,7 +2496,7 @@ begin
       ),
       -- agentmem.rrf_score and agentmem.vector_relevance written out, each once a row: called,
       -- they ran as functions of their own (a SET clause keeps a function from being inlined),
-      -- three a candidate, about a millisecond for 40 candidates
+      -- three a candidate
       joined as (
         select coalesce(t.src, v.src) as src, coalesce(t.k1, v.k1) as k1, coalesce(t.k2, v.k2) as k2,
                t.score as by_text, v.score as by_vector, t.rank as text_place, v.rank as vector_place,
@@ -2578,6 +2578,30 @@ $function$;
 grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision,boolean) to agentmem_caller;
 grant execute on function agentmem.recall_memories(text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,double precision,double precision,double precision,boolean) to service_role;
 
+-- Function agentmem.recall_scope_exact(text,text,text,text,text,integer,boolean)
+CREATE OR REPLACE FUNCTION agentmem.recall_scope_exact(p_source text, p_user_id text, p_tenant_id text, p_speaker text, p_role text, exact_limit integer, with_shared boolean, OUT own_exact boolean, OUT shared_exact boolean, OUT messages_exact boolean)
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+begin
+  if p_source in ('memories', 'all') and p_speaker = '' and p_role = '' then
+    own_exact := agentmem.memory_scope_is_small(
+      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+    shared_exact := case when with_shared and p_user_id <> ''
+      then agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit)
+      else true end;
+  end if;
+  if p_source in ('messages', 'all') then
+    messages_exact := agentmem.message_scope_is_small(
+      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+  end if;
+end
+$function$;
+grant execute on function agentmem.recall_scope_exact(text,text,text,text,text,integer,boolean) to agentmem_caller;
+grant execute on function agentmem.recall_scope_exact(text,text,text,text,text,integer,boolean) to service_role;
+
 -- Function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean)
 CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_mode text, candidates integer, text_weight double precision, vector_weight double precision, rrf_k integer, min_score double precision, p_k integer, exact_limit integer, with_vectors boolean, p_since timestamp with time zone DEFAULT NULL::timestamp with time zone, p_until timestamp with time zone DEFAULT NULL::timestamp with time zone, p_speaker text DEFAULT ''::text, p_role text DEFAULT ''::text, follow_weight double precision DEFAULT 0, min_relevance double precision DEFAULT 0, vector_baseline double precision DEFAULT 0, relevance_weight double precision DEFAULT 0, with_shared boolean DEFAULT false)
  RETURNS TABLE(source text, id text, session_id uuid, seq bigint, role text, name text, content text, score double precision, metadata jsonb, created_at timestamp with time zone, relevance double precision, embedding extensions.vector, shared boolean)
@@ -2588,8 +2612,6 @@ CREATE OR REPLACE FUNCTION agentmem.recall_sources(p_source text, p_query text, 
 AS $function$
 declare
   -- memories have no speaker nor role: a filter of either keeps messages alone
-  with_memories boolean := p_source in ('memories', 'all') and p_speaker = '' and p_role = '';
-  with_messages boolean := p_source in ('messages', 'all');
   -- one count per source (and owner of memories) for both arms
   own_exact boolean;
   shared_exact boolean;
@@ -2604,17 +2626,8 @@ declare
   v_k2 bigint[];
   v_distance double precision[];
 begin
-  if with_memories then
-    own_exact := agentmem.memory_scope_is_small(
-      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
-    shared_exact := case when with_shared and p_user_id <> ''
-      then agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit)
-      else true end;
-  end if;
-  if with_messages then
-    messages_exact := agentmem.message_scope_is_small(
-      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
-  end if;
+  select e.own_exact, e.shared_exact, e.messages_exact into own_exact, shared_exact, messages_exact
+  from agentmem.recall_scope_exact(p_source, p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;
   if p_mode <> 'vector' then
     select pg_catalog.array_agg(t.src), pg_catalog.array_agg(t.k1), pg_catalog.array_agg(t.k2),
            pg_catalog.array_agg(t.score), pg_catalog.array_agg(t.relevance)
@@ -2624,7 +2637,7 @@ begin
            p_agent => p_agent, p_filter => p_filter, p_since => p_since, p_until => p_until,
            p_speaker => p_speaker, p_role => p_role, candidates => candidates, exact_limit => exact_limit,
            follow_weight => follow_weight, with_shared => with_shared,
-           memories_exact => own_exact and shared_exact, messages_exact => messages_exact) t;
+           own_exact => own_exact, shared_exact => shared_exact, messages_exact => messages_exact) t;
   end if;
   if p_mode <> 'text' and query_embedding is not null then
     select pg_catalog.array_agg(v.src), pg_catalog.array_agg(v.k1), pg_catalog.array_agg(v.k2),
@@ -2650,8 +2663,8 @@ $function$;
 grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean) to agentmem_caller;
 grant execute on function agentmem.recall_sources(text,text,extensions.vector,text,text,text,text,jsonb,text,integer,double precision,double precision,integer,double precision,integer,integer,boolean,timestamp with time zone,timestamp with time zone,text,text,double precision,double precision,double precision,double precision,boolean) to service_role;
 
--- Function agentmem.recall_text_arm(text,text,text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text,text,integer,integer,double precision,boolean,boolean,boolean)
-CREATE OR REPLACE FUNCTION agentmem.recall_text_arm(p_source text, p_query text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, p_speaker text, p_role text, candidates integer, exact_limit integer, follow_weight double precision, with_shared boolean, memories_exact boolean DEFAULT NULL::boolean, messages_exact boolean DEFAULT NULL::boolean)
+-- Function agentmem.recall_text_arm(text,text,text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text,text,integer,integer,double precision,boolean,boolean,boolean,boolean)
+CREATE OR REPLACE FUNCTION agentmem.recall_text_arm(p_source text, p_query text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, p_speaker text, p_role text, candidates integer, exact_limit integer, follow_weight double precision, with_shared boolean, own_exact boolean DEFAULT NULL::boolean, shared_exact boolean DEFAULT NULL::boolean, messages_exact boolean DEFAULT NULL::boolean)
  RETURNS TABLE(src text, k1 uuid, k2 bigint, score double precision, relevance double precision)
  LANGUAGE plpgsql
  STABLE
@@ -2664,22 +2677,16 @@ declare
   with_messages boolean := p_source in ('messages', 'all');
   terms text[] := agentmem.query_terms(p_query);
 begin
-  if with_memories and memories_exact is null then
-    memories_exact := agentmem.memory_scope_is_small(
-        p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit)
-      and (not (with_shared and p_user_id <> '')
-        or agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit));
-  end if;
-  if with_messages and messages_exact is null then
-    messages_exact := agentmem.message_scope_is_small(
-      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+  if own_exact is null and shared_exact is null and messages_exact is null then
+    select e.own_exact, e.shared_exact, e.messages_exact into own_exact, shared_exact, messages_exact
+    from agentmem.recall_scope_exact(p_source, p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;
   end if;
   return query
     select 'memory'::text, t.id, 0::bigint, t.score, t.relevance
     from agentmem.memory_bm25_hits(
            p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
            p_since => p_since, p_until => p_until, terms => case when with_memories then terms end, n => candidates,
-           exact => memories_exact, with_shared => with_shared) t
+           exact => own_exact and shared_exact, with_shared => with_shared) t
     union all
     select 'message'::text, t.session_id, t.seq, t.score, t.relevance
     from agentmem.message_bm25_hits(
@@ -2689,8 +2696,8 @@ begin
            follow_weight => follow_weight) t;
 end
 $function$;
-grant execute on function agentmem.recall_text_arm(text,text,text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text,text,integer,integer,double precision,boolean,boolean,boolean) to agentmem_caller;
-grant execute on function agentmem.recall_text_arm(text,text,text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text,text,integer,integer,double precision,boolean,boolean,boolean) to service_role;
+grant execute on function agentmem.recall_text_arm(text,text,text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text,text,integer,integer,double precision,boolean,boolean,boolean,boolean) to agentmem_caller;
+grant execute on function agentmem.recall_text_arm(text,text,text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text,text,integer,integer,double precision,boolean,boolean,boolean,boolean) to service_role;
 
 -- Function agentmem.recall_vector_arm(text,extensions.vector,text,text,text,text,jsonb,timestamp with time zone,timestamp with time zone,text,text,integer,integer,boolean,boolean,boolean,boolean)
 CREATE OR REPLACE FUNCTION agentmem.recall_vector_arm(p_source text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb, p_since timestamp with time zone, p_until timestamp with time zone, p_speaker text, p_role text, candidates integer, exact_limit integer, with_shared boolean, own_exact boolean DEFAULT NULL::boolean, shared_exact boolean DEFAULT NULL::boolean, messages_exact boolean DEFAULT NULL::boolean)
@@ -2704,18 +2711,9 @@ declare
   with_memories boolean := p_source in ('memories', 'all') and p_speaker = '' and p_role = '';
   with_messages boolean := p_source in ('messages', 'all');
 begin
-  if with_memories and own_exact is null then
-    own_exact := agentmem.memory_scope_is_small(
-      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
-  end if;
-  if with_memories and shared_exact is null then
-    shared_exact := case when with_shared and p_user_id <> ''
-      then agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit)
-      else true end;
-  end if;
-  if with_messages and messages_exact is null then
-    messages_exact := agentmem.message_scope_is_small(
-      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+  if own_exact is null and shared_exact is null and messages_exact is null then
+    select e.own_exact, e.shared_exact, e.messages_exact into own_exact, shared_exact, messages_exact
+    from agentmem.recall_scope_exact(p_source, p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;
   end if;
   return query
     (select 'memory'::text, v.id, 0::bigint, v.distance

@@ -462,6 +462,9 @@ func TestSearchFunctionsRankOnlyTheCallersRows(t *testing.T) {
 		// 1 when the scope it counts holds the victim's rows (2 messages, 1 memory).
 		"message_scope_is_small": `select (not agentmem.message_scope_is_small($1, $2, case when $4 then 2 else 1 end))::int
 			+ 0 * length($3::text || $5)`,
+		// the same counts for a recall's lists: 1 or 2 when they see the victim's rows
+		"recall_scope_exact": `select (not e.messages_exact)::int + (not e.own_exact)::int + 0 * length($3::text || $5)
+			from agentmem.recall_scope_exact('all', $1, $2, '', '', case when $4 then 2 else 1 end, false) e`,
 		"memory_scope_is_small": `select (not agentmem.memory_scope_is_small($1, $2, 1))::int + 0 * length($3::text || $5)
 			+ 0 * ($4::boolean)::int`,
 	}

@@ -123,12 +123,13 @@ func listCount(p RecallParams) int {
 // fansOut reports whether Recall asks p's lists at once (see ListsAtOnce).
 func (s *Store) fansOut(p RecallParams) bool {
 	lists := listCount(p)
-	if lists < 2 || s.armConns < 2 || s.listsAtOnce == ListsAtOnceNever {
+	if lists < 2 || s.listsAtOnce == ListsAtOnceNever {
 		return false
 	}
 	if s.listsAtOnce == ListsAtOnceAuto && !s.slowScopes.get(scopeKey(p)) {
 		return false
 	}
+	// a connection for each list (so never from a pool of one)
 	st := s.pool.Stat()
 	return int(st.IdleConns())+int(st.MaxConns()-st.TotalConns()) >= lists
 }

@@ -88,8 +88,6 @@ type Store struct {
 	preparesStatements bool
 	// replicas route the reads MayReadReplica marks; nil without Config.ReadURLs.
 	replicas *replicaSet
-	// armConns is the pool's size: from 2, a recall may ask its lists at once (fansOut).
-	armConns int32
 	// listsAtOnce is Config.ListsAtOnce; slowScopes what it learned, for ListsAtOnceAuto, of
 	// recalls slower than listsAtOnceAfter (ListsAtOnceAfter; tests change it).
 	listsAtOnce      ListsAtOnce
@@ -115,7 +113,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		mergeSimilarity: cfg.MergeSimilarity, adapters: slices.Clone(cfg.Adapters),
 		extract: cfg.ExtractFacts, summarize: cfg.Summaries,
 		preparesStatements: pc.ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement,
-		armConns:           pc.MaxConns, listsAtOnce: cfg.ListsAtOnce, listsAtOnceAfter: ListsAtOnceAfter}
+		listsAtOnce:        cfg.ListsAtOnce, listsAtOnceAfter: ListsAtOnceAfter}
 	if s.idemTTL <= 0 {
 		s.idemTTL = 24 * time.Hour
 	}

@@ -13,22 +13,52 @@
 -- for both arms, and answers as before, to the last bit; recall_memories is recall_sources over
 -- memories. The fusion computes its scores in the query: agentmem.rrf_score and
 -- agentmem.vector_relevance, called, were three function calls a candidate (a function with a
--- SET clause is never inlined), about a millisecond of a recall of 40 candidates. Asked apart, the lists and the fusion
--- are transactions of their own: recall_fuse passes over a candidate whose row is gone or
--- expired by then, for the next one (within one statement every candidate's row is there).
+-- SET clause is never inlined); without them a small user's hybrid recall took 1.26 ms p50
+-- against 1.40 (W3). Asked apart, the lists and the fusion are transactions of their own:
+-- recall_fuse passes over a candidate whose row is gone or expired by then, for the next one
+-- (within one statement every candidate's row is there).
+--
+-- Whether each source's scope is ranked exactly is counted once, by
+-- agentmem.recall_scope_exact: by recall_sources for both its lists, or by each list asked
+-- apart.
 --
 -- All three run with the caller's rights, as recall_sources does: the arms' searches answer only
 -- the claims' own scope, and recall_fuse reads the rows of the keys it is given through
 -- row-level security, so keys of another user's rows find nothing.
 
+-- Whether p_source's scopes are ranked exactly (fewer rows than exact_limit): the user's memories
+-- (own_exact), the tenant's shared memories (shared_exact: true unless with_shared), the user's
+-- messages (messages_exact); null for a source the recall does not rank (memories have no
+-- speaker nor role: a filter of either keeps messages alone).
+create function agentmem.recall_scope_exact(
+  p_source text, p_user_id text, p_tenant_id text, p_speaker text, p_role text, exact_limit integer,
+  with_shared boolean, out own_exact boolean, out shared_exact boolean, out messages_exact boolean)
+language plpgsql stable
+set search_path = ''
+as $function$
+begin
+  if p_source in ('memories', 'all') and p_speaker = '' and p_role = '' then
+    own_exact := agentmem.memory_scope_is_small(
+      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+    shared_exact := case when with_shared and p_user_id <> ''
+      then agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit)
+      else true end;
+  end if;
+  if p_source in ('messages', 'all') then
+    messages_exact := agentmem.message_scope_is_small(
+      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+  end if;
+end
+$function$;
+
 -- The full-text candidates of p_source's rows: 'memory' rows keyed by id (k2 0), 'message'
--- rows by session and seq. memories_exact and messages_exact say whether each source's scope is
--- ranked exactly; null counts it (agentmem.memory_scope_is_small, message_scope_is_small).
+-- rows by session and seq. own_exact, shared_exact and messages_exact are
+-- agentmem.recall_scope_exact's answer; all three null, the arm asks it.
 create function agentmem.recall_text_arm(
   p_source text, p_query text, p_user_id text, p_tenant_id text, p_agent text, p_filter jsonb,
   p_since timestamptz, p_until timestamptz, p_speaker text, p_role text, candidates integer,
   exact_limit integer, follow_weight double precision, with_shared boolean,
-  memories_exact boolean default null, messages_exact boolean default null)
+  own_exact boolean default null, shared_exact boolean default null, messages_exact boolean default null)
 returns table (src text, k1 uuid, k2 bigint, score double precision, relevance double precision)
 language plpgsql stable
 set search_path = ''
@@ -40,22 +70,16 @@ declare
   with_messages boolean := p_source in ('messages', 'all');
   terms text[] := agentmem.query_terms(p_query);
 begin
-  if with_memories and memories_exact is null then
-    memories_exact := agentmem.memory_scope_is_small(
-        p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit)
-      and (not (with_shared and p_user_id <> '')
-        or agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit));
-  end if;
-  if with_messages and messages_exact is null then
-    messages_exact := agentmem.message_scope_is_small(
-      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+  if own_exact is null and shared_exact is null and messages_exact is null then
+    select e.own_exact, e.shared_exact, e.messages_exact into own_exact, shared_exact, messages_exact
+    from agentmem.recall_scope_exact(p_source, p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;
   end if;
   return query
     select 'memory'::text, t.id, 0::bigint, t.score, t.relevance
     from agentmem.memory_bm25_hits(
            p_user_id => p_user_id, p_tenant_id => p_tenant_id, p_agent => p_agent, p_filter => p_filter,
            p_since => p_since, p_until => p_until, terms => case when with_memories then terms end, n => candidates,
-           exact => memories_exact, with_shared => with_shared) t
+           exact => own_exact and shared_exact, with_shared => with_shared) t
     union all
     select 'message'::text, t.session_id, t.seq, t.score, t.relevance
     from agentmem.message_bm25_hits(
@@ -68,8 +92,7 @@ $function$;
 
 -- The nearest candidates of p_source's rows to query_embedding, keyed as the text arm's: at
 -- most candidates memories (of the user and, with_shared, of the tenant's shared ones) and
--- candidates messages. own_exact, shared_exact and messages_exact: as the text arm's flags, for
--- the user's memories, the tenant's shared ones and the messages; null counts.
+-- candidates messages. The flags: as the text arm's.
 create function agentmem.recall_vector_arm(
   p_source text, query_embedding extensions.vector, query_model text, p_user_id text, p_tenant_id text,
   p_agent text, p_filter jsonb, p_since timestamptz, p_until timestamptz, p_speaker text, p_role text,
@@ -84,18 +107,9 @@ declare
   with_memories boolean := p_source in ('memories', 'all') and p_speaker = '' and p_role = '';
   with_messages boolean := p_source in ('messages', 'all');
 begin
-  if with_memories and own_exact is null then
-    own_exact := agentmem.memory_scope_is_small(
-      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
-  end if;
-  if with_memories and shared_exact is null then
-    shared_exact := case when with_shared and p_user_id <> ''
-      then agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit)
-      else true end;
-  end if;
-  if with_messages and messages_exact is null then
-    messages_exact := agentmem.message_scope_is_small(
-      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
+  if own_exact is null and shared_exact is null and messages_exact is null then
+    select e.own_exact, e.shared_exact, e.messages_exact into own_exact, shared_exact, messages_exact
+    from agentmem.recall_scope_exact(p_source, p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;
   end if;
   return query
     (select 'memory'::text, v.id, 0::bigint, v.distance
@@ -164,7 +178,7 @@ begin
       ),
       -- agentmem.rrf_score and agentmem.vector_relevance written out, each once a row: called,
       -- they ran as functions of their own (a SET clause keeps a function from being inlined),
-      -- three a candidate, about a millisecond for 40 candidates
+      -- three a candidate
       joined as (
         select coalesce(t.src, v.src) as src, coalesce(t.k1, v.k1) as k1, coalesce(t.k2, v.k2) as k2,
                t.score as by_text, v.score as by_vector, t.rank as text_place, v.rank as vector_place,
@@ -237,8 +251,6 @@ set plan_cache_mode = force_generic_plan
 as $function$
 declare
   -- memories have no speaker nor role: a filter of either keeps messages alone
-  with_memories boolean := p_source in ('memories', 'all') and p_speaker = '' and p_role = '';
-  with_messages boolean := p_source in ('messages', 'all');
   -- one count per source (and owner of memories) for both arms
   own_exact boolean;
   shared_exact boolean;
@@ -253,17 +265,8 @@ declare
   v_k2 bigint[];
   v_distance double precision[];
 begin
-  if with_memories then
-    own_exact := agentmem.memory_scope_is_small(
-      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
-    shared_exact := case when with_shared and p_user_id <> ''
-      then agentmem.memory_scope_is_small(p_user_id => '', p_tenant_id => p_tenant_id, exact_limit => exact_limit)
-      else true end;
-  end if;
-  if with_messages then
-    messages_exact := agentmem.message_scope_is_small(
-      p_user_id => p_user_id, p_tenant_id => p_tenant_id, exact_limit => exact_limit);
-  end if;
+  select e.own_exact, e.shared_exact, e.messages_exact into own_exact, shared_exact, messages_exact
+  from agentmem.recall_scope_exact(p_source, p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;
   if p_mode <> 'vector' then
     select pg_catalog.array_agg(t.src), pg_catalog.array_agg(t.k1), pg_catalog.array_agg(t.k2),
            pg_catalog.array_agg(t.score), pg_catalog.array_agg(t.relevance)
@@ -273,7 +276,7 @@ begin
            p_agent => p_agent, p_filter => p_filter, p_since => p_since, p_until => p_until,
            p_speaker => p_speaker, p_role => p_role, candidates => candidates, exact_limit => exact_limit,
            follow_weight => follow_weight, with_shared => with_shared,
-           memories_exact => own_exact and shared_exact, messages_exact => messages_exact) t;
+           own_exact => own_exact, shared_exact => shared_exact, messages_exact => messages_exact) t;
   end if;
   if p_mode <> 'text' and query_embedding is not null then
     select pg_catalog.array_agg(v.src), pg_catalog.array_agg(v.k1), pg_catalog.array_agg(v.k2),
@@ -333,7 +336,8 @@ declare
   f text;
 begin
   foreach f in array array[
-    'agentmem.recall_text_arm(text, text, text, text, text, jsonb, timestamptz, timestamptz, text, text, integer, integer, double precision, boolean, boolean, boolean)',
+    'agentmem.recall_scope_exact(text, text, text, text, text, integer, boolean)',
+    'agentmem.recall_text_arm(text, text, text, text, text, jsonb, timestamptz, timestamptz, text, text, integer, integer, double precision, boolean, boolean, boolean, boolean)',
     'agentmem.recall_vector_arm(text, extensions.vector, text, text, text, text, jsonb, timestamptz, timestamptz, text, text, integer, integer, boolean, boolean, boolean, boolean)',
     'agentmem.recall_fuse(text, text, boolean, extensions.vector, text, double precision, double precision, integer, double precision, double precision, double precision, double precision, integer, boolean, text[], uuid[], bigint[], double precision[], double precision[], text[], uuid[], bigint[], double precision[])'
   ] loop
