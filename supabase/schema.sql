@@ -640,10 +640,10 @@ begin
     for sc in
       select distinct a.user_id, a.tenant_id, a.agent from added a where a.seq % 32 = 1 order by 1, 2, 3
     loop
-      if (select pg_catalog.count(*) from (
-            select 1 from agentmem.message_words_pending p
-            where p.user_id = sc.user_id and p.tenant_id = sc.tenant_id and p.agent = sc.agent
-            limit agentmem.fold_threshold()) x) >= agentmem.fold_threshold() then
+      -- past the threshold, and no other commit folding the scope now
+      if agentmem.message_words_pending_reach(sc.user_id, sc.tenant_id, sc.agent, agentmem.fold_threshold())
+         and pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended(
+               pg_catalog.concat_ws('/', sc.user_id, sc.tenant_id, sc.agent), 7219)) then
         perform agentmem.fold_message_words(sc.user_id, sc.tenant_id, sc.agent, 100000);
       end if;
     end loop;
@@ -892,6 +892,8 @@ CREATE OR REPLACE FUNCTION agentmem.fold_message_words(p_user_id text, p_tenant_
  SECURITY DEFINER
  SET search_path TO ''
  SET plan_cache_mode TO 'force_custom_plan'
+ SET enable_seqscan TO 'off'
+ SET enable_bitmapscan TO 'off'
 AS $function$
 declare
   folded integer;
@@ -2038,6 +2040,22 @@ end
 $function$;
 grant execute on function agentmem.message_word_stats(text,text,text,text[]) to agentmem_caller;
 grant execute on function agentmem.message_word_stats(text,text,text,text[]) to service_role;
+
+-- Function agentmem.message_words_pending_reach(text,text,text,integer)
+CREATE OR REPLACE FUNCTION agentmem.message_words_pending_reach(p_user_id text, p_tenant_id text, p_agent text, n integer)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+ SET enable_seqscan TO 'off'
+ SET enable_bitmapscan TO 'off'
+AS $function$
+  select pg_catalog.count(*) >= n from (
+    select 1 from agentmem.message_words_pending p
+    where p.user_id = p_user_id and p.tenant_id = p_tenant_id and p.agent = p_agent
+    limit n) x
+$function$;
+grant execute on function agentmem.message_words_pending_reach(text,text,text,integer) to service_role;
 
 -- Function agentmem.name_partition_indexes(regclass)
 CREATE OR REPLACE FUNCTION agentmem.name_partition_indexes(rel regclass)
