@@ -642,8 +642,7 @@ begin
     loop
       -- past the threshold, and no other commit folding the scope now
       if agentmem.message_words_pending_reach(sc.user_id, sc.tenant_id, sc.agent, agentmem.fold_threshold())
-         and pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended(
-               pg_catalog.concat_ws('/', sc.user_id, sc.tenant_id, sc.agent), 7219)) then
+         and agentmem.take_fold_turn(sc.user_id, sc.tenant_id, sc.agent) then
         perform agentmem.fold_message_words(sc.user_id, sc.tenant_id, sc.agent, 100000);
       end if;
     end loop;
@@ -892,8 +891,6 @@ CREATE OR REPLACE FUNCTION agentmem.fold_message_words(p_user_id text, p_tenant_
  SECURITY DEFINER
  SET search_path TO ''
  SET plan_cache_mode TO 'force_custom_plan'
- SET enable_seqscan TO 'off'
- SET enable_bitmapscan TO 'off'
 AS $function$
 declare
   folded integer;
@@ -910,15 +907,7 @@ begin
     -- say one, and a plan for one reads all the user's messages again for every row
     select pg_catalog.array_agg(l.session_id), pg_catalog.array_agg(l.seq), pg_catalog.array_agg(l.ctid)
     into sessions, seqs, places
-    from (
-      -- a trigger passes the user's id in its column's collation ("C"), which every text
-      -- parameter then takes: tenant and agent are compared in the index's collation
-      select q.session_id, q.seq, q.ctid from agentmem.message_words_pending q
-      where q.user_id = p_user_id and q.tenant_id = p_tenant_id collate "default" and q.agent = p_agent collate "default"
-      order by q.session_id, q.seq
-      limit max_rows
-      for update skip locked
-    ) l;
+    from agentmem.message_words_pending_batch(p_user_id, p_tenant_id, p_agent, max_rows) l(session_id, seq, ctid);
     if sessions is null then
       return 0;
     end if;
@@ -2041,6 +2030,22 @@ $function$;
 grant execute on function agentmem.message_word_stats(text,text,text,text[]) to agentmem_caller;
 grant execute on function agentmem.message_word_stats(text,text,text,text[]) to service_role;
 
+-- Function agentmem.message_words_pending_batch(text,text,text,integer)
+CREATE OR REPLACE FUNCTION agentmem.message_words_pending_batch(p_user_id text, p_tenant_id text, p_agent text, max_rows integer)
+ RETURNS TABLE(session_id uuid, seq bigint, place tid)
+ LANGUAGE sql
+ SET search_path TO ''
+ SET enable_seqscan TO 'off'
+ SET enable_bitmapscan TO 'off'
+AS $function$
+  select q.session_id, q.seq, q.ctid from agentmem.message_words_pending q
+  where q.user_id = p_user_id and q.tenant_id = p_tenant_id collate "default" and q.agent = p_agent collate "default"
+  order by q.session_id, q.seq
+  limit max_rows
+  for update skip locked
+$function$;
+grant execute on function agentmem.message_words_pending_batch(text,text,text,integer) to service_role;
+
 -- Function agentmem.message_words_pending_reach(text,text,text,integer)
 CREATE OR REPLACE FUNCTION agentmem.message_words_pending_reach(p_user_id text, p_tenant_id text, p_agent text, n integer)
  RETURNS boolean
@@ -2050,9 +2055,12 @@ CREATE OR REPLACE FUNCTION agentmem.message_words_pending_reach(p_user_id text, 
  SET enable_seqscan TO 'off'
  SET enable_bitmapscan TO 'off'
 AS $function$
+  -- a trigger passes the user's id in its column's collation ("C"), which every text parameter
+  -- then takes: tenant and agent are compared in the index's collation, so that the index
+  -- bounds the scan by the whole scope, not by the user alone
   select pg_catalog.count(*) >= n from (
     select 1 from agentmem.message_words_pending p
-    where p.user_id = p_user_id and p.tenant_id = p_tenant_id and p.agent = p_agent
+    where p.user_id = p_user_id and p.tenant_id = p_tenant_id collate "default" and p.agent = p_agent collate "default"
     limit n) x
 $function$;
 grant execute on function agentmem.message_words_pending_reach(text,text,text,integer) to service_role;
@@ -3142,6 +3150,29 @@ begin
 end
 $function$;
 grant execute on function agentmem.sweep_expired(integer,integer) to service_role;
+
+-- Function agentmem.take_fold_turn(text,text,text)
+CREATE OR REPLACE FUNCTION agentmem.take_fold_turn(p_user_id text, p_tenant_id text, p_agent text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  -- tenant and agent in the index's collation, as in the look
+  perform from agentmem.message_words w
+  where w.user_id = p_user_id and w.tenant_id = p_tenant_id collate "default"
+    and w.agent = p_agent collate "default" and w.lexeme = ''
+  for update skip locked;
+  if found then
+    return true;
+  end if;
+  return not exists (
+    select from agentmem.message_words w
+    where w.user_id = p_user_id and w.tenant_id = p_tenant_id collate "default"
+      and w.agent = p_agent collate "default" and w.lexeme = '');
+end
+$function$;
+grant execute on function agentmem.take_fold_turn(text,text,text) to service_role;
 
 -- Function agentmem.take_request_slot(text,text,integer,integer,integer,text)
 CREATE OR REPLACE FUNCTION agentmem.take_request_slot(p_tenant_id text, p_user_id text, p_user_limit integer, p_tenant_limit integer, p_period_ms integer, p_bucket text DEFAULT ''::text, OUT retry_after_ms integer, OUT limited_by text)

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -95,18 +96,18 @@ from s, generate_series(1, 10) i`
 	}
 }
 
-// pendingUserMessagesSQL stores $2 messages of user $1 in sessions of 30, numbered 2 to 31: none
-// is a place where a commit looks at its scope's pending words (the 1st, 33rd... of a session),
-// so all of them wait, whatever their number.
+// pendingUserMessagesSQL stores $2 messages of user $1 and agent $3 in sessions of 30, numbered 2
+// to 31: none is a place where a commit looks at its scope's pending words (the 1st, 33rd... of
+// a session), so all of them wait, whatever their number.
 const pendingUserMessagesSQL = `
 with s as (
   insert into agentmem.sessions (id, user_id, agent, expires_at)
-  select gen_random_uuid(), $1, 'chat', now() + interval '1 day' from generate_series(1, ($2::int + 29) / 30)
-  returning id, user_id
+  select gen_random_uuid(), $1, $3, now() + interval '1 day' from generate_series(1, ($2::int + 29) / 30)
+  returning id, user_id, agent
 ),
-n as (select s.id, s.user_id, row_number() over () as k from s)
+n as (select s.id, s.user_id, s.agent, row_number() over () as k from s)
 insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
-select n.id, i, 'm' || i, n.user_id, 'chat', 'user', 'the harbour at dawn, note ' || i, 8, now() + interval '1 day'
+select n.id, i, 'm' || i, n.user_id, n.agent, 'user', 'the harbour at dawn, note ' || i, 8, now() + interval '1 day'
 from n, generate_series(2, 31) i
 where (n.k - 1) * 30 + i - 1 <= $2::int`
 
@@ -122,12 +123,13 @@ insert into agentmem.messages (session_id, seq, id, user_id, agent, role, conten
 select s.id, 1, 'first', s.user_id, 'chat', 'user', 'the harbour at noon', 5, now() + interval '1 day' from s`
 
 // A commit's look at its scope's pending words, and the fold that follows, read the pending
-// table through its primary key's index: the table churns and keeps the size of its largest
-// backlog, and a plan chosen from its statistics (a few live rows, many pages) scanned all of it,
-// at one commit in 16 (45 ms for 270 live rows in 5,600 pages). Here the table holds the
-// leftovers of a fold of 3,000 other users' messages and 300 of the user's pending ones, its
-// statistics taken then; the look finds the 300 and the fold counts them, and neither scans the
-// table.
+// table through its primary key's index, bounded by the whole scope: the table churns and keeps
+// the size of its largest backlog, and a plan chosen from its statistics (a few live rows, many
+// pages) scanned all of it, at one commit in 16 (45 ms for 270 live rows in 5,600 pages). Here
+// the table holds the leftovers of a fold of 3,000 other users' messages, 300 of the user's
+// pending ones, and 3,000 more of the user's with ten other agents, its statistics taken then;
+// the look finds the 300 and the fold counts them, neither scans the table, and neither reads the
+// other agents' rows (an index bounded by the user alone would give all 3,300 to a filter).
 func TestLookAndFoldReadPendingWordsThroughTheirIndex(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{})
@@ -143,12 +145,19 @@ func TestLookAndFoldReadPendingWordsThroughTheirIndex(t *testing.T) {
 		  select s.id, i, 'm' || i, s.user_id, 'chat', 'user', 'the harbour at dawn, note ' || i, 8, now() + interval '1 day'
 		  from agentmem.sessions s, generate_series(2, 11) i where s.user_id <> $1`, []any{user}},
 		{`select agentmem.fold_message_words(null, null, null, 100000)`, nil},
-		{pendingUserMessagesSQL, []any{user, 300}},
-		{`analyze agentmem.message_words_pending`, nil},
+		{pendingUserMessagesSQL, []any{user, 300, "chat"}},
 	} {
 		if _, err := e.conn.Exec(ctx, step.sql, step.args...); err != nil {
 			t.Fatal(err)
 		}
+	}
+	for k := range 10 {
+		if _, err := e.conn.Exec(ctx, pendingUserMessagesSQL, user, 300, fmt.Sprintf("agent-%d", k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.conn.Exec(ctx, `analyze agentmem.message_words_pending`); err != nil {
+		t.Fatal(err)
 	}
 	tx, err := e.conn.Begin(ctx)
 	if err != nil {
@@ -170,13 +179,19 @@ func TestLookAndFoldReadPendingWordsThroughTheirIndex(t *testing.T) {
 		return seq, index
 	}
 	seq0, index0 := scans()
+	read0 := rowsRead(t, tx, "agentmem.message_words_pending")
 	if _, err := tx.Exec(ctx, lookSQL, user); err != nil {
 		t.Fatal(err)
 	}
 	seq1, index1 := scans()
+	// the look's 256 entries and the fold's 300, and the deleted rows' entries among them: far
+	// fewer than the user's 3,300
+	if read := rowsRead(t, tx, "agentmem.message_words_pending") - read0; read > 1500 || read < 256 {
+		t.Errorf("the look and the fold read %d entries and rows of the pending table, want 256 to 1,500", read)
+	}
 	var pending, docs int64
-	if err := tx.QueryRow(ctx, `select (select count(*) from agentmem.message_words_pending where user_id = $1),
-		(select docs from agentmem.message_words where user_id = $1 and lexeme = '')`, user).Scan(&pending, &docs); err != nil {
+	if err := tx.QueryRow(ctx, `select (select count(*) from agentmem.message_words_pending where user_id = $1 and agent = 'chat'),
+		(select docs from agentmem.message_words where user_id = $1 and agent = 'chat' and lexeme = '')`, user).Scan(&pending, &docs); err != nil {
 		t.Fatal(err)
 	}
 	if pending != 0 || docs != 301 {
@@ -192,18 +207,24 @@ func TestLookAndFoldReadPendingWordsThroughTheirIndex(t *testing.T) {
 
 // A commit that finds its scope past the threshold while another commit is folding that scope
 // leaves the fold to it: it neither folds nor waits for the word counts the fold holds. Here
-// the user has 300 pending messages; one transaction stores a message that looks and folds
-// them, and before it ends, another stores a message that looks too, in a few milliseconds
-// (it would wait for the first to end, to add the word "harbour" to the counts the first one
-// holds locked). Once both end, the counts are exact, and the second's message waits for the
-// next look.
+// the user's words were counted once, and 300 more messages wait; one transaction stores a
+// message that looks and folds them, and before it ends, another stores a message that looks
+// too, and is done at once (it would wait for the first to end, to add the word "harbour" to
+// the counts the first one holds locked). Once both end, the counts are exact, and the
+// second's message waits for the next look.
 func TestACommitLeavesItsScopesFoldToTheCommitFoldingIt(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{})
 	ctx := context.Background()
 	user := uuid.New().String()
-	if _, err := e.conn.Exec(ctx, pendingUserMessagesSQL, user, 300); err != nil {
-		t.Fatal(err)
+	for _, step := range []string{
+		pendingUserMessagesSQL,
+		`select agentmem.fold_message_words($1, '', $3, 100000 + 0 * $2)`,
+		pendingUserMessagesSQL,
+	} {
+		if _, err := e.conn.Exec(ctx, step, user, 300, "chat"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	folding, err := e.conn.Begin(ctx)
 	if err != nil {

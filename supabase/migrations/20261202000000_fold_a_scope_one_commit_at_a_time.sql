@@ -12,12 +12,15 @@
 --   270 live rows in 5,600 pages the planner took a sequential scan of all 5,600 (45 ms), at one
 --   commit in 16. agentmem.message_words_pending_reach counts through the primary key's index,
 --   which starts with the scope, and stops at the threshold. The fold that follows read its
---   batch in a plan of the same kind (10 ms for 284 rows): it reads through the index too.
+--   batch in a plan of the same kind (10 ms for 284 rows): it reads it through the index too
+--   (agentmem.message_words_pending_batch).
 -- - Commits that looked while another one's fold was not yet committed saw the scope still past
 --   the threshold and folded too: 588 folds where 180 were needed, in 20 s, each waiting for
 --   the word counts the others held locked, then adding its few rows' words to them. A commit
---   now folds only when it takes the scope's fold lock (an advisory lock, without waiting); a
---   commit that does not get it leaves its rows to the fold under way, or to the next look.
+--   now folds only when it can lock the scope's row of totals in agentmem.message_words (lexeme
+--   '') without waiting: a fold under way holds it (every fold writes it), and so does a
+--   deletion of the scope's messages; a commit that cannot lock it leaves its rows to that fold,
+--   or to the next look.
 --
 -- W1 with 8 clients (store.CommitTurn, 12 s each, alternated twice on one database): p99 16 to
 -- 27 ms against 55 to 57, 1,468 to 1,530 turns/s against 1,333 to 1,377.
@@ -35,9 +38,12 @@ set search_path = ''
 set enable_seqscan = off
 set enable_bitmapscan = off
 as $$
+  -- a trigger passes the user's id in its column's collation ("C"), which every text parameter
+  -- then takes: tenant and agent are compared in the index's collation, so that the index
+  -- bounds the scan by the whole scope, not by the user alone
   select pg_catalog.count(*) >= n from (
     select 1 from agentmem.message_words_pending p
-    where p.user_id = p_user_id and p.tenant_id = p_tenant_id and p.agent = p_agent
+    where p.user_id = p_user_id and p.tenant_id = p_tenant_id collate "default" and p.agent = p_agent collate "default"
     limit n) x
 $$;
 revoke all on function agentmem.message_words_pending_reach(text, text, text, integer) from public, anon, authenticated;
@@ -57,15 +63,70 @@ begin
 end
 $$;
 
--- A fold reads its batch, the scope's pending rows, in the primary key's order (every scope's,
--- at the sweep: the whole key's): through that index, whatever the statistics say. Its other
--- statements read by key already (the batch's rows by their places, the messages by theirs).
-alter function agentmem.fold_message_words(text, text, text, integer)
-  set enable_seqscan = off set enable_bitmapscan = off;
+-- The batch of a scope's fold (agentmem.fold_message_words): the scope's pending rows, at most
+-- max_rows, in the primary key's order, locked (those another fold holds are passed over), and
+-- where they are. Through the primary key's index, whatever the statistics say; tenant and
+-- agent compared in the index's collation, as in the look.
+create function agentmem.message_words_pending_batch(p_user_id text, p_tenant_id text, p_agent text, max_rows integer)
+returns table (session_id uuid, seq bigint, place tid)
+language sql
+volatile
+set search_path = ''
+set enable_seqscan = off
+set enable_bitmapscan = off
+as $$
+  select q.session_id, q.seq, q.ctid from agentmem.message_words_pending q
+  where q.user_id = p_user_id and q.tenant_id = p_tenant_id collate "default" and q.agent = p_agent collate "default"
+  order by q.session_id, q.seq
+  limit max_rows
+  for update skip locked
+$$;
+revoke all on function agentmem.message_words_pending_batch(text, text, text, integer) from public, anon, authenticated;
+grant execute on function agentmem.message_words_pending_batch(text, text, text, integer) to service_role;
 
--- The scope's fold lock: a transaction-level advisory lock on the scope (7219), taken without
--- waiting, after the look, so that only a commit that would fold asks for it. (Two scopes whose
--- keys hash alike share it: one of them folds at its next look.)
+select pg_temp.patch_function('agentmem.fold_message_words(text, text, text, integer)',
+  $old$    from (
+      -- a trigger passes the user's id in its column's collation ("C"), which every text
+      -- parameter then takes: tenant and agent are compared in the index's collation
+      select q.session_id, q.seq, q.ctid from agentmem.message_words_pending q
+      where q.user_id = p_user_id and q.tenant_id = p_tenant_id collate "default" and q.agent = p_agent collate "default"
+      order by q.session_id, q.seq
+      limit max_rows
+      for update skip locked
+    ) l;$old$,
+  $new$    from agentmem.message_words_pending_batch(p_user_id, p_tenant_id, p_agent, max_rows) l(session_id, seq, ctid);$new$);
+
+-- Whether a commit may fold the scope's pending words now: it locks the scope's row of totals
+-- (lexeme '', which every fold writes, and which a deletion of the scope's messages writes too),
+-- without waiting. Locked by another transaction: a fold (or a deletion) is under way, and the
+-- commit leaves the fold to it, or to the next look. The row comes first in the order in which
+-- every writer locks a scope's counts (by lexeme), so taking it first orders nothing anew. A
+-- scope not yet counted has no such row: its first folds may run at once, as before. (A row
+-- lock, not an advisory one: a transaction that folds many scopes, an import's, holds no entry
+-- of the server's lock table for each.)
+create function agentmem.take_fold_turn(p_user_id text, p_tenant_id text, p_agent text)
+returns boolean
+language plpgsql
+set search_path = ''
+as $$
+begin
+  -- tenant and agent in the index's collation, as in the look
+  perform from agentmem.message_words w
+  where w.user_id = p_user_id and w.tenant_id = p_tenant_id collate "default"
+    and w.agent = p_agent collate "default" and w.lexeme = ''
+  for update skip locked;
+  if found then
+    return true;
+  end if;
+  return not exists (
+    select from agentmem.message_words w
+    where w.user_id = p_user_id and w.tenant_id = p_tenant_id collate "default"
+      and w.agent = p_agent collate "default" and w.lexeme = '');
+end
+$$;
+revoke all on function agentmem.take_fold_turn(text, text, text) from public, anon, authenticated;
+grant execute on function agentmem.take_fold_turn(text, text, text) to service_role;
+
 select pg_temp.patch_function('agentmem.count_message_words()',
   $old$      if (select pg_catalog.count(*) from (
             select 1 from agentmem.message_words_pending p
@@ -73,5 +134,4 @@ select pg_temp.patch_function('agentmem.count_message_words()',
             limit agentmem.fold_threshold()) x) >= agentmem.fold_threshold() then$old$,
   $new$      -- past the threshold, and no other commit folding the scope now
       if agentmem.message_words_pending_reach(sc.user_id, sc.tenant_id, sc.agent, agentmem.fold_threshold())
-         and pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended(
-               pg_catalog.concat_ws('/', sc.user_id, sc.tenant_id, sc.agent), 7219)) then$new$);
+         and agentmem.take_fold_turn(sc.user_id, sc.tenant_id, sc.agent) then$new$);
