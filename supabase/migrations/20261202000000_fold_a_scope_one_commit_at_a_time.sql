@@ -22,8 +22,8 @@
 --   deletion of the scope's messages; a commit that cannot lock it leaves its rows to that fold,
 --   or to the next look.
 --
--- W1 with 8 clients (store.CommitTurn, 12 s each, alternated twice on one database): p99 16 to
--- 27 ms against 55 to 57, 1,468 to 1,530 turns/s against 1,333 to 1,377.
+-- W1 with 8 clients (store.CommitTurn, 12 s each, alternated twice on one database): p99 20.3 and
+-- 20.4 ms against 49.3 and 46.7, 1,563 and 1,595 turns/s against 1,364 and 1,506.
 --
 -- On a large table: nothing is rewritten; only the trigger's function changes.
 
