@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -211,7 +212,7 @@ func TestLookAndFoldReadPendingWordsThroughTheirIndex(t *testing.T) {
 // message that looks and folds them, and before it ends, another stores a message that looks
 // too, and is done at once (it would wait for the first to end, to add the word "harbour" to
 // the counts the first one holds locked). Once both end, the counts are exact, and the
-// second's message waits for the next look.
+// second's message waits for the next fold (the sweep's, here).
 func TestACommitLeavesItsScopesFoldToTheCommitFoldingIt(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{})
@@ -268,6 +269,17 @@ func TestACommitLeavesItsScopesFoldToTheCommitFoldingIt(t *testing.T) {
 		t.Errorf("%d messages pending after both commits, want the second's one", pending)
 	}
 	noWordDrift(t, e, "two looks at once")
+	// what the second left is counted by the next fold of the scope: here the sweep's
+	if _, err := e.st.Sweep(ctx, store.SweepParams{BatchSize: 100, Deadline: time.Now().Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.conn.QueryRow(ctx, `select count(*) from agentmem.message_words_pending where user_id = $1`, user).Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 0 {
+		t.Errorf("%d messages pending after a sweep, want none", pending)
+	}
+	noWordDrift(t, e, "the sweep after two looks")
 }
 
 // rowsRead is how many entries the indexes of table (and of its partitions, when partitioned by
