@@ -1968,7 +1968,11 @@ AS $function$
 begin
   -- the scope's counted messages, less those expired and not yet swept, plus those not yet
   -- counted (agentmem.message_words_pending) and unexpired
-  with expired as (
+  with asked as materialized (
+    select distinct u.lexeme, pg_catalog.quote_literal(u.lexeme)::tsquery as q
+    from pg_catalog.unnest(terms) u(lexeme)
+  ),
+  expired as (
     select m.fts from agentmem.sessions s
       join agentmem.messages m on m.session_id = s.id
     where s.user_id = p_user_id and s.tenant_id = p_tenant_id
@@ -1997,8 +2001,8 @@ begin
     where w.user_id = p_user_id and w.tenant_id = p_tenant_id and (p_agent = '' or w.agent = p_agent)
       and w.lexeme = any (terms operator(pg_catalog.||) ''::text)
     union all
-    select u.lexeme, pg_catalog.count(*), 0 from fresh f, pg_catalog.unnest(f.fts) u
-    where u.lexeme = any (terms) group by u.lexeme
+    select t.lexeme, pg_catalog.count(*), 0 from fresh f, asked t
+    where f.fts operator(pg_catalog.@@) t.q group by t.lexeme
     union all
     select '', pg_catalog.count(*), coalesce(pg_catalog.sum(pg_catalog.length(f.fts)), 0) from fresh f
   ),
@@ -2007,8 +2011,8 @@ begin
     from counted c group by c.lexeme
   ),
   gone as (
-    select u.lexeme, pg_catalog.count(*) as docs from expired e, pg_catalog.unnest(e.fts) u
-    where u.lexeme = any (terms) group by u.lexeme
+    select t.lexeme, pg_catalog.count(*) as docs from expired e, asked t
+    where e.fts operator(pg_catalog.@@) t.q group by t.lexeme
     union all
     select '', pg_catalog.count(*) from expired e
   ),
@@ -2044,7 +2048,6 @@ AS $function$
   limit max_rows
   for update skip locked
 $function$;
-grant execute on function agentmem.message_words_pending_batch(text,text,text,integer) to service_role;
 
 -- Function agentmem.message_words_pending_reach(text,text,text,integer)
 CREATE OR REPLACE FUNCTION agentmem.message_words_pending_reach(p_user_id text, p_tenant_id text, p_agent text, n integer)
@@ -2063,7 +2066,6 @@ AS $function$
     where p.user_id = p_user_id and p.tenant_id = p_tenant_id collate "default" and p.agent = p_agent collate "default"
     limit n) x
 $function$;
-grant execute on function agentmem.message_words_pending_reach(text,text,text,integer) to service_role;
 
 -- Function agentmem.name_partition_indexes(regclass)
 CREATE OR REPLACE FUNCTION agentmem.name_partition_indexes(rel regclass)
@@ -2811,6 +2813,12 @@ begin
     values (new.user_id, new.tenant_id, new.agent, new.session_id, new.seq);
     return null;
   end if;
+  -- in lexeme order, the totals ('') first, as every writer of the counts takes them
+  perform from agentmem.message_words w
+  where w.user_id = old.user_id and w.tenant_id = old.tenant_id and w.agent = old.agent
+    and w.lexeme = any(pg_catalog.array_append(pg_catalog.tsvector_to_array(old.fts), ''))
+  order by w.lexeme
+  for update of w;
   with subtracted as (
     update agentmem.message_words w
     set docs = w.docs - 1, length = w.length - case when w.lexeme = '' then pg_catalog.length(old.fts) else 0 end
@@ -3172,7 +3180,6 @@ begin
       and w.agent = p_agent collate "default" and w.lexeme = '');
 end
 $function$;
-grant execute on function agentmem.take_fold_turn(text,text,text) to service_role;
 
 -- Function agentmem.take_request_slot(text,text,integer,integer,integer,text)
 CREATE OR REPLACE FUNCTION agentmem.take_request_slot(p_tenant_id text, p_user_id text, p_user_limit integer, p_tenant_limit integer, p_period_ms integer, p_bucket text DEFAULT ''::text, OUT retry_after_ms integer, OUT limited_by text)

@@ -3,7 +3,9 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,6 +97,88 @@ from s, generate_series(1, 10) i`
 			}
 		})
 	}
+}
+
+// Edits of a scope's messages and commits that fold its words never deadlock: every writer of a
+// scope's word counts takes them in lexeme order, the row of totals first (an edit took them in
+// its update's plan order, and held a word's count while waiting for the totals a fold held: a
+// third to a half of the edits failed so, under pgbench, against a fold that holds the totals
+// from its look on). Five connections commit new sessions of three messages into one scope
+// (each looks, and folds past the threshold) while a sixth edits two of its messages at a time,
+// for two seconds; nothing fails, and the counts are exact.
+func TestEditsAndFoldsOfAScopeNeverDeadlock(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	user := uuid.New().String()
+	// the scope's words counted once, and the counts' statistics taken: a small table, which an
+	// update's plan reads in its physical order
+	for _, step := range []string{
+		pendingUserMessagesSQL,
+		`select agentmem.fold_message_words($1, '', $3, 100000 + 0 * $2)`,
+		`analyze agentmem.message_words`,
+	} {
+		args := []any{user, 300, "chat"}
+		if !strings.Contains(step, "$1") {
+			args = nil
+		}
+		if _, err := e.conn.Exec(ctx, step, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const commit = `
+with s as (insert into agentmem.sessions (id, user_id, agent, expires_at)
+  values (gen_random_uuid(), $1, 'chat', now() + interval '1 day') returning id, user_id)
+insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
+select s.id, i, 'm' || i, s.user_id, 'chat', 'user', 'word' || ($2::int + i) || ' other' || (i * $2::int) || ' harbour', 5,
+  now() + interval '1 day'
+from s, generate_series(1, 3) i`
+	const edit = `
+update agentmem.messages set content = 'edited word' || $2::int || ' zebra'
+where (session_id, seq) in (select session_id, seq from agentmem.messages where user_id = $1 order by random() limit 2)`
+	deadline := time.Now().Add(2 * time.Second)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failures []error
+	var commits, edits int
+	for w := range 6 {
+		conn := storetest.Admin(t, e.url)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline); i++ {
+				sql := commit
+				if w == 5 {
+					sql = edit
+				}
+				_, err := conn.Exec(ctx, sql, user, (i*7+w)%40)
+				mu.Lock()
+				if err != nil {
+					failures = append(failures, err)
+				} else if w == 5 {
+					edits++
+				} else {
+					commits++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range failures[:min(len(failures), 3)] {
+		t.Errorf("a commit or an edit failed: %v", err)
+	}
+	if len(failures) > 0 || commits == 0 || edits == 0 {
+		t.Fatalf("%d commits and %d edits done, %d failed", commits, edits, len(failures))
+	}
+	var folded int64
+	if err := e.conn.QueryRow(ctx, `select coalesce((select docs from agentmem.message_words where user_id = $1 and lexeme = ''), 0)`, user).Scan(&folded); err != nil {
+		t.Fatal(err)
+	}
+	if folded == 0 {
+		t.Errorf("no fold in %d commits", commits)
+	}
+	noWordDrift(t, e, "edits beside folds")
 }
 
 // pendingUserMessagesSQL stores $2 messages of user $1 and agent $3 in sessions of 30, numbered 2
@@ -338,6 +422,81 @@ func TestWordStatsReadPendingMessagesByKey(t *testing.T) {
 		// the 100 pending by their keys, and the user's expired ones (none); at least the 100
 		if got := rowsRead(t, tx, "agentmem.messages") - before; got > 400 || got < 100 {
 			t.Errorf("the statistics read %d index entries and rows of messages, want 100 to 400", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BM25's statistics are the scope's live messages' words, whether they are counted, pending or
+// counted and expired but not yet swept: the number of messages, their average length, and how
+// many hold each of the question's words (a word asked twice, and a word none holds, among
+// them), as the messages themselves say. Here 300 counted messages, 60 pending, and 25 of the
+// counted and 14 of the pending expired, of words in turn.
+func TestWordStatsAreTheLiveMessagesWords(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	user := uuid.New().String()
+	const words = `
+with s as (
+  insert into agentmem.sessions (id, user_id, agent, expires_at)
+  values (gen_random_uuid(), $1, 'chat', now() + interval '1 day')
+  returning id, user_id
+)
+insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
+select s.id, i, 'm' || i, s.user_id, 'chat', 'user',
+  (array['harbour','lantern','meadow','copper','orchard'])[1 + i % 5] || ' ' ||
+  (array['velvet','walnut','zebra'])[1 + i % 3] || repeat(' ibis', i % 4), 4, now() + interval '1 day'
+from s, generate_series(1, $2::int) i`
+	for _, step := range []struct {
+		sql  string
+		args []any
+	}{
+		{words, []any{user, 300}},
+		{`select agentmem.fold_message_words($1, '', 'chat', 100000)`, []any{user}},
+		{pendingUserMessagesSQL, []any{user, 60, "chat"}},
+		{`update agentmem.messages set expires_at = now() - interval '1 second'
+		  where user_id = $1 and ((seq <= 25 and id like 'm%' and content not like 'the harbour%')
+		    or (content like 'the harbour%' and seq <= 8))`, []any{user}},
+	} {
+		if _, err := e.conn.Exec(ctx, step.sql, step.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pending, expired int
+	if err := e.conn.QueryRow(ctx, `select (select count(*) from agentmem.message_words_pending where user_id = $1),
+		(select count(*) from agentmem.messages where user_id = $1 and expires_at <= now())`, user).Scan(&pending, &expired); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 60 || expired != 39 {
+		t.Fatalf("%d messages pending and %d expired, want 60 and 39", pending, expired)
+	}
+	terms := []string{"harbour", "ibi", "zebra", "dawn", "harbour", "kayak"}
+	err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": user}, func(tx pgx.Tx) error {
+		var docs, avgdl float64
+		var dfs []float64
+		if err := tx.QueryRow(ctx, `select docs, avgdl, dfs from agentmem.message_word_stats($1, '', 'chat', $2)`, user, terms).Scan(&docs, &avgdl, &dfs); err != nil {
+			return err
+		}
+		var wantDocs, wantAvg float64
+		var wantDfs []float64
+		if err := tx.QueryRow(ctx, `select count(*)::float8, greatest(avg(length(fts)), 1)::float8,
+			array(select count(m.*) filter (where m.fts @@ quote_literal(t.term)::tsquery)::float8
+			      from unnest($2::text[]) with ordinality t(term, k)
+			      left join agentmem.messages m on m.user_id = $1 and m.expires_at > now()
+			      group by t.k order by t.k)
+			from agentmem.messages where user_id = $1 and expires_at > now()`, user, terms).Scan(&wantDocs, &wantAvg, &wantDfs); err != nil {
+			return err
+		}
+		if docs != wantDocs || math.Abs(avgdl-wantAvg) > 1e-9 || fmt.Sprint(dfs) != fmt.Sprint(wantDfs) {
+			t.Errorf("statistics: %v messages of %v words on average, %v holding %v; the messages say %v, %v and %v",
+				docs, avgdl, dfs, terms, wantDocs, wantAvg, wantDfs)
+		}
+		if wantDocs != 321 || wantDfs[0] == 0 || wantDfs[1] == 0 || wantDfs[5] != 0 {
+			t.Errorf("the messages: %v live, %v holding %v, want 321 and each word but the last held", wantDocs, wantDfs, terms)
 		}
 		return nil
 	})

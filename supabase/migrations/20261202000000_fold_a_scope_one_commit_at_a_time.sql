@@ -46,8 +46,8 @@ as $$
     where p.user_id = p_user_id and p.tenant_id = p_tenant_id collate "default" and p.agent = p_agent collate "default"
     limit n) x
 $$;
+-- (called by the word counts' trigger, as its owner: no one else runs it)
 revoke all on function agentmem.message_words_pending_reach(text, text, text, integer) from public, anon, authenticated;
-grant execute on function agentmem.message_words_pending_reach(text, text, text, integer) to service_role;
 
 create or replace function pg_temp.patch_function(fn regprocedure, old text, new text) returns void
 language plpgsql
@@ -82,7 +82,6 @@ as $$
   for update skip locked
 $$;
 revoke all on function agentmem.message_words_pending_batch(text, text, text, integer) from public, anon, authenticated;
-grant execute on function agentmem.message_words_pending_batch(text, text, text, integer) to service_role;
 
 select pg_temp.patch_function('agentmem.fold_message_words(text, text, text, integer)',
   $old$    from (
@@ -98,12 +97,13 @@ select pg_temp.patch_function('agentmem.fold_message_words(text, text, text, int
 
 -- Whether a commit may fold the scope's pending words now: it locks the scope's row of totals
 -- (lexeme '', which every fold writes, and which a deletion of the scope's messages writes too),
--- without waiting. Locked by another transaction: a fold (or a deletion) is under way, and the
--- commit leaves the fold to it, or to the next look. The row comes first in the order in which
--- every writer locks a scope's counts (by lexeme), so taking it first orders nothing anew. A
--- scope not yet counted has no such row: its first folds may run at once, as before. (A row
--- lock, not an advisory one: a transaction that folds many scopes, an import's, holds no entry
--- of the server's lock table for each.)
+-- without waiting. Locked by another transaction: a fold (or a deletion, or an edit) is under
+-- way, and the commit leaves the fold to it, or to the next look, or to the sweep. The row comes
+-- first in the order in which every writer locks a scope's counts (by lexeme), so that a writer
+-- that holds it has the scope's counts to itself (agentmem.recount_message_words, below, now
+-- takes its rows in that order too). A scope not yet counted has no such row: its first folds
+-- may run at once, as before. (A row lock, not an advisory one: a transaction that folds many
+-- scopes, an import's, holds no entry of the server's lock table for each.)
 create function agentmem.take_fold_turn(p_user_id text, p_tenant_id text, p_agent text)
 returns boolean
 language plpgsql
@@ -125,7 +125,6 @@ begin
 end
 $$;
 revoke all on function agentmem.take_fold_turn(text, text, text) from public, anon, authenticated;
-grant execute on function agentmem.take_fold_turn(text, text, text) to service_role;
 
 select pg_temp.patch_function('agentmem.count_message_words()',
   $old$      if (select pg_catalog.count(*) from (
@@ -135,3 +134,20 @@ select pg_temp.patch_function('agentmem.count_message_words()',
   $new$      -- past the threshold, and no other commit folding the scope now
       if agentmem.message_words_pending_reach(sc.user_id, sc.tenant_id, sc.agent, agentmem.fold_threshold())
          and agentmem.take_fold_turn(sc.user_id, sc.tenant_id, sc.agent) then$new$);
+
+-- An edit of a message's words (agentmem.recount_message_words) took the counts of its old words
+-- in the order of its update's plan (a sequential scan's, on a small table), then the row of
+-- totals wherever that put it: an edit could hold a word's count and wait for the totals while a
+-- fold held the totals and waited for the word. It now locks its old words' counts first, in
+-- lexeme order (the totals first), as a deletion does.
+select pg_temp.patch_function('agentmem.recount_message_words()',
+  $old$  with subtracted as (
+    update agentmem.message_words w$old$,
+  $new$  -- in lexeme order, the totals ('') first, as every writer of the counts takes them
+  perform from agentmem.message_words w
+  where w.user_id = old.user_id and w.tenant_id = old.tenant_id and w.agent = old.agent
+    and w.lexeme = any(pg_catalog.array_append(pg_catalog.tsvector_to_array(old.fts), ''))
+  order by w.lexeme
+  for update of w;
+  with subtracted as (
+    update agentmem.message_words w$new$);
