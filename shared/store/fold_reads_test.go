@@ -100,8 +100,8 @@ from s, generate_series(1, 10) i`
 	}
 }
 
-// Edits of a scope's messages and commits that fold its words never deadlock: every writer of a
-// scope's word counts takes them in lexeme order, the row of totals first (an edit took them in
+// Edits of a scope's messages and commits that fold its words never deadlock: both take the
+// scope's word counts in lexeme order, the row of totals first (an edit took them in
 // its update's plan order, and held a word's count while waiting for the totals a fold held: a
 // third to a half of the edits failed so, under pgbench, against a fold that holds the totals
 // from its look on). Five connections commit new sessions of three messages into one scope

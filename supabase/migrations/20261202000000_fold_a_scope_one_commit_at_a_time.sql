@@ -101,7 +101,8 @@ select pg_temp.patch_function('agentmem.fold_message_words(text, text, text, int
 -- way, and the commit leaves the fold to it, or to the next look, or to the sweep. The row comes
 -- first in the order in which every writer locks a scope's counts (by lexeme), so that a writer
 -- that holds it has the scope's counts to itself (agentmem.recount_message_words, below, now
--- takes its rows in that order too). A scope not yet counted has no such row: its first folds
+-- takes its rows in that order too; the sweep's fold of every scope locks its batch's pending
+-- rows before the counts, as before). A scope not yet counted has no such row: its first folds
 -- may run at once, as before. (A row lock, not an advisory one: a transaction that folds many
 -- scopes, an import's, holds no entry of the server's lock table for each.)
 create function agentmem.take_fold_turn(p_user_id text, p_tenant_id text, p_agent text)
