@@ -19,13 +19,15 @@
 --   the word counts the others held locked, then adding its few rows' words to them. A commit
 --   now folds only when it can lock the scope's row of totals in agentmem.message_words (lexeme
 --   '') without waiting: a fold under way holds it (every fold writes it), and so does a
---   deletion of the scope's messages; a commit that cannot lock it leaves its rows to that fold,
---   or to the next look.
+--   deletion or an edit of the scope's counted messages; a commit that cannot lock it leaves its
+--   rows to that fold, or to the next look, or to the sweep.
+-- - An edit of a message's words now takes the counts in lexeme order too (at the end of this
+--   file): it deadlocked with a fold holding the row of totals.
 --
 -- W1 with 8 clients (store.CommitTurn, 12 s each, alternated twice on one database): p99 20.3 and
 -- 20.4 ms against 49.3 and 46.7, 1,563 and 1,595 turns/s against 1,364 and 1,506.
 --
--- On a large table: nothing is rewritten; only the trigger's function changes.
+-- On a large table: nothing is rewritten; only the triggers' functions change.
 
 -- Whether the scope holds at least n pending messages: through the primary key's index, which
 -- starts with the scope, whatever the table's statistics say (a plan chosen from them scanned
