@@ -138,6 +138,7 @@ from s, generate_series(1, 3) i`
 update agentmem.messages set content = 'edited word' || $2::int || ' zebra'
 where (session_id, seq) in (select session_id, seq from agentmem.messages where user_id = $1 order by random() limit 2)`
 	deadline := time.Now().Add(2 * time.Second)
+	giveUp := deadline.Add(time.Minute) // commits that all fail end the test, not hang it
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failures []error
@@ -150,7 +151,7 @@ where (session_id, seq) in (select session_id, seq from agentmem.messages where 
 			defer wg.Done()
 			// two seconds, and at least 300 commits: enough for folds (one in about 86), however
 			// slow the machine
-			for i := 0; time.Now().Before(deadline) || committed.Load() < 300; i++ {
+			for i := 0; (time.Now().Before(deadline) || committed.Load() < 300) && time.Now().Before(giveUp); i++ {
 				sql := commit
 				if w == 5 {
 					sql = edit
