@@ -42,20 +42,13 @@ with s as (
 insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
 select s.id, i, 'm' || i, s.user_id, 'chat', 'user', 'the harbour at dawn, note ' || i, 8, now() + interval '1 day'
 from s, generate_series(1, 10) i`
-	for _, step := range []struct {
-		sql  string
-		args []any
-	}{
-		{others, nil},
+	e.exec(t,
+		sqlStep{others, nil},
 		// the other users' messages were counted long ago: only the user's will wait
-		{`delete from agentmem.message_words_pending`, nil},
-		{`analyze agentmem.messages, agentmem.message_words_pending`, nil},
-		{userMessagesSQL, []any{user, 255}},
-	} {
-		if _, err := e.conn.Exec(ctx, step.sql, step.args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+		sqlStep{`delete from agentmem.message_words_pending`, nil},
+		sqlStep{`analyze agentmem.messages, agentmem.message_words_pending`, nil},
+		sqlStep{userMessagesSQL, []any{user, 255}},
+	)
 	tables := []string{"agentmem.messages", "agentmem.message_words_pending"}
 	for _, fold := range []struct{ name, sql string }{
 		{"the scope's, at a commit", `select agentmem.fold_message_words($1, '', 'chat', 100000)`},
@@ -114,19 +107,11 @@ func TestEditsAndFoldsOfAScopeNeverDeadlock(t *testing.T) {
 	user := uuid.New().String()
 	// the scope's words counted once, and the counts' statistics taken: a small table, which an
 	// update's plan reads in its physical order
-	for _, step := range []string{
-		pendingUserMessagesSQL,
-		`select agentmem.fold_message_words($1, '', $3, 100000 + 0 * $2)`,
-		`analyze agentmem.message_words`,
-	} {
-		args := []any{user, 300, "chat"}
-		if !strings.Contains(step, "$1") {
-			args = nil
-		}
-		if _, err := e.conn.Exec(ctx, step, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.exec(t,
+		sqlStep{pendingUserMessagesSQL, []any{user, 300, "chat"}},
+		sqlStep{`select agentmem.fold_message_words($1, '', 'chat', 100000)`, []any{user}},
+		sqlStep{`analyze agentmem.message_words`, nil},
+	)
 	const commit = `
 with s as (insert into agentmem.sessions (id, user_id, agent, expires_at)
   values (gen_random_uuid(), $1, 'chat', now() + interval '1 day') returning id, user_id)
@@ -227,30 +212,19 @@ func TestLookAndFoldReadPendingWordsThroughTheirIndex(t *testing.T) {
 	e := newRankEnv(t, store.Ranking{})
 	ctx := context.Background()
 	user := uuid.New().String()
-	for _, step := range []struct {
-		sql  string
-		args []any
-	}{
-		{`insert into agentmem.sessions (id, user_id, agent, expires_at)
+	e.exec(t,
+		sqlStep{`insert into agentmem.sessions (id, user_id, agent, expires_at)
 		  select gen_random_uuid(), gen_random_uuid()::text, 'chat', now() + interval '1 day' from generate_series(1, 300)`, nil},
-		{`insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
+		sqlStep{`insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
 		  select s.id, i, 'm' || i, s.user_id, 'chat', 'user', 'the harbour at dawn, note ' || i, 8, now() + interval '1 day'
 		  from agentmem.sessions s, generate_series(2, 11) i where s.user_id <> $1`, []any{user}},
-		{`select agentmem.fold_message_words(null, null, null, 100000)`, nil},
-		{pendingUserMessagesSQL, []any{user, 300, "chat"}},
-	} {
-		if _, err := e.conn.Exec(ctx, step.sql, step.args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+		sqlStep{`select agentmem.fold_message_words(null, null, null, 100000)`, nil},
+		sqlStep{pendingUserMessagesSQL, []any{user, 300, "chat"}},
+	)
 	for k := range 10 {
-		if _, err := e.conn.Exec(ctx, pendingUserMessagesSQL, user, 300, fmt.Sprintf("agent-%d", k)); err != nil {
-			t.Fatal(err)
-		}
+		e.exec(t, sqlStep{pendingUserMessagesSQL, []any{user, 300, fmt.Sprintf("agent-%d", k)}})
 	}
-	if _, err := e.conn.Exec(ctx, `analyze agentmem.message_words_pending`); err != nil {
-		t.Fatal(err)
-	}
+	e.exec(t, sqlStep{`analyze agentmem.message_words_pending`, nil})
 	tx, err := e.conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -309,15 +283,11 @@ func TestACommitLeavesItsScopesFoldToTheCommitFoldingIt(t *testing.T) {
 	e := newRankEnv(t, store.Ranking{})
 	ctx := context.Background()
 	user := uuid.New().String()
-	for _, step := range []string{
-		pendingUserMessagesSQL,
-		`select agentmem.fold_message_words($1, '', $3, 100000 + 0 * $2)`,
-		pendingUserMessagesSQL,
-	} {
-		if _, err := e.conn.Exec(ctx, step, user, 300, "chat"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.exec(t,
+		sqlStep{pendingUserMessagesSQL, []any{user, 300, "chat"}},
+		sqlStep{`select agentmem.fold_message_words($1, '', 'chat', 100000)`, []any{user}},
+		sqlStep{pendingUserMessagesSQL, []any{user, 300, "chat"}},
+	)
 	folding, err := e.conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -373,6 +343,22 @@ func TestACommitLeavesItsScopesFoldToTheCommitFoldingIt(t *testing.T) {
 	noWordDrift(t, e, "the sweep after two looks")
 }
 
+// sqlStep is a statement and its arguments (rankEnv.exec).
+type sqlStep struct {
+	sql  string
+	args []any
+}
+
+// exec runs steps in turn on e's superuser connection.
+func (e *rankEnv) exec(t *testing.T, steps ...sqlStep) {
+	t.Helper()
+	for _, st := range steps {
+		if _, err := e.conn.Exec(t.Context(), st.sql, st.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // rowsRead is how many entries the indexes of table (and of its partitions, when partitioned by
 // user) gave and rows its scans read, so far in tx's transaction. (pg_partition_tree answers
 // nothing for a table that is not partitioned: the table is named as well.)
@@ -397,19 +383,12 @@ func TestWordStatsReadPendingMessagesByKey(t *testing.T) {
 	e := newRankEnv(t, store.Ranking{})
 	ctx := context.Background()
 	user := uuid.New().String()
-	for _, step := range []struct {
-		sql  string
-		args []any
-	}{
-		{userMessagesSQL, []any{user, 1500}}, // counted at once (above the fold threshold)
-		{userMessagesSQL, []any{user, 100}},  // pending
-		{`alter table agentmem.messages alter column user_id set (n_distinct = 10000)`, nil},
-		{`analyze agentmem.messages, agentmem.message_words_pending`, nil},
-	} {
-		if _, err := e.conn.Exec(ctx, step.sql, step.args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.exec(t,
+		sqlStep{userMessagesSQL, []any{user, 1500}}, // counted at once (above the fold threshold)
+		sqlStep{userMessagesSQL, []any{user, 100}},  // pending
+		sqlStep{`alter table agentmem.messages alter column user_id set (n_distinct = 10000)`, nil},
+		sqlStep{`analyze agentmem.messages, agentmem.message_words_pending`, nil},
+	)
 	var pending int
 	if err := e.conn.QueryRow(ctx, `select count(*) from agentmem.message_words_pending where user_id = $1`, user).Scan(&pending); err != nil {
 		t.Fatal(err)
@@ -458,21 +437,14 @@ select s.id, i, 'm' || i, s.user_id, 'chat', 'user',
   (array['harbour','lantern','meadow','copper','orchard'])[1 + i % 5] || ' ' ||
   (array['velvet','walnut','zebra'])[1 + i % 3] || repeat(' ibis', i % 4), 4, now() + interval '1 day'
 from s, generate_series(1, $2::int) i`
-	for _, step := range []struct {
-		sql  string
-		args []any
-	}{
-		{words, []any{user, 300}},
-		{`select agentmem.fold_message_words($1, '', 'chat', 100000)`, []any{user}},
-		{pendingUserMessagesSQL, []any{user, 60, "chat"}},
-		{`update agentmem.messages set expires_at = now() - interval '1 second'
+	e.exec(t,
+		sqlStep{words, []any{user, 300}},
+		sqlStep{`select agentmem.fold_message_words($1, '', 'chat', 100000)`, []any{user}},
+		sqlStep{pendingUserMessagesSQL, []any{user, 60, "chat"}},
+		sqlStep{`update agentmem.messages set expires_at = now() - interval '1 second'
 		  where user_id = $1 and ((seq <= 25 and id like 'm%' and content not like 'the harbour%')
 		    or (content like 'the harbour%' and seq <= 8))`, []any{user}},
-	} {
-		if _, err := e.conn.Exec(ctx, step.sql, step.args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	)
 	var pending, expired int
 	if err := e.conn.QueryRow(ctx, `select (select count(*) from agentmem.message_words_pending where user_id = $1),
 		(select count(*) from agentmem.messages where user_id = $1 and expires_at <= now())`, user).Scan(&pending, &expired); err != nil {
@@ -566,19 +538,12 @@ func TestRecallReadsItsResultsByTheirKeys(t *testing.T) {
 	user := uuid.New().String()
 	texts, meta := rankFacts(1500)
 	e.seed(t, uuid.MustParse(user), "chat", texts, meta)
-	for _, step := range []struct {
-		sql  string
-		args []any
-	}{
-		{userMessagesSQL, []any{user, 40}},
-		{`alter table agentmem.memories alter column user_id set (n_distinct = 10000)`, nil},
-		{`alter table agentmem.messages alter column user_id set (n_distinct = 10000)`, nil},
-		{`analyze agentmem.memories, agentmem.messages`, nil},
-	} {
-		if _, err := e.conn.Exec(ctx, step.sql, step.args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.exec(t,
+		sqlStep{userMessagesSQL, []any{user, 40}},
+		sqlStep{`alter table agentmem.memories alter column user_id set (n_distinct = 10000)`, nil},
+		sqlStep{`alter table agentmem.messages alter column user_id set (n_distinct = 10000)`, nil},
+		sqlStep{`analyze agentmem.memories, agentmem.messages`, nil},
+	)
 	recall := func(fn, source string) string {
 		args := `p_query => $2, query_embedding => null, query_model => '', p_user_id => $1, p_tenant_id => '',
 			p_agent => '', p_filter => '{}', p_mode => 'text', candidates => 20, text_weight => 1, vector_weight => 1,

@@ -98,7 +98,7 @@ select pg_temp.patch_function('agentmem.fold_message_words(text, text, text, int
   $new$    from agentmem.message_words_pending_batch(p_user_id, p_tenant_id, p_agent, max_rows) l(session_id, seq, ctid);$new$);
 
 -- Whether a commit may fold the scope's pending words now: it locks the scope's row of totals
--- (lexeme '', which every fold writes, and which a deletion of the scope's messages writes too),
+-- (lexeme '', which every fold writes, and which a deletion of the scope's counted messages writes),
 -- without waiting. Locked by another transaction: a fold (or a deletion, or an edit) is under
 -- way, and the commit leaves the fold to it, or to the next look, or to the sweep. The row comes
 -- first in the order in which every writer locks a scope's counts (by lexeme), so that a writer
