@@ -1695,11 +1695,52 @@ begin
               and (p_since is null or m.created_at >= p_since)
               and (p_until is null or m.created_at < p_until)) is true as eligible,
              
-             (select pg_catalog.sum(case when m.fts operator(pg_catalog.@@) w.tq
+             (case when pg_catalog.cardinality(tqs) <= 8 then
+               case when m.fts operator(pg_catalog.@@) tqs[1] then
+                 case when m.fts operator(pg_catalog.@@) tqas[1]
+                      then idfs[1] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[1] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[2] then
+                 case when m.fts operator(pg_catalog.@@) tqas[2]
+                      then idfs[2] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[2] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[3] then
+                 case when m.fts operator(pg_catalog.@@) tqas[3]
+                      then idfs[3] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[3] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[4] then
+                 case when m.fts operator(pg_catalog.@@) tqas[4]
+                      then idfs[4] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[4] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[5] then
+                 case when m.fts operator(pg_catalog.@@) tqas[5]
+                      then idfs[5] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[5] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[6] then
+                 case when m.fts operator(pg_catalog.@@) tqas[6]
+                      then idfs[6] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[6] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[7] then
+                 case when m.fts operator(pg_catalog.@@) tqas[7]
+                      then idfs[7] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[7] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[8] then
+                 case when m.fts operator(pg_catalog.@@) tqas[8]
+                      then idfs[8] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[8] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             else (select pg_catalog.sum(case when m.fts operator(pg_catalog.@@) w.tq
                        then w.idf * (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int) * 2.2
                             / (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
                        else 0 end)
-              from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8 as bm25
+              from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8 end)::float8 as bm25
       from cand m
     ),
       scored as (select * from matched),
@@ -1746,11 +1787,52 @@ begin
               and (p_since is null or m.created_at >= p_since)
               and (p_until is null or m.created_at < p_until)) is true as eligible,
              
-             (select pg_catalog.sum(case when m.fts operator(pg_catalog.@@) w.tq
+             (case when pg_catalog.cardinality(tqs) <= 8 then
+               case when m.fts operator(pg_catalog.@@) tqs[1] then
+                 case when m.fts operator(pg_catalog.@@) tqas[1]
+                      then idfs[1] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[1] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[2] then
+                 case when m.fts operator(pg_catalog.@@) tqas[2]
+                      then idfs[2] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[2] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[3] then
+                 case when m.fts operator(pg_catalog.@@) tqas[3]
+                      then idfs[3] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[3] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[4] then
+                 case when m.fts operator(pg_catalog.@@) tqas[4]
+                      then idfs[4] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[4] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[5] then
+                 case when m.fts operator(pg_catalog.@@) tqas[5]
+                      then idfs[5] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[5] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[6] then
+                 case when m.fts operator(pg_catalog.@@) tqas[6]
+                      then idfs[6] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[6] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[7] then
+                 case when m.fts operator(pg_catalog.@@) tqas[7]
+                      then idfs[7] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[7] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[8] then
+                 case when m.fts operator(pg_catalog.@@) tqas[8]
+                      then idfs[8] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[8] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             else (select pg_catalog.sum(case when m.fts operator(pg_catalog.@@) w.tq
                        then w.idf * (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int) * 2.2
                             / (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
                        else 0 end)
-              from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8 as bm25
+              from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8 end)::float8 as bm25
       from cand m
     ),
     -- the matches, and the turns just beside them that are not matches, known by their place
@@ -1812,11 +1894,52 @@ begin
               and (p_since is null or m.created_at >= p_since)
               and (p_until is null or m.created_at < p_until)) is true as eligible,
              
-             (select pg_catalog.sum(case when m.fts operator(pg_catalog.@@) w.tq
+             (case when pg_catalog.cardinality(tqs) <= 8 then
+               case when m.fts operator(pg_catalog.@@) tqs[1] then
+                 case when m.fts operator(pg_catalog.@@) tqas[1]
+                      then idfs[1] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[1] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[2] then
+                 case when m.fts operator(pg_catalog.@@) tqas[2]
+                      then idfs[2] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[2] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[3] then
+                 case when m.fts operator(pg_catalog.@@) tqas[3]
+                      then idfs[3] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[3] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[4] then
+                 case when m.fts operator(pg_catalog.@@) tqas[4]
+                      then idfs[4] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[4] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[5] then
+                 case when m.fts operator(pg_catalog.@@) tqas[5]
+                      then idfs[5] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[5] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[6] then
+                 case when m.fts operator(pg_catalog.@@) tqas[6]
+                      then idfs[6] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[6] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[7] then
+                 case when m.fts operator(pg_catalog.@@) tqas[7]
+                      then idfs[7] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[7] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             + case when m.fts operator(pg_catalog.@@) tqs[8] then
+                 case when m.fts operator(pg_catalog.@@) tqas[8]
+                      then idfs[8] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
+                      else idfs[8] * (1 + 2 * 0) * 2.2 / (1 + 2 * 0 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl)) end
+               else 0 end
+             else (select pg_catalog.sum(case when m.fts operator(pg_catalog.@@) w.tq
                        then w.idf * (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int) * 2.2
                             / (1 + 2 * (m.fts operator(pg_catalog.@@) w.tqa)::int + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
                        else 0 end)
-              from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8 as bm25
+              from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8 end)::float8 as bm25
       from wanted x cross join lateral (
         select y.session_id, y.seq, pg_catalog.right(pg_catalog.rtrim(y.content), 1) = '?' as question,
                y.fts, y.metadata, y.name, y.role, y.created_at
@@ -2705,7 +2828,8 @@ declare
   with_messages boolean := p_source in ('messages', 'all');
   terms text[] := agentmem.query_terms(p_query);
 begin
-  if own_exact is null and shared_exact is null and messages_exact is null then
+  -- message_bm25_hits serves every scope alike: only memories need the count
+  if with_memories and own_exact is null and shared_exact is null and messages_exact is null then
     select e.own_exact, e.shared_exact, e.messages_exact into own_exact, shared_exact, messages_exact
     from agentmem.recall_scope_exact(p_source, p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;
   end if;

@@ -273,3 +273,115 @@ func TestAnsweringTurnCreditIsTheNeighboursScore(t *testing.T) {
 		})
 	}
 }
+
+// Every word of a question weighs as BM25 says, whatever the question's length: a short
+// question's words are scored one expression a word, a long one's (more than eight words) by a
+// subquery over them, and both score exactly as a reference computed here from each message's
+// lexemes, a word in the speaker's name three times over.
+func TestBM25WeighsEveryWordOfAQuestionOfAnyLength(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{FollowWeight: -1})
+	ctx := context.Background()
+	sc := memory.Scope{UserID: uuid.NewString(), Agent: "chat"}
+	named := func(role, name, content string) memory.NewMessage {
+		m := msg(role, content)
+		if name != "" {
+			m.Name = &name
+		}
+		return m
+	}
+	sid := uuid.New()
+	commitMessages(t, e.st, sc, sid, []memory.NewMessage{
+		named(memory.RoleUser, "Caroline", "Melanie, did you paint the garden fence or the kitchen?"),
+		named(memory.RoleAssistant, "Melanie", "The fence, with blue paint from the hardware store"),
+		named(memory.RoleUser, "Caroline", "My violin teacher moved to Boston in March"),
+		named(memory.RoleAssistant, "Melanie", "Boston is far; will you find another violin teacher?"),
+		named(memory.RoleUser, "", "Camping by the lake with the kids was the best week of summer"),
+		named(memory.RoleAssistant, "Melanie", "Caroline, the lake trip sounds lovely; the kids must have loved the canoe"),
+		named(memory.RoleUser, "Caroline", "The adoption agency called about the interview next Tuesday"),
+		named(memory.RoleAssistant, "Melanie", "Good luck with the agency interview, Caroline"),
+		named(memory.RoleUser, "Caroline", "Melanie"),
+		named(memory.RoleAssistant, "", "Pottery class on Thursday: I made a bowl and a vase"),
+	})
+	// The reference: the scope's messages' lexemes, and which of them are in the name (weight A).
+	type doc struct {
+		content string
+		lexemes map[string]bool // in the name
+	}
+	var docs []doc
+	rows, err := e.conn.Query(ctx, `select m.content, u.lexeme, 'A' = any (u.weights)
+		from agentmem.messages m, unnest(m.fts) u where m.session_id = $1 order by m.seq`, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var content, lexeme string
+		var inName bool
+		if err := rows.Scan(&content, &lexeme, &inName); err != nil {
+			t.Fatal(err)
+		}
+		if len(docs) == 0 || docs[len(docs)-1].content != content {
+			docs = append(docs, doc{content: content, lexemes: map[string]bool{}})
+		}
+		docs[len(docs)-1].lexemes[lexeme] = inName
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	var total float64
+	for _, d := range docs {
+		total += float64(len(d.lexemes))
+	}
+	lengths := map[int]bool{}
+	for _, q := range []string{
+		"What did Melanie paint?",
+		"Did Caroline find a violin teacher in Boston or camp by the lake?",
+		"Did Caroline find a violin teacher in Boston or camp by the lake with the kids?",
+		"Did Caroline find a violin teacher in Boston, camp by the lake and paint the fence?",
+		"Melanie Caroline violin teacher Boston lake kids canoe adoption agency interview pottery bowl vase fence",
+	} {
+		var terms []string
+		if err := e.conn.QueryRow(ctx, `select agentmem.query_terms($1)`, q).Scan(&terms); err != nil {
+			t.Fatal(err)
+		}
+		lengths[len(terms)] = true
+		df := map[string]float64{}
+		for _, d := range docs {
+			for _, term := range terms {
+				if _, ok := d.lexemes[term]; ok {
+					df[term]++
+				}
+			}
+		}
+		want := map[string]float64{}
+		for _, d := range docs {
+			tf := map[string]float64{}
+			for _, term := range terms {
+				if inName, ok := d.lexemes[term]; ok {
+					tf[term] = 1
+					if inName {
+						tf[term] = 3
+					}
+				}
+			}
+			if len(tf) > 0 {
+				want[d.content] = bm25(tf, df, float64(len(docs)), float64(len(d.lexemes)), total/float64(len(docs)))
+			}
+		}
+		hits, err := recall(e.st, ctx, store.RecallParams{Scope: sc, Source: memory.SourceMessages, Query: q, Mode: memory.ModeText, K: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != len(want) {
+			t.Errorf("%q (%d words): %d hits, want the %d messages holding a word", q, len(terms), len(hits), len(want))
+		}
+		for _, h := range hits {
+			if w, ok := want[h.Content]; !ok || math.Abs(h.Score-w) > 1e-9 {
+				t.Errorf("%q (%d words): %q scores %.12f, want %.12f", q, len(terms), h.Content, h.Score, w)
+			}
+		}
+	}
+	if !lengths[8] || !lengths[9] {
+		t.Errorf("the questions have %v words: want one of eight and one of nine, the longest scored each way", lengths)
+	}
+}
