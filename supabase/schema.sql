@@ -1451,6 +1451,11 @@ begin
      or p_tenant_id is distinct from agentmem.current_tenant() then
     return true;
   end if;
+  -- counted rows are rows: totals at the limit are a large scope
+  if (select pg_catalog.sum(w.docs) >= exact_limit from agentmem.memory_words w
+      where w.user_id = p_user_id and w.tenant_id = p_tenant_id and w.lexeme = '') then
+    return false;
+  end if;
   return (select pg_catalog.count(*) < exact_limit
           from (select 1 from agentmem.memories m
                 where m.user_id = p_user_id and m.tenant_id = p_tenant_id limit exact_limit) s);
@@ -2055,6 +2060,11 @@ CREATE OR REPLACE FUNCTION agentmem.message_scope_is_small(p_user_id text, p_ten
  SET search_path TO ''
 AS $function$
 begin
+  -- counted rows are rows: totals at the limit are a large scope
+  if (select pg_catalog.sum(w.docs) >= exact_limit from agentmem.message_words w
+      where w.user_id = p_user_id and w.tenant_id = p_tenant_id and w.lexeme = '') then
+    return false;
+  end if;
   return (select pg_catalog.count(*) < exact_limit
           from (select 1 from agentmem.messages m
                 where m.user_id = p_user_id and m.tenant_id = p_tenant_id limit exact_limit) s);
