@@ -8,11 +8,12 @@
 -- sum; the same tests as one expression, a term per word, take 0.65 ms.
 --
 -- Each word's term tests the word and, only in a message that holds it, the word in the name
--- (its ':A' tsquery): before, both were tested for every word, the second twice. A question of
--- up to eight words is scored this way; a longer one by the subquery, as before. The terms are
--- the subquery's terms, summed in the same order, each computed from the same operations on the
--- same values (the name's test is 1 or 0 in place of the test itself): the scores are the same
--- to the last bit. A word past a question's last tests a null tsquery: null, so it adds 0.
+-- (its ':A' tsquery), once: before, the name was tested twice. A question of up to eight words
+-- is scored this way; a longer one by the subquery, as before. The terms are the subquery's
+-- terms, summed in the same order, each computed from the same operations on the same values
+-- (the name's test is 1 or 0 in place of the test itself): the scores are the same to the last
+-- bit. A word past a question's last tests a null tsquery: null, so it adds 0. The text list
+-- of that user's first 200 labelled questions: 4.4 ms p50 before, 3.6 ms after.
 --
 -- agentmem.recall_text_arm counted the scope's messages (up to RECALL_EXACT_LIMIT index
 -- entries) to tell message_bm25_hits whether the scope is small, which it does not use: the
