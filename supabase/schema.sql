@@ -1671,7 +1671,7 @@ CREATE OR REPLACE FUNCTION agentmem.message_bm25_scored(p_user_id text, p_tenant
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
- SET plan_cache_mode TO 'force_custom_plan'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 -- The top n messages matching q by their score: own BM25 plus follow_weight times the credit
 -- of the turns beside them. The candidates are q_cand's matches and, when reach is above 0, the
@@ -1682,6 +1682,15 @@ declare
   others double precision := 0;
   fw double precision := greatest(follow_weight, 0);
   i integer;
+  -- a term a word (the arrays message_bm25_hits passes, of up to eight words), else a subquery
+  by_terms constant boolean := pg_catalog.cardinality(tqs) between 1 and 8
+    and pg_catalog.array_ndims(tqs) = 1 and pg_catalog.array_lower(tqs, 1) = 1
+    and pg_catalog.array_ndims(tqas) = 1 and pg_catalog.array_lower(tqas, 1) = 1
+    and pg_catalog.array_ndims(idfs) = 1 and pg_catalog.array_lower(idfs, 1) = 1
+    and pg_catalog.cardinality(tqas) = pg_catalog.cardinality(tqs)
+    and pg_catalog.cardinality(idfs) = pg_catalog.cardinality(tqs)
+    and pg_catalog.array_position(tqas, null) is null
+    and pg_catalog.array_position(idfs, null) is null;
 begin
   if reach <= 0 then
     return query
@@ -1700,7 +1709,7 @@ begin
               and (p_since is null or m.created_at >= p_since)
               and (p_until is null or m.created_at < p_until)) is true as eligible,
              
-             (case when pg_catalog.cardinality(tqs) <= 8 then
+             (case when by_terms then
                case when m.fts operator(pg_catalog.@@) tqs[1] then
                  case when m.fts operator(pg_catalog.@@) tqas[1]
                       then idfs[1] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
@@ -1792,7 +1801,7 @@ begin
               and (p_since is null or m.created_at >= p_since)
               and (p_until is null or m.created_at < p_until)) is true as eligible,
              
-             (case when pg_catalog.cardinality(tqs) <= 8 then
+             (case when by_terms then
                case when m.fts operator(pg_catalog.@@) tqs[1] then
                  case when m.fts operator(pg_catalog.@@) tqas[1]
                       then idfs[1] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
@@ -1899,7 +1908,7 @@ begin
               and (p_since is null or m.created_at >= p_since)
               and (p_until is null or m.created_at < p_until)) is true as eligible,
              
-             (case when pg_catalog.cardinality(tqs) <= 8 then
+             (case when by_terms then
                case when m.fts operator(pg_catalog.@@) tqs[1] then
                  case when m.fts operator(pg_catalog.@@) tqas[1]
                       then idfs[1] * (1 + 2 * 1) * 2.2 / (1 + 2 * 1 + 1.2 * (0.25 + 0.75 * pg_catalog.length(m.fts) / avgdl))
@@ -2840,8 +2849,8 @@ declare
 begin
   -- message_bm25_hits serves every scope alike: only memories need the count
   if with_memories and own_exact is null and shared_exact is null and messages_exact is null then
-    select e.own_exact, e.shared_exact, e.messages_exact into own_exact, shared_exact, messages_exact
-    from agentmem.recall_scope_exact(p_source, p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;
+    select e.own_exact, e.shared_exact into own_exact, shared_exact
+    from agentmem.recall_scope_exact('memories', p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;
   end if;
   return query
     select 'memory'::text, t.id, 0::bigint, t.score, t.relevance

@@ -380,8 +380,48 @@ func TestBM25WeighsEveryWordOfAQuestionOfAnyLength(t *testing.T) {
 				t.Errorf("%q (%d words): %q scores %.12f, want %.12f", q, len(terms), h.Content, h.Score, w)
 			}
 		}
+		// Bit for bit: the scores of one expression a word against the subquery's (the same
+		// arrays, one null word longer), with and without the turns beside the matches.
+		err = asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": sc.UserID}, func(tx pgx.Tx) error {
+			for _, reach := range []int{0, 2} {
+				for _, fw := range []float64{0, 0.5} {
+					var differ, rows int
+					if err := tx.QueryRow(ctx, bm25WaysSQL, sc.UserID, terms, reach, fw).Scan(&differ, &rows); err != nil {
+						return err
+					}
+					if differ != 0 || rows != len(want) {
+						t.Errorf("%q (%d words), reach %d, follow %v: %d of %d rows score otherwise through the subquery, want 0 of %d",
+							q, len(terms), reach, fw, differ, rows, len(want))
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	if !lengths[8] || !lengths[9] {
 		t.Errorf("the questions have %v words: want one of eight and one of nine, the longest scored each way", lengths)
 	}
 }
+
+// bm25WaysSQL scores the scope's ($1, agent chat) messages holding a word of $2 through
+// agentmem.message_bm25_scored (reach $3, follow weight $4) twice: with the words' arrays, and
+// with them one null word longer, which a question of nine words or more, and so the subquery,
+// scores. It answers how many rows differ in score or relevance, and how many there are.
+const bm25WaysSQL = `with s as (select * from agentmem.message_word_stats($1, '', 'chat', $2::text[])),
+a as (
+  select array_agg(quote_literal(u.t)::tsquery order by u.k) as tqs,
+         array_agg((quote_literal(u.t) || ':A')::tsquery order by u.k) as tqas,
+         array_agg(ln(1 + (s.docs - s.dfs[u.k] + 0.5) / (s.dfs[u.k] + 0.5)) order by u.k) as idfs,
+         max(s.avgdl) as avgdl
+  from s, unnest($2::text[]) with ordinality u(t, k)
+),
+x as (select h.* from a, agentmem.message_bm25_scored($1, '', 'chat', '{}', '', '', null, null,
+  agentmem.terms_query($2), agentmem.terms_query($2), $3, a.tqs, a.tqas, a.idfs, a.avgdl, 10, 100, $4) h),
+y as (select h.* from a, agentmem.message_bm25_scored($1, '', 'chat', '{}', '', '', null, null,
+  agentmem.terms_query($2), agentmem.terms_query($2), $3, a.tqs || null::tsquery, a.tqas || null::tsquery,
+  a.idfs || null::float8, a.avgdl, 10, 100, $4) h)
+select count(*) filter (where x.score is distinct from y.score or x.relevance is distinct from y.relevance), count(*)
+from x full join y using (session_id, seq)`

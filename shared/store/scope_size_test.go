@@ -13,8 +13,9 @@ import (
 
 // Whether a scope is small (ranked exactly) is whether it has fewer rows than the limit, at
 // every limit around its size, whichever of its rows are counted in its words' totals and
-// which are pending, expired or deleted, for messages and memories; and once the totals reach
-// the limit, the rows are not counted.
+// which are pending, expired or deleted, beside the same user's rows in another tenant and
+// another user's, for messages and memories; and once the totals reach the limit, the rows are
+// not counted.
 func TestAScopeIsSmallBelowTheLimitAlone(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{})
@@ -28,7 +29,7 @@ func TestAScopeIsSmallBelowTheLimitAlone(t *testing.T) {
 			{"agentmem.memory_scope_is_small", "agentmem.memories"},
 		} {
 			var rows int
-			if err := e.conn.QueryRow(ctx, `select count(*) from `+tc.table+` where user_id = $1`, user.String()).Scan(&rows); err != nil {
+			if err := e.conn.QueryRow(ctx, `select count(*) from `+tc.table+` where user_id = $1 and tenant_id = ''`, user.String()).Scan(&rows); err != nil {
 				t.Fatal(err)
 			}
 			err := asRole(t, e.conn, store.CallerRole, claims, func(tx pgx.Tx) error {
@@ -61,6 +62,16 @@ func TestAScopeIsSmallBelowTheLimitAlone(t *testing.T) {
 		s.Agent = agent
 		return commitMessages(t, e.st, s, uuid.New(), msgs, facts...)
 	}
+	// The same user in another tenant, and another user, hold more rows than the limits asked.
+	for _, other := range []memory.Scope{{UserID: user.String(), TenantID: "acme", Agent: "chat"}, {UserID: uuid.NewString(), Agent: "chat"}} {
+		var msgs []memory.NewMessage
+		var facts []string
+		for i := range 40 {
+			msgs = append(msgs, msg(memory.RoleUser, fmt.Sprintf("other message %d", i)))
+			facts = append(facts, fmt.Sprintf("other fact %d", i))
+		}
+		commitMessages(t, e.st, other, uuid.New(), msgs, facts...)
+	}
 	commit("chat", 12)
 	commit("support", 9)
 	check("committed")
@@ -79,8 +90,8 @@ func TestAScopeIsSmallBelowTheLimitAlone(t *testing.T) {
 	)
 	check("some deleted")
 
-	// Totals at the limit answer alone: raised above the rows (which no write does), they make
-	// the scope large at a limit its rows do not reach.
+	// Totals at the limit answer alone: raised above the rows (which no write through the
+	// triggers does), they make the scope large at a limit its rows do not reach.
 	e.exec(t,
 		sqlStep{`update agentmem.message_words set docs = docs + 1000 where user_id = $1 and lexeme = ''`, []any{user.String()}},
 		sqlStep{`update agentmem.memory_words set docs = docs + 1000 where user_id = $1 and lexeme = ''`, []any{user.String()}},

@@ -1,5 +1,5 @@
--- BM25 over messages scores each candidate in one expression, and a text list over messages
--- alone no longer counts the scope.
+-- BM25 over messages scores each candidate in one expression, planned once a connection, and a
+-- text list over messages alone no longer counts the scope.
 --
 -- agentmem.message_bm25_scored scored each candidate message with a subquery: the question's
 -- words unnested, each tested against the message, the weights summed. A question of three
@@ -12,13 +12,25 @@
 -- is scored this way; a longer one by the subquery, as before. The terms are the subquery's
 -- terms, summed in the same order, each computed from the same operations on the same values
 -- (the name's test is 1 or 0 in place of the test itself): the scores are the same to the last
--- bit. A word past a question's last tests a null tsquery: null, so it adds 0. The text list
--- of that user's first 200 labelled questions: 4.4 ms p50 before, 3.6 ms after.
+-- bit. A word past a question's last tests a null tsquery: null, so it adds 0. The terms serve
+-- only the arrays message_bm25_hits passes (one dimension from 1, as long as each other, no
+-- null weight or name test); other arrays, from a direct call, take the subquery. Which way is
+-- decided once a call, from the arrays alone.
+--
+-- message_bm25_scored was also planned for its values at every call (force_custom_plan), since
+-- it read the messages itself; agentmem.message_word_matches reads them now, and is planned for
+-- its own values. Nothing the values could change is left in its statements' plans, and the
+-- first pass's statement, the larger, took longer to plan than to run for a user of 6,000
+-- messages: its statements are now planned once a connection.
+--
+-- The text list of a user of 6,790 messages, their first 200 labelled questions, inside the
+-- server: 4.5 ms p50 before, 3.7 ms after; of a user of 6,000 messages whose questions name a
+-- speaker held by three quarters of them, through the store: 3.4 to 3.6 ms before, 2.3 after.
 --
 -- agentmem.recall_text_arm counted the scope's messages (up to RECALL_EXACT_LIMIT index
 -- entries) to tell message_bm25_hits whether the scope is small, which it does not use: the
--- words' statistics and the index serve every scope alike. It now counts only for memories,
--- whose BM25 does use it.
+-- words' statistics and the index serve every scope alike. It now counts memories alone, and
+-- only when it searches them: their BM25 does use it.
 --
 -- On a large table: nothing is rewritten; only the functions change.
 
@@ -45,9 +57,9 @@ declare
                        else 0 end)
               from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8$e$;
   -- the same, a term per word for up to eight words
-  by_terms text;
+  by_words text;
 begin
-  select pg_catalog.format($e$(case when pg_catalog.cardinality(tqs) <= 8 then
+  select pg_catalog.format($e$(case when by_terms then
                %s
              else %s end)::float8$e$,
            pg_catalog.string_agg(pg_catalog.format($t$case when m.fts operator(pg_catalog.@@) tqs[%1$s] then
@@ -57,15 +69,36 @@ begin
                else 0 end$t$, i), $s$
              + $s$ order by i),
            by_subquery)
-  into by_terms
+  into by_words
   from pg_catalog.generate_series(1, 8) i;
   -- the matches' scores (each branch) and those of the turns read beside them
   perform pg_temp.patch_function('agentmem.message_bm25_scored(text, text, text, jsonb, text, text, timestamp with time zone, timestamp with time zone, tsquery, tsquery, integer, tsquery[], tsquery[], double precision[], double precision, double precision, integer, double precision)',
-    by_subquery, by_terms, 3);
+    by_subquery, by_words, 3);
+  -- whether the arrays are scored a term a word, decided once a call; and the statements
+  -- planned once a connection
+  perform pg_temp.patch_function('agentmem.message_bm25_scored(text, text, text, jsonb, text, text, timestamp with time zone, timestamp with time zone, tsquery, tsquery, integer, tsquery[], tsquery[], double precision[], double precision, double precision, integer, double precision)',
+    $e$  i integer;
+begin$e$, $e$  i integer;
+  -- a term a word (the arrays message_bm25_hits passes, of up to eight words), else a subquery
+  by_terms constant boolean := pg_catalog.cardinality(tqs) between 1 and 8
+    and pg_catalog.array_ndims(tqs) = 1 and pg_catalog.array_lower(tqs, 1) = 1
+    and pg_catalog.array_ndims(tqas) = 1 and pg_catalog.array_lower(tqas, 1) = 1
+    and pg_catalog.array_ndims(idfs) = 1 and pg_catalog.array_lower(idfs, 1) = 1
+    and pg_catalog.cardinality(tqas) = pg_catalog.cardinality(tqs)
+    and pg_catalog.cardinality(idfs) = pg_catalog.cardinality(tqs)
+    and pg_catalog.array_position(tqas, null) is null
+    and pg_catalog.array_position(idfs, null) is null;
+begin$e$, 1);
+  perform pg_temp.patch_function('agentmem.message_bm25_scored(text, text, text, jsonb, text, text, timestamp with time zone, timestamp with time zone, tsquery, tsquery, integer, tsquery[], tsquery[], double precision[], double precision, double precision, integer, double precision)',
+    $e$ SET plan_cache_mode TO 'force_custom_plan'$e$, $e$ SET plan_cache_mode TO 'force_generic_plan'$e$, 1);
 end
 $do$;
 
 select pg_temp.patch_function('agentmem.recall_text_arm(text, text, text, text, text, jsonb, timestamp with time zone, timestamp with time zone, text, text, integer, integer, double precision, boolean, boolean, boolean, boolean)',
-  $old$  if own_exact is null and shared_exact is null and messages_exact is null then$old$,
+  $old$  if own_exact is null and shared_exact is null and messages_exact is null then
+    select e.own_exact, e.shared_exact, e.messages_exact into own_exact, shared_exact, messages_exact
+    from agentmem.recall_scope_exact(p_source, p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;$old$,
   $new$  -- message_bm25_hits serves every scope alike: only memories need the count
-  if with_memories and own_exact is null and shared_exact is null and messages_exact is null then$new$, 1);
+  if with_memories and own_exact is null and shared_exact is null and messages_exact is null then
+    select e.own_exact, e.shared_exact into own_exact, shared_exact
+    from agentmem.recall_scope_exact('memories', p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;$new$, 1);

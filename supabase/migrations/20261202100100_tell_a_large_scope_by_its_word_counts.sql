@@ -11,6 +11,12 @@
 -- deletes it). So when the totals reach the limit, the rows do: the scope is large, and
 -- nothing is counted. Below it (rows not yet counted, or a small scope), the rows are counted
 -- as before. The answer is the same either way.
+--
+-- One write escapes the counts' triggers: on tables partitioned by user, an UPDATE that moves a
+-- row to another partition (a new user_id) fires none of them, and leaves the row's counts with
+-- its old scope, as it leaves BM25's statistics. No function does that (a message's user is
+-- also held by its session's key). After such a write by hand, a small scope may be answered
+-- as large: ranked through the index rather than exactly.
 
 create or replace function agentmem.message_scope_is_small(p_user_id text, p_tenant_id text, exact_limit integer)
  returns boolean
