@@ -1559,7 +1559,7 @@ CREATE OR REPLACE FUNCTION agentmem.message_bm25_hits(p_user_id text, p_tenant_i
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
- SET plan_cache_mode TO 'force_custom_plan'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 declare
   q tsquery := agentmem.terms_query(terms);
