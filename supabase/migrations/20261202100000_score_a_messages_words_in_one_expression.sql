@@ -25,8 +25,9 @@
 -- (each reads functions alone: about 0.2 ms of the text list below).
 --
 -- The text list of a user of 6,790 messages, their first 200 labelled questions, inside the
--- server: 4.5 to 4.6 ms p50 before, 3.6 to 3.9 ms after; of a user of 6,000 messages whose questions name a
--- speaker held by three quarters of them, through the store: 3.4 to 3.6 ms before, 2.3 after.
+-- server: 4.5 to 4.6 ms p50 before, 3.6 to 3.9 ms after. Of a user of 6,000 messages whose
+-- questions name a speaker held by three quarters of them, through the store: 3.4 to 3.6 ms
+-- before, 2.1 to 2.3 after.
 --
 -- agentmem.recall_text_arm counted the scope's messages (up to RECALL_EXACT_LIMIT index
 -- entries) to tell message_bm25_hits whether the scope is small, which it does not use: the
