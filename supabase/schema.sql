@@ -1683,7 +1683,7 @@ declare
   fw double precision := greatest(follow_weight, 0);
   i integer;
   -- a term a word (the arrays message_bm25_hits passes, of up to eight words), else a subquery
-  by_terms constant boolean := pg_catalog.cardinality(tqs) between 1 and 8
+  by_terms constant boolean := avgdl is not null and pg_catalog.cardinality(tqs) between 1 and 8
     and pg_catalog.array_ndims(tqs) = 1 and pg_catalog.array_lower(tqs, 1) = 1
     and pg_catalog.array_ndims(tqas) = 1 and pg_catalog.array_lower(tqas, 1) = 1
     and pg_catalog.array_ndims(idfs) = 1 and pg_catalog.array_lower(idfs, 1) = 1

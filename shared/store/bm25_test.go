@@ -333,6 +333,7 @@ func TestBM25WeighsEveryWordOfAQuestionOfAnyLength(t *testing.T) {
 		total += float64(len(d.lexemes))
 	}
 	lengths := map[int]bool{}
+	turnsBeside := 0 // rows compared that the first word alone does not match: read beside a match
 	for _, q := range []string{
 		"What did Melanie paint?",
 		"Did Caroline find a violin teacher in Boston or camp by the lake?",
@@ -385,14 +386,15 @@ func TestBM25WeighsEveryWordOfAQuestionOfAnyLength(t *testing.T) {
 		err = asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": sc.UserID}, func(tx pgx.Tx) error {
 			for _, reach := range []int{0, 2} {
 				for _, fw := range []float64{0, 0.5} {
-					var differ, rows int
-					if err := tx.QueryRow(ctx, bm25WaysSQL, sc.UserID, terms, reach, fw).Scan(&differ, &rows); err != nil {
+					var differ, rows, beside int
+					if err := tx.QueryRow(ctx, bm25WaysSQL, sc.UserID, terms, reach, fw).Scan(&differ, &rows, &beside); err != nil {
 						return err
 					}
-					if differ != 0 || rows != len(want) {
-						t.Errorf("%q (%d words), reach %d, follow %v: %d of %d rows score otherwise through the subquery, want 0 of %d",
+					if differ != 0 || rows == 0 || reach == 0 && rows != len(want) {
+						t.Errorf("%q (%d words), reach %d, follow %v: %d of %d rows score otherwise through the subquery, want 0 (and %d rows without reach)",
 							q, len(terms), reach, fw, differ, rows, len(want))
 					}
+					turnsBeside += beside
 				}
 			}
 			return nil
@@ -404,24 +406,35 @@ func TestBM25WeighsEveryWordOfAQuestionOfAnyLength(t *testing.T) {
 	if !lengths[8] || !lengths[9] {
 		t.Errorf("the questions have %v words: want one of eight and one of nine, the longest scored each way", lengths)
 	}
+	if turnsBeside == 0 {
+		t.Error("no turn beside a match was scored: the comparison never reached them")
+	}
 }
 
 // bm25WaysSQL scores the scope's ($1, agent chat) messages holding a word of $2 through
 // agentmem.message_bm25_scored (reach $3, follow weight $4) twice: with the words' arrays, and
 // with them one null word longer, which a question of nine words or more, and so the subquery,
-// scores. It answers how many rows differ in score or relevance, and how many there are.
+// scores. With reach, the candidates are the first word's matches (as a first pass's are the
+// rare words'), and the turns beside them are scored too. It answers how many rows differ in
+// the bits of their score or relevance, how many there are, and how many of them the first word
+// does not match.
 const bm25WaysSQL = `with s as (select * from agentmem.message_word_stats($1, '', 'chat', $2::text[])),
 a as (
   select array_agg(quote_literal(u.t)::tsquery order by u.k) as tqs,
          array_agg((quote_literal(u.t) || ':A')::tsquery order by u.k) as tqas,
          array_agg(ln(1 + (s.docs - s.dfs[u.k] + 0.5) / (s.dfs[u.k] + 0.5)) order by u.k) as idfs,
-         max(s.avgdl) as avgdl
+         max(s.avgdl) as avgdl,
+         agentmem.terms_query($2) as q,
+         case when $3 > 0 then agentmem.terms_query(($2::text[])[1:1]) else agentmem.terms_query($2) end as q_cand
   from s, unnest($2::text[]) with ordinality u(t, k)
 ),
 x as (select h.* from a, agentmem.message_bm25_scored($1, '', 'chat', '{}', '', '', null, null,
-  agentmem.terms_query($2), agentmem.terms_query($2), $3, a.tqs, a.tqas, a.idfs, a.avgdl, 10, 100, $4) h),
+  a.q, a.q_cand, $3, a.tqs, a.tqas, a.idfs, a.avgdl, 10, 100, $4) h),
 y as (select h.* from a, agentmem.message_bm25_scored($1, '', 'chat', '{}', '', '', null, null,
-  agentmem.terms_query($2), agentmem.terms_query($2), $3, a.tqs || null::tsquery, a.tqas || null::tsquery,
-  a.idfs || null::float8, a.avgdl, 10, 100, $4) h)
-select count(*) filter (where x.score is distinct from y.score or x.relevance is distinct from y.relevance), count(*)
-from x full join y using (session_id, seq)`
+  a.q, a.q_cand, $3, a.tqs || null::tsquery, a.tqas || null::tsquery, a.idfs || null::float8, a.avgdl, 10, 100, $4) h)
+select count(*) filter (where float8send(x.score) is distinct from float8send(y.score)
+                          or float8send(x.relevance) is distinct from float8send(y.relevance)),
+       count(*),
+       count(*) filter (where not m.fts @@ (select agentmem.terms_query(($2::text[])[1:1])))
+from x full join y using (session_id, seq)
+  left join agentmem.messages m on m.session_id = coalesce(x.session_id, y.session_id) and m.seq = coalesce(x.seq, y.seq)`

@@ -14,15 +14,16 @@
 -- (the name's test is 1 or 0 in place of the test itself): the scores are the same to the last
 -- bit. A word past a question's last tests a null tsquery: null, so it adds 0. The terms serve
 -- only the arrays message_bm25_hits passes (one dimension from 1, as long as each other, no
--- null weight or name test); other arrays, from a direct call, take the subquery. Which way is
--- decided once a call, from the arrays alone.
+-- null weight or name test) and a known average length; other values, from a direct call, take
+-- the subquery. Which way is decided once a call, from the arguments alone.
 --
 -- message_bm25_scored was also planned for its values at every call (force_custom_plan), since
--- it read the messages itself; agentmem.message_word_matches reads them now, and is planned for
--- its own values. Nothing the values could change is left in its statements' plans, and the
--- first pass's statement, the larger, took longer to plan than to run for a user of 6,000
--- messages: its statements are now planned once a connection. So are agentmem.message_bm25_hits'
--- (each reads functions alone: about 0.2 ms of the text list below).
+-- it read the messages itself; agentmem.message_word_matches reads them now, in a call of its
+-- own (planned there without the outer statement's values, under either setting). Nothing the
+-- values could change is left in message_bm25_scored's statements' plans, and the first pass's
+-- statement, the larger, took longer to plan than to run for a user of 6,000 messages: its
+-- statements are now planned once a connection. So are agentmem.message_bm25_hits' (each reads
+-- functions alone: about 0.2 ms of the text list below).
 --
 -- The text list of a user of 6,790 messages, their first 200 labelled questions, inside the
 -- server: 4.5 to 4.6 ms p50 before, 3.6 to 3.9 ms after. Of a user of 6,000 messages whose
@@ -82,7 +83,7 @@ begin
     $e$  i integer;
 begin$e$, $e$  i integer;
   -- a term a word (the arrays message_bm25_hits passes, of up to eight words), else a subquery
-  by_terms constant boolean := pg_catalog.cardinality(tqs) between 1 and 8
+  by_terms constant boolean := avgdl is not null and pg_catalog.cardinality(tqs) between 1 and 8
     and pg_catalog.array_ndims(tqs) = 1 and pg_catalog.array_lower(tqs, 1) = 1
     and pg_catalog.array_ndims(tqas) = 1 and pg_catalog.array_lower(tqas, 1) = 1
     and pg_catalog.array_ndims(idfs) = 1 and pg_catalog.array_lower(idfs, 1) = 1
