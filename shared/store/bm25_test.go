@@ -276,8 +276,8 @@ func TestAnsweringTurnCreditIsTheNeighboursScore(t *testing.T) {
 
 // Every word of a question weighs as BM25 says, whatever the question's length: a short
 // question's words are scored one expression a word, a long one's (more than eight words) by a
-// subquery over them, and both score exactly as a reference computed here from each message's
-// lexemes, a word in the speaker's name three times over.
+// subquery over them. Both score as a reference computed here from each message's lexemes (a
+// word in the speaker's name three times over), and as each other to the last bit.
 func TestBM25WeighsEveryWordOfAQuestionOfAnyLength(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{FollowWeight: -1})
