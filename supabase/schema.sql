@@ -2797,7 +2797,10 @@ declare
   v_distance double precision[];
 begin
   select e.own_exact, e.shared_exact, e.messages_exact into own_exact, shared_exact, messages_exact
-  from agentmem.recall_scope_exact(p_source, p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;
+  from agentmem.recall_scope_exact(
+         case when p_mode <> 'text' and query_embedding is not null then p_source
+              when p_source in ('memories', 'all') then 'memories' end,
+         p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;
   if p_mode <> 'vector' then
     select pg_catalog.array_agg(t.src), pg_catalog.array_agg(t.k1), pg_catalog.array_agg(t.k2),
            pg_catalog.array_agg(t.score), pg_catalog.array_agg(t.relevance)

@@ -33,7 +33,8 @@
 -- agentmem.recall_text_arm counted the scope's messages (up to RECALL_EXACT_LIMIT index
 -- entries) to tell message_bm25_hits whether the scope is small, which it does not use: the
 -- words' statistics and the index serve every scope alike. It now counts memories alone, and
--- only when it searches them: their BM25 does use it.
+-- only when it searches them: their BM25 does use it. agentmem.recall_sources (the one
+-- statement) counts messages only when it ranks them by vector too.
 --
 -- On a large table: nothing is rewritten; only the functions change.
 
@@ -108,3 +109,11 @@ select pg_temp.patch_function('agentmem.recall_text_arm(text, text, text, text, 
 
 select pg_temp.patch_function('agentmem.message_bm25_hits(text, text, text, jsonb, text, text, timestamp with time zone, timestamp with time zone, text[], integer, boolean, double precision)',
   $old$ SET plan_cache_mode TO 'force_custom_plan'$old$, $new$ SET plan_cache_mode TO 'force_generic_plan'$new$, 1);
+
+-- the one statement, too: messages are counted for their vector list alone
+select pg_temp.patch_function('agentmem.recall_sources(text, text, extensions.vector, text, text, text, text, jsonb, text, integer, double precision, double precision, integer, double precision, integer, integer, boolean, timestamp with time zone, timestamp with time zone, text, text, double precision, double precision, double precision, double precision, boolean)',
+  $old$  from agentmem.recall_scope_exact(p_source, p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;$old$,
+  $new$  from agentmem.recall_scope_exact(
+         case when p_mode <> 'text' and query_embedding is not null then p_source
+              when p_source in ('memories', 'all') then 'memories' end,
+         p_user_id, p_tenant_id, p_speaker, p_role, exact_limit, with_shared) e;$new$, 1);
