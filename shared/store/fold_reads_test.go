@@ -109,7 +109,7 @@ func TestEditsAndFoldsOfAScopeNeverDeadlock(t *testing.T) {
 	// update's plan reads in its physical order
 	e.exec(t,
 		sqlStep{pendingUserMessagesSQL, []any{user, 300, "chat"}},
-		sqlStep{`select agentmem.fold_message_words($1, '', 'chat', 100000)`, []any{user}},
+		foldScope(user),
 		sqlStep{`analyze agentmem.message_words`, nil},
 	)
 	const commit = `
@@ -218,7 +218,7 @@ func TestLookAndFoldReadPendingWordsThroughTheirIndex(t *testing.T) {
 		sqlStep{`insert into agentmem.messages (session_id, seq, id, user_id, agent, role, content, token_estimate, expires_at)
 		  select s.id, i, 'm' || i, s.user_id, 'chat', 'user', 'the harbour at dawn, note ' || i, 8, now() + interval '1 day'
 		  from agentmem.sessions s, generate_series(2, 11) i where s.user_id <> $1`, []any{user}},
-		sqlStep{`select agentmem.fold_message_words(null, null, null, 100000)`, nil},
+		foldEveryScope,
 		sqlStep{pendingUserMessagesSQL, []any{user, 300, "chat"}},
 	)
 	for k := range 10 {
@@ -285,7 +285,7 @@ func TestACommitLeavesItsScopesFoldToTheCommitFoldingIt(t *testing.T) {
 	user := uuid.New().String()
 	e.exec(t,
 		sqlStep{pendingUserMessagesSQL, []any{user, 300, "chat"}},
-		sqlStep{`select agentmem.fold_message_words($1, '', 'chat', 100000)`, []any{user}},
+		foldScope(user),
 		sqlStep{pendingUserMessagesSQL, []any{user, 300, "chat"}},
 	)
 	folding, err := e.conn.Begin(ctx)
@@ -296,11 +296,7 @@ func TestACommitLeavesItsScopesFoldToTheCommitFoldingIt(t *testing.T) {
 	if _, err := folding.Exec(ctx, lookSQL, user); err != nil {
 		t.Fatal(err)
 	}
-	var held int64
-	if err := folding.QueryRow(ctx, `select count(*) from agentmem.message_words_pending where user_id = $1`, user).Scan(&held); err != nil {
-		t.Fatal(err)
-	}
-	if held != 0 {
+	if held := pendingOf(t, folding, user); held != 0 {
 		t.Fatalf("the first look left %d messages pending, want it to fold them all", held)
 	}
 	other := storetest.Admin(t, e.url)
@@ -322,11 +318,7 @@ func TestACommitLeavesItsScopesFoldToTheCommitFoldingIt(t *testing.T) {
 	if err := second.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var pending int64
-	if err := e.conn.QueryRow(ctx, `select count(*) from agentmem.message_words_pending where user_id = $1`, user).Scan(&pending); err != nil {
-		t.Fatal(err)
-	}
-	if pending != 1 {
+	if pending := pendingOf(t, e.conn, user); pending != 1 {
 		t.Errorf("%d messages pending after both commits, want the second's one", pending)
 	}
 	noWordDrift(t, e, "two looks at once")
@@ -334,10 +326,7 @@ func TestACommitLeavesItsScopesFoldToTheCommitFoldingIt(t *testing.T) {
 	if _, err := e.st.Sweep(ctx, store.SweepParams{BatchSize: 100, Deadline: time.Now().Add(time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.conn.QueryRow(ctx, `select count(*) from agentmem.message_words_pending where user_id = $1`, user).Scan(&pending); err != nil {
-		t.Fatal(err)
-	}
-	if pending != 0 {
+	if pending := pendingOf(t, e.conn, user); pending != 0 {
 		t.Errorf("%d messages pending after a sweep, want none", pending)
 	}
 	noWordDrift(t, e, "the sweep after two looks")
@@ -347,6 +336,27 @@ func TestACommitLeavesItsScopesFoldToTheCommitFoldingIt(t *testing.T) {
 type sqlStep struct {
 	sql  string
 	args []any
+}
+
+// foldScope folds the pending words of user's scope of agent chat, as a commit past the
+// threshold does; foldEveryScope folds every scope's, as the sweep does.
+func foldScope(user string) sqlStep {
+	return sqlStep{`select agentmem.fold_message_words($1, '', 'chat', 100000)`, []any{user}}
+}
+
+var foldEveryScope = sqlStep{`select agentmem.fold_message_words(null, null, null, 100000)`, nil}
+
+// pendingOf is how many of user's messages wait for their words to be counted, as q (a
+// connection or a transaction) sees them.
+func pendingOf(t *testing.T, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, user string) int64 {
+	t.Helper()
+	var n int64
+	if err := q.QueryRow(t.Context(), `select count(*) from agentmem.message_words_pending where user_id = $1`, user).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // exec runs steps in turn on e's superuser connection.
@@ -389,11 +399,7 @@ func TestWordStatsReadPendingMessagesByKey(t *testing.T) {
 		sqlStep{`alter table agentmem.messages alter column user_id set (n_distinct = 10000)`, nil},
 		sqlStep{`analyze agentmem.messages, agentmem.message_words_pending`, nil},
 	)
-	var pending int
-	if err := e.conn.QueryRow(ctx, `select count(*) from agentmem.message_words_pending where user_id = $1`, user).Scan(&pending); err != nil {
-		t.Fatal(err)
-	}
-	if pending != 100 {
+	if pending := pendingOf(t, e.conn, user); pending != 100 {
 		t.Fatalf("%d messages pending, want 100", pending)
 	}
 	err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": user}, func(tx pgx.Tx) error {
@@ -439,7 +445,7 @@ select s.id, i, 'm' || i, s.user_id, 'chat', 'user',
 from s, generate_series(1, $2::int) i`
 	e.exec(t,
 		sqlStep{words, []any{user, 300}},
-		sqlStep{`select agentmem.fold_message_words($1, '', 'chat', 100000)`, []any{user}},
+		foldScope(user),
 		sqlStep{pendingUserMessagesSQL, []any{user, 60, "chat"}},
 		sqlStep{`update agentmem.messages set expires_at = now() - interval '1 second'
 		  where user_id = $1 and ((seq <= 25 and id like 'm%' and content not like 'the harbour%')

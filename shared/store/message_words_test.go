@@ -648,17 +648,13 @@ func TestMessageWordsAreCountedInBatches(t *testing.T) {
 	// So do commits of sessions too short to reach a 32nd message: each new session's first
 	// commit looks.
 	short := memory.Scope{UserID: "user_2fold_short", Agent: "chat"}
-	var shortPending int
 	for i := 0; i < threshold/2+10; i++ {
 		commitMessages(t, e.st, short, uuid.New(), []memory.NewMessage{
 			msg(memory.RoleUser, fmt.Sprintf("Is the %s ready? ticket %d", topics[i%len(topics)], i)),
 			msg(memory.RoleAssistant, fmt.Sprintf("The %s is on its way; ticket %d", topics[(i+3)%len(topics)], i)),
 		})
 	}
-	if err := e.conn.QueryRow(ctx, `select count(*) from agentmem.message_words_pending where user_id = $1`, short.UserID).Scan(&shortPending); err != nil {
-		t.Fatal(err)
-	}
-	if total := 2 * (threshold/2 + 10); shortPending >= threshold {
+	if total, shortPending := 2*(threshold/2+10), pendingOf(t, e.conn, short.UserID); shortPending >= int64(threshold) {
 		t.Fatalf("after %d messages in sessions of two, %d are pending, want fewer than %d", total, shortPending, threshold)
 	}
 	drift("short sessions past the threshold")

@@ -75,7 +75,7 @@ func TestAScopeIsSmallBelowTheLimitAlone(t *testing.T) {
 	commit("chat", 12)
 	commit("support", 9)
 	check("committed")
-	e.exec(t, sqlStep{`select agentmem.fold_message_words(null, null, null, 100000)`, nil})
+	e.exec(t, foldEveryScope)
 	check("folded")
 	pending := commit("chat", 5)
 	check("some pending")
