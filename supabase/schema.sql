@@ -1849,25 +1849,43 @@ begin
               from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8 end)::float8 as bm25
       from cand m
     ),
-    -- the matches, and the turns just beside them that are not matches, known by their place
-    -- only (bm25 null): they may not exist, or not match q
-    spots as (
-      select m.session_id, m.seq, m.question, m.eligible, m.bm25 from matched m
-      union all
-      select distinct m.session_id, m.seq + d.d, null::boolean, null::boolean, null::float8
-      from matched m cross join (values (-1), (1)) d(d)
-      where not exists (select 1 from matched x where x.session_id = m.session_id and x.seq = m.seq + d.d)
+    -- each match beside the matches before (p) and after (n) it in its session
+    linked as (
+      select m.session_id, m.seq, m.question, m.eligible, m.bm25,
+             pg_catalog.lag(m.seq) over w as p_seq, pg_catalog.lag(m.question) over w as p_question,
+             pg_catalog.lag(m.bm25) over w as p_bm25,
+             pg_catalog.lead(m.seq) over w as n_seq, pg_catalog.lead(m.question) over w as n_question,
+             pg_catalog.lead(m.bm25) over w as n_bm25
+      from matched m
+      window w as (partition by m.session_id order by m.seq)
     ),
-    -- the credit of the turn before (b) and after (a) each spot, where those are matches
+    -- the matches, and the turns just beside them that are not matches, known by their place
+    -- only (bm25 null: they may not exist, or not match q); with the credit of the turn before
+    -- (b) and after (a) each, where those are matches (a scored match: bm25 not null)
     known as (
-      select s.session_id, s.seq, s.eligible, s.bm25,
-             case when pg_catalog.lag(s.seq) over w = s.seq - 1 and pg_catalog.lag(s.bm25) over w is not null
-                  then case when pg_catalog.lag(s.question) over w then pg_catalog.lag(s.bm25) over w else 0 end end as b_credit,
-             case when s.question then 0
-                  when pg_catalog.lead(s.seq) over w = s.seq + 1 and pg_catalog.lead(s.bm25) over w is not null
-                  then case when pg_catalog.lead(s.question) over w then 0 else pg_catalog.lead(s.bm25) over w end end as a_credit
-      from spots s
-      window w as (partition by s.session_id order by s.seq)
+      select l.session_id, l.seq, l.eligible, l.bm25,
+             case when l.p_seq = l.seq - 1 and l.p_bm25 is not null
+                  then case when l.p_question then l.p_bm25 else 0 end end as b_credit,
+             case when l.question then 0
+                  when l.n_seq = l.seq + 1 and l.n_bm25 is not null
+                  then case when l.n_question then 0 else l.n_bm25 end end as a_credit
+      from linked l
+      union all
+      -- the turn before a match, where that is not one
+      select l.session_id, l.seq - 1, null::boolean, null::float8,
+             case when l.p_seq = l.seq - 2 and l.p_bm25 is not null
+                  then case when l.p_question then l.p_bm25 else 0 end end,
+             case when l.bm25 is not null then case when l.question then 0 else l.bm25 end end
+      from linked l
+      where l.p_seq is distinct from l.seq - 1
+      union all
+      -- the turn after a match, where that is not one, nor the turn before the next match
+      -- (known above): so the turn after it is no match
+      select l.session_id, l.seq + 1, null::boolean, null::float8,
+             case when l.bm25 is not null then case when l.question then l.bm25 else 0 end end,
+             null::float8
+      from linked l
+      where l.n_seq is distinct from l.seq + 1 and l.n_seq is distinct from l.seq + 2
     ),
     -- the most each spot can score, and the least each match that may be returned does
     bounded as materialized (
@@ -1963,8 +1981,12 @@ begin
           and y.expires_at > pg_catalog.now() and y.fts operator(pg_catalog.@@) q
         offset 0) m
     ),
+    -- the rows a contender's score reads: within a turn of it (the window below reads no
+    -- further)
     scored as (
       select m.session_id, m.seq, m.question, m.eligible, m.bm25 from matched m
+      where (m.session_id, m.seq) in (select c.session_id, c.seq + d.d
+                                      from contenders c cross join (values (-1), (0), (1)) d(d))
       union all
       select m.session_id, m.seq, m.question, m.eligible, m.bm25 from near m
     ),

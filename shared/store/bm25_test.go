@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -438,3 +440,135 @@ select count(*) filter (where float8send(x.score) is distinct from float8send(y.
        count(*) filter (where not m.fts @@ (select agentmem.terms_query(($2::text[])[1:1])))
 from x full join y using (session_id, seq)
   left join agentmem.messages m on m.session_id = coalesce(x.session_id, y.session_id) and m.seq = coalesce(x.seq, y.seq)`
+
+// The pass that reads the turns beside its matches reads only the turns that can rank: for any
+// n, its answer is the first n of every candidate (the first word's matches and the turns
+// beside them), each scored with its neighbours' credit as scoring all of the question's
+// matches scores it: the same rows with the same scores, to the last bit. The first word is
+// common and another rare, so that turns beside its matches rank; its matches fall everywhere a
+// bound reads a neighbour from: at a session's first and last turn, next to each other, two
+// turns apart (one turn between them, beside both) and further.
+func TestMessageBM25BoundsKeepEveryTurnThatCanRank(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	sc := memory.Scope{UserID: uuid.NewString(), Agent: "chat"}
+	r := rand.New(rand.NewPCG(29, 11))
+	filler := []string{"harbour", "lantern", "meadow", "copper", "orchard", "velvet", "walnut", "pebble"}
+	gaps := map[int]int{} // gaps between the first word's matches in a session: how many
+	for s := range 24 {
+		var msgs []memory.NewMessage
+		last := -1
+		turns := 10 + r.IntN(8)
+		for i := range turns {
+			var words []string
+			named := r.IntN(4) == 0
+			if !named && (i == 0 && s%2 == 0 || i == turns-1 && s%3 == 0 || r.IntN(5) < 3) {
+				words = append(words, "zanzibar")
+				if last >= 0 {
+					gaps[i-last]++
+				}
+				last = i
+			}
+			if r.IntN(5) < 2 {
+				words = append(words, "trip")
+			}
+			if r.IntN(8) == 0 {
+				words = append(words, "ferry")
+			}
+			words = append(words, filler[:r.IntN(len(filler))]...)
+			text := strings.Join(words, " ")
+			if r.IntN(3) == 0 {
+				text += "?"
+			}
+			if text == "" {
+				text = "ok"
+			}
+			m := msg([]string{memory.RoleUser, memory.RoleAssistant}[i%2], text)
+			if named {
+				// a rare word in the name: a score near the most a turn can have, so that a
+				// bound too low would leave it out
+				name := "Ferry"
+				m.Name = &name
+			}
+			msgs = append(msgs, m)
+		}
+		commitMessages(t, e.st, sc, uuid.New(), msgs)
+	}
+	for _, g := range []int{1, 2, 3} {
+		if gaps[g] == 0 {
+			t.Fatalf("no two of the first word's matches %d turns apart (gaps %v): the bounds beside them are not checked", g, gaps)
+		}
+	}
+	// $5: the pass of a first pass (reach 2, the candidates the first word's matches and the
+	// turns beside them), or every match of the question scored (reach 0) and kept where the
+	// first word is within a turn.
+	const scored = `with s as (select * from agentmem.message_word_stats($1, '', 'chat', $2::text[])),
+	a as (
+	  select array_agg(quote_literal(u.t)::tsquery order by u.k) as tqs,
+	         array_agg((quote_literal(u.t) || ':A')::tsquery order by u.k) as tqas,
+	         array_agg(ln(1 + (s.docs - s.dfs[u.k] + 0.5) / (s.dfs[u.k] + 0.5)) order by u.k) as idfs,
+	         max(s.avgdl) as avgdl
+	  from s, unnest($2::text[]) with ordinality u(t, k)
+	)
+	select h.session_id::text || '/' || h.seq || ' ' || encode(float8send(h.score), 'hex') || ' ' || encode(float8send(h.relevance), 'hex')
+	from a, agentmem.message_bm25_scored($1, '', 'chat', '{}', '', '', null, null, agentmem.terms_query($2),
+	  case when $5 then agentmem.terms_query(($2::text[])[1:1]) else agentmem.terms_query($2) end, case when $5 then 2 else 0 end,
+	  a.tqs, a.tqas, a.idfs, a.avgdl, 10, $3, $4) h
+	where $5 or exists (select 1 from agentmem.messages m
+	                    where m.user_id = $1 and m.session_id = h.session_id and m.seq between h.seq - 1 and h.seq + 1
+	                      and m.fts @@ agentmem.terms_query(($2::text[])[1:1]))
+	order by h.score desc, h.session_id, h.seq`
+	terms := []string{"zanzibar", "ferri", "trip"}
+	err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": sc.UserID}, func(tx pgx.Tx) error {
+		answer := func(n int, fw float64, pass bool) ([]string, error) {
+			rows, err := tx.Query(ctx, scored, sc.UserID, terms, n, fw, pass)
+			if err != nil {
+				return nil, err
+			}
+			return pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		beside := 0 // answers' rows the first word does not match
+		for _, fw := range []float64{0.5, 1, 3, 0} {
+			all, err := answer(100000, fw, false)
+			if err != nil {
+				return err
+			}
+			if len(all) < 40 {
+				t.Fatalf("follow %v: %d candidates, want at least 40", fw, len(all))
+			}
+			for n := 1; n <= 20; n++ {
+				got, err := answer(n, fw, true)
+				if err != nil {
+					return err
+				}
+				if !slices.Equal(got, all[:n]) {
+					t.Errorf("follow %v, n %d:\n got %v\nwant %v", fw, n, got, all[:n])
+				}
+			}
+			var k int
+			if err := tx.QueryRow(ctx, `select count(*) from agentmem.messages m
+				where m.user_id = $1 and (m.session_id::text || '/' || m.seq) = any ($2::text[])
+				  and not m.fts @@ 'zanzibar'::tsquery`, sc.UserID, rowKeys(all[:12])).Scan(&k); err != nil {
+				return err
+			}
+			beside += k
+		}
+		if beside == 0 {
+			t.Error("no turn beside a match of the first word ranks: the bounds of those turns are not checked")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rowKeys is the session/seq of each row of answers of "session/seq score relevance".
+func rowKeys(rows []string) []string {
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i], _, _ = strings.Cut(r, " ")
+	}
+	return keys
+}
