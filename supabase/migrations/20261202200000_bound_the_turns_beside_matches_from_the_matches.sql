@@ -14,9 +14,13 @@
 -- (each with the match before and after it in its session) gives every bound: a match's, from
 -- the matches next to it; the turn before a match (where that is not one), from the match and
 -- the one two turns before; the turn after (where that is not one, nor the turn before the next
--- match), from the match and the one two turns after. The bounds are the same expressions of
--- the same values: the same rows rank, with the same scores, to the last bit. The answer pairs
--- only the rows within a turn of a row that can rank.
+-- match), from the match alone, as the turn after it is no match. The bounds are the same
+-- expressions of the same values: the same rows rank, with the same scores, to the last bit.
+-- The answer pairs only the rows within a turn of a row that can rank.
+--
+-- That user's 200 questions, the text list inside the server: 18.3 to 20.7 ms p50 before, 14.9
+-- to 15.2 after (15.5 with the bounds alone, 17.2 with the pairing alone). A user of 6,790
+-- messages, whose questions match a few hundred: 4.1 to 4.2 ms, before and after.
 --
 -- On a large table: nothing is rewritten; only the function changes.
 
