@@ -1880,7 +1880,7 @@ begin
       where l.p_seq is distinct from l.seq - 1
       union all
       -- the turn after a match, where that is not one, nor the turn before the next match
-      -- (known above): so the turn after it is no match
+      -- (known above): the turn after it is no match of q_cand, its credit unknown (null)
       select l.session_id, l.seq + 1, null::boolean, null::float8,
              case when l.bm25 is not null then case when l.question then l.bm25 else 0 end end,
              null::float8

@@ -502,13 +502,14 @@ func TestMessageBM25BoundsKeepEveryTurnThatCanRank(t *testing.T) {
 	}
 	// $5: the pass of a first pass (reach 2, the candidates the first word's matches and the
 	// turns beside them), or every match of the question scored (reach 0) and kept where the
-	// first word is within a turn.
+	// first word is within a turn; $6 and $7, when given, the words' weights and the average
+	// length in place of the scope's.
 	const scored = `with s as (select * from agentmem.message_word_stats($1, '', 'chat', $2::text[])),
 	a as (
 	  select array_agg(quote_literal(u.t)::tsquery order by u.k) as tqs,
 	         array_agg((quote_literal(u.t) || ':A')::tsquery order by u.k) as tqas,
-	         array_agg(ln(1 + (s.docs - s.dfs[u.k] + 0.5) / (s.dfs[u.k] + 0.5)) order by u.k) as idfs,
-	         max(s.avgdl) as avgdl
+	         coalesce($6::float8[], array_agg(ln(1 + (s.docs - s.dfs[u.k] + 0.5) / (s.dfs[u.k] + 0.5)) order by u.k)) as idfs,
+	         coalesce($7::float8, max(s.avgdl)) as avgdl
 	  from s, unnest($2::text[]) with ordinality u(t, k)
 	)
 	select h.session_id::text || '/' || h.seq || ' ' || encode(float8send(h.score), 'hex') || ' ' || encode(float8send(h.relevance), 'hex')
@@ -520,48 +521,71 @@ func TestMessageBM25BoundsKeepEveryTurnThatCanRank(t *testing.T) {
 	                      and m.fts @@ agentmem.terms_query(($2::text[])[1:1]))
 	order by h.score desc, h.session_id, h.seq`
 	terms := []string{"zanzibar", "ferri", "trip"}
-	err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": sc.UserID}, func(tx pgx.Tx) error {
-		answer := func(n int, fw float64, pass bool) ([]string, error) {
-			rows, err := tx.Query(ctx, scored, sc.UserID, terms, n, fw, pass)
-			if err != nil {
-				return nil, err
+	// check compares the pass with every candidate scored, for user, at each follow weight and
+	// each n up to maxN, and answers every candidate at each weight.
+	check := func(user string, idfs []float64, avgdl *float64, fws []float64, maxN int) [][]string {
+		t.Helper()
+		var alls [][]string
+		err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": user}, func(tx pgx.Tx) error {
+			answer := func(n int, fw float64, pass bool) ([]string, error) {
+				rows, err := tx.Query(ctx, scored, user, terms, n, fw, pass, idfs, avgdl)
+				if err != nil {
+					return nil, err
+				}
+				return pgx.CollectRows(rows, pgx.RowTo[string])
 			}
-			return pgx.CollectRows(rows, pgx.RowTo[string])
-		}
-		beside := 0 // answers' rows the first word does not match
-		for _, fw := range []float64{0.5, 1, 3, 0} {
-			all, err := answer(100000, fw, false)
-			if err != nil {
-				return err
-			}
-			if len(all) < 40 {
-				t.Fatalf("follow %v: %d candidates, want at least 40", fw, len(all))
-			}
-			for n := 1; n <= 20; n++ {
-				got, err := answer(n, fw, true)
+			for _, fw := range fws {
+				all, err := answer(100000, fw, false)
 				if err != nil {
 					return err
 				}
-				if !slices.Equal(got, all[:n]) {
-					t.Errorf("follow %v, n %d:\n got %v\nwant %v", fw, n, got, all[:n])
+				for n := 1; n <= min(maxN, len(all)); n++ {
+					got, err := answer(n, fw, true)
+					if err != nil {
+						return err
+					}
+					if !slices.Equal(got, all[:n]) {
+						t.Errorf("follow %v, n %d:\n got %v\nwant %v", fw, n, got, all[:n])
+					}
 				}
+				alls = append(alls, all)
 			}
-			var k int
-			if err := tx.QueryRow(ctx, `select count(*) from agentmem.messages m
-				where m.user_id = $1 and (m.session_id::text || '/' || m.seq) = any ($2::text[])
-				  and not m.fts @@ 'zanzibar'::tsquery`, sc.UserID, rowKeys(all[:12])).Scan(&k); err != nil {
-				return err
-			}
-			beside += k
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if beside == 0 {
-			t.Error("no turn beside a match of the first word ranks: the bounds of those turns are not checked")
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		return alls
 	}
+	beside := 0 // answers' rows the first word does not match
+	for i, all := range check(sc.UserID, nil, nil, []float64{0.5, 1, 3, 0}, 20) {
+		if len(all) < 40 {
+			t.Fatalf("follow weight %d: %d candidates, want at least 40", i, len(all))
+		}
+		var k int
+		if err := e.conn.QueryRow(ctx, `select count(*) from agentmem.messages m
+			where m.user_id = $1 and (m.session_id::text || '/' || m.seq) = any ($2::text[])
+			  and not m.fts @@ 'zanzibar'::tsquery`, sc.UserID, rowKeys(all[:12])).Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		beside += k
+	}
+	if beside == 0 {
+		t.Error("no turn beside a match of the first word ranks: the bounds of those turns are not checked")
+	}
+	// The turn after a match (a question, or not) whose next turn holds another word of the
+	// question: that turn's credit is unknown to the bound (a bound taking 0 for it would leave
+	// the turn between out), with weights that make the bound tight.
+	other := memory.Scope{UserID: uuid.NewString(), Agent: "chat"}
+	commitMessages(t, e.st, other, uuid.New(), []memory.NewMessage{
+		msg(memory.RoleUser, "zanzibar"), msg(memory.RoleAssistant, "trip"), msg(memory.RoleUser, "ferry")})
+	commitMessages(t, e.st, other, uuid.New(), []memory.NewMessage{
+		msg(memory.RoleUser, "zanzibar?"), msg(memory.RoleAssistant, "trip"), msg(memory.RoleUser, "ferry")})
+	// two matches in a row: a floor that credits one with the other, a bar a bound too low misses
+	commitMessages(t, e.st, other, uuid.New(), []memory.NewMessage{
+		msg(memory.RoleUser, "zanzibar"), msg(memory.RoleAssistant, "zanzibar")})
+	one := 1.0
+	check(other.UserID, []float64{10, 4, 0.5}, &one, []float64{0.5, 1, 3}, 3)
 }
 
 // rowKeys is the session/seq of each row of answers of "session/seq score relevance".

@@ -14,13 +14,14 @@
 -- (each with the match before and after it in its session) gives every bound: a match's, from
 -- the matches next to it; the turn before a match (where that is not one), from the match and
 -- the one two turns before; the turn after (where that is not one, nor the turn before the next
--- match), from the match alone, as the turn after it is no match. The bounds are the same
--- expressions of the same values: the same rows rank, with the same scores, to the last bit.
--- The answer pairs only the rows within a turn of a row that can rank.
+-- match), from the match, with the credit of the turn after it unknown (bounded by what a turn
+-- without q_cand's words can score): that turn is no match of q_cand, but may match q. The
+-- bounds are the same expressions of the same values: the same rows rank, with the same scores,
+-- to the last bit. The answer pairs only the rows within a turn of a row that can rank.
 --
 -- That user's 200 questions, the text list inside the server: 18.3 to 20.7 ms p50 before, 14.9
--- to 15.2 after (15.5 with the bounds alone, 17.2 with the pairing alone). A user of 6,790
--- messages, whose questions match a few hundred: 4.1 to 4.2 ms, before and after.
+-- to 15.2 after (15.5 to 15.6 with the bounds alone, 17.2 to 17.5 with the pairing alone). A
+-- user of 6,790 messages, whose questions match a few hundred: 4.1 to 4.2 ms, before and after.
 --
 -- On a large table: nothing is rewritten; only the function changes.
 
@@ -90,7 +91,7 @@ select pg_temp.patch_function('agentmem.message_bm25_scored(text, text, text, js
       where l.p_seq is distinct from l.seq - 1
       union all
       -- the turn after a match, where that is not one, nor the turn before the next match
-      -- (known above): so the turn after it is no match
+      -- (known above): the turn after it is no match of q_cand, its credit unknown (null)
       select l.session_id, l.seq + 1, null::boolean, null::float8,
              case when l.bm25 is not null then case when l.question then l.bm25 else 0 end end,
              null::float8
