@@ -456,6 +456,7 @@ func TestMessageBM25BoundsKeepEveryTurnThatCanRank(t *testing.T) {
 	r := rand.New(rand.NewPCG(29, 11))
 	filler := []string{"harbour", "lantern", "meadow", "copper", "orchard", "velvet", "walnut", "pebble"}
 	gaps := map[int]int{} // gaps between the first word's matches in a session: how many
+	firsts, lasts := 0, 0 // sessions whose first, and last, turn is a match of the first word
 	for s := range 24 {
 		var msgs []memory.NewMessage
 		last := -1
@@ -469,6 +470,12 @@ func TestMessageBM25BoundsKeepEveryTurnThatCanRank(t *testing.T) {
 					gaps[i-last]++
 				}
 				last = i
+				if i == 0 {
+					firsts++
+				}
+				if i == turns-1 {
+					lasts++
+				}
 			}
 			if r.IntN(5) < 2 {
 				words = append(words, "trip")
@@ -499,6 +506,9 @@ func TestMessageBM25BoundsKeepEveryTurnThatCanRank(t *testing.T) {
 		if gaps[g] == 0 {
 			t.Fatalf("no two of the first word's matches %d turns apart (gaps %v): the bounds beside them are not checked", g, gaps)
 		}
+	}
+	if firsts == 0 || lasts == 0 {
+		t.Fatalf("%d sessions open with a match of the first word and %d close with one: want some of each", firsts, lasts)
 	}
 	// $5: the pass of a first pass (reach 2, the candidates the first word's matches and the
 	// turns beside them), or every match of the question scored (reach 0) and kept where the
@@ -539,7 +549,10 @@ func TestMessageBM25BoundsKeepEveryTurnThatCanRank(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				for n := 1; n <= min(maxN, len(all)); n++ {
+				if len(all) < maxN {
+					t.Fatalf("follow %v: %d candidates, want at least %d", fw, len(all), maxN)
+				}
+				for n := 1; n <= maxN; n++ {
 					got, err := answer(n, fw, true)
 					if err != nil {
 						return err
