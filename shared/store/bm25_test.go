@@ -413,6 +413,19 @@ func TestBM25WeighsEveryWordOfAQuestionOfAnyLength(t *testing.T) {
 	}
 }
 
+// bm25ArraysSQL is the CTE w of the arrays agentmem.message_bm25_hits passes to
+// agentmem.message_bm25_scored for the words $2 (in their order) of the scope $1, agent chat:
+// each word's tsquery, its tsquery in the name, its weight from the scope's statistics, and the
+// average length.
+const bm25ArraysSQL = `with s as (select * from agentmem.message_word_stats($1, '', 'chat', $2::text[])),
+w as (
+  select array_agg(quote_literal(u.t)::tsquery order by u.k) as tqs,
+         array_agg((quote_literal(u.t) || ':A')::tsquery order by u.k) as tqas,
+         array_agg(ln(1 + (s.docs - s.dfs[u.k] + 0.5) / (s.dfs[u.k] + 0.5)) order by u.k) as idfs,
+         max(s.avgdl) as avgdl
+  from s, unnest($2::text[]) with ordinality u(t, k)
+)`
+
 // bm25WaysSQL scores the scope's ($1, agent chat) messages holding a word of $2 through
 // agentmem.message_bm25_scored (reach $3, follow weight $4) twice: with the words' arrays, and
 // with them one null word longer, which a question of nine words or more, and so the subquery,
@@ -420,15 +433,11 @@ func TestBM25WeighsEveryWordOfAQuestionOfAnyLength(t *testing.T) {
 // rare words'), and the turns beside them are scored too. It answers how many rows differ in
 // the bits of their score or relevance, how many there are, and how many of them the first word
 // does not match.
-const bm25WaysSQL = `with s as (select * from agentmem.message_word_stats($1, '', 'chat', $2::text[])),
+const bm25WaysSQL = bm25ArraysSQL + `,
 a as (
-  select array_agg(quote_literal(u.t)::tsquery order by u.k) as tqs,
-         array_agg((quote_literal(u.t) || ':A')::tsquery order by u.k) as tqas,
-         array_agg(ln(1 + (s.docs - s.dfs[u.k] + 0.5) / (s.dfs[u.k] + 0.5)) order by u.k) as idfs,
-         max(s.avgdl) as avgdl,
-         agentmem.terms_query($2) as q,
+  select w.*, agentmem.terms_query($2) as q,
          case when $3 > 0 then agentmem.terms_query(($2::text[])[1:1]) else agentmem.terms_query($2) end as q_cand
-  from s, unnest($2::text[]) with ordinality u(t, k)
+  from w
 ),
 x as (select h.* from a, agentmem.message_bm25_scored($1, '', 'chat', '{}', '', '', null, null,
   a.q, a.q_cand, $3, a.tqs, a.tqas, a.idfs, a.avgdl, 10, 100, $4) h),
@@ -514,14 +523,8 @@ func TestMessageBM25BoundsKeepEveryTurnThatCanRank(t *testing.T) {
 	// turns beside them), or every match of the question scored (reach 0) and kept where the
 	// first word is within a turn; $6 and $7, when given, the words' weights and the average
 	// length in place of the scope's.
-	const scored = `with s as (select * from agentmem.message_word_stats($1, '', 'chat', $2::text[])),
-	a as (
-	  select array_agg(quote_literal(u.t)::tsquery order by u.k) as tqs,
-	         array_agg((quote_literal(u.t) || ':A')::tsquery order by u.k) as tqas,
-	         coalesce($6::float8[], array_agg(ln(1 + (s.docs - s.dfs[u.k] + 0.5) / (s.dfs[u.k] + 0.5)) order by u.k)) as idfs,
-	         coalesce($7::float8, max(s.avgdl)) as avgdl
-	  from s, unnest($2::text[]) with ordinality u(t, k)
-	)
+	const scored = bm25ArraysSQL + `,
+	a as (select w.tqs, w.tqas, coalesce($6::float8[], w.idfs) as idfs, coalesce($7::float8, w.avgdl) as avgdl from w)
 	select h.session_id::text || '/' || h.seq || ' ' || encode(float8send(h.score), 'hex') || ' ' || encode(float8send(h.relevance), 'hex')
 	from a, agentmem.message_bm25_scored($1, '', 'chat', '{}', '', '', null, null, agentmem.terms_query($2),
 	  case when $5 then agentmem.terms_query(($2::text[])[1:1]) else agentmem.terms_query($2) end, case when $5 then 2 else 0 end,
