@@ -612,3 +612,94 @@ func rowKeys(rows []string) []string {
 	}
 	return keys
 }
+
+// TestAQuestionIsToldByItsLastByte: BM25 over messages tells a question by the last byte of its
+// UTF-8 text, trailing spaces trimmed (agentmem.message_word_matches, and the turns
+// agentmem.message_bm25_scored reads beside its matches); the same turns are questions as by
+// the last character of the text trimmed of its trailing spaces, in texts of every kind.
+func TestAQuestionIsToldByItsLastByte(t *testing.T) {
+	t.Parallel()
+	e := newRankEnv(t, store.Ranking{})
+	ctx := context.Background()
+	sc := memory.Scope{UserID: uuid.NewString(), Agent: "chat"}
+	endings := []string{"?", "? ", "?   ", "?\t", "?\n", "? x", "?x", ". ", "", " ?", "¿qué?", "¿qué? ",
+		"ä?", "日本語?", "日本語？", "?\u00a0", "?\u3000", "🙂?", "?🙂", "??", "? ?", "?.", "\u00bf"}
+	var msgs []memory.NewMessage
+	for _, end := range endings {
+		msgs = append(msgs, msg(memory.RoleUser, "zanzibar "+end))
+	}
+	session := uuid.New()
+	commitMessages(t, e.st, sc, session, msgs)
+	var questions int
+	err := asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": sc.UserID}, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			select m.content, w.question, pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?'
+			from agentmem.message_word_matches($1, '', 'chat', 'zanzibar'::tsquery) w
+			  join agentmem.messages m on m.session_id = w.session_id and m.seq = w.seq
+			order by w.seq`, sc.UserID)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for rows.Next() {
+			var content string
+			var got, want bool
+			if err := rows.Scan(&content, &got, &want); err != nil {
+				return err
+			}
+			n++
+			if got != want {
+				t.Errorf("%q: a question %v, want %v", content, got, want)
+			}
+			if want {
+				questions++
+			}
+		}
+		if n != len(endings) {
+			t.Errorf("%d matches, want %d", n, len(endings))
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if questions < 5 || questions > len(endings)-5 {
+		t.Fatalf("%d questions of %d texts: want both kinds", questions, len(endings))
+	}
+	// The turns read beside the matches: a question before a match credits the match with the
+	// question's score, and a statement does not.
+	asked, told := uuid.New(), uuid.New()
+	commitMessages(t, e.st, sc, asked, []memory.NewMessage{msg(memory.RoleUser, "trip ¿qué?  "), msg(memory.RoleAssistant, "ferry lantern")})
+	commitMessages(t, e.st, sc, told, []memory.NewMessage{msg(memory.RoleUser, "trip qué.  "), msg(memory.RoleAssistant, "ferry lantern")})
+	err = asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": sc.UserID}, func(tx pgx.Tx) error {
+		// the first word's matches, and the turns beside them read by their keys
+		const pass = bm25ArraysSQL + `
+		select h.session_id, h.score
+		from w, agentmem.message_bm25_scored($1, '', 'chat', '{}', '', '', null, null, agentmem.terms_query($2),
+		  agentmem.terms_query(($2::text[])[1:1]), 2, w.tqs, w.tqas, w.idfs, w.avgdl, 10, 10, 1) h
+		where h.seq = 2`
+		rows, err := tx.Query(ctx, pass, sc.UserID, []string{"ferri", "trip"})
+		if err != nil {
+			return err
+		}
+		scores := map[uuid.UUID]float64{}
+		for rows.Next() {
+			var session uuid.UUID
+			var score float64
+			if err := rows.Scan(&session, &score); err != nil {
+				return err
+			}
+			scores[session] = score
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if !(scores[asked] > scores[told]) || scores[told] == 0 {
+			t.Errorf("the answer after a question scores %v, the one after a statement %v: want more", scores[asked], scores[told])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
