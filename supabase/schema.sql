@@ -1978,7 +1978,7 @@ begin
                        else 0 end)
               from rows from (pg_catalog.unnest(tqs), pg_catalog.unnest(tqas), pg_catalog.unnest(idfs)) w(tq, tqa, idf))::float8 end)::float8 as bm25
       from wanted x cross join lateral (
-        select y.session_id, y.seq, pg_catalog.rtrim(pg_catalog.convert_to(y.content, 'UTF8'), '\x20'::bytea) operator(pg_catalog.~~) '%?'::bytea as question,
+        select y.session_id, y.seq, pg_catalog.rtrim(pg_catalog.convert_to(y.content, 'SQL_ASCII'), ' '::bytea) operator(pg_catalog.~~) '%?'::bytea as question,
                y.fts, y.metadata, y.name, y.role, y.created_at
         from agentmem.messages y
         where y.session_id = x.session_id and y.seq = x.seq
@@ -2116,7 +2116,7 @@ CREATE OR REPLACE FUNCTION agentmem.message_word_matches(p_user_id text, p_tenan
  STABLE SECURITY DEFINER
  SET search_path TO ''
 AS $function$
-  select m.session_id, m.seq, m.fts, pg_catalog.rtrim(pg_catalog.convert_to(m.content, 'UTF8'), '\x20'::bytea) operator(pg_catalog.~~) '%?'::bytea, m.metadata, m.name,
+  select m.session_id, m.seq, m.fts, pg_catalog.rtrim(pg_catalog.convert_to(m.content, 'SQL_ASCII'), ' '::bytea) operator(pg_catalog.~~) '%?'::bytea, m.metadata, m.name,
          m.role, m.created_at
   from agentmem.messages m
   where p_user_id = agentmem.current_user_id() and p_tenant_id = agentmem.current_tenant()

@@ -628,6 +628,13 @@ func TestAQuestionIsToldByItsLastByte(t *testing.T) {
 	for _, end := range endings {
 		msgs = append(msgs, msg(memory.RoleUser, "zanzibar "+end))
 	}
+	// texts of no characters, or of spaces alone, matched by the speaker's name
+	for _, text := range []string{"", "   "} {
+		m := msg(memory.RoleUser, text)
+		name := "Zanzibar"
+		m.Name = &name
+		msgs = append(msgs, m)
+	}
 	session := uuid.New()
 	commitMessages(t, e.st, sc, session, msgs)
 	var questions int
@@ -655,8 +662,8 @@ func TestAQuestionIsToldByItsLastByte(t *testing.T) {
 				questions++
 			}
 		}
-		if n != len(endings) {
-			t.Errorf("%d matches, want %d", n, len(endings))
+		if n != len(msgs) {
+			t.Errorf("%d matches, want %d", n, len(msgs))
 		}
 		return rows.Err()
 	})
@@ -666,36 +673,58 @@ func TestAQuestionIsToldByItsLastByte(t *testing.T) {
 	if questions < 5 || questions > len(endings)-5 {
 		t.Fatalf("%d questions of %d texts: want both kinds", questions, len(endings))
 	}
-	// The turns read beside the matches: a question before a match credits the match with the
-	// question's score, and a statement does not.
-	asked, told := uuid.New(), uuid.New()
-	commitMessages(t, e.st, sc, asked, []memory.NewMessage{msg(memory.RoleUser, "trip ¿qué?  "), msg(memory.RoleAssistant, "ferry lantern")})
-	commitMessages(t, e.st, sc, told, []memory.NewMessage{msg(memory.RoleUser, "trip qué.  "), msg(memory.RoleAssistant, "ferry lantern")})
-	err = asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": sc.UserID}, func(tx pgx.Tx) error {
-		// the first word's matches, and the turns beside them read by their keys
+	// The turns read beside the matches (agentmem.message_bm25_scored reads them by their keys):
+	// a question before a match credits the match with the question's score, and a statement
+	// does not. Each session: a turn of the second word ending as above, then a turn of the
+	// first word, the same in every session.
+	other := memory.Scope{UserID: uuid.NewString(), Agent: "chat"}
+	sessions := make([]uuid.UUID, len(endings))
+	for i, end := range endings {
+		sessions[i] = uuid.New()
+		commitMessages(t, e.st, other, sessions[i], []memory.NewMessage{
+			msg(memory.RoleUser, "trip "+end), msg(memory.RoleAssistant, "ferry lantern")})
+	}
+	err = asRole(t, e.conn, store.CallerRole, map[string]any{"role": "authenticated", "sub": other.UserID}, func(tx pgx.Tx) error {
+		// the first word's matches (the answers), and the turns before them read by their keys;
+		// each answer's score, and whether the turn before it is a question as the characters
+		// tell
 		const pass = bm25ArraysSQL + `
-		select h.session_id, h.score
+		select h.session_id, h.score, pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?'
 		from w, agentmem.message_bm25_scored($1, '', 'chat', '{}', '', '', null, null, agentmem.terms_query($2),
-		  agentmem.terms_query(($2::text[])[1:1]), 2, w.tqs, w.tqas, w.idfs, w.avgdl, 10, 10, 1) h
+		  agentmem.terms_query(($2::text[])[1:1]), 2, w.tqs, w.tqas, w.idfs, w.avgdl, 10, 1000, 1) h
+		  join agentmem.messages m on m.session_id = h.session_id and m.seq = 1
 		where h.seq = 2`
-		rows, err := tx.Query(ctx, pass, sc.UserID, []string{"ferri", "trip"})
+		rows, err := tx.Query(ctx, pass, other.UserID, []string{"ferri", "trip"})
 		if err != nil {
 			return err
 		}
-		scores := map[uuid.UUID]float64{}
+		type answer struct {
+			score    float64
+			question bool
+		}
+		answers := map[uuid.UUID]answer{}
+		base := math.Inf(1) // the least score: an answer after a statement
 		for rows.Next() {
 			var session uuid.UUID
-			var score float64
-			if err := rows.Scan(&session, &score); err != nil {
+			var a answer
+			if err := rows.Scan(&session, &a.score, &a.question); err != nil {
 				return err
 			}
-			scores[session] = score
+			answers[session] = a
+			base = min(base, a.score)
 		}
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if !(scores[asked] > scores[told]) || scores[told] == 0 {
-			t.Errorf("the answer after a question scores %v, the one after a statement %v: want more", scores[asked], scores[told])
+		if len(answers) != len(endings) {
+			t.Fatalf("%d answers, want %d", len(answers), len(endings))
+		}
+		for i, end := range endings {
+			a := answers[sessions[i]]
+			if credited := a.score > base; credited != a.question {
+				t.Errorf("the answer after %q scores %v (after a statement %v): credited %v, want %v",
+					"trip "+end, a.score, base, credited, a.question)
+			}
 		}
 		return nil
 	})

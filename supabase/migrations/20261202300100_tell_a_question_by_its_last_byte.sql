@@ -8,11 +8,14 @@
 -- (agentmem.message_bm25_scored). For the 101,000 messages of a user (168 bytes each on
 -- average), 0.9 µs a message; for a question matching 1,429 of them, 1.3 ms of the list.
 --
--- The same test on the text's UTF-8 bytes: trailing 0x20 bytes trimmed, the last byte 0x3F. No
--- byte of a multibyte character in UTF-8 is below 0x80, so the bytes trimmed are the spaces
--- rtrim trims and the last byte is '?' exactly when the last character is: the same turns are
--- questions (TestAQuestionIsToldByItsLastByte compares both tests on texts of every kind). The
--- text is converted from the server's encoding (a copy when that is UTF-8). 0.15 µs a message.
+-- The same test on the text's bytes: trailing 0x20 bytes trimmed, the last byte 0x3F. The bytes
+-- are the server's own: convert_to(content, 'SQL_ASCII') converts nothing (PostgreSQL converts
+-- no text to SQL_ASCII) and copies them. In every encoding a server may have (UTF-8 and the
+-- others; not the client-only SJIS, BIG5, GBK, UHC, GB18030) the bytes of a multibyte character
+-- are all 0x80 or above, so the bytes trimmed are the spaces rtrim trims and the last byte is
+-- '?' exactly when the last character is: the same turns are questions
+-- (TestAQuestionIsToldByItsLastByte compares both tests on texts of every kind, as each
+-- function reads them). 0.15 µs a message.
 --
 -- On a large table: nothing is rewritten; only the functions change.
 
@@ -32,8 +35,8 @@ $$;
 
 select pg_temp.patch_function('agentmem.message_word_matches(text, text, text, tsquery)',
   $old$pg_catalog.right(pg_catalog.rtrim(m.content), 1) = '?'$old$,
-  $new$pg_catalog.rtrim(pg_catalog.convert_to(m.content, 'UTF8'), '\x20'::bytea) operator(pg_catalog.~~) '%?'::bytea$new$, 1);
+  $new$pg_catalog.rtrim(pg_catalog.convert_to(m.content, 'SQL_ASCII'), ' '::bytea) operator(pg_catalog.~~) '%?'::bytea$new$, 1);
 
 select pg_temp.patch_function('agentmem.message_bm25_scored(text, text, text, jsonb, text, text, timestamp with time zone, timestamp with time zone, tsquery, tsquery, integer, tsquery[], tsquery[], double precision[], double precision, double precision, integer, double precision)',
   $old$pg_catalog.right(pg_catalog.rtrim(y.content), 1) = '?'$old$,
-  $new$pg_catalog.rtrim(pg_catalog.convert_to(y.content, 'UTF8'), '\x20'::bytea) operator(pg_catalog.~~) '%?'::bytea$new$, 1);
+  $new$pg_catalog.rtrim(pg_catalog.convert_to(y.content, 'SQL_ASCII'), ' '::bytea) operator(pg_catalog.~~) '%?'::bytea$new$, 1);
