@@ -614,9 +614,10 @@ func rowKeys(rows []string) []string {
 }
 
 // TestAQuestionIsToldByItsLastByte: BM25 over messages tells a question by the last byte of its
-// UTF-8 text, trailing spaces trimmed (agentmem.message_word_matches, and the turns
-// agentmem.message_bm25_scored reads beside its matches); the same turns are questions as by
-// the last character of the text trimmed of its trailing spaces, in texts of every kind.
+// text's bytes (the server's own), trailing spaces trimmed (agentmem.message_word_matches, and
+// the turns agentmem.message_bm25_scored reads beside its matches); the same turns are
+// questions as by the last character of the text trimmed of its trailing spaces, in texts of
+// every kind.
 func TestAQuestionIsToldByItsLastByte(t *testing.T) {
 	t.Parallel()
 	e := newRankEnv(t, store.Ranking{})
