@@ -453,3 +453,37 @@ func functionNames(t *testing.T) []string {
 	}
 	return names
 }
+
+// A function waits for its work after the answer under Lambda (Options.AfterAnswer: the
+// messages of the turns it commits, embedded after the answer) in its own binary and in the
+// container image alike, exactly when its use cases commit turns (App.CommitTurn among the use
+// cases scripts/check-binaries.txt lists for it).
+func TestAfterAnswerEntries(t *testing.T) {
+	list, err := os.ReadFile("scripts/check-binaries.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var commits []string
+	for _, line := range strings.Split(string(list), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 2 && f[1] == "app" && slices.Contains(f[2:], "CommitTurn") {
+			commits = append(commits, f[0])
+		}
+	}
+	var binaries []string
+	for _, fn := range functionNames(t) {
+		src, err := os.ReadFile(filepath.Join("functions", fn, "main.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(src), "AfterAnswer: svc.AfterAnswer()") {
+			binaries = append(binaries, fn)
+		}
+	}
+	slices.Sort(commits)
+	image := service.AfterAnswerFunctions()
+	if len(image) == 0 || !slices.Equal(binaries, image) || !slices.Equal(commits, image) {
+		t.Errorf("functions that wait for their work after the answer: binaries %v, container image %v; functions that commit turns %v",
+			binaries, image, commits)
+	}
+}

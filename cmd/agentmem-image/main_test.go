@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,9 +31,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
+	"github.com/agentmem/agentmem/shared/embedding/embeddingtest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -519,5 +522,170 @@ func TestDocumentedSizes(t *testing.T) {
 		if measured := mib(res.BinaryBytes); err != nil || f > measured*(1+sizeTolerance) || f < measured*(0.8-sizeTolerance) {
 			t.Errorf("docs/benchmarks.md: the %s: documented %s MiB, agentmem measured %.1f MiB: want 70%% to 110%% of it", what, m[i+1], measured)
 		}
+	}
+}
+
+// extensionsAPI adds Lambda's Extensions API (2020-01-01) to a runtimeAPI: the calls of both,
+// in the order they arrive, and an extension's next call that returns when an invocation
+// begins, as Lambda's does. onNext runs as each of the extension's next calls arrives: the
+// extension is then done with the invocation before.
+type extensionsAPI struct {
+	mu     sync.Mutex
+	calls  []string // "register", "runtime next", "extension next"
+	invoke chan string
+	onNext func()
+}
+
+func (x *extensionsAPI) record(call string) {
+	x.mu.Lock()
+	x.calls = append(x.calls, call)
+	x.mu.Unlock()
+}
+
+func (x *extensionsAPI) callsSoFar() []string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return slices.Clone(x.calls)
+}
+
+// newLambdaAPIs serves a Runtime API and an Extensions API on one address, as Lambda does.
+func newLambdaAPIs(t *testing.T) (*runtimeAPI, *extensionsAPI, string) {
+	api := &runtimeAPI{events: make(chan invocation, 4), answers: make(chan answer, 4)}
+	x := &extensionsAPI{invoke: make(chan string, 4), onNext: func() {}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", func(w http.ResponseWriter, r *http.Request) {
+		x.record("runtime next")
+		select {
+		case inv := <-api.events:
+			x.invoke <- inv.id
+			w.Header().Set("Lambda-Runtime-Aws-Request-Id", inv.id)
+			w.Header().Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(time.Now().Add(30*time.Second).UnixMilli(), 10))
+			w.Header().Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:eu-west-1:123456789012:function:agentmem-commit-turn")
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, inv.event) //nolint:errcheck
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("POST /2018-06-01/runtime/invocation/{id}/response", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		api.answers <- answer{id: r.PathValue("id"), kind: "response", body: body}
+		w.WriteHeader(http.StatusAccepted)
+	})
+	mux.HandleFunc("POST /2020-01-01/extension/register", func(w http.ResponseWriter, r *http.Request) {
+		x.record("register " + r.Header.Get("Lambda-Extension-Name"))
+		w.Header().Set("Lambda-Extension-Identifier", "ext-1")
+		io.WriteString(w, `{"functionName":"agentmem-commit-turn","functionVersion":"$LATEST","handler":"bootstrap"}`) //nolint:errcheck
+	})
+	mux.HandleFunc("GET /2020-01-01/extension/event/next", func(w http.ResponseWriter, r *http.Request) {
+		x.onNext()
+		x.record("extension next")
+		select {
+		case id := <-x.invoke:
+			json.NewEncoder(w).Encode(map[string]any{"eventType": "INVOKE", "requestId": id, //nolint:errcheck
+				"deadlineMs": time.Now().Add(30 * time.Second).UnixMilli()})
+		case <-r.Context().Done():
+		}
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return api, x, strings.TrimPrefix(srv.URL, "http://")
+}
+
+// Under Lambda, commit-turn answers before its messages are embedded (MESSAGE_EMBEDDING's
+// default), and its internal extension keeps the environment from being frozen until they
+// are: it registers before the runtime first asks for an invocation, and asks for its next
+// event only once the vectors are stored.
+func TestImageEmbedsAfterTheAnswerUnderLambda(t *testing.T) {
+	res, _ := buildImage(t)
+	root := extract(t, res)
+	db := testdb.New(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+
+	const model, dims = "fake-embed-8", 8
+	held, release := make(chan struct{}, 4), make(chan struct{})
+	emb := embeddingtest.New(t, model, dims)
+	emb.Before = func(*http.Request, []string) { held <- struct{}{}; <-release }
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+
+	api, x, addr := newLambdaAPIs(t)
+	session := uuid.New()
+	embedded := make(chan int, 4) // the session's messages with a vector, at each extension next
+	x.onNext = func() {
+		var n int
+		if err := conn.QueryRow(ctx, `select count(embedding) from agentmem.messages where session_id = $1`, session).Scan(&n); err != nil {
+			t.Error(err)
+		}
+		embedded <- n
+	}
+	cmd := exec.Command(filepath.Join(root, "agentmem"), "lambda", "commit-turn")
+	cmd.Dir = root
+	cmd.Env = imageEnv(db.URL, "AWS_LAMBDA_RUNTIME_API="+addr, "AWS_LAMBDA_FUNCTION_NAME=agentmem-commit-turn",
+		"EMBEDDING_PROVIDER=openai", "EMBEDDING_BASE_URL="+emb.URL, "EMBEDDING_MODEL="+model,
+		"EMBEDDING_DIMENSIONS="+strconv.Itoa(dims))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill() //nolint:errcheck
+		cmd.Wait()         //nolint:errcheck
+		if t.Failed() {
+			t.Logf("stderr: %s", stderr.String())
+		}
+	}()
+
+	body := `{"session_id": "` + session.String() + `", "messages": [{"role": "user", "content": "I moved to Lisbon"}, ` +
+		`{"role": "assistant", "content": "Welcome to Lisbon!"}]}`
+	a := api.invoke(t, functionURLEvent(userToken(t), body))
+	var out struct {
+		StatusCode int `json:"statusCode"`
+	}
+	if err := json.Unmarshal(a.body, &out); err != nil || out.StatusCode != 201 {
+		t.Fatalf("commit-turn through the Runtime API: %s %s", a.kind, a.body)
+	}
+	// The answer came while the embedder had not answered: its request is held.
+	select {
+	case <-held:
+	case <-time.After(time.Minute):
+		t.Fatal("the messages were not embedded after the answer")
+	}
+	select {
+	case n := <-embedded: // the extension's first next, at the end of Init
+		if n != 0 {
+			t.Errorf("%d messages had vectors before the commit", n)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the extension never asked for an event")
+	}
+	select {
+	case n := <-embedded:
+		t.Fatalf("the extension was done with the invocation while its messages were being embedded (%d with vectors)", n)
+	default:
+	}
+	close(release)
+	select {
+	case n := <-embedded:
+		if n != 2 {
+			t.Errorf("the extension was done with the invocation when %d of its 2 messages had vectors", n)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the extension did not ask for its next event after the messages were embedded")
+	}
+	calls := x.callsSoFar()
+	if len(calls) < 3 || calls[0] != "register agentmem-after-answer" || !slices.Contains(calls, "runtime next") ||
+		slices.Index(calls, "register agentmem-after-answer") > slices.Index(calls, "runtime next") {
+		t.Errorf("calls %v: want the extension registered before the runtime's first next", calls)
 	}
 }

@@ -12,6 +12,6 @@ func main() {
 	// What its use cases use of the service, and no more (scripts/check-binaries.sh checks it).
 	parts := service.Parts{Embedder: service.NewEmbedder, Notifier: service.NewNotifier}
 	service.RunLambda(parts, func(svc *service.Service) (http.Handler, lambdaentry.Options) {
-		return svc.Server.CommitTurn(), lambdaentry.Options{}
+		return svc.Server.CommitTurn(), lambdaentry.Options{AfterAnswer: svc.AfterAnswer()}
 	})
 }

@@ -16,6 +16,6 @@ func main() {
 	parts := service.Parts{Embedder: service.NewEmbedder, Notifier: service.NewNotifier, Adapters: service.NewAdapters,
 		MCP: mcpserver.Handler}
 	service.RunLambda(parts, func(svc *service.Service) (http.Handler, lambdaentry.Options) {
-		return svc.Server.MCP(), lambdaentry.Options{}
+		return svc.Server.MCP(), lambdaentry.Options{AfterAnswer: svc.AfterAnswer()}
 	})
 }

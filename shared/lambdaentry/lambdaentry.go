@@ -52,6 +52,11 @@ type Options struct {
 	// allowed lambda:InvokeFunction): Function URLs and API Gateway always wrap what a client
 	// sends in an HTTP event, so no HTTP client can pass one off as a schedule.
 	Scheduled func(ctx context.Context, event events.EventBridgeEvent) (any, error)
+	// AfterAnswer, when non-nil, returns once the work the invocations so far left for after
+	// their answers is done (a committed turn's messages, embedded after the answer), or when
+	// ctx ends. The function then runs an internal Lambda extension (shared/lambdaext) that
+	// keeps the environment from being frozen after each invocation until AfterAnswer returns.
+	AfterAnswer func(ctx context.Context)
 }
 
 // ProcessJobsEvent is the event a function that wrote jobs sends the process-jobs function

@@ -18,6 +18,8 @@ import (
 
 	"github.com/agentmem/agentmem/shared/httpapi"
 	"github.com/agentmem/agentmem/shared/lambdaentry"
+	"github.com/agentmem/agentmem/shared/lambdaext"
+	"github.com/agentmem/agentmem/shared/memory"
 )
 
 // Entry picks, from a started service, the one handler a Lambda binary serves and the options
@@ -40,8 +42,44 @@ func RunLambda(parts Parts, entry Entry) {
 		svc.Close()
 	}()
 	h, opts := entry(svc)
-	lambda.Start(flushing(lambdaentry.Handler(h, opts), svc))
+	handler := flushing(lambdaentry.Handler(h, opts), svc)
+	if opts.AfterAnswer != nil {
+		// Registered before lambda.Start asks for the first invocation, as Lambda requires.
+		ext, err := lambdaext.Register(ctx, os.Getenv("AWS_LAMBDA_RUNTIME_API"), svc.Log)
+		if err != nil {
+			svc.Log.Warn("work after an answer waits for the next invocation or the scheduled run", "error", err.Error())
+		} else {
+			go ext.Run(ctx, opts.AfterAnswer)
+			handler = lambdaext.Wrap(ext, handler)
+		}
+	}
+	lambda.Start(handler)
 }
+
+// AfterAnswer is what a Lambda that commits turns waits for once an invocation has answered
+// (lambdaentry.Options.AfterAnswer): the embedding of the turns' messages when they are
+// embedded after the answer (MESSAGE_EMBEDDING=deferred); nil when they are embedded before.
+func (s *Service) AfterAnswer() func(context.Context) {
+	if s.Config.MessageEmbedding != memory.MessageEmbeddingDeferred {
+		return nil
+	}
+	return func(ctx context.Context) {
+		done := make(chan struct{})
+		go func() { s.App.WaitEmbedded(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// afterAnswerFunctions are the functions whose use cases commit turns, and so may leave their
+// messages to embed after the answer; TestAfterAnswerEntries keeps this list, their binaries
+// and scripts/check-binaries.txt in step.
+var afterAnswerFunctions = []string{"commit-turn", "mcp"}
+
+// AfterAnswerFunctions names the functions that wait for their work after the answer, sorted.
+func AfterAnswerFunctions() []string { return slices.Clone(afterAnswerFunctions) }
 
 // flushing runs handler and then exports the invocation's spans and metrics before it
 // returns: Lambda may freeze the process as soon as the invocation has answered, so nothing
@@ -98,6 +136,9 @@ func EntryByName(name string) (Entry, bool) {
 		var opts lambdaentry.Options
 		if scheduled, ok := scheduledEntries()[name]; ok {
 			opts.Scheduled = scheduled(svc)
+		}
+		if slices.Contains(afterAnswerFunctions, name) {
+			opts.AfterAnswer = svc.AfterAnswer()
 		}
 		for _, rt := range svc.Server.Routes() {
 			if rt.Name == name {
