@@ -168,9 +168,15 @@ func EvaluateGoals(r *Results) []Goal {
 				Target: fmt.Sprintf(">= %.2f", GoalBigUserRecallAt10), Value: s.value, Unit: "",
 				Met: s.value >= GoalBigUserRecallAt10})
 		}
-		goals = append(goals, Goal{Name: "commit-turn p50 into that user " + what,
-			Target: fmt.Sprintf("<= %d ms", GoalBigUserCommitP50MS), Value: v.Commits.Latency.P50MS, Unit: "ms",
-			Met: v.Commits.Errors == 0 && v.Commits.Latency.P50MS <= GoalBigUserCommitP50MS})
+		// the commit as it is by default (vectors after the answer), when measured; the commit
+		// with its vectors (MESSAGE_EMBEDDING=commit) is reported beside it
+		commits, how := v.CommitsDeferred, "vectors after the answer, the default"
+		if commits.Ops == 0 {
+			commits, how = v.Commits, "vectors at commit"
+		}
+		goals = append(goals, Goal{Name: "commit-turn p50 into that user, " + how + " " + what,
+			Target: fmt.Sprintf("<= %d ms", GoalBigUserCommitP50MS), Value: commits.Latency.P50MS, Unit: "ms",
+			Met: commits.Errors == 0 && commits.Latency.P50MS <= GoalBigUserCommitP50MS})
 	}
 	return goals
 }
