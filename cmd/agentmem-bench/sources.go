@@ -282,10 +282,11 @@ func runSources(ctx context.Context, cfg Config, db *benchDB, st *store.Store, s
 
 	sessions := (c.Rows + bench.SourcesPerSession - 1) / bench.SourcesPerSession
 	turns := bench.GenerateTurns(qr, 2*(len(queries)+sz.WarmupQueries), sessions)
-	// commit commits turn i. Embedded at commit (MESSAGE_EMBEDDING=commit, as template.yaml
-	// sets), the vectors go into the HNSW index in the commit's transaction, as r.Commits has
-	// always measured; deferred (the default), the messages are stored without, and a worker of
-	// the process embeds them after the answer: the index's insertions leave the request.
+	// commit commits turn i. Embedded at commit (MESSAGE_EMBEDDING=commit), the vectors go into
+	// the HNSW index in the commit's transaction, as r.Commits has always measured; deferred
+	// (the default, in the process and in template.yaml), the messages are stored without, and a
+	// worker of the process embeds them after the answer: the index's insertions leave the
+	// request (under Lambda, they finish in the same invocation, after its answer).
 	commit := func(ctx context.Context, i int, deferred bool) error {
 		tr := turns[i]
 		p := store.CommitParams{Scope: memory.Scope{UserID: bench.SourcesUserID.String(), Agent: benchAgent},
