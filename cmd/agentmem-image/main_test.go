@@ -36,6 +36,8 @@ import (
 	"github.com/agentmem/agentmem/shared/auth"
 	"github.com/agentmem/agentmem/shared/config"
 	"github.com/agentmem/agentmem/shared/embedding/embeddingtest"
+	"github.com/agentmem/agentmem/shared/lambdaext"
+	"github.com/agentmem/agentmem/shared/lambdaext/lambdaexttest"
 	"github.com/agentmem/agentmem/shared/testdb"
 )
 
@@ -525,41 +527,33 @@ func TestDocumentedSizes(t *testing.T) {
 	}
 }
 
-// extensionsAPI adds Lambda's Extensions API (2020-01-01) to a runtimeAPI: the calls of both,
-// in the order they arrive, and an extension's next call that returns when an invocation
-// begins, as Lambda's does. onNext runs as each of the extension's next calls arrives: the
-// extension is then done with the invocation before.
-type extensionsAPI struct {
-	mu     sync.Mutex
-	calls  []string // "register", "runtime next", "extension next"
-	invoke chan string
-	onNext func()
+// lambdaAPIs are a Runtime API and an Extensions API on one address, as Lambda serves them:
+// the Extensions API's next call returns when the runtime's does (an invocation begins), and
+// calls lists the paths asked, in order.
+type lambdaAPIs struct {
+	mu    sync.Mutex
+	calls []string
 }
 
-func (x *extensionsAPI) record(call string) {
-	x.mu.Lock()
-	x.calls = append(x.calls, call)
-	x.mu.Unlock()
+func (l *lambdaAPIs) callsSoFar() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.calls)
 }
 
-func (x *extensionsAPI) callsSoFar() []string {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return slices.Clone(x.calls)
-}
-
-// newLambdaAPIs serves a Runtime API and an Extensions API on one address, as Lambda does.
-func newLambdaAPIs(t *testing.T) (*runtimeAPI, *extensionsAPI, string) {
+func newLambdaAPIs(t *testing.T) (*runtimeAPI, *lambdaexttest.API, *lambdaAPIs, string) {
 	api := &runtimeAPI{events: make(chan invocation, 4), answers: make(chan answer, 4)}
-	x := &extensionsAPI{invoke: make(chan string, 4), onNext: func() {}}
+	ext := lambdaexttest.NewAPI(t)
+	l := &lambdaAPIs{}
 	mux := http.NewServeMux()
+	ext.Handle(mux)
 	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", func(w http.ResponseWriter, r *http.Request) {
-		x.record("runtime next")
 		select {
 		case inv := <-api.events:
-			x.invoke <- inv.id
+			deadline := time.Now().Add(30 * time.Second)
+			ext.Invoke(inv.id, deadline)
 			w.Header().Set("Lambda-Runtime-Aws-Request-Id", inv.id)
-			w.Header().Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(time.Now().Add(30*time.Second).UnixMilli(), 10))
+			w.Header().Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(deadline.UnixMilli(), 10))
 			w.Header().Set("Lambda-Runtime-Invoked-Function-Arn", "arn:aws:lambda:eu-west-1:123456789012:function:agentmem-commit-turn")
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, inv.event) //nolint:errcheck
@@ -571,24 +565,14 @@ func newLambdaAPIs(t *testing.T) (*runtimeAPI, *extensionsAPI, string) {
 		api.answers <- answer{id: r.PathValue("id"), kind: "response", body: body}
 		w.WriteHeader(http.StatusAccepted)
 	})
-	mux.HandleFunc("POST /2020-01-01/extension/register", func(w http.ResponseWriter, r *http.Request) {
-		x.record("register " + r.Header.Get("Lambda-Extension-Name"))
-		w.Header().Set("Lambda-Extension-Identifier", "ext-1")
-		io.WriteString(w, `{"functionName":"agentmem-commit-turn","functionVersion":"$LATEST","handler":"bootstrap"}`) //nolint:errcheck
-	})
-	mux.HandleFunc("GET /2020-01-01/extension/event/next", func(w http.ResponseWriter, r *http.Request) {
-		x.onNext()
-		x.record("extension next")
-		select {
-		case id := <-x.invoke:
-			json.NewEncoder(w).Encode(map[string]any{"eventType": "INVOKE", "requestId": id, //nolint:errcheck
-				"deadlineMs": time.Now().Add(30 * time.Second).UnixMilli()})
-		case <-r.Context().Done():
-		}
-	})
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		l.calls = append(l.calls, r.URL.Path)
+		l.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
-	return api, x, strings.TrimPrefix(srv.URL, "http://")
+	return api, ext, l, strings.TrimPrefix(srv.URL, "http://")
 }
 
 // Under Lambda, commit-turn answers before its messages are embedded (MESSAGE_EMBEDDING's
@@ -618,10 +602,10 @@ func TestImageEmbedsAfterTheAnswerUnderLambda(t *testing.T) {
 		}
 	}()
 
-	api, x, addr := newLambdaAPIs(t)
+	api, ext, calls, addr := newLambdaAPIs(t)
 	session := uuid.New()
 	embedded := make(chan int, 4) // the session's messages with a vector, at each extension next
-	x.onNext = func() {
+	ext.OnNext = func() {
 		var n int
 		if err := conn.QueryRow(ctx, `select count(embedding) from agentmem.messages where session_id = $1`, session).Scan(&n); err != nil {
 			t.Error(err)
@@ -683,9 +667,12 @@ func TestImageEmbedsAfterTheAnswerUnderLambda(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the extension did not ask for its next event after the messages were embedded")
 	}
-	calls := x.callsSoFar()
-	if len(calls) < 3 || calls[0] != "register agentmem-after-answer" || !slices.Contains(calls, "runtime next") ||
-		slices.Index(calls, "register agentmem-after-answer") > slices.Index(calls, "runtime next") {
-		t.Errorf("calls %v: want the extension registered before the runtime's first next", calls)
+	if name := <-ext.Registered; name != lambdaext.Name {
+		t.Errorf("the extension registered as %q", name)
+	}
+	order := calls.callsSoFar()
+	register, next := slices.Index(order, "/2020-01-01/extension/register"), slices.Index(order, "/2018-06-01/runtime/invocation/next")
+	if register < 0 || next < 0 || register > next {
+		t.Errorf("calls %v: want the extension registered before the runtime's first next", order)
 	}
 }

@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/agentmem/agentmem/shared/lambdaext"
+	"github.com/agentmem/agentmem/shared/lambdaext/lambdaexttest"
 	"github.com/agentmem/agentmem/shared/telemetry"
 )
 
@@ -36,4 +41,87 @@ func TestLambdaFlushesEveryInvocation(t *testing.T) {
 	if flushing(handler, &Service{}) == nil {
 		t.Error("no handler without telemetry")
 	}
+}
+
+// Under the function's Lambda extension, an invocation's spans are exported after its
+// answer, before the extension lets Lambda freeze the environment, and after the work the
+// invocation left (whose spans go with them). Without the extension (Lambda refuses it), they
+// are exported before the answer; with neither telemetry nor work after the answer, the
+// handler is left as it is and no extension is registered.
+func TestLambdaExportsAfterTheAnswer(t *testing.T) {
+	handler := func(ctx context.Context, _ json.RawMessage) (any, error) {
+		_, sp := telemetry.StartFunction(ctx, "commit-turn", "rid-after")
+		sp.EndFunction(ctx, 201, "")
+		return "done", nil
+	}
+	newTel := func() (*telemetry.Telemetry, *tracetest.InMemoryExporter) {
+		spans := tracetest.NewInMemoryExporter()
+		tel := telemetry.Install(sdktrace.NewTracerProvider(sdktrace.WithBatcher(spans, sdktrace.WithBatchTimeout(time.Hour))), nil)
+		t.Cleanup(func() { tel.Shutdown(context.Background()) }) //nolint:errcheck
+		return tel, spans
+	}
+	log := slog.New(slog.DiscardHandler)
+	invocation := func(ctx context.Context, id string) context.Context {
+		return lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: id})
+	}
+
+	t.Run("with the extension", func(t *testing.T) {
+		api, addr := lambdaexttest.New(t)
+		t.Setenv("AWS_LAMBDA_RUNTIME_API", addr)
+		tel, spans := newTel()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		waited := make(chan struct{})
+		wait := func(ctx context.Context) {
+			_, sp := telemetry.StartFunction(ctx, "embed-later", "rid-later")
+			sp.EndFunction(ctx, 200, "")
+			close(waited)
+		}
+		h := withAfterAnswer(ctx, &Service{Telemetry: tel, Log: log}, handler, wait)
+		if name := <-api.Registered; name != lambdaext.Name {
+			t.Fatalf("registered %q", name)
+		}
+		api.NextAsked()
+		api.Invoke("r1", time.Now().Add(time.Minute))
+		if out, err := h(invocation(ctx, "r1"), nil); out != "done" || err != nil {
+			t.Fatalf("invocation: %v, %v", out, err)
+		}
+		if got := spans.GetSpans(); len(got) != 0 {
+			t.Errorf("exported before the answer: %v", got.Snapshots())
+		}
+		api.NextAsked()
+		<-waited
+		var names []string
+		for _, sp := range spans.GetSpans() {
+			names = append(names, sp.Name)
+		}
+		if slices.Sort(names); !slices.Equal(names, []string{"agentmem.commit-turn", "agentmem.embed-later"}) {
+			t.Errorf("exported when the extension let the environment freeze: %v, want the invocation's and the work's after it", names)
+		}
+	})
+
+	t.Run("refused", func(t *testing.T) {
+		api, addr := lambdaexttest.New(t)
+		api.Refuse.Store(true)
+		t.Setenv("AWS_LAMBDA_RUNTIME_API", addr)
+		tel, spans := newTel()
+		h := withAfterAnswer(context.Background(), &Service{Telemetry: tel, Log: log}, handler, nil)
+		if out, err := h(invocation(context.Background(), "r1"), nil); out != "done" || err != nil {
+			t.Fatalf("invocation: %v, %v", out, err)
+		}
+		if got := spans.GetSpans(); len(got) != 1 {
+			t.Errorf("exported at return without the extension: %v, want the invocation's span", got.Snapshots())
+		}
+	})
+
+	t.Run("neither", func(t *testing.T) {
+		api, addr := lambdaexttest.New(t)
+		t.Setenv("AWS_LAMBDA_RUNTIME_API", addr)
+		withAfterAnswer(context.Background(), &Service{Log: log}, handler, nil)
+		select {
+		case name := <-api.Registered:
+			t.Errorf("registered %q with nothing to do after the answer", name)
+		default:
+		}
+	})
 }

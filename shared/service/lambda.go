@@ -42,18 +42,37 @@ func RunLambda(parts Parts, entry Entry) {
 		svc.Close()
 	}()
 	h, opts := entry(svc)
-	handler := flushing(lambdaentry.Handler(h, opts), svc)
-	if opts.AfterAnswer != nil {
-		// Registered before lambda.Start asks for the first invocation, as Lambda requires.
-		ext, err := lambdaext.Register(ctx, os.Getenv("AWS_LAMBDA_RUNTIME_API"), svc.Log)
-		if err != nil {
-			svc.Log.Warn("work after an answer waits for the next invocation or the scheduled run", "error", err.Error())
-		} else {
-			go ext.Run(ctx, opts.AfterAnswer)
-			handler = lambdaext.Wrap(ext, handler)
+	lambda.Start(withAfterAnswer(ctx, svc, lambdaentry.Handler(h, opts), opts.AfterAnswer))
+}
+
+// withAfterAnswer returns handler with what the invocation leaves for after its answer: wait
+// (lambdaentry.Options.AfterAnswer), then the export of its spans and metrics. Both run after
+// the answer, before Lambda may freeze the environment, under an internal Lambda extension
+// (shared/lambdaext) registered here, before the runtime asks for the first invocation. If
+// Lambda refuses the extension, the export runs before the answer (flushing) and the work of
+// wait goes on when the environment next thaws.
+func withAfterAnswer(ctx context.Context, svc *Service, handler func(context.Context, json.RawMessage) (any, error),
+	wait func(context.Context)) func(context.Context, json.RawMessage) (any, error) {
+	after := wait
+	if svc.Telemetry != nil {
+		after = func(ctx context.Context) {
+			if wait != nil {
+				wait(ctx)
+			}
+			flush(ctx, svc)
 		}
 	}
-	lambda.Start(handler)
+	if after == nil {
+		return handler
+	}
+	ext, err := lambdaext.Register(ctx, os.Getenv("AWS_LAMBDA_RUNTIME_API"), svc.Log)
+	if err != nil {
+		svc.Log.Warn("no Lambda extension: telemetry is exported before each answer, and work after an answer waits for the next invocation or the scheduled run",
+			"error", err.Error())
+		return flushing(handler, svc)
+	}
+	go ext.Run(ctx, after)
+	return lambdaext.Wrap(ext, handler)
 }
 
 // AfterAnswer is what a Lambda that commits turns waits for once an invocation has answered
@@ -82,21 +101,27 @@ var afterAnswerFunctions = []string{"commit-turn", "mcp"}
 func AfterAnswerFunctions() []string { return slices.Clone(afterAnswerFunctions) }
 
 // flushing runs handler and then exports the invocation's spans and metrics before it
-// returns: Lambda may freeze the process as soon as the invocation has answered, so nothing
-// exported later is certain to leave. Without telemetry it adds nothing.
+// returns, for a function without its Lambda extension: Lambda may then freeze the process as
+// soon as the invocation has answered, so nothing exported later is certain to leave. Without
+// telemetry it adds nothing.
 func flushing(handler func(context.Context, json.RawMessage) (any, error), svc *Service) func(context.Context, json.RawMessage) (any, error) {
 	if svc.Telemetry == nil {
 		return handler
 	}
 	return func(ctx context.Context, raw json.RawMessage) (any, error) {
 		out, err := handler(ctx, raw)
-		// The flush gets up to a second, even when the invocation's context is already done.
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		if ferr := svc.Telemetry.Flush(fctx); ferr != nil {
-			svc.Log.WarnContext(ctx, "telemetry flush", "error", ferr)
-		}
+		flush(ctx, svc)
 		return out, err
+	}
+}
+
+// flush exports the spans and metrics ended so far. It gets up to a second, even when ctx is
+// already done.
+func flush(ctx context.Context, svc *Service) {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := svc.Telemetry.Flush(fctx); err != nil {
+		svc.Log.WarnContext(ctx, "telemetry flush", "error", err)
 	}
 }
 
