@@ -188,6 +188,13 @@ func (a *runtimeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		json.Unmarshal(b, &resp) //nolint:errcheck
 		w.WriteHeader(http.StatusAccepted)
 		a.answered <- invocationResult{asked: a.asked, at: at, status: resp.StatusCode}
+	case r.Method == http.MethodPost && r.URL.Path == "/2020-01-01/extension/register":
+		// the functions that leave work for after their answers register an internal
+		// extension at init, as on Lambda (shared/lambdaext)
+		w.Header().Set("Lambda-Extension-Identifier", "bench-extension")
+		w.Write([]byte(`{"functionName":"bench","functionVersion":"$LATEST","handler":"bootstrap"}`)) //nolint:errcheck
+	case r.Method == http.MethodGet && r.URL.Path == "/2020-01-01/extension/event/next":
+		<-r.Context().Done()
 	case r.Method == http.MethodPost && (strings.HasSuffix(path, "/error") || path == "init/error"):
 		b, _ := io.ReadAll(r.Body)
 		w.WriteHeader(http.StatusAccepted)
