@@ -550,7 +550,9 @@ func newLambdaAPIs(t *testing.T) (*runtimeAPI, *lambdaexttest.API, *lambdaAPIs, 
 	mux.HandleFunc("GET /2018-06-01/runtime/invocation/next", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case inv := <-api.events:
-			deadline := time.Now().Add(30 * time.Second)
+			// far enough that an extension waiting for the deadline rather than for the
+			// handler would fail the test's waits (a minute)
+			deadline := time.Now().Add(10 * time.Minute)
 			ext.Invoke(inv.id, deadline)
 			w.Header().Set("Lambda-Runtime-Aws-Request-Id", inv.id)
 			w.Header().Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(deadline.UnixMilli(), 10))
