@@ -62,7 +62,7 @@ func New(ctx context.Context, cfg Config) (*Invoker, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	client := lambda.NewFromConfig(ac, func(o *lambda.Options) {
-		// One attempt, bounded by Timeout: the committing request waits for it, and a lost
+		// One attempt, bounded by Timeout: the committing invocation waits for it (after its answer under the function's Lambda extension), and a lost
 		// notification only delays delivery until the schedule.
 		o.Retryer = aws.NopRetryer{}
 		if cfg.BaseEndpoint != "" {

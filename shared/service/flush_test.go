@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,6 +123,68 @@ func TestLambdaExportsAfterTheAnswer(t *testing.T) {
 		case name := <-api.Registered:
 			t.Errorf("registered %q with nothing to do after the answer", name)
 		default:
+		}
+	})
+}
+
+type countingNotifier struct{ calls atomic.Int64 }
+
+func (c *countingNotifier) Notify(context.Context) { c.calls.Add(1) }
+
+// With JOBS_NOTIFY=lambda:..., a Lambda function with its extension starts delivery after the
+// answer: the invocation's notes that it wrote jobs make one call of the Lambda API, once the
+// handler has returned. Without the extension each note calls at once, in the request.
+func TestLambdaStartsDeliveryAfterTheAnswer(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	newService := func() (*Service, *countingNotifier) {
+		c := &countingNotifier{}
+		return &Service{Log: log, notifyLater: &notifyLater{inner: c}}, c
+	}
+	invoke := func(svc *Service) func(context.Context, json.RawMessage) (any, error) {
+		return func(ctx context.Context, _ json.RawMessage) (any, error) {
+			svc.notifyLater.Notify(ctx) // a turn's jobs
+			svc.notifyLater.Notify(ctx) // and its summary's
+			return "done", nil
+		}
+	}
+	call := func(h func(context.Context, json.RawMessage) (any, error), id string) {
+		t.Helper()
+		ctx := lambdacontext.NewContext(context.Background(), &lambdacontext.LambdaContext{AwsRequestID: id})
+		if out, err := h(ctx, nil); out != "done" || err != nil {
+			t.Fatalf("invocation: %v, %v", out, err)
+		}
+	}
+
+	t.Run("with the extension", func(t *testing.T) {
+		api, addr := lambdaexttest.New(t)
+		t.Setenv("AWS_LAMBDA_RUNTIME_API", addr)
+		svc, c := newService()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		h := withAfterAnswer(ctx, svc, invoke(svc), nil)
+		<-api.Registered
+		for i, id := range []string{"r1", "r2"} {
+			api.NextAsked()
+			api.Invoke(id, time.Now().Add(time.Minute))
+			call(h, id)
+			if got := c.calls.Load(); got != int64(i) {
+				t.Errorf("%s: %d calls when the handler returned, want %d (the calls before it)", id, got, i)
+			}
+		}
+		api.NextAsked()
+		if got := c.calls.Load(); got != 2 {
+			t.Errorf("%d calls after two invocations, want one each", got)
+		}
+	})
+
+	t.Run("refused", func(t *testing.T) {
+		api, addr := lambdaexttest.New(t)
+		api.Refuse.Store(true)
+		t.Setenv("AWS_LAMBDA_RUNTIME_API", addr)
+		svc, c := newService()
+		call(withAfterAnswer(context.Background(), svc, invoke(svc), nil), "r1")
+		if got := c.calls.Load(); got != 2 {
+			t.Errorf("%d calls when the handler returned without the extension, want 2", got)
 		}
 	})
 }

@@ -45,31 +45,37 @@ func RunLambda(parts Parts, entry Entry) {
 	lambda.Start(withAfterAnswer(ctx, svc, lambdaentry.Handler(h, opts), opts.AfterAnswer))
 }
 
-// withAfterAnswer returns handler with what the invocation leaves for after its answer: wait
-// (lambdaentry.Options.AfterAnswer), then the export of its spans and metrics. Both run after
+// withAfterAnswer returns handler with what the invocation leaves for after its answer: the
+// call that starts delivering the jobs it wrote (JOBS_NOTIFY=lambda:...), wait
+// (lambdaentry.Options.AfterAnswer), then the export of its spans and metrics. All run after
 // the answer, before Lambda may freeze the environment, under an internal Lambda extension
 // (shared/lambdaext) registered here, before the runtime asks for the first invocation. If
-// Lambda refuses the extension, the export runs before the answer (flushing) and the work of
-// wait goes on when the environment next thaws.
+// Lambda refuses the extension, the call and the export run before the answer, as they did,
+// and the work of wait goes on when the environment next thaws.
 func withAfterAnswer(ctx context.Context, svc *Service, handler func(context.Context, json.RawMessage) (any, error),
 	wait func(context.Context)) func(context.Context, json.RawMessage) (any, error) {
-	after := wait
-	if svc.Telemetry != nil {
-		after = func(ctx context.Context) {
-			if wait != nil {
-				wait(ctx)
-			}
+	if wait == nil && svc.Telemetry == nil && svc.notifyLater == nil {
+		return handler
+	}
+	after := func(ctx context.Context) {
+		if svc.notifyLater != nil {
+			svc.notifyLater.flush(ctx)
+		}
+		if wait != nil {
+			wait(ctx)
+		}
+		if svc.Telemetry != nil {
 			flush(ctx, svc)
 		}
 	}
-	if after == nil {
-		return handler
-	}
 	ext, err := lambdaext.Register(ctx, os.Getenv("AWS_LAMBDA_RUNTIME_API"), svc.Log)
 	if err != nil {
-		svc.Log.Warn("no Lambda extension: telemetry is exported before each answer, and work after an answer waits for the next invocation or the scheduled run",
+		svc.Log.Warn("no Lambda extension: delivery is started and telemetry exported before each answer, and work after an answer waits for the next invocation or the scheduled run",
 			"error", err.Error())
 		return flushing(handler, svc)
+	}
+	if svc.notifyLater != nil {
+		svc.notifyLater.deferring.Store(true)
 	}
 	go ext.Run(ctx, after)
 	return lambdaext.Wrap(ext, handler)

@@ -45,6 +45,10 @@ type Service struct {
 	// Kick wakes a delivery loop (RunDeliveryLoop) when a change wrote jobs; nil unless
 	// JOBS_NOTIFY is process and an adapter is enabled.
 	Kick *app.Kick
+
+	// notifyLater is the Notifier when it calls the Lambda API, which a Lambda function with
+	// its extension calls after the answer (see withAfterAnswer); nil otherwise.
+	notifyLater *notifyLater
 }
 
 // Parts are the constructors of what only some functions use. A Lambda binary names those its
@@ -164,6 +168,11 @@ func NewParts(ctx context.Context, cfg config.Config, log *slog.Logger, parts Pa
 			return nil, err
 		}
 	}
+	var later *notifyLater
+	if notifier != nil && strings.HasPrefix(cfg.JobsNotify, config.JobsNotifyLambdaPrefix) {
+		later = &notifyLater{inner: notifier}
+		notifier = later
+	}
 	v, err := newVerifier(ctx, cfg, log)
 	if err != nil {
 		st.Close()
@@ -186,7 +195,7 @@ func NewParts(ctx context.Context, cfg config.Config, log *slog.Logger, parts Pa
 		hc.MCP = parts.MCP(a, log)
 	}
 	srv := httpapi.NewServer(a, v, log, hc)
-	return &Service{Config: cfg, Log: log, Store: st, App: a, Server: srv, Kick: kick}, nil
+	return &Service{Config: cfg, Log: log, Store: st, App: a, Server: srv, Kick: kick, notifyLater: later}, nil
 }
 
 // authorizationServers is the Supabase Auth server of SUPABASE_URL, which issues the tokens
