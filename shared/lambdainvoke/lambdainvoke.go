@@ -62,8 +62,9 @@ func New(ctx context.Context, cfg Config) (*Invoker, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	client := lambda.NewFromConfig(ac, func(o *lambda.Options) {
-		// One attempt, bounded by Timeout: the committing invocation waits for it (after its answer under the function's Lambda extension), and a lost
-		// notification only delays delivery until the schedule.
+		// One attempt, bounded by Timeout: the committing invocation waits for it (after its
+		// answer, under the function's Lambda extension), and a lost notification only delays
+		// delivery until the schedule.
 		o.Retryer = aws.NopRetryer{}
 		if cfg.BaseEndpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.BaseEndpoint)
