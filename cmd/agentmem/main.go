@@ -207,12 +207,7 @@ func serve(ctx context.Context) error {
 	}
 	// The messages of the last turns are embedded before the pool closes, within the same
 	// 25 s; what is left waits for embed-pending.
-	embedded := make(chan struct{})
-	go func() { svc.App.WaitEmbedded(); close(embedded) }()
-	select {
-	case <-embedded:
-	case <-shutdown.Done():
-	}
+	svc.App.WaitEmbeddedContext(shutdown) //nolint:errcheck // what is left waits for embed-pending
 	fmt.Fprintln(os.Stderr, "agentmem: stopped")
 	return nil
 }

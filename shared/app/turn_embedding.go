@@ -198,22 +198,24 @@ type laterEmbedder struct {
 	a     *App
 	queue chan []store.MessageVector
 	start sync.Once
-	// idle is signalled each time the queue is found empty (see Wait).
+	// pending counts the turns queued and not yet embedded or given up; idle is closed when
+	// it comes back to 0 (see wait), and a new one made when it leaves 0.
 	mu      sync.Mutex
 	pending int
-	idle    *sync.Cond
+	idle    chan struct{}
 }
 
 func newLaterEmbedder(a *App) *laterEmbedder {
-	l := &laterEmbedder{a: a, queue: make(chan []store.MessageVector, laterQueue)}
-	l.idle = sync.NewCond(&l.mu)
-	return l
+	return &laterEmbedder{a: a, queue: make(chan []store.MessageVector, laterQueue)}
 }
 
 // add queues a turn's messages; it never blocks.
 func (l *laterEmbedder) add(ms []store.MessageVector) {
 	l.start.Do(func() { go l.run() })
 	l.mu.Lock()
+	if l.pending == 0 {
+		l.idle = make(chan struct{})
+	}
 	l.pending++
 	l.mu.Unlock()
 	select {
@@ -228,18 +230,27 @@ func (l *laterEmbedder) done(turns int) {
 	l.mu.Lock()
 	l.pending -= turns
 	if l.pending == 0 {
-		l.idle.Broadcast()
+		close(l.idle)
 	}
 	l.mu.Unlock()
 }
 
-// Wait returns once every turn queued so far was embedded or given up.
-func (l *laterEmbedder) Wait() {
+// wait returns once every turn queued so far was embedded or given up (nil), or when ctx ends
+// first (its error).
+func (l *laterEmbedder) wait(ctx context.Context) error {
 	l.mu.Lock()
-	for l.pending > 0 {
-		l.idle.Wait()
+	if l.pending == 0 {
+		l.mu.Unlock()
+		return nil
 	}
+	idle := l.idle
 	l.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (l *laterEmbedder) run() {
@@ -282,4 +293,7 @@ func (l *laterEmbedder) embed(batch []store.MessageVector) {
 
 // WaitEmbedded returns once the messages of every turn committed so far through this App are
 // embedded, or left to the scheduled embedding (see memory.MessageEmbeddingDeferred).
-func (a *App) WaitEmbedded() { a.later.Wait() }
+func (a *App) WaitEmbedded() { a.later.wait(context.Background()) } //nolint:errcheck // never ends early
+
+// WaitEmbeddedContext is WaitEmbedded until ctx ends: it returns ctx's error if ctx ends first.
+func (a *App) WaitEmbeddedContext(ctx context.Context) error { return a.later.wait(ctx) }

@@ -28,9 +28,13 @@ import (
 const (
 	// Name is the extension's name in the Extensions API.
 	Name = "agentmem-after-answer"
-	// Margin is how long before an invocation's deadline the extension stops waiting: the work
-	// still left goes on when the environment next thaws.
+	// Margin is how long before an invocation's deadline the work after its answer must end
+	// (the context Run gives it ends then): the work still left goes on when the environment
+	// next thaws. Lambda's timeout covers the whole invocation, this work included.
 	Margin = time.Second
+	// registerTimeout bounds the registration, so that a Runtime API that does not answer
+	// cannot hold the environment's Init (next calls are never bounded: they wait for events).
+	registerTimeout = 5 * time.Second
 
 	idHeader = "Lambda-Extension-Identifier"
 )
@@ -51,6 +55,14 @@ type Extension struct {
 // (AWS_LAMBDA_RUNTIME_API: host and port). It must return before the runtime first asks for
 // an invocation: Lambda takes extensions only in an environment's Init phase, which ends then.
 func Register(ctx context.Context, runtimeAPI string, log *slog.Logger) (*Extension, error) {
+	// One handler at a time: with several invocations at once in an environment (Lambda
+	// Managed Instances), the environment is not frozen between them, and one invocation's
+	// wait would be another's.
+	if n := lambdacontext.MaxConcurrency(); n > 1 {
+		return nil, fmt.Errorf("the environment runs %d invocations at once", n)
+	}
+	ctx, cancel := context.WithTimeout(ctx, registerTimeout)
+	defer cancel()
 	e := &Extension{base: "http://" + runtimeAPI + "/2020-01-01/extension", client: &http.Client{}, log: log,
 		wake: make(chan struct{}, 1)}
 	// An internal extension cannot take SHUTDOWN events: the runtime's process ends with it.
@@ -103,8 +115,9 @@ type event struct {
 }
 
 // Run takes Lambda's events until ctx ends. After each invocation it waits until the
-// invocation's handler has returned (Wrap), then for afterAnswer, and then asks for the next
-// event: each wait ends Margin before the invocation's deadline. If the Extensions API fails,
+// invocation's handler has returned (Wrap), then runs afterAnswer, and then asks for the next
+// event. Both end Margin before the invocation's deadline: afterAnswer's context ends then, and
+// afterAnswer must return by then. If the Extensions API fails,
 // Run reports it (exit/error: Lambda then resets the environment) and returns.
 func (e *Extension) Run(ctx context.Context, afterAnswer func(context.Context)) {
 	for {
@@ -132,6 +145,11 @@ func (e *Extension) waitHandled(ctx context.Context, requestID string) bool {
 	for {
 		e.mu.Lock()
 		done := e.handled == requestID
+		if done {
+			// an asynchronous invocation's retry has the same request id, and may come to
+			// this environment
+			e.handled = ""
+		}
 		e.mu.Unlock()
 		if done {
 			return true

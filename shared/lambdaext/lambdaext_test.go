@@ -100,13 +100,18 @@ func TestTheWaitEndsBeforeTheDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended := make(chan error, 1)
-	go e.Run(ctx, func(ctx context.Context) { <-ctx.Done(); ended <- ctx.Err() })
+	var by time.Time // the work's context's deadline
+	go e.Run(ctx, func(ctx context.Context) { by, _ = ctx.Deadline(); <-ctx.Done(); ended <- ctx.Err() })
 	api.NextAsked()
-	api.Invoke("r1", time.Now().Add(Margin+200*time.Millisecond))
+	deadline := time.Now().Add(Margin + 200*time.Millisecond)
+	api.Invoke("r1", deadline)
 	e.handledBy("r1")
 	api.NextAsked()
 	if err := <-ended; !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("the work's context ended with %v, want the deadline", err)
+	}
+	if by.IsZero() || by.After(deadline.Add(-Margin)) {
+		t.Errorf("the work's context ends at %v, want by %v (Margin before the invocation's deadline)", by, deadline.Add(-Margin))
 	}
 	// A handler that never returns: the wait for it ends at the deadline too, and the work
 	// after the answer is not waited for.
@@ -152,4 +157,32 @@ func TestFailures(t *testing.T) {
 		!strings.Contains(err.Error(), idHeader) {
 		t.Errorf("a registration answered without an identifier: %v", err)
 	}
+}
+
+// An asynchronous invocation's retry comes with the same request id: the extension waits for
+// the retry's handler too, not only for the first's.
+func TestARetryIsWaitedForToo(t *testing.T) {
+	api, addr := lambdaexttest.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e, err := Register(ctx, addr, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	works := make(chan struct{}, 4)
+	go e.Run(ctx, func(context.Context) { works <- struct{}{} })
+	api.NextAsked()
+	e.handledBy("r1")
+	api.Invoke("r1", time.Now().Add(time.Minute))
+	api.NextAsked()
+	<-works
+	api.Invoke("r1", time.Now().Add(time.Minute)) // the retry, its handler running
+	select {
+	case <-works:
+		t.Fatal("the work after the retry's answer ran before its handler returned")
+	case <-time.After(100 * time.Millisecond):
+	}
+	e.handledBy("r1")
+	api.NextAsked()
+	<-works
 }

@@ -75,8 +75,15 @@ func New(ctx context.Context, cfg Config) (*Invoker, error) {
 
 // Invoke sends the function one ProcessJobs event, asynchronously.
 func (i *Invoker) Invoke(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), i.cfg.Timeout)
+	// Not cancelled with ctx (a caller gone does not stop the call), but within its deadline.
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), i.cfg.Timeout)
 	defer cancel()
+	if d, ok := ctx.Deadline(); ok {
+		var cancelAt context.CancelFunc
+		ictx, cancelAt = context.WithDeadline(ictx, d)
+		defer cancelAt()
+	}
+	ctx = ictx
 	out, err := i.client.Invoke(ctx, &lambda.InvokeInput{
 		FunctionName:   aws.String(i.cfg.Function),
 		InvocationType: types.InvocationTypeEvent,

@@ -83,13 +83,15 @@ func TestLambdaExportsAfterTheAnswer(t *testing.T) {
 			t.Fatalf("registered %q", name)
 		}
 		api.NextAsked()
-		api.Invoke("r1", time.Now().Add(time.Minute))
+		// The handler answers before the extension has the invocation's event, so that
+		// nothing it does after can be mistaken for the handler's own.
 		if out, err := h(invocation(ctx, "r1"), nil); out != "done" || err != nil {
 			t.Fatalf("invocation: %v, %v", out, err)
 		}
 		if got := spans.GetSpans(); len(got) != 0 {
 			t.Errorf("exported before the answer: %v", got.Snapshots())
 		}
+		api.Invoke("r1", time.Now().Add(time.Minute))
 		api.NextAsked()
 		<-waited
 		var names []string
@@ -112,6 +114,23 @@ func TestLambdaExportsAfterTheAnswer(t *testing.T) {
 		}
 		if got := spans.GetSpans(); len(got) != 1 {
 			t.Errorf("exported at return without the extension: %v, want the invocation's span", got.Snapshots())
+		}
+	})
+
+	t.Run("to a collector layer", func(t *testing.T) {
+		api, addr := lambdaexttest.New(t)
+		t.Setenv("AWS_LAMBDA_RUNTIME_API", addr)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318")
+		tel, spans := newTel()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		h := withAfterAnswer(ctx, &Service{Telemetry: tel, Log: log}, handler, func(context.Context) {})
+		<-api.Registered
+		if out, err := h(invocation(ctx, "r1"), nil); out != "done" || err != nil {
+			t.Fatalf("invocation: %v, %v", out, err)
+		}
+		if got := spans.GetSpans(); len(got) != 1 {
+			t.Errorf("exported at return to a collector in the environment: %v, want the invocation's span", got.Snapshots())
 		}
 	})
 
@@ -165,11 +184,11 @@ func TestLambdaStartsDeliveryAfterTheAnswer(t *testing.T) {
 		<-api.Registered
 		for i, id := range []string{"r1", "r2"} {
 			api.NextAsked()
-			api.Invoke(id, time.Now().Add(time.Minute))
 			call(h, id)
 			if got := c.calls.Load(); got != int64(i) {
 				t.Errorf("%s: %d calls when the handler returned, want %d (the calls before it)", id, got, i)
 			}
+			api.Invoke(id, time.Now().Add(time.Minute))
 		}
 		api.NextAsked()
 		if got := c.calls.Load(); got != 2 {
@@ -187,4 +206,23 @@ func TestLambdaStartsDeliveryAfterTheAnswer(t *testing.T) {
 			t.Errorf("%d calls when the handler returned without the extension, want 2", got)
 		}
 	})
+}
+
+// A collector on the environment's loopback (a Lambda layer's) is told apart from one elsewhere.
+func TestExportsToCollectorLayer(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318"}, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://[::1]:4318/v1/traces"}, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://otlp.eu01.nr-data.net"}, false},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://api.honeycomb.io:443"}, false},
+		{map[string]string{}, false},
+	} {
+		if got := exportsToCollectorLayer(func(k string) string { return tc.env[k] }); got != tc.want {
+			t.Errorf("%v: %v, want %v", tc.env, got, tc.want)
+		}
+	}
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -49,22 +51,30 @@ func RunLambda(parts Parts, entry Entry) {
 // call that starts delivering the jobs it wrote (JOBS_NOTIFY=lambda:...), wait
 // (lambdaentry.Options.AfterAnswer), then the export of its spans and metrics. All run after
 // the answer, before Lambda may freeze the environment, under an internal Lambda extension
-// (shared/lambdaext) registered here, before the runtime asks for the first invocation. If
-// Lambda refuses the extension, the call and the export run before the answer, as they did,
-// and the work of wait goes on when the environment next thaws.
+// (shared/lambdaext) registered here, before the runtime asks for the first invocation, and all
+// end lambdaext.Margin before the invocation's deadline. If Lambda refuses the extension, the
+// call and the export run before the answer, as they did, and the work of wait goes on when the
+// environment next thaws. So does the export when it goes to a collector in the environment
+// (exportsToCollectorLayer).
 func withAfterAnswer(ctx context.Context, svc *Service, handler func(context.Context, json.RawMessage) (any, error),
 	wait func(context.Context)) func(context.Context, json.RawMessage) (any, error) {
-	if wait == nil && svc.Telemetry == nil && svc.notifyLater == nil {
-		return handler
+	exports := svc.Telemetry != nil && !exportsToCollectorLayer(os.Getenv)
+	if wait == nil && !exports && svc.notifyLater == nil {
+		return flushing(handler, svc)
 	}
 	after := func(ctx context.Context) {
 		if svc.notifyLater != nil {
 			svc.notifyLater.flush(ctx)
 		}
 		if wait != nil {
-			wait(ctx)
+			wctx, cancel := ctx, context.CancelFunc(func() {})
+			if d, ok := ctx.Deadline(); ok && exports {
+				wctx, cancel = context.WithDeadline(ctx, d.Add(-flushBudget))
+			}
+			wait(wctx)
+			cancel()
 		}
-		if svc.Telemetry != nil {
+		if exports {
 			flush(ctx, svc)
 		}
 	}
@@ -78,23 +88,50 @@ func withAfterAnswer(ctx context.Context, svc *Service, handler func(context.Con
 		svc.notifyLater.deferring.Store(true)
 	}
 	go ext.Run(ctx, after)
+	if !exports {
+		handler = flushing(handler, svc) // the collector's export, if any, before the answer
+	}
 	return lambdaext.Wrap(ext, handler)
 }
 
+// exportsToCollectorLayer reports whether telemetry goes to a collector on the environment's
+// own loopback (a Lambda layer: ADOT's collector, OpenTelemetry's): such a collector exports
+// what it has when the runtime has answered, so the spans are flushed to it before the answer.
+func exportsToCollectorLayer(getenv func(string) string) bool {
+	for _, v := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"} {
+		u, err := url.Parse(getenv(v))
+		if err != nil || u.Hostname() == "" {
+			continue
+		}
+		if h := u.Hostname(); h == "localhost" {
+			return true
+		} else if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+			return true
+		}
+	}
+	return false
+}
+
+// flushBudget is the time the export after an answer keeps for itself.
+const flushBudget = time.Second
+
 // AfterAnswer is what a Lambda that commits turns waits for once an invocation has answered
 // (lambdaentry.Options.AfterAnswer): the embedding of the turns' messages when they are
-// embedded after the answer (MESSAGE_EMBEDDING=deferred); nil when they are embedded before.
+// embedded after the answer (MESSAGE_EMBEDDING=deferred), for at most EMBEDDING_TIMEOUT (one
+// request to the provider: with the provider down, the messages are left to the scheduled run
+// rather than holding every invocation to its deadline); nil when they are embedded before.
 func (s *Service) AfterAnswer() func(context.Context) {
 	if s.Config.MessageEmbedding != memory.MessageEmbeddingDeferred {
 		return nil
 	}
+	budget := s.Config.EmbeddingTimeout
 	return func(ctx context.Context) {
-		done := make(chan struct{})
-		go func() { s.App.WaitEmbedded(); close(done) }()
-		select {
-		case <-done:
-		case <-ctx.Done():
+		if budget > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, budget)
+			defer cancel()
 		}
+		s.App.WaitEmbeddedContext(ctx) //nolint:errcheck // what is left goes on later
 	}
 }
 
