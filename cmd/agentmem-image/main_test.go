@@ -380,6 +380,27 @@ func (api *runtimeAPI) invoke(t *testing.T, event string) answer {
 	}
 }
 
+// startLambda starts the image's agentmem with args and env, as Lambda starts a function; it
+// is killed when the test ends, and its stderr logged if the test failed.
+func startLambda(t *testing.T, root string, args, env []string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(root, "agentmem"), args...)
+	cmd.Dir = root
+	cmd.Env = env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill() //nolint:errcheck
+		cmd.Wait()         //nolint:errcheck
+		if t.Failed() {
+			t.Logf("stderr: %s", stderr.String())
+		}
+	})
+}
+
 // functionURLEvent is a Lambda Function URL request (payload format 2.0) for POST / with body.
 func functionURLEvent(token, body string) string {
 	ev := map[string]any{
@@ -420,22 +441,9 @@ func TestImageUnderLambdaRuntimeAPI(t *testing.T) {
 			// A Runtime API of its own: the killed process of the case before may still hold
 			// a long poll on the shared one's next invocation, and would take this case's event.
 			api, addr := newRuntimeAPI(t)
-			cmd := exec.Command(filepath.Join(root, "agentmem"), tc.args...)
-			cmd.Dir = root
-			cmd.Env = append(imageEnv(db.URL, "AWS_LAMBDA_RUNTIME_API="+addr, "AWS_LAMBDA_FUNCTION_NAME=agentmem-recall",
-				"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256", "AWS_LAMBDA_FUNCTION_VERSION=$LATEST"), tc.env...)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				cmd.Process.Kill() //nolint:errcheck
-				cmd.Wait()         //nolint:errcheck
-				if t.Failed() {
-					t.Logf("stderr: %s", stderr.String())
-				}
-			}()
+			startLambda(t, root, tc.args, append(imageEnv(db.URL, "AWS_LAMBDA_RUNTIME_API="+addr,
+				"AWS_LAMBDA_FUNCTION_NAME=agentmem-recall", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=256",
+				"AWS_LAMBDA_FUNCTION_VERSION=$LATEST"), tc.env...))
 
 			a := api.invoke(t, functionURLEvent(userToken(t), `{"query": "metric units", "agent": "demo"}`))
 			var out struct {
@@ -614,23 +622,9 @@ func TestImageEmbedsAfterTheAnswerUnderLambda(t *testing.T) {
 		}
 		embedded <- n
 	}
-	cmd := exec.Command(filepath.Join(root, "agentmem"), "lambda", "commit-turn")
-	cmd.Dir = root
-	cmd.Env = imageEnv(db.URL, "AWS_LAMBDA_RUNTIME_API="+addr, "AWS_LAMBDA_FUNCTION_NAME=agentmem-commit-turn",
-		"EMBEDDING_PROVIDER=openai", "EMBEDDING_BASE_URL="+emb.URL, "EMBEDDING_MODEL="+model,
-		"EMBEDDING_DIMENSIONS="+strconv.Itoa(dims))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Kill() //nolint:errcheck
-		cmd.Wait()         //nolint:errcheck
-		if t.Failed() {
-			t.Logf("stderr: %s", stderr.String())
-		}
-	}()
+	startLambda(t, root, []string{"lambda", "commit-turn"}, imageEnv(db.URL, "AWS_LAMBDA_RUNTIME_API="+addr,
+		"AWS_LAMBDA_FUNCTION_NAME=agentmem-commit-turn", "EMBEDDING_PROVIDER=openai", "EMBEDDING_BASE_URL="+emb.URL,
+		"EMBEDDING_MODEL="+model, "EMBEDDING_DIMENSIONS="+strconv.Itoa(dims)))
 
 	body := `{"session_id": "` + session.String() + `", "messages": [{"role": "user", "content": "I moved to Lisbon"}, ` +
 		`{"role": "assistant", "content": "Welcome to Lisbon!"}]}`

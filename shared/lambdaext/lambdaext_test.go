@@ -20,17 +20,25 @@ import (
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// After an invocation, the extension asks for its next event only once the invocation's
-// handler has returned and the work after its answer is done: not after another invocation's
-// handler, not while the work runs.
-func TestTheEnvironmentWaitsForTheWorkAfterTheAnswer(t *testing.T) {
+// registered is an extension registered with an Extensions API of its own, and the context to
+// run it in, which ends with the test.
+func registered(t *testing.T) (*lambdaexttest.API, *Extension, context.Context) {
+	t.Helper()
 	api, addr := lambdaexttest.New(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	e, err := Register(ctx, addr, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return api, e, ctx
+}
+
+// After an invocation, the extension asks for its next event only once the invocation's
+// handler has returned and the work after its answer is done: not after another invocation's
+// handler, not while the work runs.
+func TestTheEnvironmentWaitsForTheWorkAfterTheAnswer(t *testing.T) {
+	api, e, ctx := registered(t)
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	var returned atomic.Bool // r1's handler has returned
 	afterAnswer := func(ctx context.Context) {
@@ -92,13 +100,7 @@ func TestTheEnvironmentWaitsForTheWorkAfterTheAnswer(t *testing.T) {
 // The wait after an invocation ends Margin before its deadline, the work unfinished: the
 // extension then asks for its next event, so the invocation does not time out.
 func TestTheWaitEndsBeforeTheDeadline(t *testing.T) {
-	api, addr := lambdaexttest.New(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e, err := Register(ctx, addr, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
+	api, e, ctx := registered(t)
 	ended := make(chan error, 1)
 	var by time.Time // the work's context's deadline
 	go e.Run(ctx, func(ctx context.Context) { by, _ = ctx.Deadline(); <-ctx.Done(); ended <- ctx.Err() })
@@ -162,13 +164,7 @@ func TestFailures(t *testing.T) {
 // An asynchronous invocation's retry comes with the same request id: the extension waits for
 // the retry's handler too, not only for the first's.
 func TestARetryIsWaitedForToo(t *testing.T) {
-	api, addr := lambdaexttest.New(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e, err := Register(ctx, addr, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
+	api, e, ctx := registered(t)
 	works := make(chan struct{}, 4)
 	go e.Run(ctx, func(context.Context) { works <- struct{}{} })
 	api.NextAsked()
