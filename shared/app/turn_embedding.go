@@ -191,9 +191,9 @@ const (
 // laterEmbedder embeds the messages of committed turns in the background, a batch at a time in
 // one goroutine of the process, started on first use: in `agentmem serve` within moments of the
 // answer; in a Lambda container before it is frozen (the functions that commit turns wait
-// for it after each answer: lambdaentry.Options.AfterAnswer). Messages it could not embed (the provider down, the queue full, the process gone)
-// keep no vector and wait for EmbedPending, which finds every such message; full-text search
-// finds them meanwhile.
+// for it after each answer: lambdaentry.Options.AfterAnswer). Messages it could not embed (the
+// provider down, the queue full, the process gone) keep no vector and wait for EmbedPending,
+// which finds every such message; full-text search finds them meanwhile.
 type laterEmbedder struct {
 	a     *App
 	queue chan []store.MessageVector

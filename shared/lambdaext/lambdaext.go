@@ -117,8 +117,8 @@ type event struct {
 // Run takes Lambda's events until ctx ends. After each invocation it waits until the
 // invocation's handler has returned (Wrap), then runs afterAnswer, and then asks for the next
 // event. Both end Margin before the invocation's deadline: afterAnswer's context ends then, and
-// afterAnswer must return by then. If the Extensions API fails,
-// Run reports it (exit/error: Lambda then resets the environment) and returns.
+// afterAnswer must return by then. If the Extensions API fails, Run reports it (exit/error:
+// Lambda then resets the environment) and returns.
 func (e *Extension) Run(ctx context.Context, afterAnswer func(context.Context)) {
 	for {
 		ev, err := e.next(ctx)
