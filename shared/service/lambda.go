@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,6 +20,7 @@ import (
 	"github.com/agentmem/agentmem/shared/lambdaentry"
 	"github.com/agentmem/agentmem/shared/lambdaext"
 	"github.com/agentmem/agentmem/shared/memory"
+	"github.com/agentmem/agentmem/shared/telemetry"
 )
 
 // Entry picks, from a started service, the one handler a Lambda binary serves and the options
@@ -55,10 +54,10 @@ func RunLambda(parts Parts, entry Entry) {
 // end lambdaext.Margin before the invocation's deadline. If Lambda refuses the extension, the
 // call and the export run before the answer, as they did, and the work of wait goes on when the
 // environment next thaws. So does the export when it goes to a collector in the environment
-// (exportsToCollectorLayer).
+// (telemetry.ToLocalCollector).
 func withAfterAnswer(ctx context.Context, svc *Service, handler func(context.Context, json.RawMessage) (any, error),
 	wait func(context.Context)) func(context.Context, json.RawMessage) (any, error) {
-	exports := svc.Telemetry != nil && !exportsToCollectorLayer(os.Getenv)
+	exports := svc.Telemetry != nil && !telemetry.ToLocalCollector(os.Getenv)
 	if wait == nil && !exports && svc.notifyLater == nil {
 		return flushing(handler, svc)
 	}
@@ -67,12 +66,13 @@ func withAfterAnswer(ctx context.Context, svc *Service, handler func(context.Con
 			svc.notifyLater.flush(ctx)
 		}
 		if wait != nil {
-			wctx, cancel := ctx, context.CancelFunc(func() {})
+			wctx := ctx
 			if d, ok := ctx.Deadline(); ok && exports {
+				var cancel context.CancelFunc
 				wctx, cancel = context.WithDeadline(ctx, d.Add(-flushBudget))
+				defer cancel()
 			}
 			wait(wctx)
-			cancel()
 		}
 		if exports {
 			flush(ctx, svc)
@@ -92,24 +92,6 @@ func withAfterAnswer(ctx context.Context, svc *Service, handler func(context.Con
 		handler = flushing(handler, svc) // the collector's export, if any, before the answer
 	}
 	return lambdaext.Wrap(ext, handler)
-}
-
-// exportsToCollectorLayer reports whether telemetry goes to a collector on the environment's
-// own loopback (a Lambda layer: ADOT's collector, OpenTelemetry's): such a collector exports
-// what it has when the runtime has answered, so the spans are flushed to it before the answer.
-func exportsToCollectorLayer(getenv func(string) string) bool {
-	for _, v := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"} {
-		u, err := url.Parse(getenv(v))
-		if err != nil || u.Hostname() == "" {
-			continue
-		}
-		if h := u.Hostname(); h == "localhost" {
-			return true
-		} else if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
-			return true
-		}
-	}
-	return false
 }
 
 // flushBudget is the time the export after an answer keeps for itself.

@@ -62,6 +62,8 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"net"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -100,6 +102,24 @@ func Enabled(getenv func(string) string) bool {
 	}
 	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" ||
 		getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
+}
+
+// ToLocalCollector reports whether the environment's OTLP endpoint is on the loopback: a
+// collector in the same environment (on Lambda, a layer: ADOT's collector, OpenTelemetry's),
+// which exports what it holds once the function has answered.
+func ToLocalCollector(getenv func(string) string) bool {
+	for _, v := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"} {
+		u, err := url.Parse(getenv(v))
+		if err != nil {
+			continue
+		}
+		if h := u.Hostname(); h == "localhost" {
+			return true
+		} else if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+			return true
+		}
+	}
+	return false
 }
 
 // Setup installs OTLP/HTTP trace and metric providers when [Enabled]; otherwise it installs

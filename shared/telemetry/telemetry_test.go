@@ -141,3 +141,22 @@ type discard struct{}
 
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (discard) Shutdown(context.Context) error                             { return nil }
+
+// A collector on the environment's loopback (a Lambda layer's) is told apart from one elsewhere.
+func TestToLocalCollector(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318"}, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://[::1]:4318/v1/traces"}, true},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://otlp.eu01.nr-data.net"}, false},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://api.honeycomb.io:443"}, false},
+		{map[string]string{}, false},
+	} {
+		if got := telemetry.ToLocalCollector(func(k string) string { return tc.env[k] }); got != tc.want {
+			t.Errorf("%v: %v, want %v", tc.env, got, tc.want)
+		}
+	}
+}
